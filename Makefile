@@ -1,0 +1,31 @@
+# Two commands do all set-up on a fresh machine: `make demo` and `make test`.
+PY ?= python3
+VENV := .venv
+VPY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint bench venv clean
+
+$(STAMP): setup.cfg pyproject.toml
+	test -x $(VPY) || $(PY) -m venv $(VENV)
+	# torch first, pinned: an unpinned torch would pull gigabytes of CUDA wheels
+	$(VPY) -m pip install -q --disable-pip-version-check torch==2.13.0
+	$(VPY) -m pip install -q --disable-pip-version-check -e '.[test]'
+	touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/fluidcompat run --device cpu samples/crop_tensor.py
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check fluidcompat fluidcompat_ops tests bench
+
+test: $(STAMP) lint
+	$(VPY) -m pytest -q -x
+
+bench: $(STAMP)
+	$(VPY) bench/run_all.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

@@ -1,0 +1,68 @@
+"""fluidcompat: legacy PaddlePaddle fluid 1.x static-graph scripts on PyTorch.
+
+This package is ``paddle.fluid`` for scripts run with ``fluidcompat run``. Building programs
+imports no torch; the executor and ``core`` are imported on first use.
+"""
+
+import importlib
+
+from fluidcompat import dtypes, framework, initializer, layers, param_attr, places, unique_name
+from fluidcompat.framework import (
+    Block,
+    Operator,
+    Parameter,
+    Program,
+    Variable,
+    default_main_program,
+    default_startup_program,
+    in_dygraph_mode,
+    name_scope,
+    program_guard,
+)
+from fluidcompat.layers.io import fluid_data as data
+from fluidcompat.layers.nn import embedding_v2 as embedding
+from fluidcompat.layers.nn import one_hot_v2 as one_hot
+from fluidcompat.param_attr import ParamAttr, WeightNormParamAttr
+from fluidcompat.places import (
+    CPUPlace,
+    CUDAPinnedPlace,
+    CUDAPlace,
+    cpu_places,
+    cuda_pinned_places,
+    cuda_places,
+    device_guard,
+    is_compiled_with_cuda,
+)
+
+__version__ = "0.1.0"
+
+_LAZY_ATTRS = {
+    "Executor": "fluidcompat.executor.executor",
+    "CompiledProgram": "fluidcompat.executor.executor",
+    "BuildStrategy": "fluidcompat.executor.executor",
+    "ExecutionStrategy": "fluidcompat.executor.executor",
+    "Scope": "fluidcompat.executor.scope",
+    "LoDTensor": "fluidcompat.executor.scope",
+    "Tensor": "fluidcompat.executor.scope",
+    "global_scope": "fluidcompat.executor.scope",
+    "scope_guard": "fluidcompat.executor.scope",
+}
+_LAZY_MODULES = {"core", "compiler", "executor"}
+
+__all__ = [
+    "Block", "BuildStrategy", "CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "CompiledProgram", "ExecutionStrategy",
+    "Executor", "LoDTensor", "Operator", "ParamAttr", "Parameter", "Program", "Scope", "Tensor", "Variable",
+    "WeightNormParamAttr", "core", "compiler", "cpu_places", "cuda_pinned_places", "cuda_places", "data",
+    "default_main_program", "default_startup_program", "device_guard", "dtypes", "embedding", "executor",
+    "framework", "global_scope", "in_dygraph_mode", "initializer", "is_compiled_with_cuda", "layers", "name_scope",
+    "one_hot", "param_attr", "places", "program_guard", "scope_guard", "unique_name",
+]
+
+
+def __getattr__(name):
+    if name in _LAZY_MODULES:
+        return importlib.import_module(f"fluidcompat.{name}")
+    module = _LAZY_ATTRS.get(name)
+    if module is None:
+        raise AttributeError(f"module 'paddle.fluid' (fluidcompat) has no attribute '{name}'")
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,101 @@
+"""Fluid's data types (``core.VarDesc.VarType``) and conversions between their spellings.
+
+Torch-free: the torch dtype table lives in ``fluidcompat_ops.registry``.
+"""
+
+from __future__ import annotations
+
+import enum
+
+import numpy as np
+
+
+class VarType(enum.IntEnum):
+    """``fluid.core.VarDesc.VarType``: element types and variable kinds, with fluid's codes."""
+
+    BOOL = 0
+    INT16 = 1
+    INT32 = 2
+    INT64 = 3
+    FP16 = 4
+    FP32 = 5
+    FP64 = 6
+    LOD_TENSOR = 7
+    SELECTED_ROWS = 8
+    FEED_MINIBATCH = 9
+    FETCH_LIST = 10
+    STEP_SCOPES = 11
+    LOD_RANK_TABLE = 12
+    LOD_TENSOR_ARRAY = 13
+    PLACE_LIST = 14
+    READER = 15
+    RAW = 17
+    TUPLE = 18
+    SIZE_T = 19
+    UINT8 = 20
+    INT8 = 21
+
+    def __str__(self) -> str:
+        return "VarType." + self.name
+
+    __repr__ = __str__
+
+
+_NP_NAMES = {
+    VarType.BOOL: "bool",
+    VarType.INT16: "int16",
+    VarType.INT32: "int32",
+    VarType.INT64: "int64",
+    VarType.FP16: "float16",
+    VarType.FP32: "float32",
+    VarType.FP64: "float64",
+    VarType.UINT8: "uint8",
+    VarType.INT8: "int8",
+}
+_FROM_NAME = {v: k for k, v in _NP_NAMES.items()}
+_FROM_NAME.update({"float": VarType.FP32, "double": VarType.FP64, "int": VarType.INT32, "long": VarType.INT64})
+
+# Names used by fluid's C++ debug strings (``DebugStringEx``) for each element type.
+CPP_NAMES = {
+    VarType.BOOL: "bool",
+    VarType.INT16: "int16_t",
+    VarType.INT32: "int",
+    VarType.INT64: "int64_t",
+    VarType.FP16: "float16",
+    VarType.FP32: "float",
+    VarType.FP64: "double",
+    VarType.UINT8: "uint8_t",
+    VarType.INT8: "int8_t",
+}
+
+INT_TYPES = frozenset({VarType.INT8, VarType.UINT8, VarType.INT16, VarType.INT32, VarType.INT64})
+FLOAT_TYPES = frozenset({VarType.FP16, VarType.FP32, VarType.FP64})
+
+
+def to_vartype(dtype) -> VarType:
+    """Map a dtype given any way fluid accepted it ('float32', np.float32, VarType) to VarType."""
+    if isinstance(dtype, VarType):
+        return dtype
+    if isinstance(dtype, int) and not isinstance(dtype, bool):
+        return VarType(dtype)
+    if isinstance(dtype, str):
+        found = _FROM_NAME.get(dtype)
+        if found is None:
+            raise TypeError(f"Unsupported data type: {dtype!r}. Expected one of {sorted(_NP_NAMES.values())}")
+        return found
+    try:
+        name = np.dtype(dtype).name
+    except TypeError:
+        raise TypeError(f"Unsupported data type: {dtype!r}") from None
+    if name not in _FROM_NAME:
+        raise TypeError(f"Unsupported data type: {dtype!r}")
+    return _FROM_NAME[name]
+
+
+def np_name(dtype) -> str:
+    """The numpy name of a dtype ('float32'); fluid's ``convert_dtype``."""
+    return _NP_NAMES[to_vartype(dtype)]
+
+
+def np_dtype(dtype) -> np.dtype:
+    return np.dtype(np_name(dtype))

@@ -1,0 +1,29 @@
+"""Running programs: the pure placement planner, the interpreter, scopes and the Executor.
+
+Only ``placement`` is torch-free; the rest is imported on first use so that building programs
+never imports torch.
+"""
+
+import importlib
+
+_LAZY = {
+    "Executor": "fluidcompat.executor.executor",
+    "CompiledProgram": "fluidcompat.executor.executor",
+    "BuildStrategy": "fluidcompat.executor.executor",
+    "ExecutionStrategy": "fluidcompat.executor.executor",
+    "Scope": "fluidcompat.executor.scope",
+    "LoDTensor": "fluidcompat.executor.scope",
+    "Tensor": "fluidcompat.executor.scope",
+    "global_scope": "fluidcompat.executor.scope",
+    "scope_guard": "fluidcompat.executor.scope",
+    "EnforceNotMet": "fluidcompat.executor.interpreter",
+}
+
+__all__ = sorted(_LAZY)
+
+
+def __getattr__(name):
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'fluidcompat.executor' has no attribute '{name}'")
+    return getattr(importlib.import_module(module), name)

@@ -1,0 +1,275 @@
+"""``fluid.Executor`` and ``fluid.CompiledProgram``."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any, Dict, List, Optional
+
+import numpy as np
+import torch
+
+from fluidcompat import places
+from fluidcompat.dtypes import np_name, to_vartype
+from fluidcompat.executor.interpreter import PreparedBlock, UninitializedVariableError
+from fluidcompat.executor.placement import plan_block
+from fluidcompat.executor.scope import LoDTensor, Scope, global_scope, vartype_of
+from fluidcompat.framework import Operator, Program, Variable, default_main_program
+
+
+class BuildStrategy:
+    """Accepted for compatibility: options are recorded, the single-device run ignores them."""
+
+    class ReduceStrategy:
+        AllReduce = 0
+        Reduce = 1
+
+    class GradientScaleStrategy:
+        CoeffNumDevice = 0
+        One = 1
+        Customized = 2
+
+    def __init__(self) -> None:
+        self.__dict__.update(
+            reduce_strategy=0, gradient_scale_strategy=0, fuse_all_reduce_ops=False, fuse_elewise_add_act_ops=False,
+            fuse_bn_act_ops=False, enable_inplace=False, memory_optimize=None, enable_sequential_execution=False,
+            fuse_all_optimizer_ops=False, sync_batch_norm=False, debug_graphviz_path="", num_trainers=1,
+        )
+
+
+class ExecutionStrategy:
+    """Accepted for compatibility: thread counts and iteration settings are recorded only."""
+
+    def __init__(self) -> None:
+        self.num_threads = 0
+        self.num_iteration_per_drop_scope = 100
+        self.num_iteration_per_run = 1
+        self.use_thread_barrier = False
+
+
+class CompiledProgram:
+    """A Program prepared for running; ``with_data_parallel`` is accepted and runs on one device.
+
+    Compat: data parallelism across devices runs as a single device in this release.
+    """
+
+    def __init__(self, program_or_graph: Program, build_strategy: Optional[BuildStrategy] = None) -> None:
+        if not isinstance(program_or_graph, Program):
+            raise TypeError(
+                f"The type of program_to_graph parameter is wrong, expected Graph or Program, but received "
+                f"{type(program_or_graph)}"
+            )
+        self._program = program_or_graph
+        self._build_strategy = build_strategy
+        self._is_data_parallel = False
+        self._loss_name = None
+        self._places = None
+
+    def with_data_parallel(self, loss_name=None, build_strategy=None, exec_strategy=None, share_vars_from=None,
+                           places=None) -> "CompiledProgram":
+        if self._is_data_parallel:
+            raise AssertionError("Already compiled with parallel, cannot be recompiled.")
+        self._is_data_parallel = True
+        self._loss_name = loss_name
+        self._build_strategy = build_strategy or self._build_strategy
+        self._exec_strategy = exec_strategy
+        self._places = places
+        return self
+
+
+def _fetch_names(fetch_list) -> List[str]:
+    if fetch_list is None:
+        return []
+    if isinstance(fetch_list, (Variable, str)):
+        fetch_list = [fetch_list]
+    if not isinstance(fetch_list, (list, tuple)):
+        raise TypeError(
+            f"Currently , The fetch_list type only should be list or tuple, but the input type is {type(fetch_list)}."
+        )
+    names = []
+    for item in fetch_list:
+        if isinstance(item, Variable):
+            names.append(item.name)
+        elif isinstance(item, str):
+            names.append(item)
+        elif isinstance(item, Operator):
+            continue  # optimize ops: they run as part of the program anyway
+        else:
+            raise TypeError(
+                f"The item in fetch_list should be str, variable or optimize_op, but received {type(item)}."
+            )
+    return names
+
+
+def _check_feed(var: Variable, shape, dtype_name: str) -> None:
+    vshape = tuple(var.shape)
+    if len(shape) != len(vshape) or any(v >= 0 and v != s for v, s in zip(vshape, shape)):
+        raise ValueError(
+            "The fed Variable %r should have dimensions = %d, shape = %r, but received fed shape %r on each device"
+            % (var.name, len(vshape), vshape, list(shape))
+        )
+    want = np_name(var.dtype)
+    if dtype_name != want:
+        raise ValueError(
+            "The data type of fed Variable %r must be %r, but received %r" % (var.name, want, dtype_name)
+        )
+
+
+class _ProgramCache:
+    """Prepared blocks per program, dropped when the program changes (its version moves)."""
+
+    def __init__(self) -> None:
+        self._entries: Dict[int, Any] = {}
+
+    def get(self, program: Program, key, build):
+        entry = self._entries.get(id(program))
+        if entry is None or entry[0] is not program or entry[1] != program._version:
+            entry = (program, program._version, {})
+            self._entries[id(program)] = entry
+        prepared = entry[2].get(key)
+        if prepared is None:
+            prepared = entry[2][key] = build()
+        return prepared
+
+
+class Executor:
+    """Runs Programs on a place (``fluid.Executor``).
+
+    Compat: feeds of ``fluid.data`` variables are also checked for rank; a list feed is taken as an
+    array of the variable's dtype (fluid 1.8 refused lists).
+    """
+
+    def __init__(self, place=None) -> None:
+        if place is None:
+            place = places.CUDAPlace(0) if places.is_compiled_with_cuda() else places.CPUPlace()
+        if not isinstance(place, places.Place):
+            raise TypeError(f"Executor expects a place such as fluid.CPUPlace(). Received: {type(place).__name__}")
+        self.place = place
+        self._device = torch.device(places.torch_device(place))
+        self._closed = False
+        self._cache = _ProgramCache()
+
+    def close(self) -> None:
+        self._closed = True
+
+    def _feed_tensor(self, name: str, value, var: Variable) -> torch.Tensor:
+        if isinstance(value, LoDTensor):
+            value = value.torch()
+        if torch.is_tensor(value):
+            t = value.detach()
+            if var.need_check_feed:
+                _check_feed(var, list(t.shape), np_name(vartype_of(t)))
+            return t.to(self._device)
+        if isinstance(value, np.ndarray):
+            arr = value
+        elif np.isscalar(value):
+            arr = np.array([value]).astype(np_name(var.dtype))
+        elif isinstance(value, (list, tuple)):
+            arr = np.asarray(value, dtype=np_name(var.dtype))
+        else:
+            raise TypeError(f"The feed value of '{name}' must be a numpy array, LoDTensor or scalar. "
+                            f"Received: {type(value).__name__}")
+        if var.need_check_feed:
+            _check_feed(var, arr.shape, arr.dtype.name)
+        to_vartype(arr.dtype)
+        return torch.from_numpy(np.array(arr, copy=True, order="C")).to(self._device)
+
+    def run(self, program=None, feed=None, fetch_list=None, feed_var_name="feed", fetch_var_name="fetch",
+            scope: Optional[Scope] = None, return_numpy: bool = True, use_program_cache: bool = False,
+            return_merged: bool = True, use_prune: bool = False):
+        """Run ``program`` with ``feed`` (name -> array) and return the ``fetch_list`` values."""
+        if self._closed:
+            raise RuntimeError("Attempted to use a closed Executor")
+        if program is None:
+            program = default_main_program()
+            if not program.global_block().ops:
+                warnings.warn(
+                    "Now you are using default_main_program, but there are no operators in the program to be "
+                    "executed. Please ensure you create model correctly or you can pass the Program or the "
+                    "CompiledProgram manually."
+                )
+        if isinstance(program, CompiledProgram):
+            program = program._program
+        if not isinstance(program, Program):
+            raise TypeError(f"Executor.run expects a Program or CompiledProgram. Received: {type(program).__name__}")
+        if not program.global_block().ops and program is not default_main_program():
+            warnings.warn(
+                "There are no operators in the program to be executed. If you pass Program manually, please use "
+                "fluid.program_guard to ensure the current Program is being used."
+            )
+        scope = scope if scope is not None else global_scope()
+        fetch_names = _fetch_names(fetch_list)
+        if feed is None:
+            feed = {}
+        elif isinstance(feed, (list, tuple)):
+            if len(feed) != 1:
+                raise ValueError("Not compiled with data parallel")
+            feed = feed[0]
+        if not isinstance(feed, dict):
+            raise TypeError(f"feed requires dict as its Parameter. But you passed in {type(feed)}")
+
+        block = program.global_block()
+        fed: Dict[str, torch.Tensor] = {}
+        for name, value in feed.items():
+            var = block.vars.get(name)
+            if var is None:
+                warnings.warn(f"The variable {name} is not found in program. It is not declared or is pruned.")
+                continue
+            fed[name] = self._feed_tensor(name, value, var)
+        for n in fetch_names:
+            if block._find_var_recursive(n) is None and scope.find_var(n) is None:
+                raise ValueError(
+                    f"Fetch variable '{n}' cannot be found in the program or the scope. Fetch a Variable of the "
+                    f"program (exe.run(fetch_list=[var])) or the name of one. Received: {n!r}"
+                )
+
+        key = (tuple(sorted(fed)), tuple(fetch_names))
+        prepared = self._cache.get(program, key, lambda: self._prepare(program, fed, fetch_names))
+        env: Dict[str, torch.Tensor] = dict(fed)
+        for n, dev in prepared.externals.items():
+            sv = scope.find_var(n)
+            t = sv.tensor._t if sv is not None else None
+            if t is None:
+                raise _missing_input(prepared, n, block)
+            env[n] = t if dev is None or t.device == dev else t.to(dev)
+        with torch.no_grad():
+            prepared.run(env)
+        for n in prepared.persist_outputs:
+            t = env.get(n)
+            if t is not None:
+                scope.var(n).tensor._t = t
+        return [self._fetched(n, env, scope, return_numpy) for n in fetch_names]
+
+    def _prepare(self, program: Program, fed, fetch_names) -> PreparedBlock:
+        block = program.global_block()
+        plan = plan_block(block, self.place, fed)
+        persist = [n for op in block.ops for n in op.output_arg_names
+                   if (v := block._find_var_recursive(n)) is not None and v.persistable]
+        prepared = PreparedBlock(plan, keep=list(fetch_names) + persist)
+        prepared.persist_outputs = tuple(dict.fromkeys(persist))
+        return prepared
+
+    @staticmethod
+    def _fetched(name: str, env, scope: Scope, return_numpy: bool):
+        t = env.get(name)
+        if t is None:
+            sv = scope.find_var(name)
+            t = sv.tensor._t if sv is not None else None
+        if t is None:
+            return None
+        if return_numpy:
+            return t.detach().cpu().numpy().copy()
+        return LoDTensor(t)
+
+
+def _missing_input(prepared: PreparedBlock, name: str, block) -> UninitializedVariableError:
+    for p in prepared.plan.ops:
+        for slot, names in p.op.inputs.items():
+            if name in names:
+                var = block._find_var_recursive(name)
+                hint = f" Feed it: exe.run(feed={{'{name}': ...}})." if var is not None and var.is_data else ""
+                return UninitializedVariableError(
+                    f"The variable '{name}' read by op {p.index} ({p.op.type}) of block {block.idx} (input slot "
+                    f"{slot}) is not initialized: it was not fed and the scope does not hold it.{hint}\n"
+                    f"  built at {p.op.callsite_text()}"
+                )
+    return UninitializedVariableError(f"The variable '{name}' is not initialized.")

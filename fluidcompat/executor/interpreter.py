@@ -1,0 +1,111 @@
+"""The interpreter: turns a BlockPlan into prepared steps once, then runs them. The only caller of kernels."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+import torch
+
+from fluidcompat.executor.placement import BlockPlan, OpPlan
+from fluidcompat_ops.registry import bind_torch
+
+bind_torch()
+
+
+class EnforceNotMet(RuntimeError):
+    """An op failed while running (fluid's ``core.EnforceNotMet``). The message names the op,
+    its index and device, and the script line that built it."""
+
+
+class UninitializedVariableError(EnforceNotMet):
+    """An op reads a variable that was neither fed, produced earlier, nor found in the scope."""
+
+
+@dataclass
+class Step:
+    """One op, resolved: kernel, attributes with its device, slots as name tuples, copies, deletions."""
+
+    plan: OpPlan
+    kernel: Any
+    attrs: Dict[str, Any]
+    # (slot, names, per-name target device or None when no copy is planned)
+    ins: Tuple[Tuple[str, Tuple[str, ...], Optional[Tuple[Optional[torch.device], ...]]], ...]
+    outs: Tuple[Tuple[str, Tuple[str, ...]], ...]
+    dels: Tuple[str, ...] = ()
+
+
+class PreparedBlock:
+    """A block planned for one executor place and one set of feed/fetch names."""
+
+    def __init__(self, plan: BlockPlan, keep: Sequence[str]) -> None:
+        self.plan = plan
+        self.externals = {n: (torch.device(d) if d else None) for n, d in plan.externals.items()}
+        steps: List[Step] = []
+        for p in plan.ops:
+            op = p.op
+            attrs = dict(op.attrs)
+            attrs["_device"] = torch.device(p.device)
+            copy_to = {(c.slot, c.var): torch.device(c.dst) for c in p.copies}
+            ins = []
+            for slot, names in op.inputs.items():
+                targets = tuple(copy_to.get((slot, n)) for n in names)
+                ins.append((slot, tuple(names), targets if any(t is not None for t in targets) else None))
+            outs = tuple((slot, tuple(names)) for slot, names in op.outputs.items() if names)
+            steps.append(Step(p, op._def.kernel, attrs, tuple(ins), outs))
+        self.steps = steps
+        self._plan_deletions(set(keep))
+
+    def _plan_deletions(self, keep: set) -> None:
+        """Free each temporary after its last reader (fluid's eager deletion)."""
+        last: Dict[str, int] = {}
+        for i, s in enumerate(self.steps):
+            for _, names, _ in s.ins:
+                for n in names:
+                    last[n] = i
+            for _, names in s.outs:
+                for n in names:
+                    last.setdefault(n, i)
+                    last[n] = max(last[n], i)
+        per_step: Dict[int, List[str]] = {}
+        for n, i in last.items():
+            if n not in keep:
+                per_step.setdefault(i, []).append(n)
+        for i, s in enumerate(self.steps):
+            s.dels = tuple(per_step.get(i, ()))
+
+    def run(self, env: Dict[str, torch.Tensor]) -> None:
+        """Run every step over ``env`` (name -> tensor), which holds the externals on entry."""
+        for s in self.steps:
+            try:
+                ins = {}
+                for slot, names, targets in s.ins:
+                    if targets is None:
+                        ins[slot] = [env[n] for n in names]
+                    else:
+                        ins[slot] = [env[n] if t is None else env[n].to(t) for n, t in zip(names, targets)]
+                result = s.kernel(ins, s.attrs)
+                for slot, names in s.outs:
+                    vals = result.get(slot)
+                    if vals is not None:
+                        for n, v in zip(names, vals):
+                            env[n] = v
+                for n in s.dels:
+                    env.pop(n, None)
+            except Exception as e:  # noqa: BLE001  (re-raised with the op attached)
+                raise _op_error(s, e, env) from e
+
+
+def _op_error(step: Step, e: Exception, env) -> EnforceNotMet:
+    p = step.plan
+    op = p.op
+    where = f"op {p.index} ({op.type}) of block {op.block.idx} on {p.device}"
+    if isinstance(e, KeyError) and e.args and isinstance(e.args[0], str):
+        name = e.args[0]
+        slot = next((s for s, names, _ in step.ins if name in names), "?")
+        return UninitializedVariableError(
+            f"The variable '{name}' read by {where} (input slot {slot}) is not initialized: it was not fed, no "
+            f"earlier op produced it, and the scope does not hold it.\n  built at {op.callsite_text()}"
+        )
+    return EnforceNotMet(f"{type(e).__name__}: {e}\n  [operator < {op.type} > error] {where}\n"
+                         f"  built at {op.callsite_text()}")

@@ -1,0 +1,104 @@
+"""The placement planner: per op its device, per input the device the kernel needs, and the copies.
+
+Pure: no torch, no tensors. Devices are torch device strings ('cpu', 'cuda:0') from
+``places.torch_device``, so GPU plans can be built and tested on a machine without CUDA.
+See NOTE: [Host slots] in fluidcompat_ops/registry.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Dict, Iterable, Optional, Tuple
+
+from fluidcompat import places
+from fluidcompat.framework import Block, Operator
+
+
+@dataclass(frozen=True)
+class Copy:
+    """A copy the plan implies before an op runs: ``var`` moves from ``src`` to ``dst``."""
+
+    var: str
+    slot: str
+    src: str
+    dst: str
+
+    @property
+    def kind(self) -> str:
+        """'GpuMemcpySync:CPU->GPU' style name, as fluid's profiler records the copy."""
+        def side(d: str) -> str:
+            return "CPU" if d == "cpu" else "GPU"
+
+        if self.src.startswith("cuda") and self.dst.startswith("cuda"):
+            return "GpuMemcpyPeerSync:GPU->GPU"
+        return f"GpuMemcpySync:{side(self.src)}->{side(self.dst)}"
+
+
+@dataclass(frozen=True)
+class OpPlan:
+    index: int
+    op: Operator
+    device: str
+    # per input slot, the device the kernel reads it on (None: never read, shape only)
+    input_devices: Tuple[Tuple[str, Optional[str]], ...]
+    copies: Tuple[Copy, ...]
+
+
+@dataclass(frozen=True)
+class BlockPlan:
+    ops: Tuple[OpPlan, ...]
+    # variables read before any op of the block writes them: where the first reader needs them
+    externals: Dict[str, Optional[str]]
+    # where each variable lives after the block ran
+    locations: Dict[str, str]
+
+    @property
+    def copies(self) -> Tuple[Copy, ...]:
+        return tuple(c for p in self.ops for c in p.copies)
+
+
+def op_device(op: Operator, place) -> str:
+    """The device an op's kernel runs on, given the executor's place."""
+    d = op._def
+    if d.cpu_attr and op.attrs.get(d.cpu_attr):
+        return "cpu"
+    return places.torch_device(op.attrs.get("op_device") or None, place)
+
+
+def plan_block(block: Block, place, fed: Iterable[str] = ()) -> BlockPlan:
+    """Plan every op of ``block`` for an executor at ``place``; ``fed`` vars start on its device."""
+    exe_dev = places.torch_device(place)
+    loc: Dict[str, str] = {n: exe_dev for n in fed}
+    externals: Dict[str, Optional[str]] = {}
+    plans = []
+    for i, op in enumerate(block.ops):
+        d = op._def
+        if d.kernel is None:
+            raise ValueError(f"op {i} ({op.type}) has no kernel and cannot be planned in block {block.idx}")
+        dev = op_device(op, place)
+        in_devs = []
+        copies = []
+        for slot, names in op.inputs.items():
+            if slot in d.no_buffer_inputs:
+                need = None
+            elif slot in d.host_inputs:
+                need = "cpu"
+            else:
+                need = dev
+            in_devs.append((slot, need))
+            for n in names:
+                if n not in loc:
+                    if n not in externals:
+                        externals[n] = need
+                        loc[n] = need or exe_dev
+                    elif externals[n] is None and need is not None:
+                        externals[n] = need
+                        loc[n] = need
+                if need is not None and loc[n] != need:
+                    copies.append(Copy(n, slot, loc[n], need))
+        for slot, names in op.outputs.items():
+            out_dev = "cpu" if slot in d.host_outputs else dev
+            for n in names:
+                loc[n] = out_dev
+        plans.append(OpPlan(i, op, dev, tuple(in_devs), tuple(copies)))
+    return BlockPlan(tuple(plans), externals, loc)

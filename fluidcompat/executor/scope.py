@@ -1,0 +1,177 @@
+"""Scopes and LoDTensors: where persistable values live between runs."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Dict, Iterator, List, Optional
+
+import numpy as np
+import torch
+
+from fluidcompat import places
+from fluidcompat.dtypes import CPP_NAMES, VarType, to_vartype
+from fluidcompat_ops.registry import TORCH_DTYPES, bind_torch
+
+bind_torch()
+_FROM_TORCH = {v: k for k, v in TORCH_DTYPES.items()}
+
+
+def vartype_of(t: torch.Tensor) -> VarType:
+    return _FROM_TORCH[t.dtype]
+
+
+class LoDTensor:
+    """A tensor held in a scope (fluid's ``core.LoDTensor``), backed by a torch tensor.
+
+    ``np.array(t)`` copies it to the host; ``t.set(array, place)`` replaces it.
+    """
+
+    __slots__ = ("_t", "_lod")
+
+    def __init__(self, value: Optional[torch.Tensor] = None) -> None:
+        self._t = value
+        self._lod: List[List[int]] = []
+
+    def set(self, array, place) -> None:
+        arr = np.ascontiguousarray(np.asarray(array))
+        if arr.dtype == np.float64 and isinstance(array, (float, list)):
+            arr = arr.astype("float32")
+        to_vartype(arr.dtype)  # rejects types fluid has no VarType for
+        self._t = torch.from_numpy(arr.copy()).to(places.torch_device(place))
+
+    def _is_initialized(self) -> bool:
+        return self._t is not None
+
+    def shape(self) -> List[int]:
+        self._require()
+        return list(self._t.shape)
+
+    def _dtype(self) -> VarType:
+        self._require()
+        return vartype_of(self._t)
+
+    def lod(self) -> List[List[int]]:
+        return [list(level) for level in self._lod]
+
+    def set_lod(self, lod) -> None:
+        self._lod = [list(level) for level in lod]
+
+    def recursive_sequence_lengths(self) -> List[List[int]]:
+        return [[b - a for a, b in zip(level, level[1:])] for level in self._lod]
+
+    def _place(self):
+        self._require()
+        if self._t.device.type == "cuda":
+            return places.CUDAPlace(self._t.device.index or 0)
+        return places.CPUPlace()
+
+    def _require(self) -> None:
+        if self._t is None:
+            raise RuntimeError("The tensor is not initialized: it holds no value yet.")
+
+    def __array__(self, dtype=None, copy=None):
+        self._require()
+        arr = self._t.detach().cpu().numpy()
+        return arr.astype(dtype) if dtype is not None else arr
+
+    def torch(self) -> torch.Tensor:
+        """The torch tensor itself (fluidcompat extension)."""
+        self._require()
+        return self._t
+
+    def __str__(self) -> str:
+        if self._t is None:
+            return "\tlod: {}\n\tdim: \n\tlayout: NCHW\n\tdtype: \n\tdata: []\n"
+        dims = ", ".join(str(d) for d in self._t.shape)
+        data = " ".join(str(v) for v in self._t.detach().cpu().reshape(-1).tolist())
+        lod = "{" + ", ".join("{" + ", ".join(map(str, level)) + "}" for level in self._lod) + "}"
+        return (f"\tlod: {lod}\n\tdim: {dims}\n\tlayout: NCHW\n\tdtype: {CPP_NAMES[vartype_of(self._t)]}\n"
+                f"\tdata: [{data}]\n")
+
+    __repr__ = __str__
+
+
+Tensor = LoDTensor
+
+
+class ScopeVariable:
+    """A named slot in a Scope (fluid's ``core.Variable``)."""
+
+    __slots__ = ("name", "tensor")
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.tensor = LoDTensor()
+
+    def get_tensor(self) -> LoDTensor:
+        return self.tensor
+
+    def is_initialized(self) -> bool:
+        return self.tensor._t is not None
+
+
+class Scope:
+    """A tree of name -> variable tables; lookups fall back to the parent."""
+
+    def __init__(self, parent: Optional["Scope"] = None) -> None:
+        self._vars: Dict[str, ScopeVariable] = {}
+        self._parent = parent
+        self._kids: List[Scope] = []
+
+    def var(self, name: str) -> ScopeVariable:
+        v = self._vars.get(name)
+        if v is None:
+            v = self._vars[name] = ScopeVariable(name)
+        return v
+
+    def find_var(self, name: str) -> Optional[ScopeVariable]:
+        scope: Optional[Scope] = self
+        while scope is not None:
+            v = scope._vars.get(name)
+            if v is not None:
+                return v
+            scope = scope._parent
+        return None
+
+    def find_local_var(self, name: str) -> Optional[ScopeVariable]:
+        return self._vars.get(name)
+
+    def erase(self, names) -> None:
+        for n in names:
+            self._vars.pop(n, None)
+
+    def local_var_names(self) -> List[str]:
+        return list(self._vars)
+
+    def new_scope(self) -> "Scope":
+        kid = Scope(self)
+        self._kids.append(kid)
+        return kid
+
+    def drop_kids(self) -> None:
+        self._kids.clear()
+
+    def parent(self) -> Optional["Scope"]:
+        return self._parent
+
+
+_global_scope = Scope()
+
+
+def global_scope() -> Scope:
+    """The scope ``Executor.run`` uses when none is given."""
+    return _global_scope
+
+
+@contextlib.contextmanager
+def scope_guard(scope: Scope) -> Iterator[None]:
+    """Make ``scope`` the global scope inside the block."""
+    global _global_scope
+    if not isinstance(scope, Scope):
+        raise TypeError(f"scope_guard expects a Scope. Received: {type(scope).__name__}")
+    prev = _global_scope
+    _global_scope = scope
+    try:
+        yield
+    finally:
+        _global_scope = prev

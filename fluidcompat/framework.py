@@ -1,0 +1,764 @@
+"""The Program IR: Program, Block, Variable, Parameter, Operator, and the default programs.
+
+Torch-free. Shapes and dtypes are inferred when an op is appended, from the op's ``OpDef`` in
+``fluidcompat_ops``; a failed layer call is rolled back by ``program_transaction``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import linecache
+import os
+import sys
+import warnings
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
+
+from fluidcompat import places, unique_name
+from fluidcompat.dtypes import VarType, np_name, to_vartype
+from fluidcompat_ops import registry
+
+GRAD_VAR_SUFFIX = "@GRAD"
+TEMP_VAR_NAME = "@TEMP@"
+EMPTY_VAR_NAME = "@EMPTY@"
+
+
+class OpRole:
+    """``op_role`` values, as fluid's ``core.op_proto_and_checker_maker.OpRole``."""
+
+    Forward = 0
+    Backward = 1
+    Optimize = 2
+    RPC = 4
+    Dist = 8
+    LRSched = 16
+    Loss = 256
+
+
+# Frames from these directories are library frames; an op's call site is the first frame outside.
+_LIB_DIRS = tuple(
+    os.path.dirname(os.path.abspath(p)) + os.sep
+    for p in (__file__, registry.__file__, contextlib.__file__)
+)
+
+
+def _user_callsite() -> Optional[Tuple[str, int, str]]:
+    frame = sys._getframe(2)
+    while frame is not None:
+        fname = frame.f_code.co_filename
+        if not fname.startswith(_LIB_DIRS) and not fname.startswith("<frozen"):
+            line = linecache.getline(fname, frame.f_lineno).strip()
+            return (fname, frame.f_lineno, line)
+        frame = frame.f_back
+    return None
+
+
+def _shape_tuple(shape) -> Tuple[int, ...]:
+    if shape is None:
+        return ()
+    return tuple(-1 if d is None else int(d) for d in shape)
+
+
+class Variable:
+    """A named slot in a Block: shape, dtype, persistable, stop_gradient.
+
+    Compat: ``str(var)`` is the readable one-line form; fluid 1.8 printed the protobuf text.
+    """
+
+    __hash__ = object.__hash__
+
+    def __init__(
+        self,
+        block: "Block",
+        type: VarType = VarType.LOD_TENSOR,
+        name: Optional[str] = None,
+        shape: Optional[Sequence[int]] = None,
+        dtype=None,
+        lod_level: Optional[int] = None,
+        capacity=None,
+        persistable: Optional[bool] = None,
+        error_clip=None,
+        stop_gradient: bool = False,
+        is_data: bool = False,
+        need_check_feed: bool = False,
+        belong_to_optimizer: bool = False,
+        **kwargs: Any,
+    ) -> None:
+        self.block = block
+        self.name = name if name is not None else unique_name.generate("_generated_var")
+        self.type = type
+        self.shape = _shape_tuple(shape)
+        self.dtype = to_vartype(dtype) if dtype is not None else VarType.FP32
+        self.lod_level = lod_level if lod_level is not None else 0
+        self.persistable = bool(persistable)
+        self.stop_gradient = stop_gradient
+        self.is_data = is_data
+        self.need_check_feed = need_check_feed
+        self.error_clip = error_clip
+        self.belong_to_optimizer = belong_to_optimizer
+        self.op: Optional[Operator] = None
+
+    # fluid exposes these through the desc; scripts call them.
+    def _set_shape(self, shape) -> None:
+        self.shape = _shape_tuple(shape)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def _type_text(self) -> str:
+        if self.type == VarType.LOD_TENSOR or self.type == VarType.SELECTED_ROWS:
+            return (
+                f"{self.type.name}.shape{tuple(self.shape)}.dtype({np_name(self.dtype)})"
+                f".stop_gradient({self.stop_gradient})"
+            )
+        return self.type.name
+
+    def to_string(self, throw_on_error: bool = True, with_details: bool = False) -> str:
+        prefix = "persist " if self.persistable else ""
+        return f"{prefix}var {self.name} : {self._type_text()}"
+
+    def __str__(self) -> str:
+        return self.to_string()
+
+    __repr__ = __str__
+
+    def _copy_to(self, block: "Block") -> "Variable":
+        new = object.__new__(type(self))
+        new.__dict__.update(self.__dict__)
+        new.block = block
+        new.op = None
+        return new
+
+
+class Parameter(Variable):
+    """A persistable, trainable Variable created by a layer or ``create_parameter``."""
+
+    def __init__(self, block: "Block", shape, dtype, **kwargs: Any) -> None:
+        if shape is None:
+            raise ValueError("The shape of Parameter should not be None")
+        if dtype is None:
+            raise ValueError("The dtype of Parameter should not be None")
+        for d in shape:
+            if d is None or int(d) < 0:
+                raise ValueError(
+                    f"Each dimension of a Parameter's shape must be greater than 0. Received: shape={list(shape)}"
+                )
+        self.trainable = kwargs.pop("trainable", True)
+        self.optimize_attr = kwargs.pop("optimize_attr", {"learning_rate": 1.0})
+        self.regularizer = kwargs.pop("regularizer", None)
+        self.gradient_clip_attr = kwargs.pop("gradient_clip_attr", None)
+        self.do_model_average = kwargs.pop("do_model_average", None)
+        self.is_distributed = kwargs.pop("is_distributed", False)
+        super().__init__(block, persistable=True, shape=shape, dtype=dtype, **kwargs)
+        self.stop_gradient = not self.trainable
+
+    def to_string(self, throw_on_error: bool = True, with_details: bool = False) -> str:
+        tr = "trainable " if self.trainable else ""
+        return f"persist {tr}param {self.name} : {self._type_text()}"
+
+    __str__ = to_string
+    __repr__ = to_string
+
+
+class Operator:
+    """One op in a Block: ``type``, slot -> variable-name lists, and attributes."""
+
+    def __init__(
+        self,
+        block: "Block",
+        type: str,
+        inputs: Dict[str, List[str]],
+        outputs: Dict[str, List[str]],
+        attrs: Dict[str, Any],
+        opdef: "registry.OpDef",
+    ) -> None:
+        self.block = block
+        self.type = type
+        self.inputs = inputs
+        self.outputs = outputs
+        self.attrs = attrs
+        self._def = opdef
+        self._callsite: Optional[Tuple[str, int, str]] = None
+
+    # -- fluid's accessors --------------------------------------------------------------------
+    def input(self, name: str) -> List[str]:
+        return list(self.inputs.get(name, []))
+
+    def output(self, name: str) -> List[str]:
+        return list(self.outputs.get(name, []))
+
+    @property
+    def input_names(self) -> List[str]:
+        return list(self.inputs)
+
+    @property
+    def output_names(self) -> List[str]:
+        return list(self.outputs)
+
+    @property
+    def input_arg_names(self) -> List[str]:
+        return [n for names in self.inputs.values() for n in names]
+
+    @property
+    def output_arg_names(self) -> List[str]:
+        return [n for names in self.outputs.values() for n in names]
+
+    @property
+    def attr_names(self) -> List[str]:
+        return list(self.attrs)
+
+    def attr(self, name: str) -> Any:
+        if name not in self.attrs:
+            raise ValueError(f"Operator '{self.type}' has no attribute '{name}'. Received: name={name!r}")
+        return self.attrs[name]
+
+    def has_attr(self, name: str) -> bool:
+        return name in self.attrs
+
+    def all_attrs(self) -> Dict[str, Any]:
+        return dict(self.attrs)
+
+    def _set_attr(self, name: str, value: Any) -> None:
+        self.attrs[name] = value
+        self.block.program._bump()
+
+    def _rename_input(self, old: str, new: str) -> None:
+        for names in self.inputs.values():
+            names[:] = [new if n == old else n for n in names]
+        self.block.program._bump()
+
+    def _rename_output(self, old: str, new: str) -> None:
+        for names in self.outputs.values():
+            names[:] = [new if n == old else n for n in names]
+        self.block.program._bump()
+
+    @property
+    def idx(self) -> int:
+        for i, op in enumerate(self.block.ops):
+            if op is self:
+                return i
+        raise ValueError(f"Operator '{self.type}' is not in its block")
+
+    def callsite_text(self) -> str:
+        if self._callsite is None:
+            return "<unknown>"
+        fname, lineno, line = self._callsite
+        return f'File "{fname}", line {lineno}: {line}'
+
+    def to_string(self, skip_op_callstack: bool = True) -> str:
+        def slots(d: Dict[str, List[str]]) -> str:
+            return ", ".join(f"{k}={v}" for k, v in d.items())
+
+        shown = []
+        for k in sorted(self.attrs):
+            if k in ("op_device", "op_role", "op_role_var", "op_namescope"):
+                continue
+            shown.append(f"{k} = {self.attrs[k]}")
+        shown.append(f"op_device = {self.attrs.get('op_device', '')}")
+        return f"{{{slots(self.outputs)}}} = {self.type}(inputs={{{slots(self.inputs)}}}, {', '.join(shown)})"
+
+    __str__ = to_string
+    __repr__ = to_string
+
+    def _copy_to(self, block: "Block") -> "Operator":
+        new = Operator(
+            block,
+            self.type,
+            {k: list(v) for k, v in self.inputs.items()},
+            {k: list(v) for k, v in self.outputs.items()},
+            dict(self.attrs),
+            self._def,
+        )
+        new._callsite = self._callsite
+        return new
+
+
+class Block:
+    """A list of ops over a table of variables; block 0 is the global block."""
+
+    def __init__(self, program: "Program", idx: int, parent_idx: int = -1) -> None:
+        self.program = program
+        self.idx = idx
+        self.parent_idx = parent_idx
+        self.forward_block_idx = -1
+        self.vars: Dict[str, Variable] = {}
+        self.ops: List[Operator] = []
+
+    @property
+    def parent_block(self) -> Optional["Block"]:
+        return None if self.parent_idx < 0 else self.program.block(self.parent_idx)
+
+    # -- variables -------------------------------------------------------------------------
+    def create_var(self, **kwargs: Any) -> Variable:
+        name = kwargs.get("name")
+        if name is not None and name in self.vars:
+            var = self.vars[name]
+            if kwargs.get("persistable"):
+                var.persistable = True
+            return var
+        var = Variable(self, **kwargs)
+        self.vars[var.name] = var
+        self.program._bump()
+        return var
+
+    def create_parameter(self, **kwargs: Any) -> Parameter:
+        glob = self.program.global_block()
+        name = kwargs.get("name")
+        if name is not None and name in glob.vars and isinstance(glob.vars[name], Parameter):
+            return glob.vars[name]
+        kwargs.pop("initializer", None)
+        param = Parameter(glob, **kwargs)
+        glob.vars[param.name] = param
+        self.program._bump()
+        return param
+
+    def has_var(self, name: str) -> bool:
+        return name in self.vars
+
+    def var(self, name: str) -> Variable:
+        if not isinstance(name, str):
+            raise TypeError(f"var require string as parameter, but get {type(name)} instead.")
+        v = self.vars.get(name)
+        if v is None:
+            raise ValueError(f"var {name} not in this block")
+        return v
+
+    def _find_var_recursive(self, name: str) -> Optional[Variable]:
+        block: Optional[Block] = self
+        while block is not None:
+            v = block.vars.get(name)
+            if v is not None:
+                return v
+            block = block.parent_block
+        return None
+
+    def _var_recursive(self, name: str) -> Variable:
+        v = self._find_var_recursive(name)
+        if v is None:
+            raise ValueError(f"Var {name} is not found recursively")
+        return v
+
+    def all_parameters(self) -> List[Parameter]:
+        return [v for v in self.vars.values() if isinstance(v, Parameter)]
+
+    def iter_parameters(self) -> Iterator[Parameter]:
+        return iter(self.all_parameters())
+
+    def _remove_var(self, name: str) -> None:
+        self.vars.pop(name, None)
+        self.program._bump()
+
+    # -- ops -------------------------------------------------------------------------------
+    def _make_op(self, type: str, inputs, outputs, attrs) -> Operator:
+        opdef = registry.lookup(type)
+        ins = _normalize_slots(type, "input", opdef.inputs, inputs)
+        outs = _normalize_slots(type, "output", opdef.outputs, outputs)
+        full_attrs = dict(opdef.attrs)
+        if attrs:
+            for k, v in attrs.items():
+                if isinstance(v, VarType):
+                    v = int(v)
+                full_attrs[k] = v
+        prog = self.program
+        full_attrs.setdefault("op_role", prog._op_role)
+        full_attrs.setdefault("op_role_var", list(prog._op_role_var))
+        full_attrs.setdefault("op_namescope", _full_name_scope())
+        device = places.current_device()
+        if "op_device" not in full_attrs or not full_attrs["op_device"]:
+            full_attrs["op_device"] = ""
+            if device:
+                if opdef.kernel is not None:
+                    full_attrs["op_device"] = device
+                else:
+                    warnings.warn(f"The Op({type}) is not support to set device.")
+                if full_attrs.get("force_cpu"):
+                    warnings.warn(
+                        f"The Attr(force_cpu) of Op({type}) will be deprecated in the future, please use "
+                        "'device_guard' instead. 'device_guard' has higher priority when they are used at "
+                        "the same time."
+                    )
+        op = Operator(self, type, ins, outs, full_attrs, opdef)
+        op._callsite = _user_callsite()
+        self._infer(op)
+        return op
+
+    def _infer(self, op: Operator) -> None:
+        """Run the op's shape function and set its outputs' shapes and dtypes."""
+        infer = op._def.infer_shape
+        if infer is None:
+            return
+        ins = {}
+        for slot, names in op.inputs.items():
+            found = []
+            for n in names:
+                v = self._find_var_recursive(n)
+                if v is None:
+                    raise ValueError(
+                        f"Op '{op.type}': input variable '{n}' (slot {slot}) is not declared in the program."
+                    )
+                found.append(v)
+            ins[slot] = found
+        try:
+            result = infer(ins, op.attrs)
+        except (ValueError, TypeError, IndexError) as e:
+            raise type(e)(f"Op '{op.type}' cannot be built: {e}") from None
+        for slot, specs in (result or {}).items():
+            for name, spec in zip(op.outputs.get(slot, []), specs):
+                if spec is None:
+                    continue
+                v = self._find_var_recursive(name)
+                if v is None:
+                    continue
+                shape, dtype = spec
+                if shape is not None:
+                    v.shape = _shape_tuple(shape)
+                if dtype is not None:
+                    v.dtype = to_vartype(dtype)
+
+    def _link_outputs(self, op: Operator) -> None:
+        for name in op.output_arg_names:
+            v = self._find_var_recursive(name)
+            if v is not None:
+                v.op = op
+
+    def append_op(self, type: str, inputs=None, outputs=None, attrs=None, stop_gradient: bool = False) -> Operator:
+        op = self._make_op(type, inputs, outputs, attrs)
+        self.ops.append(op)
+        self._link_outputs(op)
+        self.program._bump()
+        return op
+
+    def _prepend_op(self, type: str, inputs=None, outputs=None, attrs=None) -> Operator:
+        op = self._make_op(type, inputs, outputs, attrs)
+        self.ops.insert(0, op)
+        self._link_outputs(op)
+        self.program._bump()
+        return op
+
+    def _insert_op(self, index: int, type: str, inputs=None, outputs=None, attrs=None) -> Operator:
+        op = self._make_op(type, inputs, outputs, attrs)
+        self.ops.insert(index, op)
+        self._link_outputs(op)
+        self.program._bump()
+        return op
+
+    def _remove_op(self, index: int) -> None:
+        del self.ops[index]
+        self.program._bump()
+
+    def to_string(self, throw_on_error: bool = True, with_details: bool = False) -> str:
+        lines = [f"{{ // block {self.idx}"]
+        for v in self.vars.values():
+            lines.append("    " + v.to_string())
+        lines.append("")
+        for op in self.ops:
+            lines.append("    " + op.to_string())
+        lines.append("}")
+        return "\n".join(lines)
+
+    __str__ = to_string
+    __repr__ = to_string
+
+
+def _normalize_slots(op_type: str, kind: str, known: Sequence[str], given) -> Dict[str, List[str]]:
+    result: Dict[str, List[str]] = {slot: [] for slot in known}
+    for slot, value in (given or {}).items():
+        if slot not in result:
+            raise ValueError(
+                f"Op '{op_type}' has no {kind} slot '{slot}'. Expected one of {list(known)}, received: {slot!r}"
+            )
+        if value is None:
+            continue
+        if not isinstance(value, (list, tuple)):
+            value = [value]
+        names = []
+        for v in value:
+            if isinstance(v, Variable):
+                names.append(v.name)
+            elif isinstance(v, str):
+                names.append(v)
+            else:
+                raise TypeError(
+                    f"Op '{op_type}' {kind} slot '{slot}' expects Variables or names, received: {type(v).__name__}"
+                )
+        result[slot] = names
+    return result
+
+
+class Program:
+    """A fluid Program: a list of Blocks, block 0 global.
+
+    Compat: ``str(program)`` prints one line per variable and op (the readable form of later Paddle
+    releases); fluid 1.8 printed protobuf text.
+    """
+
+    def __init__(self) -> None:
+        self.blocks: List[Block] = [Block(self, 0)]
+        self.current_block_idx = 0
+        self.random_seed = 0
+        self._version = 0
+        self._op_role = OpRole.Forward
+        self._op_role_var: List[str] = []
+        self._is_test = False
+
+    def _bump(self) -> None:
+        self._version += 1
+
+    def global_block(self) -> Block:
+        return self.blocks[0]
+
+    def block(self, index: int) -> Block:
+        return self.blocks[index]
+
+    def current_block(self) -> Block:
+        return self.blocks[self.current_block_idx]
+
+    @property
+    def num_blocks(self) -> int:
+        return len(self.blocks)
+
+    def _create_block(self, parent_idx: Optional[int] = None) -> Block:
+        parent = self.current_block_idx if parent_idx is None else parent_idx
+        block = Block(self, len(self.blocks), parent)
+        self.blocks.append(block)
+        self.current_block_idx = block.idx
+        self._bump()
+        return block
+
+    def _rollback(self) -> None:
+        self.current_block_idx = self.current_block().parent_idx
+
+    def list_vars(self) -> Iterator[Variable]:
+        for b in self.blocks:
+            yield from b.vars.values()
+
+    def all_parameters(self) -> List[Parameter]:
+        return [p for b in self.blocks for p in b.all_parameters()]
+
+    @contextlib.contextmanager
+    def _optimized_guard(self, param_and_grads) -> Iterator[None]:
+        old_role, old_var = self._op_role, self._op_role_var
+        self._op_role = OpRole.Optimize
+        self._op_role_var = [v.name if isinstance(v, Variable) else v for v in param_and_grads]
+        try:
+            yield
+        finally:
+            self._op_role, self._op_role_var = old_role, old_var
+
+    @contextlib.contextmanager
+    def _backward_role_guard(self) -> Iterator[None]:
+        old = self._op_role
+        self._op_role = OpRole.Backward
+        try:
+            yield
+        finally:
+            self._op_role = old
+
+    def clone(self, for_test: bool = False) -> "Program":
+        """Copy the program; ``for_test=True`` drops backward and optimizer ops and sets ``is_test``."""
+        p = Program()
+        p.random_seed = self.random_seed
+        p.blocks = []
+        for b in self.blocks:
+            nb = Block(p, b.idx, b.parent_idx)
+            nb.forward_block_idx = b.forward_block_idx
+            nb.vars = {n: v._copy_to(nb) for n, v in b.vars.items()}
+            nb.ops = [op._copy_to(nb) for op in b.ops]
+            p.blocks.append(nb)
+        if for_test:
+            p._is_test = True
+            for b in p.blocks:
+                b.ops = [
+                    op for op in b.ops if not (op.attrs.get("op_role", 0) & (OpRole.Backward | OpRole.Optimize))
+                ]
+                for op in b.ops:
+                    if "is_test" in op.attrs:
+                        op.attrs["is_test"] = True
+                used = {n for op in b.ops for n in op.input_arg_names + op.output_arg_names}
+                for name in [n for n in b.vars if GRAD_VAR_SUFFIX in n and n not in used]:
+                    del b.vars[name]
+        for b in p.blocks:
+            for op in b.ops:
+                b._link_outputs(op)
+        return p
+
+    def validate(self) -> None:
+        """Raise ValueError listing dangling inputs/outputs, unknown slots and unregistered ops."""
+        problems = []
+        for b in self.blocks:
+            for i, op in enumerate(b.ops):
+                if not registry.has(op.type):
+                    problems.append(f"block {b.idx} op {i}: op type '{op.type}' is not registered")
+                    continue
+                for kind, slots, known in (
+                    ("input", op.inputs, op._def.inputs),
+                    ("output", op.outputs, op._def.outputs),
+                ):
+                    for slot, names in slots.items():
+                        if slot not in known:
+                            problems.append(f"block {b.idx} op {i} ({op.type}): unknown {kind} slot '{slot}'")
+                        for n in names:
+                            if b._find_var_recursive(n) is None:
+                                problems.append(
+                                    f"block {b.idx} op {i} ({op.type}): {kind} '{n}' (slot {slot}) is not declared"
+                                )
+                for attr in ("sub_block",):
+                    sb = op.attrs.get(attr)
+                    if isinstance(sb, int) and not 0 <= sb < len(self.blocks):
+                        problems.append(f"block {b.idx} op {i} ({op.type}): sub_block {sb} does not exist")
+        if problems:
+            raise ValueError("Program is not valid:\n  " + "\n  ".join(problems))
+
+    def to_string(self, throw_on_error: bool = True, with_details: bool = False) -> str:
+        return "\n".join(b.to_string() for b in self.blocks)
+
+    __str__ = to_string
+
+    def __repr__(self) -> str:
+        return self.to_string()
+
+
+# -- default programs and guards ---------------------------------------------------------------
+_main_program_ = Program()
+_startup_program_ = Program()
+
+
+def default_main_program() -> Program:
+    return _main_program_
+
+
+def default_startup_program() -> Program:
+    return _startup_program_
+
+
+def switch_main_program(program: Program) -> Program:
+    global _main_program_
+    prev = _main_program_
+    _main_program_ = program
+    return prev
+
+
+def switch_startup_program(program: Program) -> Program:
+    global _startup_program_
+    prev = _startup_program_
+    _startup_program_ = program
+    return prev
+
+
+def _check_program_type(value, arg: str) -> None:
+    if not isinstance(value, Program):
+        raise TypeError(
+            f"The type of '{arg}' in fluid.program_guard must be {Program!r}, but received {type(value)!r}. "
+        )
+
+
+@contextlib.contextmanager
+def program_guard(main_program: Program, startup_program: Optional[Program] = None) -> Iterator[None]:
+    """Make ``main_program`` (and ``startup_program``) the defaults inside the block."""
+    _check_program_type(main_program, "main_program")
+    if startup_program is not None:
+        _check_program_type(startup_program, "startup_program")
+    main = switch_main_program(main_program)
+    startup = switch_startup_program(startup_program) if startup_program is not None else None
+    try:
+        yield
+    finally:
+        switch_main_program(main)
+        if startup is not None:
+            switch_startup_program(startup)
+
+
+_name_scope_stack: List[str] = []
+
+
+def _full_name_scope() -> str:
+    return "/" + "".join(s + "/" for s in _name_scope_stack)
+
+
+@contextlib.contextmanager
+def name_scope(prefix: Optional[str] = None) -> Iterator[None]:
+    """Prefix the ``op_namescope`` attribute of ops appended inside the block."""
+    base = prefix or ""
+    siblings = sum(1 for s in _name_scope_stack if s.split("_")[0] == base)  # cheap disambiguation
+    _name_scope_stack.append(base if not siblings else f"{base}_{siblings}")
+    try:
+        yield
+    finally:
+        _name_scope_stack.pop()
+
+
+# -- rollback of failed layer calls -----------------------------------------------------------
+_transaction_depth = 0
+
+
+def _snapshot(program: Program):
+    return (
+        program._version,
+        program.current_block_idx,
+        [(b, list(b.vars), list(b.ops)) for b in program.blocks],
+    )
+
+
+def _restore(program: Program, snap) -> None:
+    version, cur, blocks = snap
+    program.blocks = [b for b, _, _ in blocks]
+    for b, var_names, ops in blocks:
+        keep = set(var_names)
+        for name in [n for n in b.vars if n not in keep]:
+            del b.vars[name]
+        b.ops[:] = ops
+    program.current_block_idx = cur
+    program._version = version + 1  # anything cached against the failed state is stale
+
+
+@contextlib.contextmanager
+def program_transaction() -> Iterator[None]:
+    """Undo every change to the default programs and name counters if the block raises."""
+    global _transaction_depth
+    if _transaction_depth:
+        _transaction_depth += 1
+        try:
+            yield
+        finally:
+            _transaction_depth -= 1
+        return
+    main, startup = _main_program_, _startup_program_
+    snaps = [(main, _snapshot(main)), (startup, _snapshot(startup))]
+    names = dict(unique_name.generator.ids)
+    _transaction_depth = 1
+    try:
+        yield
+    except BaseException:
+        for prog, snap in snaps:
+            _restore(prog, snap)
+        unique_name.generator.ids = names
+        raise
+    finally:
+        _transaction_depth = 0
+
+
+def layer(fn):
+    """Decorator for layer functions: a call that raises leaves the programs as they were."""
+    import functools
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        with program_transaction():
+            return fn(*args, **kwargs)
+
+    return wrapper
+
+
+def grad_var_name(name: str) -> str:
+    return name + GRAD_VAR_SUFFIX
+
+
+def in_dygraph_mode() -> bool:
+    return False
+
+
+def _current_expected_place():
+    return places.CPUPlace()
+
+
+device_guard = places.device_guard

@@ -1,0 +1,160 @@
+"""``fluid.initializer``: each initializer prepends one op to the startup program."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from fluidcompat.dtypes import VarType, to_vartype
+
+
+def _seed(seed: int, block) -> int:
+    return seed or block.program.random_seed
+
+
+def _fans(shape):
+    shape = list(shape)
+    if not shape:
+        return 1, 1
+    if len(shape) == 1:
+        return shape[0], shape[0]
+    if len(shape) == 2:
+        return shape[0], shape[1]
+    receptive = int(np.prod(shape[2:]))
+    return shape[1] * receptive, shape[0] * receptive
+
+
+class Initializer:
+    """Base class: ``init(var, block)`` appends the op that fills ``var``."""
+
+    def __call__(self, var, block):
+        raise NotImplementedError(f"{type(self).__name__} does not define how to initialize {var.name}")
+
+    def _prepend(self, block, op_type, var, attrs):
+        return block._prepend_op(
+            type=op_type, outputs={"Out": [var]}, attrs=dict(attrs, shape=list(var.shape), dtype=int(var.dtype))
+        )
+
+
+class ConstantInitializer(Initializer):
+    def __init__(self, value: float = 0.0, force_cpu: bool = False) -> None:
+        self._value = value
+        self._force_cpu = force_cpu
+
+    def __call__(self, var, block):
+        return self._prepend(block, "fill_constant", var,
+                             {"value": float(self._value), "force_cpu": self._force_cpu, "str_value": ""})
+
+
+class UniformInitializer(Initializer):
+    def __init__(self, low=-1.0, high=1.0, seed=0, diag_num=0, diag_step=0, diag_val=1.0) -> None:
+        if low > high:
+            raise ValueError(f"low must not exceed high. Received: low={low}, high={high}")
+        self._low, self._high, self._seed = low, high, seed
+        self._diag = (diag_num, diag_step, diag_val)
+
+    def __call__(self, var, block):
+        n, step, val = self._diag
+        return self._prepend(block, "uniform_random", var, {
+            "min": float(self._low), "max": float(self._high), "seed": _seed(self._seed, block),
+            "diag_num": n, "diag_step": step, "diag_val": float(val)})
+
+
+class NormalInitializer(Initializer):
+    def __init__(self, loc=0.0, scale=1.0, seed=0) -> None:
+        self._mean, self._std, self._seed = loc, scale, seed
+
+    def __call__(self, var, block):
+        return self._prepend(block, "gaussian_random", var,
+                             {"mean": float(self._mean), "std": float(self._std), "seed": _seed(self._seed, block)})
+
+
+class TruncatedNormalInitializer(NormalInitializer):
+    def __call__(self, var, block):
+        return self._prepend(block, "truncated_gaussian_random", var,
+                             {"mean": float(self._mean), "std": float(self._std), "seed": _seed(self._seed, block)})
+
+
+class XavierInitializer(Initializer):
+    def __init__(self, uniform=True, fan_in=None, fan_out=None, seed=0) -> None:
+        self._uniform, self._fan_in, self._fan_out, self._seed = uniform, fan_in, fan_out, seed
+
+    def __call__(self, var, block):
+        f_in, f_out = _fans(var.shape)
+        f_in = f_in if self._fan_in is None else self._fan_in
+        f_out = f_out if self._fan_out is None else self._fan_out
+        if self._uniform:
+            limit = math.sqrt(6.0 / float(f_in + f_out))
+            return UniformInitializer(-limit, limit, self._seed)(var, block)
+        return NormalInitializer(0.0, math.sqrt(2.0 / float(f_in + f_out)), self._seed)(var, block)
+
+
+class MSRAInitializer(Initializer):
+    def __init__(self, uniform=True, fan_in=None, seed=0) -> None:
+        self._uniform, self._fan_in, self._seed = uniform, fan_in, seed
+
+    def __call__(self, var, block):
+        f_in = _fans(var.shape)[0] if self._fan_in is None else self._fan_in
+        if self._uniform:
+            limit = math.sqrt(6.0 / float(f_in))
+            return UniformInitializer(-limit, limit, self._seed)(var, block)
+        return NormalInitializer(0.0, math.sqrt(2.0 / float(f_in)), self._seed)(var, block)
+
+
+class NumpyArrayInitializer(Initializer):
+    def __init__(self, value) -> None:
+        if not isinstance(value, np.ndarray):
+            raise TypeError(f"NumpyArrayInitializer expects a numpy array. Received: {type(value).__name__}")
+        self._value = value
+
+    def __call__(self, var, block):
+        if tuple(self._value.shape) != tuple(var.shape):
+            raise ValueError(
+                f"the array's shape must equal the parameter's. Received: array {self._value.shape}, "
+                f"{var.name} {tuple(var.shape)}"
+            )
+        return block._prepend_op(type="assign_value", outputs={"Out": [var]},
+                                 attrs=assign_value_attrs(self._value, var.dtype))
+
+
+def assign_value_attrs(value: np.ndarray, dtype) -> dict:
+    """Attributes of an ``assign_value`` op holding ``value`` as ``dtype``."""
+    vt = to_vartype(dtype)
+    slot = {VarType.FP32: "fp32_values", VarType.INT32: "int32_values", VarType.INT64: "int64_values",
+            VarType.BOOL: "bool_values"}.get(vt)
+    if slot is None:
+        raise TypeError(f"assign_value supports float32, int32, int64 and bool. Received: dtype={vt}")
+    cast = {"fp32_values": float, "int32_values": int, "int64_values": int, "bool_values": bool}[slot]
+    return {"shape": list(value.shape), "dtype": int(vt), slot: [cast(v) for v in value.reshape(-1).tolist()]}
+
+
+class BilinearInitializer(Initializer):
+    """Bilinear upsampling weights for a conv2d_transpose filter [C, 1, K, K]."""
+
+    def __call__(self, var, block):
+        shape = list(var.shape)
+        if len(shape) != 4 or shape[2] != shape[3]:
+            raise ValueError(f"Bilinear needs a 4-D filter with square kernels. Received: shape={shape}")
+        size = shape[3]
+        f = math.ceil(size / 2.0)
+        c = (2 * f - 1 - f % 2) / (2.0 * f)
+        weight = np.zeros(int(np.prod(shape)), dtype="float32")
+        for i in range(weight.size):
+            x = i % size
+            y = (i // size) % size
+            weight[i] = (1 - abs(x / f - c)) * (1 - abs(y / f - c))
+        return NumpyArrayInitializer(weight.reshape(shape))(var, block)
+
+
+Constant = ConstantInitializer
+Uniform = UniformInitializer
+Normal = NormalInitializer
+TruncatedNormal = TruncatedNormalInitializer
+Xavier = XavierInitializer
+MSRA = MSRAInitializer
+Bilinear = BilinearInitializer
+
+__all__ = ["Constant", "Uniform", "Normal", "TruncatedNormal", "Xavier", "Bilinear", "MSRA", "ConstantInitializer",
+           "UniformInitializer", "NormalInitializer", "TruncatedNormalInitializer", "XavierInitializer",
+           "BilinearInitializer", "MSRAInitializer", "NumpyArrayInitializer"]

@@ -1,0 +1,115 @@
+"""Operators on Variables (``a + b``, ``x < y``, ``x.astype('int32')``) as fluid 1.8 patched them."""
+
+from __future__ import annotations
+
+from fluidcompat import unique_name
+from fluidcompat.dtypes import INT_TYPES, VarType, to_vartype
+from fluidcompat.framework import Variable
+
+
+def _tmp(block, dtype):
+    return block.create_var(name=unique_name.generate_with_ignorable_key("tmp"), dtype=dtype, persistable=False)
+
+
+def _block(var):
+    return var.block.program.current_block()
+
+
+def _scale(var, scale, bias):
+    out = _tmp(_block(var), var.dtype)
+    _block(var).append_op(type="scale", inputs={"X": [var]}, outputs={"Out": [out]},
+                          attrs={"scale": float(scale), "bias": float(bias)})
+    return out
+
+
+def _fill(block, value, dtype, shape):
+    out = _tmp(block, dtype)
+    block.append_op(type="fill_constant", outputs={"Out": [out]},
+                    attrs={"dtype": int(dtype), "shape": list(shape), "value": float(value), "force_cpu": False})
+    out.stop_gradient = True
+    return out
+
+
+def _fill_batch(ref, value, dtype):
+    block = _block(ref)
+    out = _tmp(block, dtype)
+    block.append_op(type="fill_constant_batch_size_like", inputs={"Input": [ref]}, outputs={"Out": [out]},
+                    attrs={"shape": list(ref.shape), "value": float(value), "input_dim_idx": 0,
+                           "output_dim_idx": 0, "dtype": int(dtype), "force_cpu": False})
+    out.stop_gradient = True
+    return out
+
+
+def astype(self, dtype):
+    """Cast to ``dtype`` (op ``cast``)."""
+    vt = to_vartype(dtype)
+    out = _tmp(_block(self), vt)
+    _block(self).append_op(type="cast", inputs={"X": [self]}, outputs={"Out": [out]},
+                           attrs={"in_dtype": int(self.dtype), "out_dtype": int(vt)})
+    return out
+
+
+_COMPARE = {"__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__"}
+
+
+def _method(method_name, op_type, reverse=False, scalar=None):
+    def impl(self, other):
+        if scalar is not None and not (op_type == "elementwise_div" and self.dtype in INT_TYPES):
+            if isinstance(other, float) and not isinstance(other, bool):
+                if self.dtype in INT_TYPES and other != int(other):
+                    raise TypeError(f"float value {other} cannot convert to integer")
+                return scalar(self, other)
+            if isinstance(other, int) and not isinstance(other, bool):
+                return scalar(self, float(other))
+        lhs_dtype = self.dtype
+        if not isinstance(other, Variable):
+            if reverse:
+                if any(d < 0 for d in self.shape):
+                    other = _fill_batch(self, other, lhs_dtype)
+                else:
+                    other = _fill(_block(self), other, lhs_dtype, self.shape)
+            else:
+                other = _fill(_block(self), other, lhs_dtype, [1])
+        if other.dtype != lhs_dtype:
+            other = astype(other, lhs_dtype)
+        x, y = (other, self) if reverse else (self, other)
+        out = _tmp(_block(self), VarType.BOOL if method_name in _COMPARE else lhs_dtype)
+        axis = 0 if y.shape and y.shape[0] == -1 else -1
+        _block(self).append_op(type=op_type, inputs={"X": [x], "Y": [y]}, outputs={"Out": [out]},
+                               attrs={"axis": axis})
+        return out
+
+    impl.__name__ = method_name
+    impl.__doc__ = f"``{op_type}`` of the two operands."
+    return impl
+
+
+_METHODS = [
+    ("__add__", "elementwise_add", False, lambda v, s: _scale(v, 1.0, s)),
+    ("__radd__", "elementwise_add", False, lambda v, s: _scale(v, 1.0, s)),
+    ("__sub__", "elementwise_sub", False, lambda v, s: _scale(v, 1.0, -s)),
+    ("__rsub__", "elementwise_sub", True, lambda v, s: _scale(v, -1.0, s)),
+    ("__mul__", "elementwise_mul", False, lambda v, s: _scale(v, s, 0.0)),
+    ("__rmul__", "elementwise_mul", False, lambda v, s: _scale(v, s, 0.0)),
+    ("__truediv__", "elementwise_div", False, lambda v, s: _scale(v, 1.0 / s, 0.0)),
+    ("__rtruediv__", "elementwise_div", True, None),
+    ("__div__", "elementwise_div", False, lambda v, s: _scale(v, 1.0 / s, 0.0)),
+    ("__pow__", "elementwise_pow", False, None),
+    ("__rpow__", "elementwise_pow", True, None),
+    ("__floordiv__", "elementwise_floordiv", False, None),
+    ("__mod__", "elementwise_mod", False, None),
+    ("__eq__", "equal", False, None),
+    ("__ne__", "not_equal", False, None),
+    ("__lt__", "less_than", False, None),
+    ("__le__", "less_equal", False, None),
+    ("__gt__", "greater_than", False, None),
+    ("__ge__", "greater_equal", False, None),
+]
+
+
+def monkey_patch_variable() -> None:
+    for name, op_type, reverse, scalar in _METHODS:
+        setattr(Variable, name, _method(name, op_type, reverse, scalar))
+    Variable.__neg__ = lambda self: _scale(self, -1.0, 0.0)
+    Variable.astype = astype
+    Variable.__hash__ = object.__hash__

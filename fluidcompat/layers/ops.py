@@ -1,0 +1,24 @@
+"""``fluid.layers`` one-input activations generated from their op types (fluid's layers/ops.py)."""
+
+from __future__ import annotations
+
+from fluidcompat.framework import layer
+from fluidcompat.layers.nn import _activation
+
+_OPS = ["sigmoid", "logsigmoid", "exp", "tanh", "sqrt", "rsqrt", "abs", "ceil", "floor", "cos", "sin", "round",
+        "reciprocal", "square", "softplus", "softsign", "log"]
+__all__ = list(_OPS)
+
+
+def _make(op_type):
+    def fn(x, name=None):
+        return _activation(op_type, x, name=name)
+
+    fn.__name__ = op_type
+    fn.__qualname__ = op_type
+    fn.__doc__ = f"Elementwise ``{op_type}`` (op ``{op_type}``)."
+    return layer(fn)
+
+
+for _op in _OPS:
+    globals()[_op] = _make(_op)

@@ -1,0 +1,216 @@
+"""Places, ``device_guard`` and the one function that maps them to torch device strings.
+
+Torch-free: whether CUDA exists is asked of torch lazily, only when a GPU place must be mapped.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import sys
+from typing import Iterator, List, Optional, Union
+
+ENV_DEVICE = "FLUIDCOMPAT_DEVICE"
+
+
+class CUDAUnavailableError(RuntimeError):
+    """A GPU place was used on a machine where torch sees no CUDA device."""
+
+
+class Place:
+    """Base of the place classes; compared and hashed by their text."""
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Place) and str(self) == str(other)
+
+    def __hash__(self) -> int:
+        return hash(str(self))
+
+    def __repr__(self) -> str:
+        return str(self)
+
+    def is_cpu_place(self) -> bool:
+        return isinstance(self, CPUPlace)
+
+    def is_gpu_place(self) -> bool:
+        return isinstance(self, CUDAPlace)
+
+    def is_cuda_pinned_place(self) -> bool:
+        return isinstance(self, CUDAPinnedPlace)
+
+
+class CPUPlace(Place):
+    """The host CPU."""
+
+    def __str__(self) -> str:
+        return "CPUPlace"
+
+
+class CUDAPlace(Place):
+    """GPU number ``device_id``.
+
+    Compat: on a machine without CUDA this raises ``CUDAUnavailableError`` (fluid 1.8's CPU build
+    exited the process), unless ``--device cpu`` / ``FLUIDCOMPAT_DEVICE=cpu`` maps GPUs to the CPU.
+    """
+
+    def __init__(self, device_id: int = 0) -> None:
+        if not isinstance(device_id, int) or device_id < 0:
+            raise ValueError(f"CUDAPlace expects a non-negative int device id. Received: device_id={device_id!r}")
+        self.device_id = device_id
+        _require_cuda(self)
+
+    def get_device_id(self) -> int:
+        return self.device_id
+
+    gpu_device_id = get_device_id
+
+    def __str__(self) -> str:
+        return f"CUDAPlace({self.device_id})"
+
+
+class CUDAPinnedPlace(Place):
+    """Page-locked host memory."""
+
+    def __init__(self) -> None:
+        _require_cuda(self)
+
+    def __str__(self) -> str:
+        return "CUDAPinnedPlace"
+
+
+def cpu_mode() -> bool:
+    """True when the user asked for every GPU place and guard to run on the CPU."""
+    return os.environ.get(ENV_DEVICE, "").lower() == "cpu"
+
+
+_announced = False
+
+
+def _announce_cpu_mode() -> None:
+    global _announced
+    if not _announced:
+        _announced = True
+        sys.stderr.write(
+            "fluidcompat: device cpu requested: GPU places and device_guard('gpu') run on the CPU\n"
+        )
+
+
+def cuda_available() -> bool:
+    import torch  # lazily: building programs never needs torch
+
+    return torch.cuda.is_available()
+
+
+def cuda_device_count() -> int:
+    import torch
+
+    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+
+
+def _require_cuda(place: Place) -> None:
+    if cpu_mode():
+        _announce_cpu_mode()
+        return
+    if not cuda_available():
+        raise CUDAUnavailableError(
+            f"{place} needs CUDA, but torch finds no CUDA device on this machine. Run the script with "
+            f"`fluidcompat run --device cpu` (or set {ENV_DEVICE}=cpu) to run GPU places on the CPU."
+        )
+
+
+def is_compiled_with_cuda() -> bool:
+    """True when GPU places can run on a GPU here (False under ``--device cpu``)."""
+    return not cpu_mode() and cuda_available()
+
+
+def _cpu_num() -> int:
+    if "CPU_NUM" not in os.environ:
+        os.environ["CPU_NUM"] = "1"
+    return int(os.environ["CPU_NUM"])
+
+
+def cpu_places(device_count: Optional[int] = None) -> List[CPUPlace]:
+    if device_count is None:
+        device_count = _cpu_num()
+    return [CPUPlace() for _ in range(device_count)]
+
+
+def cuda_places(device_ids: Optional[List[int]] = None) -> List[CUDAPlace]:
+    if device_ids is None:
+        selected = os.environ.get("FLAGS_selected_gpus")
+        if selected:
+            device_ids = [int(s) for s in selected.split(",")]
+        else:
+            device_ids = list(range(max(1, cuda_device_count()) if not cpu_mode() else 1))
+    elif not isinstance(device_ids, (list, tuple)):
+        device_ids = [device_ids]
+    return [CUDAPlace(i) for i in device_ids]
+
+
+def cuda_pinned_places(device_count: Optional[int] = None) -> List[CUDAPinnedPlace]:
+    return [CUDAPinnedPlace() for _ in range(device_count or _cpu_num())]
+
+
+# -- device_guard ------------------------------------------------------------------------------
+_GUARD_RE = re.compile(r"cpu|gpu(:\d+)?")
+_current_device: Optional[str] = None
+
+
+def current_device() -> Optional[str]:
+    return _current_device
+
+
+def _check_guard(device) -> None:
+    if device in ("", None) or (isinstance(device, str) and _GUARD_RE.fullmatch(device)):
+        return
+    raise ValueError(
+        "The Attr(device) should be 'cpu' or 'gpu', and it can also be empty string or None when there "
+        f"is no need to specify device. But received {device}"
+    )
+
+
+@contextlib.contextmanager
+def device_guard(device: Optional[str] = None) -> Iterator[None]:
+    """Stamp ``op_device`` on the ops appended inside the block: 'cpu', 'gpu', 'gpu:N' or None.
+
+    Compat: 'gpu:N' is accepted (fluid 1.8 took only 'cpu' and 'gpu').
+    """
+    global _current_device
+    _check_guard(device)
+    prev = _current_device
+    _current_device = device or None
+    try:
+        yield
+    finally:
+        _current_device = prev
+
+
+# -- the one mapping to torch devices ------------------------------------------------------------
+def torch_device(where: Union[Place, str, None], default: Union[Place, str, None] = None) -> str:
+    """Map a place, an ``op_device`` string ('cpu', 'gpu', 'gpu:N') or None to 'cpu' / 'cuda:N'.
+
+    None and '' mean ``default`` (the executor's place). 'gpu' means the executor's GPU when it
+    has one; on a CPU executor a 'gpu' op stays on the CPU, as in fluid 1.8.
+    """
+    if where is None or where == "":
+        if default is None:
+            return "cpu"
+        return torch_device(default)
+    if isinstance(where, CPUPlace) or isinstance(where, CUDAPinnedPlace):
+        return "cpu"
+    if isinstance(where, CUDAPlace):
+        return "cpu" if cpu_mode() else f"cuda:{where.device_id}"
+    if isinstance(where, str):
+        if where == "cpu":
+            return "cpu"
+        if cpu_mode():
+            return "cpu"
+        if where == "gpu":
+            base = torch_device(default) if default is not None else "cpu"
+            return base if base.startswith("cuda") else "cpu"
+        if where.startswith("gpu:"):
+            return "cuda:" + where[4:]
+        if where.startswith("cuda"):
+            return where
+    raise ValueError(f"Cannot map {where!r} to a device. Expected a Place or 'cpu', 'gpu', 'gpu:N'.")

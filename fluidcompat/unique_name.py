@@ -1,0 +1,52 @@
+"""``fluid.unique_name``: the counters behind fluid's default names (``fc_0``, ``fc_0.tmp_0``, ``tmp_3``)."""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Dict, Iterator, Optional
+
+
+class UniqueNameGenerator:
+    """Counts per key; ``generate('fc')`` gives ``fc_0``, then ``fc_1``."""
+
+    def __init__(self, prefix: Optional[str] = None) -> None:
+        self.ids: Dict[str, int] = {}
+        self.prefix = prefix or ""
+
+    def __call__(self, key: str) -> str:
+        n = self.ids.get(key, 0)
+        self.ids[key] = n + 1
+        return f"{self.prefix}{key}_{n}"
+
+
+generator = UniqueNameGenerator()
+
+
+def generate(key: str) -> str:
+    return generator(key)
+
+
+def generate_with_ignorable_key(key: str) -> str:
+    # fluid only differs from generate() in dygraph mode, which fluidcompat does not have.
+    return generator(key)
+
+
+def switch(new_generator: Optional[UniqueNameGenerator] = None) -> UniqueNameGenerator:
+    global generator
+    old = generator
+    generator = new_generator if new_generator is not None else UniqueNameGenerator()
+    return old
+
+
+@contextlib.contextmanager
+def guard(new_generator=None) -> Iterator[None]:
+    """Use a fresh (or the given) generator inside the block; a str or bytes is a name prefix."""
+    if isinstance(new_generator, bytes):
+        new_generator = new_generator.decode()
+    if isinstance(new_generator, str):
+        new_generator = UniqueNameGenerator(new_generator)
+    old = switch(new_generator)
+    try:
+        yield
+    finally:
+        switch(old)

@@ -1,0 +1,9 @@
+"""fluidcompat's op library: one ``OpDef`` per fluid op type, grouped by family.
+
+Importing this package registers every op; it does not import torch (see registry.py).
+"""
+
+from fluidcompat_ops import loss, math, nn, tensor  # noqa: F401  (registration)
+from fluidcompat_ops.registry import OpDef, all_defs, bind_torch, has, lookup
+
+__all__ = ["OpDef", "all_defs", "bind_torch", "has", "lookup"]

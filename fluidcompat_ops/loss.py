@@ -1,0 +1,156 @@
+"""Loss and metric ops: cross_entropy(2), softmax_with_cross_entropy, sigmoid CE, accuracy."""
+
+from __future__ import annotations
+
+from fluidcompat.dtypes import VarType
+from fluidcompat_ops.registry import OpDef, register
+from fluidcompat_ops.shapes import first, norm_axis, out
+
+torch = None  # NOTE: [Lazy torch] in registry.py
+F = None
+
+
+def _check_label(x, label, soft):
+    if soft:
+        if tuple(label.shape) != tuple(x.shape):
+            raise ValueError(
+                f"with soft_label, Label must have X's shape. Received: X.shape={x.shape}, Label.shape={label.shape}"
+            )
+    elif tuple(label.shape[:-1]) != tuple(x.shape[:-1]) or label.shape[-1] != 1:
+        if not (len(label.shape) == len(x.shape) - 1 and tuple(label.shape) == tuple(x.shape[:-1])):
+            raise ValueError(
+                "Label must have X's shape with the last dim 1. "
+                f"Received: X.shape={tuple(x.shape)}, Label.shape={tuple(label.shape)}"
+            )
+
+
+def _ce_infer(two):
+    def infer(ins, attrs):
+        x, label = first(ins, "X"), first(ins, "Label")
+        _check_label(x, label, attrs.get("soft_label", False))
+        yshape = tuple(x.shape[:-1]) + (1,)
+        res = {"Y": [(yshape, x.dtype)]}
+        if two:
+            res["XShape"] = [((0,) + tuple(x.shape), x.dtype)]
+            res["MatchX"] = [(yshape, x.dtype)]
+        return res
+
+    return infer
+
+
+def _hard_ce(x, label, ignore_index):
+    lab = label.long()
+    if lab.dim() == x.dim():
+        lab = lab.squeeze(-1)
+    ignored = lab == ignore_index
+    safe = torch.where(ignored, torch.zeros_like(lab), lab)
+    picked = torch.gather(x, -1, safe.unsqueeze(-1))
+    y = torch.where(ignored.unsqueeze(-1), torch.zeros_like(picked), -torch.log(picked))
+    return y, picked
+
+
+def _ce_kernel(ins, attrs):
+    x, label = ins["X"][0], ins["Label"][0]
+    if attrs["soft_label"]:
+        return {"Y": [-(label * torch.log(x)).sum(dim=-1, keepdim=True)]}
+    return {"Y": [_hard_ce(x, label, attrs["ignore_index"])[0]]}
+
+
+def _ce2_kernel(ins, attrs):
+    y, match = _hard_ce(ins["X"][0], ins["Label"][0], attrs["ignore_index"])
+    return {"Y": [y], "MatchX": [match]}
+
+
+register(OpDef("cross_entropy", ("X", "Label"), ("Y",), {"soft_label": False, "ignore_index": -100},
+               _ce_infer(False), _ce_kernel))
+register(OpDef("cross_entropy2", ("X", "Label"), ("Y", "XShape", "MatchX"), {"ignore_index": -100},
+               _ce_infer(True), _ce2_kernel))
+
+
+def _swce_infer(ins, attrs):
+    x, label = first(ins, "Logits"), first(ins, "Label")
+    axis = norm_axis(attrs["axis"], len(x.shape))
+    if attrs["soft_label"]:
+        if tuple(label.shape) != tuple(x.shape):
+            raise ValueError(f"with soft_label, Label must have Logits' shape. Received: {x.shape} vs {label.shape}")
+    else:
+        want = list(x.shape)
+        want[axis] = 1
+        if list(label.shape) != want:
+            raise ValueError(
+                "Label must have Logits' shape with the axis dim 1. "
+                f"Received: Logits.shape={tuple(x.shape)}, Label.shape={tuple(label.shape)}, axis={attrs['axis']}"
+            )
+    lshape = list(x.shape)
+    lshape[axis] = 1
+    return {"Softmax": [(x.shape, x.dtype)], "Loss": [(lshape, x.dtype)]}
+
+
+def _swce_kernel(ins, attrs):
+    x, label = ins["Logits"][0], ins["Label"][0]
+    axis = attrs["axis"] % x.dim()
+    logp = torch.log_softmax(x, dim=axis)
+    if attrs["soft_label"]:
+        loss = -(label * logp).sum(dim=axis, keepdim=True)
+    else:
+        lab = label.long()
+        ignored = lab == attrs["ignore_index"]
+        safe = torch.where(ignored, torch.zeros_like(lab), lab)
+        loss = -torch.gather(logp, axis, safe)
+        loss = torch.where(ignored, torch.zeros_like(loss), loss)
+    return {"Softmax": [torch.exp(logp)], "Loss": [loss]}
+
+
+register(
+    OpDef(
+        "softmax_with_cross_entropy",
+        ("Logits", "Label"),
+        ("Softmax", "Loss"),
+        {"soft_label": False, "ignore_index": -100, "numeric_stable_mode": True, "axis": -1},
+        _swce_infer,
+        _swce_kernel,
+    )
+)
+
+
+def _sigce_infer(ins, attrs):
+    x, label = first(ins, "X"), first(ins, "Label")
+    if tuple(x.shape) != tuple(label.shape):
+        raise ValueError(f"X and Label must have the same shape. Received: X.shape={x.shape}, Label.shape={label.shape}")
+    return out("Out", x.shape, x.dtype)
+
+
+def _sigce_kernel(ins, attrs):
+    x, z = ins["X"][0], ins["Label"][0]
+    loss = torch.clamp(x, min=0) - x * z + torch.log1p(torch.exp(-torch.abs(x)))
+    ignored = z == attrs["ignore_index"]
+    loss = torch.where(ignored, torch.zeros_like(loss), loss)
+    if attrs["normalize"]:
+        loss = loss / torch.clamp((~ignored).sum(), min=1)
+    return {"Out": [loss]}
+
+
+register(OpDef("sigmoid_cross_entropy_with_logits", ("X", "Label"), ("Out",),
+               {"ignore_index": -100, "normalize": False}, _sigce_infer, _sigce_kernel))
+
+
+def _acc_infer(ins, attrs):
+    idx, label = first(ins, "Indices"), first(ins, "Label")
+    if idx.shape[0] >= 0 and label.shape[0] >= 0 and idx.shape[0] != label.shape[0]:
+        raise ValueError(
+            f"Indices and Label must have the same batch size. Received: Indices.shape={idx.shape}, "
+            f"Label.shape={label.shape}"
+        )
+    return {"Accuracy": [((1,), VarType.FP32)], "Correct": [((1,), VarType.INT32)], "Total": [((1,), VarType.INT32)]}
+
+
+def _acc_kernel(ins, attrs):
+    idx, label = ins["Indices"][0], ins["Label"][0]
+    n = idx.shape[0]
+    correct = (idx == label.reshape(n, 1).to(idx.dtype)).any(dim=1).sum().to(torch.int32).reshape(1)
+    acc = (correct.to(torch.float32) / max(n, 1)).reshape(1)
+    return {"Accuracy": [acc], "Correct": [correct], "Total": [torch.tensor([n], dtype=torch.int32, device=idx.device)]}
+
+
+register(OpDef("accuracy", ("Out", "Indices", "Label"), ("Accuracy", "Correct", "Total"), {}, _acc_infer,
+               _acc_kernel))

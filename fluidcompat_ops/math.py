@@ -1,0 +1,575 @@
+"""Math ops: elementwise, scale, sum, mean, reductions, matmul, mul, activations, compare, logical."""
+
+from __future__ import annotations
+
+from fluidcompat.dtypes import VarType
+from fluidcompat_ops.registry import OpDef, register
+from fluidcompat_ops.shapes import (
+    aligned_y_shape,
+    broadcast_shapes,
+    first,
+    merge_dim,
+    norm_axis,
+    out,
+    prod_or_unknown,
+    reduce_shape,
+    same_as,
+)
+
+torch = None  # NOTE: [Lazy torch] in registry.py
+F = None
+TORCH_DTYPES: dict = {}
+
+def _is_int(t) -> bool:
+    return not t.dtype.is_floating_point and t.dtype != torch.bool
+
+
+# -- elementwise ----------------------------------------------------------------------------------
+def _align(x, y, axis):
+    """View X and Y so that torch broadcasting gives fluid's ``axis`` broadcasting."""
+    if y.dim() < x.dim():
+        shape = aligned_y_shape(list(x.shape), list(y.shape), axis)
+        if shape is not None:
+            y = y.reshape(shape)
+    elif x.dim() < y.dim():
+        shape = aligned_y_shape(list(y.shape), list(x.shape), axis)
+        if shape is not None:
+            x = x.reshape(shape)
+    return x, y
+
+
+def _binary_infer(out_dtype=None):
+    def infer(ins, attrs):
+        x, y = first(ins, "X"), first(ins, "Y")
+        shape = broadcast_shapes(x.shape, y.shape, attrs.get("axis", -1), "")
+        return out("Out", shape, out_dtype if out_dtype is not None else x.dtype)
+
+    return infer
+
+
+def _binary_kernel(fn):
+    def kernel(ins, attrs):
+        x, y = _align(ins["X"][0], ins["Y"][0], attrs["axis"])
+        return {"Out": [fn(x, y)]}
+
+    kernel.__name__ = getattr(fn, "__name__", "kernel")
+    return kernel
+
+
+def _div(x, y):
+    if _is_int(x):
+        return torch.div(x, y, rounding_mode="trunc")
+    return torch.div(x, y)
+
+
+def _floordiv(x, y):
+    if _is_int(x):
+        return torch.div(x, y, rounding_mode="trunc")
+    return torch.floor_divide(x, y)
+
+
+def _pow(x, y):
+    r = torch.pow(x, y)
+    return r.to(x.dtype) if r.dtype != x.dtype else r
+
+
+_ELEMENTWISE = {
+    "elementwise_add": lambda x, y: torch.add(x, y),
+    "elementwise_sub": lambda x, y: torch.sub(x, y),
+    "elementwise_mul": lambda x, y: torch.mul(x, y),
+    "elementwise_div": _div,
+    "elementwise_max": lambda x, y: torch.maximum(x, y),
+    "elementwise_min": lambda x, y: torch.minimum(x, y),
+    "elementwise_pow": _pow,
+    "elementwise_mod": lambda x, y: torch.remainder(x, y),
+    "elementwise_floordiv": _floordiv,
+}
+_ELEMENTWISE_ATTRS = {"axis": -1, "use_mkldnn": False, "x_data_format": "", "y_data_format": ""}
+for _name, _fn in _ELEMENTWISE.items():
+    register(OpDef(_name, ("X", "Y"), ("Out",), _ELEMENTWISE_ATTRS, _binary_infer(), _binary_kernel(_fn)))
+
+
+# -- compare and logical -----------------------------------------------------------------------------
+_COMPARE = {
+    "less_than": lambda x, y: torch.lt(x, y),
+    "less_equal": lambda x, y: torch.le(x, y),
+    "greater_than": lambda x, y: torch.gt(x, y),
+    "greater_equal": lambda x, y: torch.ge(x, y),
+    "equal": lambda x, y: torch.eq(x, y),
+    "not_equal": lambda x, y: torch.ne(x, y),
+}
+for _name, _fn in _COMPARE.items():
+    register(
+        OpDef(
+            _name,
+            ("X", "Y"),
+            ("Out",),
+            {"axis": -1, "force_cpu": False},
+            _binary_infer(VarType.BOOL),
+            _binary_kernel(_fn),
+            cpu_attr="force_cpu",
+        )
+    )
+
+_LOGICAL = {
+    "logical_and": lambda x, y: torch.logical_and(x, y),
+    "logical_or": lambda x, y: torch.logical_or(x, y),
+    "logical_xor": lambda x, y: torch.logical_xor(x, y),
+}
+
+
+def _logical_kernel(fn):
+    return lambda ins, attrs: {"Out": [fn(ins["X"][0], ins["Y"][0])]}
+
+
+for _name, _fn in _LOGICAL.items():
+    register(OpDef(_name, ("X", "Y"), ("Out",), {}, _binary_infer(VarType.BOOL), _logical_kernel(_fn)))
+register(
+    OpDef(
+        "logical_not",
+        ("X",),
+        ("Out",),
+        {},
+        lambda ins, attrs: out("Out", ins["X"][0].shape, VarType.BOOL),
+        lambda ins, attrs: {"Out": [torch.logical_not(ins["X"][0])]},
+    )
+)
+
+
+# -- scale, sum, mean -----------------------------------------------------------------------------------
+def _scale_kernel(ins, attrs):
+    x = ins["X"][0]
+    st = first(ins, "ScaleTensor")
+    s = st.reshape(-1)[0].item() if st is not None else attrs["scale"]
+    b = attrs["bias"]
+    if _is_int(x):
+        s, b = int(s), int(b)
+    if attrs["bias_after_scale"]:
+        y = x * s + b if b else x * s
+    else:
+        y = (x + b) * s
+    return {"Out": [y if y.dtype == x.dtype else y.to(x.dtype)]}
+
+
+register(
+    OpDef(
+        "scale",
+        ("X", "ScaleTensor"),
+        ("Out",),
+        {"scale": 1.0, "bias": 0.0, "bias_after_scale": True},
+        same_as(),
+        _scale_kernel,
+    )
+)
+
+
+def _sum_infer(ins, attrs):
+    xs = ins["X"]
+    if not xs:
+        raise ValueError("sum needs at least one input")
+    shape = list(xs[0].shape)
+    for v in xs[1:]:
+        if len(v.shape) != len(shape):
+            raise ValueError(f"all inputs of sum must have the same shape. Received: {[tuple(x.shape) for x in xs]}")
+        shape = [merge_dim(a, b, f"all inputs of sum must have the same shape. Received: "
+                                 f"{[tuple(x.shape) for x in xs]}") for a, b in zip(shape, v.shape)]
+    return out("Out", shape, xs[0].dtype)
+
+
+def _sum_kernel(ins, attrs):
+    xs = [x for x in ins["X"] if x is not None]
+    acc = xs[0]
+    for x in xs[1:]:
+        acc = acc + x
+    return {"Out": [acc if len(xs) > 1 else acc.clone()]}
+
+
+register(OpDef("sum", ("X",), ("Out",), {"use_mkldnn": False}, _sum_infer, _sum_kernel))
+register(
+    OpDef(
+        "mean",
+        ("X",),
+        ("Out",),
+        {},
+        lambda ins, attrs: out("Out", (1,), ins["X"][0].dtype),
+        lambda ins, attrs: {"Out": [ins["X"][0].mean().reshape(1)]},
+    )
+)
+
+
+# -- reductions ------------------------------------------------------------------------------------------
+def _reduce_infer(ins, attrs):
+    x = first(ins, "X")
+    shape = reduce_shape(x.shape, attrs["dim"], attrs["keep_dim"], attrs["reduce_all"])
+    return out("Out", shape, x.dtype if attrs.get("out_dtype", -1) == -1 else attrs["out_dtype"])
+
+
+def _reduce_kernel(fn):
+    def kernel(ins, attrs):
+        x = ins["X"][0]
+        rank = x.dim()
+        dims = list(range(rank)) if attrs["reduce_all"] else sorted({d % rank for d in attrs["dim"]})
+        y = fn(x, dims, attrs["keep_dim"])
+        if y.dim() == 0:
+            y = y.reshape([1] * rank if attrs["keep_dim"] else [1])
+        return {"Out": [y]}
+
+    return kernel
+
+
+def _prod(x, dims, keep):
+    for d in sorted(dims, reverse=True):
+        x = torch.prod(x, dim=d, keepdim=keep)
+    return x
+
+
+_REDUCE = {
+    "reduce_sum": lambda x, dims, keep: torch.sum(x, dim=dims, keepdim=keep),
+    "reduce_mean": lambda x, dims, keep: torch.mean(x, dim=dims, keepdim=keep),
+    "reduce_max": lambda x, dims, keep: torch.amax(x, dim=dims, keepdim=keep),
+    "reduce_min": lambda x, dims, keep: torch.amin(x, dim=dims, keepdim=keep),
+    "reduce_prod": _prod,
+}
+for _name, _fn in _REDUCE.items():
+    register(
+        OpDef(
+            _name,
+            ("X",),
+            ("Out",),
+            {"dim": [0], "keep_dim": False, "reduce_all": False, "in_dtype": -1, "out_dtype": -1},
+            _reduce_infer,
+            _reduce_kernel(_fn),
+        )
+    )
+
+
+# -- matmul, mul ----------------------------------------------------------------------------------------
+def _matmul_shape(xs, ys, tx, ty):
+    x, y = list(xs), list(ys)
+    x1, y1 = len(x) == 1, len(y) == 1
+    if x1:
+        x = [1, x[0]]
+    elif tx:
+        x[-1], x[-2] = x[-2], x[-1]
+    if y1:
+        y = [y[0], 1]
+    elif ty:
+        y[-1], y[-2] = y[-2], y[-1]
+    if x[-1] >= 0 and y[-2] >= 0 and x[-1] != y[-2]:
+        raise ValueError(
+            f"the inner dimensions of X and Y do not match (transpose_X={tx}, transpose_Y={ty}). "
+            f"Received: X.shape={tuple(xs)}, Y.shape={tuple(ys)}"
+        )
+    bx, by = x[:-2], y[:-2]
+    n = max(len(bx), len(by))
+    bx = [1] * (n - len(bx)) + bx
+    by = [1] * (n - len(by)) + by
+    msg = f"the batch dimensions of X and Y do not broadcast. Received: X.shape={tuple(xs)}, Y.shape={tuple(ys)}"
+    res = [merge_dim(a, b, msg) for a, b in zip(bx, by)] + [x[-2], y[-1]]
+    if y1:
+        res.pop()
+    if x1:
+        res.pop(-1 if y1 else -2)
+    return res or [1]
+
+
+def _matmul_infer(ins, attrs):
+    x, y = first(ins, "X"), first(ins, "Y")
+    return out("Out", _matmul_shape(x.shape, y.shape, attrs["transpose_X"], attrs["transpose_Y"]), x.dtype)
+
+
+def _matmul_kernel(ins, attrs):
+    x, y = ins["X"][0], ins["Y"][0]
+    shape = _matmul_shape(list(x.shape), list(y.shape), attrs["transpose_X"], attrs["transpose_Y"])
+    if attrs["transpose_X"] and x.dim() > 1:
+        x = x.transpose(-1, -2)
+    if attrs["transpose_Y"] and y.dim() > 1:
+        y = y.transpose(-1, -2)
+    r = torch.matmul(x, y)
+    if attrs["alpha"] != 1.0:
+        r = r * attrs["alpha"]
+    return {"Out": [r.reshape(shape)]}
+
+
+register(
+    OpDef(
+        "matmul",
+        ("X", "Y"),
+        ("Out",),
+        {"transpose_X": False, "transpose_Y": False, "alpha": 1.0},
+        _matmul_infer,
+        _matmul_kernel,
+    )
+)
+
+
+def _mul_infer(ins, attrs):
+    x, y = first(ins, "X"), first(ins, "Y")
+    xn, yn = attrs["x_num_col_dims"], attrs["y_num_col_dims"]
+    if not 0 < xn < len(x.shape) + (len(x.shape) == 1) or not 0 < yn < len(y.shape) + (len(y.shape) == 1):
+        raise ValueError(
+            f"x_num_col_dims/y_num_col_dims out of range. Received: x_num_col_dims={xn}, X.shape={x.shape}, "
+            f"y_num_col_dims={yn}, Y.shape={y.shape}"
+        )
+    k1, k2 = prod_or_unknown(x.shape[xn:]), prod_or_unknown(y.shape[:yn])
+    if k1 >= 0 and k2 >= 0 and k1 != k2:
+        raise ValueError(
+            "the width of X (product of its dims from x_num_col_dims) must equal the height of Y. "
+            f"Received: X.shape={x.shape}, x_num_col_dims={xn}, Y.shape={y.shape}, y_num_col_dims={yn}"
+        )
+    return out("Out", tuple(x.shape[:xn]) + tuple(y.shape[yn:]), x.dtype)
+
+
+def _mul_kernel(ins, attrs):
+    x, y = ins["X"][0], ins["Y"][0]
+    xn, yn = attrs["x_num_col_dims"], attrs["y_num_col_dims"]
+    xs, ys = x.shape, y.shape
+    x2 = x.reshape(-1, _numel(xs[xn:])) if x.dim() != 2 or xn != 1 else x
+    y2 = y.reshape(_numel(ys[:yn]), -1) if y.dim() != 2 or yn != 1 else y
+    r = torch.mm(x2, y2)
+    if x.dim() != 2 or y.dim() != 2:
+        r = r.reshape(tuple(xs[:xn]) + tuple(ys[yn:]))
+    return {"Out": [r]}
+
+
+def _numel(dims):
+    n = 1
+    for d in dims:
+        n *= d
+    return n
+
+
+register(
+    OpDef(
+        "mul",
+        ("X", "Y"),
+        ("Out",),
+        {"x_num_col_dims": 1, "y_num_col_dims": 1, "scale_x": 1.0, "scale_y": [1.0], "scale_out": 1.0,
+         "force_fp32_output": False},
+        _mul_infer,
+        _mul_kernel,
+    )
+)
+
+
+# -- activations ---------------------------------------------------------------------------------------
+def _unary(name, fn, attrs=None, inputs=("X",)):
+    register(
+        OpDef(name, inputs, ("Out",), attrs or {}, same_as(), lambda ins, a: {"Out": [fn(ins["X"][0], a)]})
+    )
+
+
+_unary("relu", lambda x, a: torch.relu(x))
+_unary("sigmoid", lambda x, a: torch.sigmoid(x))
+_unary("tanh", lambda x, a: torch.tanh(x))
+_unary("exp", lambda x, a: torch.exp(x))
+_unary("log", lambda x, a: torch.log(x))
+_unary("sqrt", lambda x, a: torch.sqrt(x))
+_unary("rsqrt", lambda x, a: torch.rsqrt(x))
+_unary("square", lambda x, a: torch.square(x))
+_unary("abs", lambda x, a: torch.abs(x))
+_unary("sin", lambda x, a: torch.sin(x))
+_unary("cos", lambda x, a: torch.cos(x))
+_unary("ceil", lambda x, a: torch.ceil(x))
+_unary("floor", lambda x, a: torch.floor(x))
+_unary("round", lambda x, a: torch.round(x))
+_unary("reciprocal", lambda x, a: torch.reciprocal(x))
+_unary("softsign", lambda x, a: F.softsign(x))
+_unary("logsigmoid", lambda x, a: F.logsigmoid(x))
+_unary("softplus", lambda x, a: F.softplus(x))
+_unary("gelu", lambda x, a: F.gelu(x, approximate="tanh" if a["approximate"] else "none"), {"approximate": False})
+_unary("leaky_relu", lambda x, a: F.leaky_relu(x, a["alpha"]), {"alpha": 0.02})
+_unary("elu", lambda x, a: F.elu(x, a["alpha"]), {"alpha": 1.0})
+_unary("relu6", lambda x, a: torch.clamp(x, 0.0, a["threshold"]), {"threshold": 6.0})
+_unary("swish", lambda x, a: x * torch.sigmoid(a["beta"] * x), {"beta": 1.0})
+_unary("hard_sigmoid", lambda x, a: torch.clamp(a["slope"] * x + a["offset"], 0.0, 1.0), {"slope": 0.2, "offset": 0.5})
+_unary(
+    "hard_swish",
+    lambda x, a: x * torch.clamp(x + a["offset"], 0.0, a["threshold"]) / a["scale"],
+    {"threshold": 6.0, "scale": 6.0, "offset": 3.0},
+)
+_unary("softmax", lambda x, a: torch.softmax(x, a["axis"]), {"axis": -1, "use_cudnn": False, "data_format": "AnyLayout"})
+_unary("log_softmax", lambda x, a: torch.log_softmax(x, a["axis"]), {"axis": -1})
+
+
+def _pow_kernel(ins, attrs):
+    ft = first(ins, "FactorTensor")
+    factor = ft.reshape(-1)[0].item() if ft is not None else attrs["factor"]
+    return {"Out": [torch.pow(ins["X"][0], factor)]}
+
+
+register(
+    OpDef("pow", ("X", "FactorTensor"), ("Out",), {"factor": 1.0}, same_as(), _pow_kernel,
+          host_inputs=frozenset({"FactorTensor"}))
+)
+
+
+def _clip_kernel(ins, attrs):
+    mn, mx = first(ins, "Min"), first(ins, "Max")
+    lo = mn.reshape(-1)[0].item() if mn is not None else attrs["min"]
+    hi = mx.reshape(-1)[0].item() if mx is not None else attrs["max"]
+    return {"Out": [torch.clamp(ins["X"][0], lo, hi)]}
+
+
+def _clip_infer(ins, attrs):
+    if attrs["min"] > attrs["max"] and not ins.get("Min") and not ins.get("Max"):
+        raise ValueError(f"max should be greater than or equal to min. Received: min={attrs['min']}, max={attrs['max']}")
+    return same_as()(ins, attrs)
+
+
+register(
+    OpDef("clip", ("X", "Min", "Max"), ("Out",), {"min": 0.0, "max": 0.0}, _clip_infer, _clip_kernel,
+          host_inputs=frozenset({"Min", "Max"}))
+)
+
+
+def _norm_infer(ins, attrs):
+    x = first(ins, "X")
+    axis = norm_axis(attrs["axis"], len(x.shape))
+    nshape = list(x.shape)
+    nshape[axis] = 1
+    return {"Out": [(x.shape, x.dtype)], "Norm": [(nshape, x.dtype)]}
+
+
+def _norm_kernel(ins, attrs):
+    x = ins["X"][0]
+    norm = torch.sqrt(torch.sum(x * x, dim=attrs["axis"], keepdim=True) + attrs["epsilon"])
+    return {"Out": [x / norm], "Norm": [norm]}
+
+
+register(OpDef("norm", ("X",), ("Out", "Norm"), {"axis": 1, "epsilon": 1e-10, "is_test": False}, _norm_infer,
+               _norm_kernel))
+
+
+# -- arg ops, sort, top_k, one_hot ----------------------------------------------------------------------
+def _arg_infer(ins, attrs):
+    x = first(ins, "X")
+    if attrs.get("flatten"):
+        shape = [1]
+    else:
+        axis = norm_axis(attrs["axis"], len(x.shape))
+        shape = list(x.shape)
+        if attrs["keepdims"]:
+            shape[axis] = 1
+        else:
+            shape.pop(axis)
+        shape = shape or [1]
+    return out("Out", shape, VarType.INT32 if attrs.get("dtype") == int(VarType.INT32) else VarType.INT64)
+
+
+def _arg_kernel(fn):
+    def kernel(ins, attrs):
+        x = ins["X"][0]
+        if attrs.get("flatten"):
+            r = fn(x.reshape(-1), 0, False).reshape(1)
+        else:
+            r = fn(x, attrs["axis"], attrs["keepdims"])
+            if r.dim() == 0:
+                r = r.reshape(1)
+        if attrs.get("dtype") == int(VarType.INT32):
+            r = r.to(torch.int32)
+        return {"Out": [r]}
+
+    return kernel
+
+
+_ARG_ATTRS = {"axis": 0, "keepdims": False, "flatten": False, "dtype": -1}
+register(OpDef("arg_max", ("X",), ("Out",), _ARG_ATTRS, _arg_infer,
+               _arg_kernel(lambda x, d, k: torch.argmax(x, dim=d, keepdim=k))))
+register(OpDef("arg_min", ("X",), ("Out",), _ARG_ATTRS, _arg_infer,
+               _arg_kernel(lambda x, d, k: torch.argmin(x, dim=d, keepdim=k))))
+
+
+def _argsort_infer(ins, attrs):
+    x = first(ins, "X")
+    norm_axis(attrs["axis"], len(x.shape))
+    return {"Out": [(x.shape, x.dtype)], "Indices": [(x.shape, VarType.INT64)]}
+
+
+def _argsort_kernel(ins, attrs):
+    v, i = torch.sort(ins["X"][0], dim=attrs["axis"], descending=attrs["descending"], stable=True)
+    return {"Out": [v], "Indices": [i]}
+
+
+register(OpDef("argsort", ("X",), ("Out", "Indices"), {"axis": -1, "descending": False}, _argsort_infer,
+               _argsort_kernel))
+
+
+def _topk_infer(ins, attrs):
+    x = first(ins, "X")
+    k = -1 if ins.get("K") else attrs["k"]
+    if k > 0 and x.shape[-1] >= 0 and k > x.shape[-1]:
+        raise ValueError(f"k must not exceed the last dim of X. Received: k={k}, X.shape={x.shape}")
+    shape = tuple(x.shape[:-1]) + (k,)
+    return {"Out": [(shape, x.dtype)], "Indices": [(shape, VarType.INT64)]}
+
+
+def _topk_kernel(ins, attrs):
+    kt = first(ins, "K")
+    k = int(kt.reshape(-1)[0]) if kt is not None else attrs["k"]
+    v, i = torch.topk(ins["X"][0], k, dim=-1, largest=True, sorted=True)
+    return {"Out": [v], "Indices": [i]}
+
+
+register(OpDef("top_k", ("X", "K"), ("Out", "Indices"), {"k": 1}, _topk_infer, _topk_kernel,
+               host_inputs=frozenset({"K"})))
+
+
+def _one_hot_kernel(v2):
+    def kernel(ins, attrs):
+        x = ins["X"][0]
+        dt = first(ins, "depth_tensor")
+        depth = int(dt.reshape(-1)[0]) if dt is not None else attrs["depth"]
+        ids = x.long() if v2 else x.long().squeeze(-1)
+        bad = (ids < 0) | (ids >= depth)
+        if bool(bad.any()):
+            if not attrs["allow_out_of_range"]:
+                raise ValueError(
+                    f"one_hot: every id must be in [0, {depth}). Received: min={int(ids.min())}, max={int(ids.max())}"
+                )
+            r = F.one_hot(torch.where(bad, torch.zeros_like(ids), ids), depth)
+            r[bad] = 0
+        else:
+            r = F.one_hot(ids, depth)
+        return {"Out": [r.to(TORCH_DTYPES[VarType(attrs["dtype"])])]}
+
+    return kernel
+
+
+def _one_hot_infer(v2):
+    def infer(ins, attrs):
+        x = first(ins, "X")
+        depth = -1 if ins.get("depth_tensor") else attrs["depth"]
+        if v2:
+            shape = tuple(x.shape) + (depth,)
+        else:
+            if x.shape[-1] != 1 and x.shape[-1] >= 0:
+                raise ValueError(f"the last dimension of Input(X) of one_hot must be 1. Received: X.shape={x.shape}")
+            shape = tuple(x.shape[:-1]) + (depth,)
+        return out("Out", shape, attrs["dtype"])
+
+    return infer
+
+
+_ONE_HOT_ATTRS = {"depth": -1, "dtype": int(VarType.FP32), "allow_out_of_range": False}
+register(OpDef("one_hot", ("X", "depth_tensor"), ("Out",), _ONE_HOT_ATTRS, _one_hot_infer(False),
+               _one_hot_kernel(False), host_inputs=frozenset({"depth_tensor"})))
+register(OpDef("one_hot_v2", ("X", "depth_tensor"), ("Out",), _ONE_HOT_ATTRS, _one_hot_infer(True),
+               _one_hot_kernel(True), host_inputs=frozenset({"depth_tensor"})))
+
+
+
+def _increment_kernel(ins, attrs):
+    x = ins["X"][0]
+    step = attrs["step"]
+    return {"Out": [x + (int(step) if _is_int(x) else step)]}
+
+
+def _increment_infer(ins, attrs):
+    x = first(ins, "X")
+    if prod_or_unknown(x.shape) not in (1, -1):
+        raise ValueError(f"increment needs a tensor with one element. Received: X.shape={x.shape}")
+    return out("Out", x.shape, x.dtype)
+
+
+register(OpDef("increment", ("X",), ("Out",), {"step": 1.0}, _increment_infer, _increment_kernel))

@@ -1,0 +1,435 @@
+"""Neural-network ops: embeddings, convolutions, pooling, normalisation, dropout."""
+
+from __future__ import annotations
+
+from fluidcompat.dtypes import VarType
+from fluidcompat_ops.registry import OpDef, register
+from fluidcompat_ops.shapes import expand_paddings, first, out, prod_or_unknown
+
+torch = None  # NOTE: [Lazy torch] in registry.py
+F = None
+
+
+# -- embeddings ----------------------------------------------------------------------------------
+def _lookup_infer(v2):
+    def infer(ins, attrs):
+        ids, w = first(ins, "Ids"), first(ins, "W")
+        if ids.dtype != VarType.INT64 and ids.dtype != VarType.INT32:
+            raise TypeError(f"Ids must be int64 or int32. Received: Ids.dtype={ids.dtype}")
+        if len(w.shape) != 2:
+            raise ValueError(f"W must be 2-D. Received: W.shape={w.shape}")
+        if v2:
+            shape = tuple(ids.shape) + (w.shape[1],)
+        else:
+            if ids.shape[-1] != 1:
+                raise ValueError(
+                    f"The last dimensions of the 'Ids' tensor must be 1. Received: Ids.shape={tuple(ids.shape)}"
+                )
+            shape = tuple(ids.shape[:-1]) + (w.shape[1],)
+        return out("Out", shape, w.dtype)
+
+    return infer
+
+
+def _lookup_kernel(v2):
+    def kernel(ins, attrs):
+        ids, w = ins["Ids"][0], ins["W"][0]
+        if not v2:
+            ids = ids.squeeze(-1)
+        n = w.shape[0]
+        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= n):
+            raise ValueError(
+                f"Variable value (input) of OP(fluid.layers.embedding) expected >= 0 and < {n}, "
+                f"but got {int(ids.min()) if int(ids.min()) < 0 else int(ids.max())}."
+            )
+        r = F.embedding(ids, w)
+        p = attrs["padding_idx"]
+        if p != -1:
+            r = r.masked_fill((ids == p).unsqueeze(-1), 0)
+        return {"Out": [r]}
+
+    return kernel
+
+
+_LOOKUP_ATTRS = {
+    "is_sparse": False,
+    "is_distributed": False,
+    "padding_idx": -1,
+    "remote_prefetch": False,
+    "height_sections": [],
+    "epmap": [],
+    "table_names": [],
+    "trainer_id": 0,
+}
+register(OpDef("lookup_table", ("W", "Ids"), ("Out",), dict(_LOOKUP_ATTRS, grad_inplace=False),
+               _lookup_infer(False), _lookup_kernel(False)))
+register(OpDef("lookup_table_v2", ("W", "Ids"), ("Out",), _LOOKUP_ATTRS, _lookup_infer(True), _lookup_kernel(True)))
+
+
+# -- padding helpers shared by conv and pool ------------------------------------------------------
+def _pads(attrs, in_hw, k_hw, strides, dilations=(1, 1)):
+    """Per-side paddings [top, bottom, left, right] after fluid's padding_algorithm."""
+    algo = attrs.get("padding_algorithm", "EXPLICIT")
+    if algo == "VALID":
+        return [0, 0, 0, 0]
+    if algo == "SAME":
+        res = []
+        for size, k, s, d in zip(in_hw, k_hw, strides, dilations):
+            if size < 0:
+                res += [0, 0]
+                continue
+            o = (size + s - 1) // s
+            total = max((o - 1) * s + d * (k - 1) + 1 - size, 0)
+            res += [total // 2, total - total // 2]
+        return res
+    return expand_paddings(attrs["paddings"], 2)
+
+
+def _hw(shape, fmt):
+    return (shape[1], shape[2]) if fmt == "NHWC" else (shape[2], shape[3])
+
+
+def _to_nchw(x, fmt):
+    return x.permute(0, 3, 1, 2) if fmt == "NHWC" else x
+
+
+def _from_nchw(y, fmt):
+    return y.permute(0, 2, 3, 1) if fmt == "NHWC" else y
+
+
+def _with_hw(shape, fmt, c, h, w):
+    return (shape[0], h, w, c) if fmt == "NHWC" else (shape[0], c, h, w)
+
+
+# -- conv2d -------------------------------------------------------------------------------------------
+def _conv_infer(ins, attrs):
+    x, w = first(ins, "Input"), first(ins, "Filter")
+    fmt = attrs["data_format"]
+    if len(x.shape) != 4 or len(w.shape) != 4:
+        raise ValueError(f"conv2d needs 4-D Input and Filter. Received: Input.shape={x.shape}, Filter.shape={w.shape}")
+    cin = x.shape[3] if fmt == "NHWC" else x.shape[1]
+    groups = attrs["groups"] or 1
+    if cin >= 0 and cin != w.shape[1] * groups:
+        raise ValueError(
+            "the number of input channels must equal Filter.shape[1] * groups. "
+            f"Received: Input.shape={x.shape}, Filter.shape={w.shape}, groups={groups}"
+        )
+    hw = _hw(x.shape, fmt)
+    p = _pads(attrs, hw, w.shape[2:], attrs["strides"], attrs["dilations"])
+    oh, ow = (
+        -1 if size < 0 else (size + p[2 * i] + p[2 * i + 1] - (attrs["dilations"][i] * (w.shape[2 + i] - 1) + 1))
+        // attrs["strides"][i] + 1
+        for i, size in enumerate(hw)
+    )
+    return out("Output", _with_hw(x.shape, fmt, w.shape[0], oh, ow), x.dtype)
+
+
+def _conv_kernel(ins, attrs):
+    fmt = attrs["data_format"]
+    x, w = _to_nchw(ins["Input"][0], fmt), ins["Filter"][0]
+    p = _pads(attrs, x.shape[2:], w.shape[2:], attrs["strides"], attrs["dilations"])
+    if p[0] == p[1] and p[2] == p[3]:
+        padding = (p[0], p[2])
+    else:
+        x = F.pad(x, [p[2], p[3], p[0], p[1]])
+        padding = 0
+    y = F.conv2d(x, w, None, attrs["strides"], padding, attrs["dilations"], attrs["groups"] or 1)
+    return {"Output": [_from_nchw(y, fmt)]}
+
+
+_CONV_ATTRS = {
+    "strides": [1, 1],
+    "paddings": [0, 0],
+    "padding_algorithm": "EXPLICIT",
+    "groups": 1,
+    "dilations": [1, 1],
+    "data_format": "NCHW",
+    "use_cudnn": True,
+    "fuse_relu_before_depthwise_conv": False,
+    "use_mkldnn": False,
+    "exhaustive_search": False,
+    "workspace_size_MB": 512,
+}
+for _name in ("conv2d", "depthwise_conv2d"):
+    register(OpDef(_name, ("Input", "Filter", "Bias", "ResidualData"), ("Output",), _CONV_ATTRS, _conv_infer,
+                   _conv_kernel))
+
+
+def _convt_sizes(attrs, hw, k_hw):
+    p = _pads(attrs, hw, k_hw, attrs["strides"], attrs["dilations"])
+    res = []
+    for i, size in enumerate(hw):
+        if size < 0:
+            res.append(-1)
+            continue
+        d, s, k = attrs["dilations"][i], attrs["strides"][i], k_hw[i]
+        res.append((size - 1) * s - p[2 * i] - p[2 * i + 1] + d * (k - 1) + 1)
+    return res, p
+
+
+def _convt_infer(ins, attrs):
+    x, w = first(ins, "Input"), first(ins, "Filter")
+    fmt = attrs["data_format"]
+    cin = x.shape[3] if fmt == "NHWC" else x.shape[1]
+    if cin >= 0 and cin != w.shape[0]:
+        raise ValueError(
+            f"Input channels must equal Filter.shape[0]. Received: Input.shape={x.shape}, Filter.shape={w.shape}"
+        )
+    sizes, _ = _convt_sizes(attrs, _hw(x.shape, fmt), w.shape[2:])
+    if attrs["output_size"]:
+        sizes = list(attrs["output_size"])
+    cout = w.shape[1] * (attrs["groups"] or 1)
+    return out("Output", _with_hw(x.shape, fmt, cout, sizes[0], sizes[1]), x.dtype)
+
+
+def _convt_kernel(ins, attrs):
+    fmt = attrs["data_format"]
+    x, w = _to_nchw(ins["Input"][0], fmt), ins["Filter"][0]
+    sizes, p = _convt_sizes(attrs, list(x.shape[2:]), list(w.shape[2:]))
+    want = list(attrs["output_size"]) or sizes
+    y = F.conv_transpose2d(x, w, None, attrs["strides"], 0, 0, attrs["groups"] or 1, attrs["dilations"])
+    extra = [max(0, p[0] + want[0] - (y.shape[2] - p[1])), max(0, p[2] + want[1] - (y.shape[3] - p[3]))]
+    if extra[0] or extra[1]:
+        y = F.pad(y, [0, extra[1], 0, extra[0]])
+    y = y[:, :, p[0] : p[0] + want[0], p[2] : p[2] + want[1]]
+    return {"Output": [_from_nchw(y, fmt)]}
+
+
+register(
+    OpDef(
+        "conv2d_transpose",
+        ("Input", "Filter", "Bias"),
+        ("Output",),
+        dict(_CONV_ATTRS, output_size=[]),
+        _convt_infer,
+        _convt_kernel,
+    )
+)
+
+
+# -- pool2d ----------------------------------------------------------------------------------------------
+def _pool_geometry(attrs, hw):
+    if attrs["global_pooling"]:
+        return list(hw), [1, 1], [0, 0, 0, 0]
+    k, s = list(attrs["ksize"]), list(attrs["strides"])
+    return k, s, _pads(attrs, hw, k, s)
+
+
+def _pool_out(size, k, s, pa, pb, ceil):
+    if size < 0:
+        return -1
+    if ceil:
+        return (size - k + pa + pb + s - 1) // s + 1
+    return (size - k + pa + pb) // s + 1
+
+
+def _pool_infer(ins, attrs):
+    x = first(ins, "X")
+    fmt = attrs["data_format"]
+    if len(x.shape) != 4:
+        raise ValueError(f"pool2d needs a 4-D input. Received: X.shape={x.shape}")
+    hw = _hw(x.shape, fmt)
+    c = x.shape[3] if fmt == "NHWC" else x.shape[1]
+    if attrs["adaptive"]:
+        oh, ow = attrs["ksize"]
+    else:
+        k, s, p = _pool_geometry(attrs, hw)
+        oh, ow = (_pool_out(hw[i], k[i], s[i], p[2 * i], p[2 * i + 1], attrs["ceil_mode"]) for i in range(2))
+    return out("Out", _with_hw(x.shape, fmt, c, oh, ow), x.dtype)
+
+
+def _pool_kernel(ins, attrs):
+    fmt = attrs["data_format"]
+    x = _to_nchw(ins["X"][0], fmt)
+    is_max = attrs["pooling_type"] == "max"
+    if attrs["adaptive"]:
+        fn = F.adaptive_max_pool2d if is_max else F.adaptive_avg_pool2d
+        return {"Out": [_from_nchw(fn(x, list(attrs["ksize"])), fmt)]}
+    k, s, p = _pool_geometry(attrs, list(x.shape[2:]))
+    oh = _pool_out(x.shape[2], k[0], s[0], p[0], p[1], attrs["ceil_mode"])
+    ow = _pool_out(x.shape[3], k[1], s[1], p[2], p[3], attrs["ceil_mode"])
+    # pad so every window lies inside: fluid clips windows at the padded border
+    need_h = (oh - 1) * s[0] + k[0] - x.shape[2] - p[0]
+    need_w = (ow - 1) * s[1] + k[1] - x.shape[3] - p[2]
+    pad = [p[2], max(need_w, 0), p[0], max(need_h, 0)]
+    if is_max:
+        xp = F.pad(x, pad, value=float("-inf")) if any(pad) else x
+        y = F.max_pool2d(xp, k, s)
+    else:
+        xp = F.pad(x, pad) if any(pad) else x
+        sums = F.avg_pool2d(xp, k, s, divisor_override=1)
+        if attrs["exclusive"]:
+            ones = F.pad(torch.ones_like(x[:1, :1]), pad) if any(pad) else torch.ones_like(x[:1, :1])
+            y = sums / F.avg_pool2d(ones, k, s, divisor_override=1)
+        else:
+            # fluid divides by the full window area when not exclusive
+            y = sums / float(k[0] * k[1])
+    return {"Out": [_from_nchw(y[:, :, :oh, :ow], fmt)]}
+
+
+register(
+    OpDef(
+        "pool2d",
+        ("X",),
+        ("Out",),
+        {
+            "pooling_type": "max",
+            "ksize": [1, 1],
+            "global_pooling": False,
+            "strides": [1, 1],
+            "paddings": [0, 0],
+            "exclusive": True,
+            "adaptive": False,
+            "ceil_mode": False,
+            "padding_algorithm": "EXPLICIT",
+            "data_format": "NCHW",
+            "use_cudnn": True,
+            "use_mkldnn": False,
+        },
+        _pool_infer,
+        _pool_kernel,
+    )
+)
+
+
+# -- batch_norm, layer_norm ---------------------------------------------------------------------------------
+def _bn_infer(ins, attrs):
+    x = first(ins, "X")
+    c = x.shape[-1] if attrs["data_layout"] == "NHWC" else x.shape[1]
+    for slot in ("Scale", "Bias", "Mean", "Variance"):
+        v = first(ins, slot)
+        if c >= 0 and tuple(v.shape) != (c,):
+            raise ValueError(f"{slot} must have shape ({c},). Received: {slot}.shape={v.shape}")
+    stat = ((c,), x.dtype)
+    return {"Y": [(x.shape, x.dtype)], "MeanOut": [stat], "VarianceOut": [stat], "SavedMean": [stat],
+            "SavedVariance": [stat]}
+
+
+def _bn_kernel(ins, attrs):
+    x = ins["X"][0]
+    scale, bias, mean, var = (ins[k][0] for k in ("Scale", "Bias", "Mean", "Variance"))
+    ch_axis = x.dim() - 1 if attrs["data_layout"] == "NHWC" else 1
+    view = [1] * x.dim()
+    view[ch_axis] = -1
+    eps = attrs["epsilon"]
+    if attrs["is_test"] or attrs["use_global_stats"]:
+        inv = torch.rsqrt(var + eps)
+        y = (x - mean.reshape(view)) * (inv * scale).reshape(view) + bias.reshape(view)
+        return {"Y": [y], "MeanOut": [mean], "VarianceOut": [var]}
+    dims = [d for d in range(x.dim()) if d != ch_axis]
+    bmean = x.mean(dim=dims)
+    bvar = x.var(dim=dims, unbiased=False)
+    inv = torch.rsqrt(bvar + eps)
+    y = (x - bmean.reshape(view)) * (inv * scale).reshape(view) + bias.reshape(view)
+    mom = attrs["momentum"]
+    mt = first(ins, "MomentumTensor")
+    if mt is not None:
+        mom = mt.reshape(-1)[0].item()
+    return {
+        "Y": [y],
+        "MeanOut": [mean * mom + bmean * (1 - mom)],
+        "VarianceOut": [var * mom + bvar * (1 - mom)],
+        "SavedMean": [bmean],
+        "SavedVariance": [inv],
+    }
+
+
+register(
+    OpDef(
+        "batch_norm",
+        ("X", "Scale", "Bias", "Mean", "Variance", "MomentumTensor"),
+        ("Y", "MeanOut", "VarianceOut", "SavedMean", "SavedVariance"),
+        {"momentum": 0.9, "epsilon": 1e-5, "is_test": False, "data_layout": "NCHW", "use_global_stats": False,
+         "trainable_statistics": False, "fuse_with_relu": False, "use_mkldnn": False},
+        _bn_infer,
+        _bn_kernel,
+        host_inputs=frozenset({"MomentumTensor"}),
+    )
+)
+
+
+def _ln_infer(ins, attrs):
+    x = first(ins, "X")
+    axis = attrs["begin_norm_axis"]
+    if not 0 < axis < len(x.shape):
+        raise ValueError(f"begin_norm_axis must be in [1, {len(x.shape)}). Received: begin_norm_axis={axis}")
+    left = prod_or_unknown(x.shape[:axis])
+    right = prod_or_unknown(x.shape[axis:])
+    for slot in ("Scale", "Bias"):
+        v = first(ins, slot)
+        if v is not None and right >= 0 and tuple(v.shape) != (right,):
+            raise ValueError(f"{slot} must have shape ({right},). Received: {slot}.shape={v.shape}")
+    return {"Y": [(x.shape, x.dtype)], "Mean": [((left,), x.dtype)], "Variance": [((left,), x.dtype)]}
+
+
+def _ln_kernel(ins, attrs):
+    x = ins["X"][0]
+    axis = attrs["begin_norm_axis"]
+    left = 1
+    for d in x.shape[:axis]:
+        left *= d
+    x2 = x.reshape(left, -1)
+    mean = x2.mean(dim=1)
+    var = x2.var(dim=1, unbiased=False)
+    y = (x2 - mean[:, None]) * torch.rsqrt(var + attrs["epsilon"])[:, None]
+    scale, bias = first(ins, "Scale"), first(ins, "Bias")
+    if scale is not None:
+        y = y * scale
+    if bias is not None:
+        y = y + bias
+    return {"Y": [y.reshape(x.shape)], "Mean": [mean], "Variance": [var]}
+
+
+register(
+    OpDef(
+        "layer_norm",
+        ("X", "Scale", "Bias"),
+        ("Y", "Mean", "Variance"),
+        {"epsilon": 1e-5, "begin_norm_axis": 1, "use_mkldnn": False, "is_test": False},
+        _ln_infer,
+        _ln_kernel,
+    )
+)
+
+
+# -- dropout ------------------------------------------------------------------------------------------------
+def _dropout_infer(ins, attrs):
+    x = first(ins, "X")
+    p = attrs["dropout_prob"]
+    if not 0.0 <= p <= 1.0:
+        raise ValueError(f"dropout_prob must be in [0, 1]. Received: dropout_prob={p}")
+    return {"Out": [(x.shape, x.dtype)], "Mask": [(x.shape, VarType.UINT8)]}
+
+
+def _dropout_kernel(ins, attrs):
+    x = ins["X"][0]
+    p = attrs["dropout_prob"]
+    upscale = attrs["dropout_implementation"] == "upscale_in_train"
+    if attrs["is_test"]:
+        return {"Out": [x.clone() if upscale else x * (1.0 - p)]}
+    seed_t = first(ins, "Seed")
+    gen = None
+    if seed_t is not None or attrs["fix_seed"]:
+        seed = int(seed_t.reshape(-1)[0]) if seed_t is not None else attrs["seed"]
+        gen = torch.Generator(device=x.device).manual_seed(seed)
+    keep = torch.empty(x.shape, device=x.device).uniform_(0.0, 1.0, generator=gen) >= p
+    mask = keep.to(torch.uint8)
+    y = x * keep.to(x.dtype)
+    if upscale:
+        y = y / (1.0 - p) if p < 1.0 else torch.zeros_like(x)
+    return {"Out": [y], "Mask": [mask]}
+
+
+register(
+    OpDef(
+        "dropout",
+        ("X", "Seed"),
+        ("Out", "Mask"),
+        {"dropout_prob": 0.5, "is_test": False, "fix_seed": False, "seed": 0,
+         "dropout_implementation": "downgrade_in_infer"},
+        _dropout_infer,
+        _dropout_kernel,
+        host_inputs=frozenset({"Seed"}),
+    )
+)
+

@@ -1,0 +1,120 @@
+"""Pure helpers shared by shape functions and kernels (no torch)."""
+
+from __future__ import annotations
+
+from typing import List, Optional, Sequence, Tuple
+
+Shape = Tuple[int, ...]
+
+
+def first(ins, slot: str):
+    """The single variable (or tensor) in ``slot``, or None when the slot is empty."""
+    vals = ins.get(slot)
+    return vals[0] if vals else None
+
+
+def out(slot: str, shape, dtype) -> dict:
+    return {slot: [(tuple(shape), dtype)]}
+
+
+def same_as(slot_in: str = "X", slot_out: str = "Out"):
+    """Shape function: the output has the input's shape and dtype."""
+
+    def infer(ins, attrs):
+        x = first(ins, slot_in)
+        return out(slot_out, x.shape, x.dtype)
+
+    return infer
+
+
+def norm_axis(axis: int, rank: int, what: str = "axis") -> int:
+    if not -rank <= axis < max(rank, 1):
+        raise ValueError(f"{what} must be in [{-rank}, {rank}). Received: {what}={axis}, rank={rank}")
+    return axis + rank if axis < 0 else axis
+
+
+def prod(dims: Sequence[int]) -> int:
+    p = 1
+    for d in dims:
+        p *= d
+    return p
+
+
+def prod_or_unknown(dims: Sequence[int]) -> int:
+    return -1 if any(d < 0 for d in dims) else prod(dims)
+
+
+def merge_dim(a: int, b: int, what: str) -> int:
+    """Broadcast two dims: equal, one of them 1, or unknown (-1)."""
+    if a == b:
+        return a
+    if a == 1:
+        return b
+    if b == 1:
+        return a
+    if a < 0:
+        return b if b > 1 else a
+    if b < 0:
+        return a
+    raise ValueError(what)
+
+
+def trim_trailing_ones(shape: Sequence[int]) -> List[int]:
+    s = list(shape)
+    while len(s) > 1 and s[-1] == 1:
+        s.pop()
+    return s
+
+
+def aligned_y_shape(x_shape: Sequence[int], y_shape: Sequence[int], axis: int) -> Optional[List[int]]:
+    """Fluid's elementwise broadcast: Y is laid over X starting at ``axis`` (-1: at the end).
+
+    Returns the shape Y must be viewed as so numpy-style broadcasting gives fluid's result, or
+    None when plain right-aligned broadcasting already does.
+    """
+    xr, yr = len(x_shape), len(y_shape)
+    if yr >= xr or axis == -1 or axis == xr - yr:
+        return None
+    y = trim_trailing_ones(y_shape)
+    if axis + len(y) > xr:
+        y = list(y_shape)
+    if axis < 0 or axis + len(y) > xr:
+        raise ValueError(f"axis {axis} does not fit Y of rank {len(y)} into X of rank {xr}")
+    return [1] * axis + list(y) + [1] * (xr - axis - len(y))
+
+
+def broadcast_shapes(x_shape: Sequence[int], y_shape: Sequence[int], axis: int, op: str) -> Shape:
+    swapped = len(y_shape) > len(x_shape)
+    big, small = (y_shape, x_shape) if swapped else (x_shape, y_shape)
+    aligned = aligned_y_shape(big, small, axis)
+    small = aligned if aligned is not None else [1] * (len(big) - len(small)) + list(small)
+    msg = (
+        f"the shapes of X and Y do not broadcast (axis={axis}). "
+        f"Received: X.shape={tuple(x_shape)}, Y.shape={tuple(y_shape)}"
+    )
+    return tuple(merge_dim(a, b, msg) for a, b in zip(big, small))
+
+
+def reduce_shape(shape: Sequence[int], dims: Sequence[int], keep_dim: bool, reduce_all: bool) -> Shape:
+    rank = len(shape)
+    axes = set(range(rank)) if reduce_all else {norm_axis(d, rank, "dim") for d in dims}
+    if keep_dim:
+        return tuple(1 if i in axes else d for i, d in enumerate(shape))
+    kept = tuple(d for i, d in enumerate(shape) if i not in axes)
+    return kept if kept else (1,)
+
+
+def conv_out(size: int, k: int, pad_a: int, pad_b: int, stride: int, dilation: int = 1) -> int:
+    if size < 0:
+        return -1
+    return (size + pad_a + pad_b - (dilation * (k - 1) + 1)) // stride + 1
+
+
+def expand_paddings(paddings: Sequence[int], n: int) -> List[int]:
+    """Fluid paddings: n values (symmetric) or 2n values (before, after per dim)."""
+    p = list(paddings)
+    if len(p) == n:
+        return [v for v in p for _ in range(2)]
+    if len(p) == 2 * n:
+        return p
+    raise ValueError(f"paddings must have {n} or {2 * n} values. Received: paddings={p}")

@@ -1,0 +1,883 @@
+"""Tensor creation and manipulation ops: fill_constant, shape, slice, crop_tensor, reshape2, ..."""
+
+from __future__ import annotations
+
+from fluidcompat.dtypes import INT_TYPES, VarType
+from fluidcompat_ops.registry import OpDef, register
+from fluidcompat_ops.shapes import expand_paddings, first, norm_axis, out, prod, prod_or_unknown, same_as
+
+torch = None  # NOTE: [Lazy torch] in registry.py
+F = None
+TORCH_DTYPES: dict = {}
+
+
+def _tdtype(code):
+    return TORCH_DTYPES[VarType(code)]
+
+
+# -- feed / fetch: no kernel; the interpreter moves data between the holders and the scope ------
+register(OpDef("feed", ("X",), ("Out",), {"col": 0}))
+register(OpDef("fetch", ("X",), ("Out",), {"col": 0}))
+
+
+# -- fill_constant ------------------------------------------------------------------------------
+def _fill_constant_infer(ins, attrs):
+    st = first(ins, "ShapeTensor")
+    if st is not None:
+        shape = [-1] * (st.shape[0] if st.shape and st.shape[0] > 0 else 1)
+    elif ins.get("ShapeTensorList"):
+        shape = [-1] * len(ins["ShapeTensorList"])
+    else:
+        shape = attrs["shape"]
+    return out("Out", shape, attrs["dtype"])
+
+
+def _shape_from(ins, attrs, tensor_slot="ShapeTensor", list_slot="ShapeTensorList", attr="shape"):
+    st = first(ins, tensor_slot)
+    if st is not None:
+        return [int(v) for v in st.tolist()]
+    lst = ins.get(list_slot)
+    if lst:
+        return [int(t.reshape(-1)[0]) for t in lst]
+    return list(attrs[attr])
+
+
+def _fill_value(attrs):
+    s = attrs.get("str_value", "")
+    v = float(s) if s else attrs["value"]
+    if VarType(attrs["dtype"]) in INT_TYPES:
+        return int(v)
+    if VarType(attrs["dtype"]) == VarType.BOOL:
+        return bool(v)
+    return v
+
+
+def _fill_constant_kernel(ins, attrs):
+    shape = _shape_from(ins, attrs)
+    vt = first(ins, "ValueTensor")
+    dtype = _tdtype(attrs["dtype"])
+    if vt is not None:
+        return {"Out": [vt.reshape(()).to(dtype).expand(shape).clone()]}
+    return {"Out": [torch.full(shape, _fill_value(attrs), dtype=dtype, device=attrs["_device"])]}
+
+
+register(
+    OpDef(
+        "fill_constant",
+        ("ShapeTensor", "ShapeTensorList", "ValueTensor"),
+        ("Out",),
+        {"shape": [], "dtype": int(VarType.FP32), "value": 0.0, "str_value": "", "force_cpu": False},
+        _fill_constant_infer,
+        _fill_constant_kernel,
+        cpu_attr="force_cpu",
+    )
+)
+
+
+def _fcbsl_infer(ins, attrs):
+    x = first(ins, "Input")
+    shape = list(attrs["shape"])
+    shape[attrs["output_dim_idx"]] = x.shape[attrs["input_dim_idx"]]
+    return out("Out", shape, attrs["dtype"])
+
+
+def _fcbsl_kernel(ins, attrs):
+    x = first(ins, "Input")
+    shape = list(attrs["shape"])
+    shape[attrs["output_dim_idx"]] = x.shape[attrs["input_dim_idx"]]
+    return {"Out": [torch.full(shape, _fill_value(attrs), dtype=_tdtype(attrs["dtype"]), device=attrs["_device"])]}
+
+
+register(
+    OpDef(
+        "fill_constant_batch_size_like",
+        ("Input",),
+        ("Out",),
+        {
+            "shape": [],
+            "dtype": int(VarType.FP32),
+            "value": 0.0,
+            "str_value": "",
+            "input_dim_idx": 0,
+            "output_dim_idx": 0,
+            "force_cpu": False,
+        },
+        _fcbsl_infer,
+        _fcbsl_kernel,
+        no_buffer_inputs=frozenset({"Input"}),
+        cpu_attr="force_cpu",
+    )
+)
+
+
+def _fill_any_like_infer(ins, attrs):
+    x = first(ins, "X")
+    return out("Out", x.shape, x.dtype if attrs.get("dtype", -1) == -1 else attrs["dtype"])
+
+
+def _fill_any_like_kernel(ins, attrs):
+    x = first(ins, "X")
+    dtype = x.dtype if attrs["dtype"] == -1 else _tdtype(attrs["dtype"])
+    return {"Out": [torch.full_like(x, attrs["value"], dtype=dtype)]}
+
+
+register(
+    OpDef("fill_any_like", ("X",), ("Out",), {"value": 0.0, "dtype": -1}, _fill_any_like_infer, _fill_any_like_kernel)
+)
+register(
+    OpDef(
+        "fill_zeros_like",
+        ("X",),
+        ("Out",),
+        {},
+        same_as(),
+        lambda ins, attrs: {"Out": [torch.zeros_like(ins["X"][0])]},
+    )
+)
+
+
+# -- assign, assign_value, cast -------------------------------------------------------------------
+register(OpDef("assign", ("X",), ("Out",), {}, same_as(), lambda ins, attrs: {"Out": [ins["X"][0].clone()]}))
+
+_VALUE_ATTR = {
+    VarType.FP32: "fp32_values",
+    VarType.INT32: "int32_values",
+    VarType.INT64: "int64_values",
+    VarType.BOOL: "bool_values",
+}
+
+
+def _assign_value_kernel(ins, attrs):
+    code = VarType(attrs["dtype"])
+    values = attrs[_VALUE_ATTR[code]]
+    t = torch.tensor(values, dtype=_tdtype(code), device=attrs["_device"])
+    return {"Out": [t.reshape(attrs["shape"])]}
+
+
+register(
+    OpDef(
+        "assign_value",
+        (),
+        ("Out",),
+        {"shape": [], "dtype": int(VarType.FP32), "fp32_values": [], "int32_values": [], "int64_values": [],
+         "bool_values": []},
+        lambda ins, attrs: out("Out", attrs["shape"], attrs["dtype"]),
+        _assign_value_kernel,
+    )
+)
+
+register(
+    OpDef(
+        "cast",
+        ("X",),
+        ("Out",),
+        {"in_dtype": int(VarType.FP32), "out_dtype": int(VarType.FP32)},
+        lambda ins, attrs: out("Out", ins["X"][0].shape, attrs["out_dtype"]),
+        lambda ins, attrs: {"Out": [ins["X"][0].to(_tdtype(attrs["out_dtype"]))]},
+    )
+)
+
+
+# -- shape, slice, crop_tensor -------------------------------------------------------------------
+def _shape_kernel(ins, attrs):
+    return {"Out": [torch.tensor(list(ins["Input"][0].shape), dtype=torch.int32)]}
+
+
+register(
+    OpDef(
+        "shape",
+        ("Input",),
+        ("Out",),
+        {},
+        lambda ins, attrs: out("Out", (len(ins["Input"][0].shape),), VarType.INT32),
+        _shape_kernel,
+        host_outputs=frozenset({"Out"}),
+        no_buffer_inputs=frozenset({"Input"}),
+    )
+)
+
+_SLICE_HOST = frozenset({"StartsTensor", "EndsTensor", "StartsTensorList", "EndsTensorList"})
+
+
+def _clamp_range(dim: int, start: int, end: int):
+    if start < 0:
+        start += dim
+    if end < 0:
+        end += dim
+    start = max(0, min(start, dim))
+    end = max(0, min(end, dim))
+    return start, max(start, end)
+
+
+def _slice_infer(ins, attrs):
+    x = first(ins, "Input")
+    shape = list(x.shape)
+    axes = attrs["axes"]
+    tensor_bounds = any(ins.get(s) for s in _SLICE_HOST)
+    if len(attrs["starts"]) != len(axes) and not tensor_bounds:
+        raise ValueError(
+            f"starts and axes must have the same length. Received: axes={axes}, starts={attrs['starts']}"
+        )
+    for i, ax in enumerate(axes):
+        a = norm_axis(ax, len(shape), "axes")
+        if tensor_bounds or shape[a] < 0:
+            shape[a] = -1
+            continue
+        s, e = _clamp_range(shape[a], attrs["starts"][i], attrs["ends"][i])
+        shape[a] = e - s
+    dec = [norm_axis(d, len(shape)) for d in attrs.get("decrease_axis", [])]
+    if dec:
+        shape = [d for i, d in enumerate(shape) if i not in dec] or [1]
+    return out("Out", shape, x.dtype)
+
+
+def _bounds(ins, tensor_slot, list_slot, default):
+    t = first(ins, tensor_slot)
+    if t is not None:
+        return [int(v) for v in t.tolist()]
+    lst = ins.get(list_slot)
+    if lst:
+        return [int(v.reshape(-1)[0]) for v in lst]
+    return default
+
+
+def _slice_kernel(ins, attrs):
+    x = ins["Input"][0]
+    starts = _bounds(ins, "StartsTensor", "StartsTensorList", attrs["starts"])
+    ends = _bounds(ins, "EndsTensor", "EndsTensorList", attrs["ends"])
+    index = [slice(None)] * x.dim()
+    for ax, s, e in zip(attrs["axes"], starts, ends):
+        s, e = _clamp_range(x.shape[ax], s, e)
+        index[ax] = slice(s, e)
+    y = x[tuple(index)]
+    dec = attrs.get("decrease_axis")
+    if dec:
+        keep = [d for i, d in enumerate(y.shape) if i not in {a % x.dim() for a in dec}]
+        y = y.reshape(keep or [1])
+    return {"Out": [y]}
+
+
+register(
+    OpDef(
+        "slice",
+        ("Input", "StartsTensor", "EndsTensor", "StartsTensorList", "EndsTensorList"),
+        ("Out",),
+        {"axes": [], "starts": [], "ends": [], "infer_flags": [], "decrease_axis": []},
+        _slice_infer,
+        _slice_kernel,
+        host_inputs=_SLICE_HOST,
+    )
+)
+
+_CROP_HOST = frozenset({"Shape", "Offsets", "ShapeTensor", "OffsetsTensor"})
+
+
+def _crop_infer(ins, attrs):
+    x = first(ins, "X")
+    rank = len(x.shape)
+    shp = first(ins, "Shape")
+    if shp is not None:
+        return out("Out", [-1] * rank, x.dtype)
+    if ins.get("ShapeTensor"):
+        return out("Out", [-1] * len(ins["ShapeTensor"]), x.dtype)
+    shape = list(attrs["shape"])
+    if len(shape) != rank:
+        raise ValueError(
+            f"the number of elements in shape must equal the rank of X. Received: shape={shape}, X.shape={x.shape}"
+        )
+    offsets = list(attrs["offsets"]) or [0] * rank
+    known_offsets = not ins.get("Offsets") and not ins.get("OffsetsTensor")
+    res = []
+    for i, d in enumerate(shape):
+        if d == -1:
+            res.append(x.shape[i] - offsets[i] if known_offsets and x.shape[i] >= 0 else -1)
+        else:
+            if known_offsets and x.shape[i] >= 0 and offsets[i] + d > x.shape[i]:
+                raise ValueError(
+                    f"offsets[{i}] + shape[{i}] must not exceed X.shape[{i}]. "
+                    f"Received: offsets={offsets}, shape={shape}, X.shape={x.shape}"
+                )
+            res.append(d)
+    return out("Out", res, x.dtype)
+
+
+def _crop_kernel(ins, attrs):
+    x = ins["X"][0]
+    rank = x.dim()
+    shape = _bounds(ins, "Shape", "ShapeTensor", list(attrs["shape"]))
+    offsets = _bounds(ins, "Offsets", "OffsetsTensor", list(attrs["offsets"]) or [0] * rank)
+    if len(shape) != rank:
+        raise ValueError(f"crop_tensor: Shape has {len(shape)} values but X has rank {rank}. Received: {shape}")
+    index = []
+    for i in range(rank):
+        d = shape[i] if shape[i] != -1 else x.shape[i] - offsets[i]
+        if offsets[i] + d > x.shape[i] or d < 0:
+            raise ValueError(
+                f"crop_tensor: offsets + shape exceed X's shape at dim {i}. "
+                f"Received: offsets={offsets}, shape={shape}, X.shape={list(x.shape)}"
+            )
+        index.append(slice(offsets[i], offsets[i] + d))
+    return {"Out": [x[tuple(index)]]}
+
+
+register(
+    OpDef(
+        "crop_tensor",
+        ("X", "Shape", "Offsets", "ShapeTensor", "OffsetsTensor"),
+        ("Out",),
+        {"offsets": [], "shape": []},
+        _crop_infer,
+        _crop_kernel,
+        host_inputs=_CROP_HOST,
+    )
+)
+
+
+# -- reshape, transpose, flatten, squeeze, unsqueeze ----------------------------------------------
+def _reshape_target(in_shape, shape):
+    res = []
+    unknown = -1
+    for i, d in enumerate(shape):
+        if d == 0:
+            if i >= len(in_shape):
+                raise ValueError(f"shape[{i}] is 0 but X has only {len(in_shape)} dims. Received: shape={shape}")
+            res.append(in_shape[i])
+        elif d == -1:
+            if unknown >= 0:
+                raise ValueError(f"only one dimension of shape can be -1. Received: shape={shape}")
+            unknown = i
+            res.append(-1)
+        elif d < -1:
+            raise ValueError(f"shape dims must be >= -1. Received: shape={shape}")
+        else:
+            res.append(d)
+    total = prod_or_unknown(in_shape)
+    if unknown >= 0 and total >= 0:
+        known = prod(d for d in res if d != -1)
+        if known == 0 or total % known:
+            raise ValueError(f"cannot reshape X of shape {tuple(in_shape)} to {shape}")
+        res[unknown] = total // known
+    elif unknown < 0 and total >= 0 and prod(res) != total:
+        raise ValueError(
+            f"the product of shape must equal X's element count. Received: X.shape={tuple(in_shape)}, shape={shape}"
+        )
+    return res
+
+
+def _reshape_infer(ins, attrs):
+    x = first(ins, "X")
+    if ins.get("Shape") or ins.get("ShapeTensor"):
+        n = len(attrs["shape"]) or (first(ins, "Shape").shape[0] if ins.get("Shape") else len(ins["ShapeTensor"]))
+        res = [-1] * max(n, 1)
+    else:
+        res = _reshape_target(list(x.shape), list(attrs["shape"]))
+    return {"Out": [(res, x.dtype)], "XShape": [((0,) + tuple(x.shape), x.dtype)]}
+
+
+def _reshape_kernel(ins, attrs):
+    x = ins["X"][0]
+    shape = _bounds(ins, "Shape", "ShapeTensor", list(attrs["shape"]))
+    return {"Out": [x.reshape(_reshape_target(list(x.shape), shape))]}
+
+
+register(
+    OpDef(
+        "reshape2",
+        ("X", "Shape", "ShapeTensor"),
+        ("Out", "XShape"),
+        {"shape": []},
+        _reshape_infer,
+        _reshape_kernel,
+        host_inputs=frozenset({"Shape", "ShapeTensor"}),
+    )
+)
+
+
+def _transpose_infer(ins, attrs):
+    x = first(ins, "X")
+    perm = list(attrs["axis"])
+    if sorted(perm) != list(range(len(x.shape))):
+        raise ValueError(f"axis must be a permutation of the dims of X. Received: axis={perm}, X.shape={x.shape}")
+    return {"Out": [([x.shape[p] for p in perm], x.dtype)], "XShape": [((0,) + tuple(x.shape), x.dtype)]}
+
+
+register(
+    OpDef(
+        "transpose2",
+        ("X",),
+        ("Out", "XShape"),
+        {"axis": []},
+        _transpose_infer,
+        lambda ins, attrs: {"Out": [ins["X"][0].permute(list(attrs["axis"]))]},
+    )
+)
+
+
+def _flatten_shape(shape, axis):
+    return [prod_or_unknown(shape[:axis]), prod_or_unknown(shape[axis:])]
+
+
+def _flatten_infer(ins, attrs):
+    x = first(ins, "X")
+    axis = attrs["axis"]
+    if not 0 <= axis <= len(x.shape):
+        raise ValueError(f"axis must be in [0, {len(x.shape)}]. Received: axis={axis}")
+    return {"Out": [(_flatten_shape(x.shape, axis), x.dtype)], "XShape": [((0,) + tuple(x.shape), x.dtype)]}
+
+
+register(
+    OpDef(
+        "flatten2",
+        ("X",),
+        ("Out", "XShape"),
+        {"axis": 1},
+        _flatten_infer,
+        lambda ins, attrs: {"Out": [ins["X"][0].reshape(_flatten_shape(list(ins["X"][0].shape), attrs["axis"]))]},
+    )
+)
+
+
+def _squeeze_dims(shape, axes):
+    rank = len(shape)
+    if not axes:
+        return [d for d in shape if d != 1]
+    drop = {norm_axis(a, rank, "axes") for a in axes}
+    return [d for i, d in enumerate(shape) if not (i in drop and d == 1)]
+
+
+def _squeeze_infer(ins, attrs):
+    x = first(ins, "X")
+    return {"Out": [(_squeeze_dims(x.shape, attrs["axes"]), x.dtype)], "XShape": [((0,) + tuple(x.shape), x.dtype)]}
+
+
+register(
+    OpDef(
+        "squeeze2",
+        ("X",),
+        ("Out", "XShape"),
+        {"axes": []},
+        _squeeze_infer,
+        lambda ins, attrs: {"Out": [ins["X"][0].reshape(_squeeze_dims(list(ins["X"][0].shape), attrs["axes"]))]},
+    )
+)
+
+
+def _unsqueeze_dims(shape, axes):
+    res = list(shape)
+    for a in axes:
+        cur = len(res) + 1
+        a = a + cur if a < 0 else a
+        if not 0 <= a < cur:
+            raise ValueError(f"axes out of range for rank {len(shape)}. Received: axes={axes}")
+        res.insert(a, 1)
+    return res
+
+
+def _unsqueeze_axes(ins, attrs):
+    return _bounds(ins, "AxesTensor", "AxesTensorList", list(attrs["axes"]))
+
+
+def _unsqueeze_infer(ins, attrs):
+    x = first(ins, "X")
+    if ins.get("AxesTensor") or ins.get("AxesTensorList"):
+        raise ValueError("unsqueeze2 with tensor axes is not supported at build time")
+    return {
+        "Out": [(_unsqueeze_dims(x.shape, attrs["axes"]), x.dtype)],
+        "XShape": [((0,) + tuple(x.shape), x.dtype)],
+    }
+
+
+register(
+    OpDef(
+        "unsqueeze2",
+        ("X", "AxesTensor", "AxesTensorList"),
+        ("Out", "XShape"),
+        {"axes": []},
+        _unsqueeze_infer,
+        lambda ins, attrs: {
+            "Out": [ins["X"][0].reshape(_unsqueeze_dims(list(ins["X"][0].shape), _unsqueeze_axes(ins, attrs)))]
+        },
+        host_inputs=frozenset({"AxesTensor", "AxesTensorList"}),
+    )
+)
+
+
+# -- concat, split, stack, expand -----------------------------------------------------------------
+def _concat_infer(ins, attrs):
+    xs = ins["X"]
+    if not xs:
+        raise ValueError("concat needs at least one input")
+    rank = len(xs[0].shape)
+    axis = norm_axis(attrs["axis"], rank)
+    res = list(xs[0].shape)
+    for v in xs[1:]:
+        if len(v.shape) != rank:
+            raise ValueError(f"all inputs must have the same rank. Received: {[tuple(x.shape) for x in xs]}")
+        for i in range(rank):
+            if i == axis:
+                res[i] = -1 if res[i] < 0 or v.shape[i] < 0 else res[i] + v.shape[i]
+            elif res[i] >= 0 and v.shape[i] >= 0 and res[i] != v.shape[i]:
+                raise ValueError(
+                    f"inputs must match in every dim but axis {axis}. Received: {[tuple(x.shape) for x in xs]}"
+                )
+    return out("Out", res, xs[0].dtype)
+
+
+def _concat_kernel(ins, attrs):
+    axis_t = first(ins, "AxisTensor")
+    axis = int(axis_t.reshape(-1)[0]) if axis_t is not None else attrs["axis"]
+    return {"Out": [torch.cat(ins["X"], dim=axis)]}
+
+
+register(
+    OpDef(
+        "concat",
+        ("X", "AxisTensor"),
+        ("Out",),
+        {"axis": 0},
+        _concat_infer,
+        _concat_kernel,
+        host_inputs=frozenset({"AxisTensor"}),
+    )
+)
+
+
+def _split_sizes(dim, num, sections):
+    if sections:
+        secs = list(sections)
+        if -1 in secs and dim >= 0:
+            secs[secs.index(-1)] = dim - sum(s for s in secs if s != -1)
+        return secs
+    if dim >= 0 and dim % num:
+        raise ValueError(f"the split dimension ({dim}) must be divisible by num ({num})")
+    return [dim // num if dim >= 0 else -1] * num
+
+
+def _split_infer(ins, attrs):
+    x = first(ins, "X")
+    axis = norm_axis(attrs["axis"], len(x.shape))
+    sizes = _split_sizes(x.shape[axis], attrs["num"], attrs["sections"])
+    if x.shape[axis] >= 0 and attrs["sections"] and sum(sizes) != x.shape[axis]:
+        raise ValueError(f"sections must add up to the dim. Received: sections={attrs['sections']}, dim={x.shape[axis]}")
+    res = []
+    for s in sizes:
+        shape = list(x.shape)
+        shape[axis] = s
+        res.append((shape, x.dtype))
+    return {"Out": res}
+
+
+def _split_kernel(ins, attrs):
+    x = ins["X"][0]
+    axis = attrs["axis"] % x.dim()
+    sizes = _split_sizes(x.shape[axis], attrs["num"], attrs["sections"])
+    return {"Out": list(torch.split(x, sizes, dim=axis))}
+
+
+register(
+    OpDef(
+        "split",
+        ("X", "AxisTensor", "SectionsTensorList"),
+        ("Out",),
+        {"axis": 0, "num": 0, "sections": []},
+        _split_infer,
+        _split_kernel,
+        host_inputs=frozenset({"AxisTensor", "SectionsTensorList"}),
+    )
+)
+
+
+def _stack_infer(ins, attrs):
+    xs = ins["X"]
+    shape = list(xs[0].shape)
+    for v in xs[1:]:
+        if list(v.shape) != shape:
+            raise ValueError(f"all inputs of stack must have the same shape. Received: {[tuple(x.shape) for x in xs]}")
+    axis = attrs["axis"]
+    axis = axis + len(shape) + 1 if axis < 0 else axis
+    shape.insert(axis, len(xs))
+    return out("Y", shape, xs[0].dtype)
+
+
+register(
+    OpDef(
+        "stack",
+        ("X",),
+        ("Y",),
+        {"axis": 0},
+        _stack_infer,
+        lambda ins, attrs: {"Y": [torch.stack(ins["X"], dim=attrs["axis"])]},
+    )
+)
+
+
+def _expand_infer(ins, attrs):
+    x = first(ins, "X")
+    times = attrs["expand_times"]
+    if ins.get("ExpandTimes") or ins.get("expand_times_tensor"):
+        return out("Out", [-1] * len(x.shape), x.dtype)
+    if len(times) != len(x.shape):
+        raise ValueError(
+            f"expand_times must have one value per dim of X. Received: expand_times={times}, X.shape={x.shape}"
+        )
+    return out("Out", [d * t if d >= 0 else -1 for d, t in zip(x.shape, times)], x.dtype)
+
+
+def _expand_kernel(ins, attrs):
+    times = _bounds(ins, "ExpandTimes", "expand_times_tensor", list(attrs["expand_times"]))
+    return {"Out": [ins["X"][0].repeat(times)]}
+
+
+register(
+    OpDef(
+        "expand",
+        ("X", "ExpandTimes", "expand_times_tensor"),
+        ("Out",),
+        {"expand_times": []},
+        _expand_infer,
+        _expand_kernel,
+        host_inputs=frozenset({"ExpandTimes", "expand_times_tensor"}),
+    )
+)
+
+
+# -- gather, scatter ---------------------------------------------------------------------------------
+def _gather_infer(ins, attrs):
+    x, idx = first(ins, "X"), first(ins, "Index")
+    if len(idx.shape) == 2 and idx.shape[1] != 1 or len(idx.shape) > 2:
+        raise ValueError(f"Index must be 1-D or [N, 1]. Received: Index.shape={idx.shape}")
+    return out("Out", (idx.shape[0],) + tuple(x.shape[1:]), x.dtype)
+
+
+register(
+    OpDef(
+        "gather",
+        ("X", "Index"),
+        ("Out",),
+        {"overwrite": True},
+        _gather_infer,
+        lambda ins, attrs: {"Out": [ins["X"][0].index_select(0, ins["Index"][0].reshape(-1).long())]},
+    )
+)
+
+
+def _scatter_kernel(ins, attrs):
+    x, ids, upd = ins["X"][0], ins["Ids"][0].reshape(-1).long(), ins["Updates"][0]
+    res = x.clone()
+    if attrs["overwrite"]:
+        res[ids] = upd
+    else:
+        res[ids] = 0
+        res.index_add_(0, ids, upd)
+    return {"Out": [res]}
+
+
+register(OpDef("scatter", ("X", "Ids", "Updates"), ("Out",), {"overwrite": True}, same_as(), _scatter_kernel))
+
+
+# -- range, linspace -----------------------------------------------------------------------------------
+def _scalar(t):
+    return t.reshape(-1)[0].item()
+
+
+def _range_kernel(ins, attrs):
+    s, e, st = (ins[k][0] for k in ("Start", "End", "Step"))
+    return {"Out": [torch.arange(_scalar(s), _scalar(e), _scalar(st), dtype=s.dtype, device=s.device)]}
+
+
+register(
+    OpDef(
+        "range",
+        ("Start", "End", "Step"),
+        ("Out",),
+        {},
+        lambda ins, attrs: out("Out", (-1,), ins["Start"][0].dtype),
+        _range_kernel,
+    )
+)
+
+
+def _linspace_kernel(ins, attrs):
+    s, e, n = (ins[k][0] for k in ("Start", "Stop", "Num"))
+    return {"Out": [torch.linspace(_scalar(s), _scalar(e), int(_scalar(n)), dtype=s.dtype, device=s.device)]}
+
+
+register(
+    OpDef(
+        "linspace",
+        ("Start", "Stop", "Num"),
+        ("Out",),
+        {},
+        lambda ins, attrs: out("Out", (-1,), ins["Start"][0].dtype),
+        _linspace_kernel,
+    )
+)
+
+
+# -- pad, pad2d ------------------------------------------------------------------------------------------
+def _pad_infer(ins, attrs):
+    x = first(ins, "X")
+    p = attrs["paddings"]
+    if len(p) != 2 * len(x.shape):
+        raise ValueError(f"paddings must have 2 * rank(X) values. Received: paddings={p}, X.shape={x.shape}")
+    return out("Out", [d + p[2 * i] + p[2 * i + 1] if d >= 0 else -1 for i, d in enumerate(x.shape)], x.dtype)
+
+
+def _pad_kernel(ins, attrs):
+    p = attrs["paddings"]
+    torch_pad = []
+    for i in reversed(range(len(p) // 2)):
+        torch_pad += [p[2 * i], p[2 * i + 1]]
+    return {"Out": [F.pad(ins["X"][0], torch_pad, value=attrs["pad_value"])]}
+
+
+register(OpDef("pad", ("X",), ("Out",), {"paddings": [], "pad_value": 0.0}, _pad_infer, _pad_kernel))
+
+
+def _pad2d_infer(ins, attrs):
+    x = first(ins, "X")
+    p = attrs["paddings"]
+    shape = list(x.shape)
+    h, w = (2, 3) if attrs["data_format"] == "NCHW" else (1, 2)
+    if ins.get("Paddings"):
+        shape[h] = shape[w] = -1
+    else:
+        shape[h] = shape[h] + p[0] + p[1] if shape[h] >= 0 else -1
+        shape[w] = shape[w] + p[2] + p[3] if shape[w] >= 0 else -1
+    return out("Out", shape, x.dtype)
+
+
+_PAD_MODES = {"constant": "constant", "reflect": "reflect", "edge": "replicate"}
+
+
+def _pad2d_kernel(ins, attrs):
+    x = ins["X"][0]
+    p = _bounds(ins, "Paddings", "", list(attrs["paddings"]))
+    nhwc = attrs["data_format"] == "NHWC"
+    if nhwc:
+        x = x.permute(0, 3, 1, 2)
+    mode = _PAD_MODES[attrs["mode"]]
+    kw = {"value": attrs["pad_value"]} if mode == "constant" else {}
+    y = F.pad(x, [p[2], p[3], p[0], p[1]], mode=mode, **kw)
+    return {"Out": [y.permute(0, 2, 3, 1) if nhwc else y]}
+
+
+register(
+    OpDef(
+        "pad2d",
+        ("X", "Paddings"),
+        ("Out",),
+        {"paddings": [0, 0, 0, 0], "mode": "constant", "pad_value": 0.0, "data_format": "NCHW"},
+        _pad2d_infer,
+        _pad2d_kernel,
+        host_inputs=frozenset({"Paddings"}),
+    )
+)
+
+
+# -- where -------------------------------------------------------------------------------------------------
+register(
+    OpDef(
+        "where_index",
+        ("Condition",),
+        ("Out",),
+        {},
+        lambda ins, attrs: out("Out", (-1, len(ins["Condition"][0].shape)), VarType.INT64),
+        lambda ins, attrs: {"Out": [torch.nonzero(ins["Condition"][0])]},
+    )
+)
+
+
+def _where_infer(ins, attrs):
+    x, y = first(ins, "X"), first(ins, "Y")
+    if tuple(x.shape) != tuple(y.shape):
+        raise ValueError(f"X and Y must have the same shape. Received: X.shape={x.shape}, Y.shape={y.shape}")
+    return out("Out", x.shape, x.dtype)
+
+
+register(
+    OpDef(
+        "where",
+        ("Condition", "X", "Y"),
+        ("Out",),
+        {},
+        _where_infer,
+        lambda ins, attrs: {"Out": [torch.where(ins["Condition"][0], ins["X"][0], ins["Y"][0])]},
+    )
+)
+
+
+# -- random ----------------------------------------------------------------------------------------------------
+def _generator(attrs, device):
+    seed = attrs.get("seed", 0)
+    if not seed:
+        return None
+    return torch.Generator(device=device).manual_seed(int(seed))
+
+
+def _random_infer(ins, attrs):
+    return _fill_constant_infer(ins, attrs)
+
+
+def _uniform_kernel(ins, attrs):
+    dev = attrs["_device"]
+    shape = _shape_from(ins, attrs)
+    t = torch.empty(shape, dtype=_tdtype(attrs["dtype"]), device=dev)
+    t.uniform_(attrs["min"], attrs["max"], generator=_generator(attrs, dev))
+    if attrs.get("diag_num"):
+        flat = t.reshape(-1)
+        for i in range(attrs["diag_num"]):
+            flat[i * attrs["diag_step"] + i] = attrs["diag_val"]
+    return {"Out": [t]}
+
+
+def _gaussian_kernel(ins, attrs):
+    dev = attrs["_device"]
+    t = torch.empty(_shape_from(ins, attrs), dtype=_tdtype(attrs["dtype"]), device=dev)
+    t.normal_(attrs["mean"], attrs["std"], generator=_generator(attrs, dev))
+    return {"Out": [t]}
+
+
+def _truncated_kernel(ins, attrs):
+    dev = attrs["_device"]
+    t = torch.empty(list(attrs["shape"]), dtype=_tdtype(attrs["dtype"]), device=dev)
+    mean, std = attrs["mean"], attrs["std"]
+    # fluid truncates at two standard deviations
+    torch.nn.init.trunc_normal_(t, mean, std, mean - 2 * std, mean + 2 * std, generator=_generator(attrs, dev))
+    return {"Out": [t]}
+
+
+_RANDOM_SLOTS = ("ShapeTensor", "ShapeTensorList")
+register(
+    OpDef(
+        "uniform_random",
+        _RANDOM_SLOTS,
+        ("Out",),
+        {"shape": [], "dtype": int(VarType.FP32), "min": -1.0, "max": 1.0, "seed": 0, "diag_num": 0, "diag_step": 0,
+         "diag_val": 1.0},
+        _random_infer,
+        _uniform_kernel,
+        host_inputs=frozenset(_RANDOM_SLOTS),
+    )
+)
+register(
+    OpDef(
+        "gaussian_random",
+        _RANDOM_SLOTS,
+        ("Out",),
+        {"shape": [], "dtype": int(VarType.FP32), "mean": 0.0, "std": 1.0, "seed": 0},
+        _random_infer,
+        _gaussian_kernel,
+        host_inputs=frozenset(_RANDOM_SLOTS),
+    )
+)
+register(
+    OpDef(
+        "truncated_gaussian_random",
+        (),
+        ("Out",),
+        {"shape": [], "dtype": int(VarType.FP32), "mean": 0.0, "std": 1.0, "seed": 0},
+        lambda ins, attrs: out("Out", attrs["shape"], attrs["dtype"]),
+        _truncated_kernel,
+    )
+)
