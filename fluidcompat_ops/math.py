@@ -81,7 +81,7 @@ _ELEMENTWISE = {
     "elementwise_max": lambda x, y: torch.maximum(x, y),
     "elementwise_min": lambda x, y: torch.minimum(x, y),
     "elementwise_pow": _pow,
-    "elementwise_mod": lambda x, y: torch.remainder(x, y),
+    "elementwise_mod": lambda x, y: torch.fmod(x, y) if _is_int(x) else torch.remainder(x, y),
     "elementwise_floordiv": _floordiv,
 }
 _ELEMENTWISE_ATTRS = {"axis": -1, "use_mkldnn": False, "x_data_format": "", "y_data_format": ""}

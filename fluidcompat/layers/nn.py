@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import math as _math
-from typing import Optional
+import warnings
 
 from fluidcompat.dtypes import VarType, to_vartype
 from fluidcompat.framework import Variable, layer
@@ -257,7 +256,18 @@ def relu6(x, threshold=6.0, name=None) -> Variable:
 
 @layer
 def swish(x, beta=1.0, name=None) -> Variable:
-    return _activation("swish", x, {"beta": float(beta)}, name)
+    """``x * sigmoid(x)``.
+
+    Compat: fluid 1.8 stored ``beta`` under the wrong attribute name, so its swish always used
+    beta=1. fluidcompat does the same, so results match fluid, and warns when beta is not 1.
+    """
+    if beta != 1.0:
+        warnings.warn(
+            f"swish: fluid 1.8 ignores beta={beta} and computes x * sigmoid(x); fluidcompat does the same. "
+            "Write x * sigmoid(beta * x) with layers to get another beta.",
+            stacklevel=3,
+        )
+    return _activation("swish", x, {"slope": float(beta)}, name)
 
 
 @layer
@@ -420,7 +430,7 @@ def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, gro
     op_type = "conv2d"
     if channels == groups and num_filters % channels == 0 and not use_cudnn:
         op_type = "depthwise_conv2d"
-    helper = LayerHelper(op_type if op_type == "conv2d" else "conv2d", **locals())
+    helper = LayerHelper(op_type, **locals())
     k = _pair(filter_size, "filter_size")
     filter_shape = [num_filters, channels // groups] + k
     std = (2.0 / (k[0] * k[1] * channels)) ** 0.5

@@ -1,0 +1,76 @@
+"""``fluidcompat run [--device cpu|gpu] script.py [args]``: run a legacy fluid script unchanged."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import runpy
+import sys
+import traceback
+from typing import List, Optional
+
+from fluidcompat import places
+from fluidcompat.compat import install
+
+
+def _print_script_traceback(exc: BaseException, script: str) -> None:
+    """Print the traceback as ``python script.py`` would: from the script's first frame on."""
+    tb = exc.__traceback__
+    script = os.path.abspath(script)
+    while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != script:
+        tb = tb.tb_next
+    traceback.print_exception(type(exc), exc, tb if tb is not None else exc.__traceback__)
+
+
+def _find_cuda_error(exc: BaseException) -> Optional[BaseException]:
+    while exc is not None:
+        if isinstance(exc, places.CUDAUnavailableError):
+            return exc
+        exc = exc.__cause__ or exc.__context__
+    return None
+
+
+def run_script(script: str, args: List[str], device: Optional[str]) -> int:
+    if device == "cpu":
+        os.environ[places.ENV_DEVICE] = "cpu"
+    elif device == "gpu" and not places.cuda_available():
+        sys.stderr.write("fluidcompat: error: --device gpu was asked for, but torch finds no CUDA device here\n")
+        return 1
+    if not os.path.isfile(script):
+        sys.stderr.write(f"fluidcompat: error: can't open file '{script}': no such file\n")
+        return 2
+    install()
+    sys.argv = [script] + list(args)
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
+    try:
+        runpy.run_path(script, run_name="__main__")
+    except SystemExit:
+        raise
+    except BaseException as e:  # noqa: BLE001  (reported as python would, then exit 1)
+        cuda = _find_cuda_error(e)
+        if cuda is not None:
+            sys.stderr.write(f"fluidcompat: error: {cuda}\n")
+            return 1
+        _print_script_traceback(e, script)
+        return 1
+    finally:
+        sys.stdout.flush()
+    return 0
+
+
+def main(argv: Optional[List[str]] = None) -> int:
+    parser = argparse.ArgumentParser(prog="fluidcompat", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run a fluid 1.x script with `import paddle.fluid` resolving to fluidcompat")
+    run.add_argument("--device", choices=["cpu", "gpu"], default=None,
+                     help="cpu: run every GPU place and device_guard('gpu') on the CPU")
+    run.add_argument("script")
+    run.add_argument("args", nargs=argparse.REMAINDER)
+    ns = parser.parse_args(argv)
+    if ns.command == "run":
+        return run_script(ns.script, ns.args, ns.device)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())
