@@ -1,0 +1,95 @@
+"""Plain numpy references for the op table (loops where that keeps them obviously right)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def softmax(x, axis=-1):
+    e = np.exp(x - x.max(axis=axis, keepdims=True))
+    return e / e.sum(axis=axis, keepdims=True)
+
+
+def sigmoid(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def gelu(x):
+    erf = np.vectorize(math.erf)
+    return (0.5 * x * (1.0 + erf(x / math.sqrt(2.0)))).astype(x.dtype)
+
+
+def pad_hw(x, top, bottom, left, right, value=0.0):
+    return np.pad(x, [(0, 0), (0, 0), (top, bottom), (left, right)], constant_values=value)
+
+
+def conv2d(x, w, stride=(1, 1), pads=(0, 0, 0, 0), dilation=(1, 1), groups=1):
+    xp = pad_hw(x, *pads)
+    n, c, h, wd = xp.shape
+    f, cg, kh, kw = w.shape
+    eh, ew = dilation[0] * (kh - 1) + 1, dilation[1] * (kw - 1) + 1
+    oh, ow = (h - eh) // stride[0] + 1, (wd - ew) // stride[1] + 1
+    out = np.zeros((n, f, oh, ow), dtype=np.float64)
+    per_group = f // groups
+    for o in range(f):
+        g = o // per_group
+        for i in range(oh):
+            for j in range(ow):
+                patch = xp[:, g * cg:(g + 1) * cg, i * stride[0]:i * stride[0] + eh:dilation[0],
+                           j * stride[1]:j * stride[1] + ew:dilation[1]]
+                out[:, o, i, j] = (patch * w[o]).sum(axis=(1, 2, 3))
+    return out.astype(x.dtype)
+
+
+def conv2d_transpose(x, w, stride=(1, 1), pads=(0, 0, 0, 0)):
+    n, c, h, wd = x.shape
+    _, f, kh, kw = w.shape
+    full = np.zeros((n, f, (h - 1) * stride[0] + kh, (wd - 1) * stride[1] + kw), dtype=np.float64)
+    for i in range(h):
+        for j in range(wd):
+            contrib = np.einsum("nc,cfhw->nfhw", x[:, :, i, j], w)
+            full[:, :, i * stride[0]:i * stride[0] + kh, j * stride[1]:j * stride[1] + kw] += contrib
+    t, b, left, r = pads
+    return full[:, :, t:full.shape[2] - b, left:full.shape[3] - r].astype(x.dtype)
+
+
+def pool2d(x, k, s, pads, kind, ceil=False, exclusive=True):
+    n, c, h, w = x.shape
+    t, b, left, r = pads
+
+    def size(dim, kk, ss, pa, pb):
+        return (dim - kk + pa + pb + (ss - 1 if ceil else 0)) // ss + 1
+
+    oh, ow = size(h, k[0], s[0], t, b), size(w, k[1], s[1], left, r)
+    out = np.zeros((n, c, oh, ow), dtype=np.float64)
+    for i in range(oh):
+        for j in range(ow):
+            h0, w0 = i * s[0] - t, j * s[1] - left
+            h1, w1 = min(h0 + k[0], h + b), min(w0 + k[1], w + r)
+            hs, ws = max(h0, 0), max(w0, 0)
+            he, we = min(h1, h), min(w1, w)
+            win = x[:, :, hs:he, ws:we]
+            if kind == "max":
+                out[:, :, i, j] = win.max(axis=(2, 3))
+            else:
+                area = (he - hs) * (we - ws) if exclusive else k[0] * k[1]
+                out[:, :, i, j] = win.sum(axis=(2, 3)) / area
+    return out.astype(x.dtype)
+
+
+def batch_norm_train(x, scale, bias, eps=1e-5):
+    mean = x.mean(axis=(0, 2, 3))
+    var = x.var(axis=(0, 2, 3))
+    y = (x - mean[None, :, None, None]) / np.sqrt(var[None, :, None, None] + eps)
+    return (y * scale[None, :, None, None] + bias[None, :, None, None]).astype(x.dtype), mean, var
+
+
+def layer_norm(x, axis, eps=1e-5):
+    left = int(np.prod(x.shape[:axis]))
+    x2 = x.reshape(left, -1).astype(np.float64)
+    mean = x2.mean(axis=1)
+    var = x2.var(axis=1)
+    y = (x2 - mean[:, None]) / np.sqrt(var[:, None] + eps)
+    return y.reshape(x.shape).astype(x.dtype), mean.astype(x.dtype), var.astype(x.dtype)

@@ -1,0 +1,69 @@
+"""OpTest-style harness: numpy in, numpy out, and the inferred shape equals the run shape."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Dict, Optional, Sequence
+
+import numpy as np
+
+import fluidcompat as fluid
+
+
+@dataclass
+class Case:
+    """One op case: ``build(**vars)`` returns the output Variable(s), ``ref(**arrays)`` the numpy result(s)."""
+
+    name: str
+    build: Callable
+    inputs: Dict[str, np.ndarray]
+    ref: Optional[Callable] = None
+    rtol: float = 1e-5
+    atol: float = 1e-6
+    # declared shapes for fluid.data (None dims allowed); default: the arrays' shapes
+    shapes: Dict[str, Sequence] = field(default_factory=dict)
+    check: Optional[Callable] = None  # custom check of the outputs (random ops)
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def shape_matches(declared, actual) -> bool:
+    """A build-time shape matches a run shape when every known (>= 0) dim agrees."""
+    declared, actual = tuple(declared), tuple(actual)
+    return len(declared) == len(actual) and all(d < 0 or d == a for d, a in zip(declared, actual))
+
+
+def run_case(case: Case):
+    """Build the case in fresh programs, run it on the CPU, compare with numpy and with the inferred shapes."""
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        vars_ = {
+            k: fluid.data(k, list(case.shapes.get(k, v.shape)), str(v.dtype)) for k, v in case.inputs.items()
+        }
+        outs = case.build(**vars_)
+    single = not isinstance(outs, (list, tuple))
+    outs = [outs] if single else list(outs)
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    if startup.global_block().ops:
+        exe.run(startup, scope=scope)
+    results = exe.run(main, feed=case.inputs, fetch_list=outs, scope=scope)
+    for var, got in zip(outs, results):
+        assert shape_matches(var.shape, got.shape), (
+            f"{case.name}: inferred shape {var.shape} of {var.name} != run shape {got.shape}"
+        )
+        assert np.dtype(fluid.dtypes.np_name(var.dtype)) == got.dtype, (
+            f"{case.name}: inferred dtype {var.dtype} of {var.name} != run dtype {got.dtype}"
+        )
+    if case.check is not None:
+        case.check(*results)
+    if case.ref is not None:
+        expected = case.ref(*case.inputs.values())
+        expected = [expected] if single else list(expected)
+        for var, got, want in zip(outs, results, expected):
+            want = np.asarray(want)
+            assert got.shape == want.shape, f"{case.name}: {var.name} shape {got.shape}, numpy {want.shape}"
+            assert got.dtype == want.dtype, f"{case.name}: {var.name} dtype {got.dtype}, numpy {want.dtype}"
+            np.testing.assert_allclose(got, want, rtol=case.rtol, atol=case.atol, err_msg=case.name)
+    return main, startup, results

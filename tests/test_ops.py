@@ -1,0 +1,337 @@
+"""The op table: every registered op against numpy, with inferred shapes checked against run shapes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fluidcompat as fluid
+from fluidcompat_ops import all_defs
+from tests import numpy_ref as R
+from tests.op_harness import Case, run_case
+
+L = fluid.layers
+rng = np.random.RandomState(42)
+X = rng.uniform(-2, 2, (2, 3, 4)).astype("float32")
+Y = rng.uniform(0.5, 2, (2, 3, 4)).astype("float32")
+POS = rng.uniform(0.1, 3, (2, 3, 4)).astype("float32")
+I = rng.randint(-7, 9, (2, 3, 4)).astype("int64")
+J = rng.randint(1, 4, (2, 3, 4)).astype("int64")
+M = rng.uniform(-1, 1, (3, 5)).astype("float32")
+IMG = rng.uniform(-1, 1, (2, 3, 6, 7)).astype("float32")
+PROB = R.softmax(rng.uniform(-1, 1, (5, 4))).astype("float32")
+LAB = np.array([[0], [3], [1], [2], [3]], dtype="int64")
+B = X > 0
+WK = rng.uniform(-1, 1, (2, 3, 3, 2)).astype("float32")
+
+
+def f32(a):
+    return np.asarray(a, dtype="float32")
+
+
+def const(arr):
+    return fluid.layers.assign(np.asarray(arr))
+
+
+def param(arr):
+    return fluid.ParamAttr(initializer=fluid.initializer.NumpyArrayInitializer(np.asarray(arr, dtype="float32")))
+
+
+def append(op_type, inputs, outputs, attrs=None):
+    """Append a raw op with fresh outputs of the given dtypes and return them."""
+    block = fluid.default_main_program().current_block()
+    outs = {slot: block.create_var(name=fluid.unique_name.generate(f"{op_type}.{slot}"), dtype=dt)
+            for slot, dt in outputs.items()}
+    block.append_op(type=op_type, inputs=inputs, outputs={k: [v] for k, v in outs.items()}, attrs=attrs or {})
+    return list(outs.values())
+
+
+xy = {"x": X, "y": Y}
+CASES = [
+    # elementwise, with fluid's axis broadcasting
+    Case("elementwise_add", lambda x, y: L.elementwise_add(x, y), xy, lambda x, y: x + y),
+    Case("elementwise_add_axis1", lambda x, v: L.elementwise_add(x, v, axis=1), {"x": X, "v": f32([1, 2, 3])},
+         lambda x, v: x + v[None, :, None]),
+    Case("elementwise_add_trailing1", lambda x, v: L.elementwise_add(x, v, axis=1),
+         {"x": X, "v": f32([[1], [2], [3]])}, lambda x, v: x + v[None, :, 0, None]),
+    Case("elementwise_sub", lambda x, y: L.elementwise_sub(x, y), xy, lambda x, y: x - y),
+    Case("elementwise_mul", lambda x, y: L.elementwise_mul(x, y), xy, lambda x, y: x * y),
+    Case("elementwise_div", lambda x, y: L.elementwise_div(x, y), xy, lambda x, y: x / y),
+    Case("elementwise_div_int", lambda i, j: L.elementwise_div(i, j), {"i": I, "j": J},
+         lambda i, j: (np.trunc(i / j)).astype("int64")),
+    Case("elementwise_max", lambda x, y: L.elementwise_max(x, y), xy, np.maximum),
+    Case("elementwise_min", lambda x, y: L.elementwise_min(x, y), xy, np.minimum),
+    Case("elementwise_pow", lambda x, y: L.elementwise_pow(y, x), xy, lambda x, y: f32(y ** x), rtol=1e-4),
+    Case("elementwise_mod_float", lambda x, y: L.elementwise_mod(x, y), xy, lambda x, y: f32(np.mod(x, y)),
+         atol=1e-5),
+    Case("elementwise_mod_int", lambda i, j: L.elementwise_mod(i, j), {"i": I, "j": J}, np.fmod),
+    Case("elementwise_floordiv", lambda i, j: L.elementwise_floordiv(i, j), {"i": I, "j": J},
+         lambda i, j: (np.trunc(i / j)).astype("int64")),
+    # compare and logical
+    Case("less_than", lambda x, y: L.less_than(x, y), xy, np.less),
+    Case("less_equal", lambda x, y: L.less_equal(x, y), xy, np.less_equal),
+    Case("greater_than", lambda x, y: L.greater_than(x, y), xy, np.greater),
+    Case("greater_equal", lambda i, j: L.greater_equal(i, j), {"i": I, "j": J}, np.greater_equal),
+    Case("equal", lambda i, j: L.equal(i, j), {"i": I, "j": J}, np.equal),
+    Case("not_equal", lambda i, j: L.not_equal(i, j), {"i": I, "j": J}, np.not_equal),
+    Case("logical_and", lambda b, c: L.logical_and(b, c), {"b": B, "c": ~B | (X > 1)},
+         np.logical_and),
+    Case("logical_or", lambda b, c: L.logical_or(b, c), {"b": B, "c": X > 1}, np.logical_or),
+    Case("logical_xor", lambda b, c: L.logical_xor(b, c), {"b": B, "c": X > 1}, np.logical_xor),
+    Case("logical_not", lambda b: L.logical_not(b), {"b": B}, np.logical_not),
+    # scale, sum, mean, reductions
+    Case("scale", lambda x: L.scale(x, 2.5, -1.0), {"x": X}, lambda x: x * 2.5 - 1.0),
+    Case("scale_bias_first", lambda x: L.scale(x, 2.0, 1.0, bias_after_scale=False), {"x": X},
+         lambda x: (x + 1.0) * 2.0),
+    Case("scale_int", lambda i: L.scale(i, 3.0, 2.0), {"i": I}, lambda i: i * 3 + 2),
+    Case("sum", lambda x, y: L.sums([x, y, x]), xy, lambda x, y: x + y + x),
+    Case("mean", lambda x: L.mean(x), {"x": X}, lambda x: f32([x.mean()]), rtol=1e-5),
+    Case("reduce_sum_all", lambda x: L.reduce_sum(x), {"x": X}, lambda x: f32([x.sum()]), rtol=1e-5),
+    Case("reduce_sum", lambda x: L.reduce_sum(x, dim=[0, 2]), {"x": X}, lambda x: x.sum(axis=(0, 2))),
+    Case("reduce_mean_keep", lambda x: L.reduce_mean(x, dim=1, keep_dim=True), {"x": X},
+         lambda x: x.mean(axis=1, keepdims=True)),
+    Case("reduce_max", lambda x: L.reduce_max(x, dim=-1), {"x": X}, lambda x: x.max(axis=-1)),
+    Case("reduce_min", lambda x: L.reduce_min(x, dim=[0, 1]), {"x": X}, lambda x: x.min(axis=(0, 1))),
+    Case("reduce_prod", lambda y: L.reduce_prod(y, dim=[1, 2]), {"y": Y}, lambda y: y.prod(axis=(1, 2)),
+         rtol=1e-4),
+    # matmul, mul, fc
+    Case("matmul", lambda x, y: L.matmul(x, y, transpose_y=True, alpha=0.5), xy,
+         lambda x, y: 0.5 * x @ np.swapaxes(y, 1, 2), rtol=1e-5),
+    Case("matmul_transpose_x", lambda x, y: L.matmul(x, y, transpose_x=True), xy,
+         lambda x, y: np.swapaxes(x, 1, 2) @ y, rtol=1e-5),
+    Case("matmul_vector", lambda x, v: L.matmul(x, v), {"x": X, "v": f32([1, 2, 3, 4])}, lambda x, v: x @ v),
+    Case("matmul_broadcast", lambda x, m: L.matmul(x, m, transpose_x=True), {"x": X, "m": M},
+         lambda x, m: np.swapaxes(x, 1, 2) @ m, rtol=1e-5),
+    Case("mul", lambda x, m: L.mul(x, m, x_num_col_dims=2), {"x": np.swapaxes(X, 1, 2).copy(), "m": M},
+         lambda x, m: (x.reshape(-1, 3) @ m).reshape(2, 4, 5), rtol=1e-5),
+    Case("mul_flatten", lambda x, m: L.mul(x, m), {"x": X, "m": rng.uniform(-1, 1, (12, 2)).astype("float32")},
+         lambda x, m: x.reshape(2, 12) @ m, rtol=1e-5),
+    Case("fc", lambda x: L.fc(x, 5, num_flatten_dims=2, param_attr=param(np.ones((4, 5)) * 0.1), act="relu"),
+         {"x": X}, lambda x: np.maximum(x @ (np.ones((4, 5), "float32") * 0.1), 0), rtol=1e-5),
+    Case("fc_two_inputs", lambda x, y: L.fc([x, y], 2, param_attr=[param(np.ones((12, 2))), param(np.eye(12, 2))]),
+         xy, lambda x, y: x.reshape(2, 12).sum(1, keepdims=True) + y.reshape(2, 12)[:, :2], rtol=1e-5),
+    # activations
+    Case("relu", lambda x: L.relu(x), {"x": X}, lambda x: np.maximum(x, 0)),
+    Case("sigmoid", lambda x: L.sigmoid(x), {"x": X}, lambda x: f32(R.sigmoid(x))),
+    Case("tanh", lambda x: L.tanh(x), {"x": X}, np.tanh),
+    Case("exp", lambda x: L.exp(x), {"x": X}, np.exp),
+    Case("log", lambda p: L.log(p), {"p": POS}, np.log),
+    Case("sqrt", lambda p: L.sqrt(p), {"p": POS}, np.sqrt),
+    Case("rsqrt", lambda p: L.rsqrt(p), {"p": POS}, lambda p: 1 / np.sqrt(p)),
+    Case("square", lambda x: L.square(x), {"x": X}, np.square),
+    Case("abs", lambda x: L.abs(x), {"x": X}, np.abs),
+    Case("sin", lambda x: L.sin(x), {"x": X}, np.sin),
+    Case("cos", lambda x: L.cos(x), {"x": X}, np.cos),
+    Case("ceil", lambda x: L.ceil(x), {"x": X}, np.ceil),
+    Case("floor", lambda x: L.floor(x), {"x": X}, np.floor),
+    Case("round", lambda x: L.round(x * 4.0), {"x": X}, lambda x: np.round(x * 4.0)),
+    Case("reciprocal", lambda p: L.reciprocal(p), {"p": POS}, lambda p: 1 / p),
+    Case("softsign", lambda x: L.softsign(x), {"x": X}, lambda x: x / (1 + np.abs(x))),
+    Case("logsigmoid", lambda x: L.logsigmoid(x), {"x": X}, lambda x: f32(np.log(R.sigmoid(x)))),
+    Case("softplus", lambda x: L.softplus(x), {"x": X}, lambda x: f32(np.log1p(np.exp(x)))),
+    Case("gelu", lambda x: L.gelu(x), {"x": X}, R.gelu),
+    Case("leaky_relu", lambda x: L.leaky_relu(x, 0.1), {"x": X}, lambda x: np.where(x > 0, x, 0.1 * x)),
+    Case("elu", lambda x: L.elu(x, 0.5), {"x": X}, lambda x: f32(np.where(x > 0, x, 0.5 * (np.exp(x) - 1)))),
+    Case("relu6", lambda x: L.relu6(x * 4.0), {"x": X}, lambda x: np.clip(x * 4.0, 0, 6)),
+    Case("swish", lambda x: L.swish(x), {"x": X}, lambda x: f32(x * R.sigmoid(x))),
+    Case("hard_sigmoid", lambda x: L.hard_sigmoid(x), {"x": X}, lambda x: np.clip(0.2 * x + 0.5, 0, 1)),
+    Case("hard_swish", lambda x: L.hard_swish(x * 3.0), {"x": X},
+         lambda x: x * 3.0 * np.clip(x * 3.0 + 3.0, 0, 6) / 6.0),
+    Case("pow", lambda p: L.pow(p, 1.5), {"p": POS}, lambda p: p ** 1.5),
+    Case("softmax", lambda x: L.softmax(x, axis=1), {"x": X}, lambda x: R.softmax(x, 1)),
+    Case("log_softmax_layer", lambda x: L.log_softmax(x), {"x": X}, lambda x: np.log(R.softmax(x)), atol=1e-5),
+    Case("log_softmax_op", lambda x: append("log_softmax", {"X": [x]}, {"Out": "float32"}, {"axis": 1}),
+         {"x": X}, lambda x: [np.log(R.softmax(x, 1))], atol=1e-5),
+    Case("clip", lambda x: L.clip(x, -0.5, 0.7), {"x": X}, lambda x: np.clip(x, -0.5, 0.7)),
+    Case("l2_normalize", lambda x: L.l2_normalize(x, axis=1), {"x": X},
+         lambda x: x / np.sqrt((x ** 2).sum(axis=1, keepdims=True) + 1e-12)),
+    # losses and metrics
+    Case("square_error_cost", lambda x, y: L.square_error_cost(x, y), xy, lambda x, y: (x - y) ** 2),
+    Case("cross_entropy", lambda p, lab: L.cross_entropy(p, lab), {"p": PROB, "lab": LAB},
+         lambda p, lab: -np.log(np.take_along_axis(p, lab, 1))),
+    Case("cross_entropy_ignore", lambda p, lab: L.cross_entropy(p, lab, ignore_index=3), {"p": PROB, "lab": LAB},
+         lambda p, lab: np.where(lab == 3, 0, -np.log(np.take_along_axis(p, lab, 1))).astype("float32")),
+    Case("cross_entropy_soft", lambda p, q: L.cross_entropy(p, q, soft_label=True),
+         {"p": PROB, "q": PROB[::-1].copy()}, lambda p, q: -(q * np.log(p)).sum(1, keepdims=True)),
+    Case("softmax_with_cross_entropy", lambda p, lab: L.softmax_with_cross_entropy(p, lab, return_softmax=True),
+         {"p": PROB, "lab": LAB},
+         lambda p, lab: (-np.log(np.take_along_axis(R.softmax(p), lab, 1)), R.softmax(p))),
+    Case("sigmoid_cross_entropy_with_logits", lambda x, z: L.sigmoid_cross_entropy_with_logits(x, z),
+         {"x": X, "z": (Y > 1).astype("float32")},
+         lambda x, z: f32(np.maximum(x, 0) - x * z + np.log1p(np.exp(-np.abs(x))))),
+    Case("accuracy", lambda p, lab: L.accuracy(p, lab, k=2), {"p": PROB, "lab": LAB},
+         lambda p, lab: f32([np.mean([lab[i, 0] in np.argsort(-p[i])[:2] for i in range(5)])])),
+    # arg ops, sort, top_k, one_hot
+    Case("argmax", lambda x: L.argmax(x, axis=1), {"x": X}, lambda x: np.argmax(x, 1)),
+    Case("argmin", lambda x: L.argmin(x, axis=-1), {"x": X}, lambda x: np.argmin(x, -1)),
+    Case("argsort", lambda x: L.argsort(x, axis=1, descending=True), {"x": X},
+         lambda x: (-np.sort(-x, axis=1), np.argsort(-x, axis=1, kind="stable"))),
+    Case("topk", lambda x: L.topk(x, 2), {"x": X},
+         lambda x: (-np.sort(-x, -1)[..., :2], np.argsort(-x, -1, kind="stable")[..., :2])),
+    Case("one_hot", lambda lab: L.one_hot(lab, 4), {"lab": LAB}, lambda lab: np.eye(4, dtype="float32")[lab[:, 0]]),
+    Case("one_hot_v2", lambda lab: fluid.one_hot(lab, 5), {"lab": LAB}, lambda lab: np.eye(5, dtype="float32")[lab]),
+    # embeddings
+    Case("lookup_table", lambda lab: L.embedding(lab, [4, 3], padding_idx=-1, param_attr=param(M[:, :4].T)),
+         {"lab": LAB}, lambda lab: np.where(lab == 3, 0, M[:, :4].T[lab[:, 0]])),
+    Case("lookup_table_v2", lambda lab: fluid.embedding(lab, [4, 3], padding_idx=0, param_attr=param(M[:, :4].T)),
+         {"lab": LAB}, lambda lab: np.where(lab[..., None] == 0, 0, M[:, :4].T[lab])),
+    # tensor creation and manipulation
+    Case("fill_constant", lambda: L.fill_constant([2, 3], "int64", 3.7), {}, lambda: np.full((2, 3), 3, "int64")),
+    Case("fill_constant_shape_tensor", lambda: L.fill_constant(L.assign(np.array([2, 2], "int32")), "float32", 1.5),
+         {}, lambda: np.full((2, 2), 1.5, "float32")),
+    Case("fill_constant_batch_size_like", lambda x: L.fill_constant_batch_size_like(x, [1, 5], "float32", 2.0),
+         {"x": X}, lambda x: np.full((2, 5), 2.0, "float32")),
+    Case("fill_any_like", lambda i: L.ones_like(i), {"i": I}, lambda i: np.ones_like(i)),
+    Case("fill_zeros_like", lambda x: L.zeros_like(x), {"x": X}, np.zeros_like),
+    Case("assign", lambda x: L.assign(x), {"x": X}, lambda x: x),
+    Case("assign_value", lambda: L.assign(np.arange(6, dtype="int32").reshape(2, 3)), {},
+         lambda: np.arange(6, dtype="int32").reshape(2, 3)),
+    Case("cast", lambda x: L.cast(x, "int32"), {"x": X}, lambda x: x.astype("int32")),
+    Case("shape", lambda img: L.shape(img), {"img": IMG}, lambda img: np.array(img.shape, "int32"),
+         shapes={"img": [None, 3, 6, 7]}),
+    Case("slice", lambda x: L.slice(x, axes=[1, 2], starts=[1, -3], ends=[10000, -1]), {"x": X},
+         lambda x: x[:, 1:, -3:-1]),
+    Case("slice_tensor_bounds", lambda x: L.slice(x, [2], [L.fill_constant([1], "int32", 1)],
+                                                   L.assign(np.array([3], "int32"))), {"x": X},
+         lambda x: x[:, :, 1:3]),
+    Case("crop_tensor", lambda x: L.crop_tensor(x, shape=[2, 2, -1], offsets=[0, 1, 1]), {"x": X},
+         lambda x: x[:, 1:3, 1:]),
+    Case("crop_tensor_shape_var", lambda x: L.crop_tensor(x, shape=L.assign(np.array([1, 2, 3], "int32")),
+                                                          offsets=[1, 0, 1]), {"x": X}, lambda x: x[1:, :2, 1:]),
+    Case("reshape2", lambda x: L.reshape(x, [0, -1, 2]), {"x": X}, lambda x: x.reshape(2, 6, 2)),
+    Case("transpose2", lambda x: L.transpose(x, [2, 0, 1]), {"x": X}, lambda x: x.transpose(2, 0, 1)),
+    Case("concat", lambda x, y: L.concat([x, y], axis=-1), xy, lambda x, y: np.concatenate([x, y], -1)),
+    Case("split", lambda x: L.split(x, [1, -1, 2], dim=2), {"x": X}, lambda x: np.split(x, [1, 2], axis=2)),
+    Case("split_num", lambda x: L.split(x, 2, dim=0), {"x": X}, lambda x: np.split(x, 2, axis=0)),
+    Case("squeeze2", lambda x: L.squeeze(L.reshape(x, [2, 1, 12, 1]), [1, 3]), {"x": X},
+         lambda x: x.reshape(2, 12)),
+    Case("unsqueeze2", lambda x: L.unsqueeze(x, [0, -1]), {"x": X}, lambda x: x[None, ..., None]),
+    Case("stack", lambda x, y: L.stack([x, y], axis=1), xy, lambda x, y: np.stack([x, y], 1)),
+    Case("expand", lambda x: L.expand(x, [1, 2, 3]), {"x": X}, lambda x: np.tile(x, (1, 2, 3))),
+    Case("gather", lambda x: L.gather(x, L.assign(np.array([1, 0, 1], "int64"))), {"x": X}, lambda x: x[[1, 0, 1]]),
+    Case("scatter", lambda m: L.scatter(m, L.assign(np.array([2, 0], "int64")), L.assign(np.ones((2, 5), "float32"))),
+         {"m": M}, lambda m: np.where(np.arange(3)[:, None] % 2 == 0, 1.0, m).astype("float32")),
+    Case("scatter_add", lambda m: L.scatter(m, L.assign(np.array([2, 2], "int64")),
+                                            L.assign(np.ones((2, 5), "float32")), overwrite=False),
+         {"m": M}, lambda m: np.concatenate([m[:2], np.full((1, 5), 2.0, "float32")])),
+    Case("range", lambda: L.range(1, 10, 2, "int64"), {}, lambda: np.arange(1, 10, 2, dtype="int64")),
+    Case("linspace", lambda: L.linspace(0, 1, 5, "float32"), {}, lambda: np.linspace(0, 1, 5, dtype="float32")),
+    Case("flatten2", lambda img: L.flatten(img, axis=2), {"img": IMG}, lambda img: img.reshape(6, 42),
+         shapes={"img": [None, 3, 6, 7]}),
+    Case("pad", lambda x: L.pad(x, [0, 0, 1, 0, 2, 1], pad_value=-1.0), {"x": X},
+         lambda x: np.pad(x, [(0, 0), (1, 0), (2, 1)], constant_values=-1.0)),
+    Case("pad2d_constant", lambda img: L.pad2d(img, [1, 0, 2, 1], pad_value=0.5), {"img": IMG},
+         lambda img: R.pad_hw(img, 1, 0, 2, 1, 0.5)),
+    Case("pad2d_reflect", lambda img: L.pad2d(img, [1, 2, 0, 1], mode="reflect"), {"img": IMG},
+         lambda img: np.pad(img, [(0, 0), (0, 0), (1, 2), (0, 1)], mode="reflect")),
+    Case("pad2d_edge", lambda img: L.pad2d(img, [2, 0, 1, 1], mode="edge"), {"img": IMG},
+         lambda img: np.pad(img, [(0, 0), (0, 0), (2, 0), (1, 1)], mode="edge")),
+    Case("where_index", lambda b: L.where(b), {"b": B}, lambda b: np.argwhere(b)),
+    Case("where", lambda b, x, y: append("where", {"Condition": [b], "X": [x], "Y": [y]}, {"Out": "float32"}),
+         {"b": B, "x": X, "y": Y}, lambda b, x, y: [np.where(b, x, y)]),
+    Case("increment", lambda: L.increment(L.fill_constant([1], "int64", 5), 2), {}, lambda: np.array([7], "int64")),
+    # convolution, pooling, normalisation
+    Case("conv2d", lambda img: L.conv2d(img, 2, 3, stride=2, padding=1, param_attr=param(np.ones((2, 3, 3, 3)) * 0.1),
+                                        bias_attr=False), {"img": IMG},
+         lambda img: R.conv2d(img, np.ones((2, 3, 3, 3), "float32") * 0.1, (2, 2), (1, 1, 1, 1)), rtol=1e-4),
+    Case("conv2d_dilated_asym", lambda img: L.conv2d(img, 2, [3, 2], dilation=2, padding=[1, 0, 2, 1],
+                                                      param_attr=param(WK), bias_attr=False), {"img": IMG},
+         lambda img: R.conv2d(img, WK, (1, 1), (1, 0, 2, 1), (2, 2)), rtol=1e-4, atol=1e-5),
+    Case("conv2d_same", lambda img: L.conv2d(img, 2, 3, stride=2, padding="SAME",
+                                             param_attr=param(np.ones((2, 3, 3, 3)) * 0.1), bias_attr=False),
+         {"img": IMG}, lambda img: R.conv2d(img, np.ones((2, 3, 3, 3), "float32") * 0.1, (2, 2), (0, 1, 1, 1)),
+         rtol=1e-4),
+    Case("depthwise_conv2d", lambda img: L.conv2d(img, 3, 3, groups=3, use_cudnn=False,
+                                                  param_attr=param(np.arange(27).reshape(3, 1, 3, 3) / 27.0)),
+         {"img": IMG}, lambda img: R.conv2d(img, f32(np.arange(27).reshape(3, 1, 3, 3) / 27.0), groups=3),
+         rtol=1e-4, atol=1e-5),
+    Case("conv2d_transpose", lambda img: L.conv2d_transpose(img, 2, filter_size=3, stride=2, padding=1,
+                                                            param_attr=param(np.ones((3, 2, 3, 3)) * 0.2),
+                                                            bias_attr=False),
+         {"img": IMG}, lambda img: R.conv2d_transpose(img, np.ones((3, 2, 3, 3), "float32") * 0.2, (2, 2),
+                                                       (1, 1, 1, 1)), rtol=1e-4, atol=1e-5),
+    Case("conv2d_transpose_output_size", lambda img: L.conv2d_transpose(img, 2, output_size=[13, 15], stride=2,
+                                                                        param_attr=param(np.ones((3, 2, 3, 3)) * 0.2),
+                                                                        bias_attr=False),
+         {"img": IMG}, lambda img: R.conv2d_transpose(img, np.ones((3, 2, 3, 3), "float32") * 0.2, (2, 2)),
+         rtol=1e-4, atol=1e-5),
+    Case("pool2d_max", lambda img: L.pool2d(img, 3, "max", 2, 1), {"img": IMG},
+         lambda img: R.pool2d(img, (3, 3), (2, 2), (1, 1, 1, 1), "max")),
+    Case("pool2d_avg_ceil", lambda img: L.pool2d(img, 2, "avg", 2, 0, ceil_mode=True), {"img": IMG},
+         lambda img: R.pool2d(img, (2, 2), (2, 2), (0, 0, 0, 0), "avg", ceil=True)),
+    Case("pool2d_avg_inclusive", lambda img: L.pool2d(img, 3, "avg", 2, 1, exclusive=False), {"img": IMG},
+         lambda img: R.pool2d(img, (3, 3), (2, 2), (1, 1, 1, 1), "avg", exclusive=False)),
+    Case("pool2d_global", lambda img: L.pool2d(img, pool_type="avg", global_pooling=True), {"img": IMG},
+         lambda img: img.mean(axis=(2, 3), keepdims=True)),
+    Case("batch_norm", lambda img: L.batch_norm(img), {"img": IMG},
+         lambda img: R.batch_norm_train(img, np.ones(3, "float32"), np.zeros(3, "float32"))[0], atol=1e-5),
+    Case("batch_norm_test", lambda img: L.batch_norm(img, is_test=True), {"img": IMG},
+         lambda img: f32(img / np.sqrt(1 + 1e-5)), atol=1e-6),
+    Case("layer_norm", lambda x: append("layer_norm", {"X": [x]},
+                                        {"Y": "float32", "Mean": "float32", "Variance": "float32"},
+                                        {"begin_norm_axis": 2}),
+         {"x": X}, lambda x: R.layer_norm(x, 2), atol=1e-5),
+    Case("layer_norm_layer", lambda x: L.layer_norm(x, begin_norm_axis=1), {"x": X},
+         lambda x: R.layer_norm(x, 1)[0], atol=1e-5),
+    Case("dropout_test", lambda x: L.dropout(x, 0.3, is_test=True), {"x": X}, lambda x: x * 0.7, rtol=1e-6),
+    Case("dropout_test_upscale", lambda x: L.dropout(x, 0.3, is_test=True,
+                                                     dropout_implementation="upscale_in_train"), {"x": X},
+         lambda x: x),
+]
+
+
+def _check_uniform(out):
+    assert out.min() >= -2.0 and out.max() < 3.0 and out.std() > 0.5
+
+
+def _check_gaussian(out):
+    assert abs(out.mean() - 1.0) < 0.1 and abs(out.std() - 2.0) < 0.15
+
+
+def _check_truncated(out):
+    assert np.all(np.abs(out) <= 2.0) and 0.7 < out.std() < 0.95
+
+
+RANDOM_CASES = [
+    Case("dropout_train", lambda x: L.dropout(L.expand(x, [20, 20, 20]), 0.5,
+                                              dropout_implementation="upscale_in_train"),
+         {"x": X}, check=lambda out: _check_dropout_train_big(out)),
+    Case("uniform_random", lambda: L.uniform_random([100, 100], min=-2.0, max=3.0), {}, check=_check_uniform),
+    Case("gaussian_random", lambda: L.gaussian_random([100, 100], mean=1.0, std=2.0), {}, check=_check_gaussian),
+    Case("truncated_gaussian_random", lambda: L.scale(L.create_parameter(
+        [100, 100], "float32", default_initializer=fluid.initializer.TruncatedNormal(0.0, 1.0))), {},
+        check=_check_truncated),
+]
+
+
+def _check_dropout_train_big(out):
+    big = np.tile(X, (20, 20, 20))
+    kept = out != 0
+    np.testing.assert_allclose(out[kept], (big * 2.0)[kept], rtol=1e-6)
+    assert 0.45 < kept.mean() < 0.55
+
+
+@pytest.mark.parametrize("case", CASES + RANDOM_CASES, ids=str)
+def test_op(case):
+    run_case(case)
+
+
+def test_every_registered_op_has_a_case():
+    covered = set()
+    for case in CASES + RANDOM_CASES:
+        main, startup, _ = run_case(case)
+        covered.update(op.type for prog in (main, startup) for op in prog.global_block().ops)
+    missing = set(all_defs()) - covered - {"feed", "fetch"}
+    assert not missing, f"ops without a case in the op table: {sorted(missing)}"
+
+
+def test_seeded_random_ops_repeat():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        u = L.uniform_random([4, 4], seed=7)
+        d = L.dropout(L.fill_constant([50], "float32", 1.0), 0.5, seed=3)
+    exe = fluid.Executor(fluid.CPUPlace())
+    a = exe.run(main, fetch_list=[u, d])
+    b = exe.run(main, fetch_list=[u, d])
+    np.testing.assert_array_equal(a[0], b[0])
+    np.testing.assert_array_equal(a[1], b[1])
