@@ -202,7 +202,7 @@ class Executor:
             feed = {}
         elif isinstance(feed, (list, tuple)):
             if len(feed) != 1:
-                raise ValueError("Not compiled with data parallel")
+                raise AssertionError("Not compiled with data parallel")
             feed = feed[0]
         if not isinstance(feed, dict):
             raise TypeError(f"feed requires dict as its Parameter. But you passed in {type(feed)}")
