@@ -349,8 +349,22 @@ class Block:
         self.program._bump()
 
     # -- ops -------------------------------------------------------------------------------
+    def _adopt_foreign_inputs(self, inputs) -> None:
+        """Declare here the input Variables that belong to another Program.
+
+        Compat: fluid 1.8 appended such ops without declaring the variable, so the program later
+        failed to feed or run; declaring a copy keeps the program valid.
+        """
+        for value in (inputs or {}).values():
+            for v in value if isinstance(value, (list, tuple)) else [value]:
+                if isinstance(v, Variable) and v.block.program is not self.program:
+                    if self._find_var_recursive(v.name) is None:
+                        glob = self.program.global_block()
+                        glob.vars[v.name] = v._copy_to(glob)
+
     def _make_op(self, type: str, inputs, outputs, attrs) -> Operator:
         opdef = registry.lookup(type)
+        self._adopt_foreign_inputs(inputs)
         ins = _normalize_slots(type, "input", opdef.inputs, inputs)
         outs = _normalize_slots(type, "output", opdef.outputs, outputs)
         full_attrs = dict(opdef.attrs)

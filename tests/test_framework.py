@@ -1,0 +1,288 @@
+"""The Program IR: guards, names, clone, printing, validation, operators on Variables, rollback."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import fluidcompat as fluid
+from fluidcompat.framework import OpRole
+
+L = fluid.layers
+
+
+def op_types(program=None):
+    return [op.type for op in (program or fluid.default_main_program()).global_block().ops]
+
+
+class TestProgramGuard:
+    def test_guard_switches_and_restores(self):
+        main, startup = fluid.Program(), fluid.Program()
+        before = fluid.default_main_program()
+        with fluid.program_guard(main, startup):
+            assert fluid.default_main_program() is main
+            assert fluid.default_startup_program() is startup
+            L.fc(fluid.data("x", [None, 4]), 2)
+        assert fluid.default_main_program() is before
+        assert op_types(main) == ["mul", "elementwise_add"]
+        assert op_types(startup) == ["fill_constant", "uniform_random"]  # initialisers are prepended
+
+    def test_swapped_programs_as_in_the_docs(self):
+        main, startup = fluid.Program(), fluid.Program()
+        with fluid.program_guard(startup, main):
+            v = L.fill_constant([1], "float32", 2.0)
+        assert v.block.program is startup and op_types(startup) == ["fill_constant"]
+        assert op_types(main) == []
+
+    def test_type_error(self):
+        with pytest.raises(TypeError, match="The type of 'main_program' in fluid.program_guard must be"):
+            with fluid.program_guard("main"):
+                pass
+
+    def test_variables_of_another_program_are_declared(self):
+        main, startup = fluid.Program(), fluid.Program()
+        with fluid.program_guard(main, startup):
+            x = fluid.data("x", [None, 4])
+        y = L.relu(x)  # default program
+        block = fluid.default_main_program().global_block()
+        assert block.var("x").shape == (-1, 4)
+        out = fluid.Executor(fluid.CPUPlace()).run(feed={"x": -np.ones((2, 4), "float32")}, fetch_list=[y])[0]
+        np.testing.assert_array_equal(out, np.zeros((2, 4), "float32"))
+
+
+class TestNames:
+    def test_default_names(self):
+        x = fluid.data("x", [None, 4])
+        y = L.fc(x, 3)
+        c = L.fill_constant([1], "int64", 3)
+        t = x + 1.0
+        block = fluid.default_main_program().global_block()
+        assert [p.name for p in block.all_parameters()] == ["fc_0.w_0", "fc_0.b_0"]
+        assert y.name == "fc_0.tmp_1"
+        assert c.name == "fill_constant_0.tmp_0"
+        assert t.name == "tmp_0"
+
+    def test_unique_name_guard(self):
+        with fluid.unique_name.guard():
+            a = L.fill_constant([1], "float32", 1.0)
+        with fluid.unique_name.guard():
+            b = L.fill_constant([1], "float32", 1.0)
+        assert a.name == b.name == "fill_constant_0.tmp_0"
+        with fluid.unique_name.guard("pre_"):
+            assert fluid.unique_name.generate("fc") == "pre_fc_0"
+
+    def test_name_scope(self):
+        x = fluid.data("x", [None, 4])
+        with fluid.name_scope("block1"):
+            L.relu(x)
+            with fluid.name_scope("inner"):
+                L.relu(x)
+        L.relu(x)
+        assert [op.attr("op_namescope") for op in fluid.default_main_program().global_block().ops] == [
+            "/block1/", "/block1/inner/", "/"]
+
+
+class TestCloneAndPrint:
+    def test_clone_for_test(self):
+        x = fluid.data("x", [None, 4])
+        d = L.dropout(L.fc(x, 3), 0.5)
+        L.batch_norm(L.reshape(d, [-1, 3, 1, 1]))
+        main = fluid.default_main_program()
+        block = main.global_block()
+        with main._backward_role_guard():
+            g = block.create_var(name="x@GRAD", shape=[-1, 4])
+            block.append_op(type="scale", inputs={"X": [x]}, outputs={"Out": [g]})
+        test = main.clone(for_test=True)
+        assert "scale" not in op_types(test) and not test.global_block().has_var("x@GRAD")
+        assert [(op.type, op.attr("is_test")) for op in test.global_block().ops if op.has_attr("is_test")] == [
+            ("dropout", True), ("batch_norm", True)]
+        assert all(not op.attr("is_test") for op in block.ops if op.has_attr("is_test"))
+        assert main.global_block().ops[-1].attr("op_role") == OpRole.Backward
+        plain = main.clone()
+        assert op_types(plain) == op_types(main) and plain.global_block().ops[0] is not block.ops[0]
+
+    def test_str_program(self):
+        x = fluid.data("x", [None, 4])
+        with fluid.device_guard("cpu"):
+            L.fc(x, 3, act="relu")
+        text = str(fluid.default_main_program())
+        assert "var x : LOD_TENSOR.shape(-1, 4).dtype(float32).stop_gradient(True)" in text
+        assert "persist trainable param fc_0.w_0 : LOD_TENSOR.shape(4, 3).dtype(float32)" in text
+        lines = [ln.strip() for ln in text.splitlines() if "= mul(" in ln or "= relu(" in ln]
+        assert lines[0].startswith("{Out=['fc_0.tmp_0']} = mul(inputs={X=['x'], Y=['fc_0.w_0']}")
+        assert all(ln.endswith("op_device = cpu)") for ln in lines)
+
+    def test_validate(self):
+        x = fluid.data("x", [None, 4])
+        L.relu(x)
+        main = fluid.default_main_program()
+        main.validate()
+        main.global_block().ops[0].inputs["X"] = ["nowhere"]
+        with pytest.raises(ValueError, match="input 'nowhere' \\(slot X\\) is not declared"):
+            main.validate()
+
+    def test_validate_unregistered(self):
+        x = fluid.data("x", [None, 4])
+        op = L.relu(x).op
+        op.type = "no_such_op"
+        with pytest.raises(ValueError, match="op type 'no_such_op' is not registered"):
+            fluid.default_main_program().validate()
+
+    def test_op_accessors(self):
+        x = fluid.data("x", [None, 4])
+        L.fc(x, 3)
+        op = fluid.default_main_program().global_block().ops[0]
+        assert (op.type, op.input("X"), op.output("Out")) == ("mul", ["x"], ["fc_0.tmp_0"])
+        assert op.input_names == ["X", "Y"] and op.output_names == ["Out"]
+        assert op.has_attr("x_num_col_dims") and op.attr("x_num_col_dims") == 1
+        assert not op.has_attr("nope")
+        block = fluid.default_main_program().global_block()
+        assert isinstance(block.var("fc_0.w_0"), fluid.Parameter)
+        with pytest.raises(ValueError, match="var nope not in this block"):
+            block.var("nope")
+
+
+class TestVariableOperators:
+    def test_ops_emitted_as_fluid(self):
+        # op types and attributes recorded from fluid 1.8.5
+        x = fluid.data("x", [None, 4])
+        i = fluid.data("i", [None, 4], "int64")
+        cases = [(x + 1.0, "scale", {"scale": 1.0, "bias": 1.0}), (1.0 + x, "scale", {"bias": 1.0}),
+                 (x - 2, "scale", {"bias": -2.0}), (2 - x, "scale", {"scale": -1.0, "bias": 2.0}),
+                 (x * 3, "scale", {"scale": 3.0}), (x / 2, "scale", {"scale": 0.5}),
+                 (2 / x, "elementwise_div", {"axis": 0}), (x ** 2, "elementwise_pow", {"axis": -1}),
+                 (x + x, "elementwise_add", {"axis": 0}), (x < x, "less_than", {}), (x == x, "equal", {}),
+                 (x != x, "not_equal", {}), (-x, "scale", {"scale": -1.0}), (x.astype("int32"), "cast", {}),
+                 (i + 1, "scale", {}), (i / 2, "elementwise_div", {"axis": -1}), (x % 2, "elementwise_mod", {}),
+                 (x // 2, "elementwise_floordiv", {}), (x >= 1.0, "greater_equal", {})]
+        for var, op_type, attrs in cases:
+            assert var.op.type == op_type, (var.name, var.op.type)
+            for k, v in attrs.items():
+                assert var.op.attr(k) == v, (op_type, k)
+        assert [c[0].name for c in cases[:6]] == [f"tmp_{k}" for k in range(6)]
+        assert (x < x).dtype == fluid.core.VarDesc.VarType.BOOL
+        assert x.astype("int32").dtype == fluid.core.VarDesc.VarType.INT32
+        assert str(x.dtype) == "VarType.FP32"
+
+    def test_int_by_float_scalar(self):
+        i = fluid.data("i", [None, 4], "int64")
+        with pytest.raises(TypeError, match="float value 2.5 cannot convert to integer"):
+            i * 2.5
+
+    def test_values(self):
+        x = fluid.data("x", [2, 2])
+        out = ((x + 1.0) * 2 - x / 2.0) ** 2.0
+        v = np.array([[1, 2], [3, 4]], "float32")
+        got = fluid.Executor(fluid.CPUPlace()).run(feed={"x": v}, fetch_list=[out, 3.0 / x, x > 2.0])
+        np.testing.assert_allclose(got[0], ((v + 1) * 2 - v / 2) ** 2)
+        np.testing.assert_allclose(got[1], 3.0 / v)
+        np.testing.assert_array_equal(got[2], v > 2)
+
+
+class TestRollbackAndBuildErrors:
+    def snapshot(self):
+        main, startup = fluid.default_main_program(), fluid.default_startup_program()
+        return (str(main), str(startup), dict(fluid.unique_name.generator.ids))
+
+    def test_unknown_activation_leaves_program(self):
+        x = fluid.data("x", [None, 4])
+        before = self.snapshot()
+        with pytest.raises(ValueError, match="Unknown activation 'relux' in layer 'fc'"):
+            L.fc(x, 3, act="relux")
+        assert self.snapshot() == before
+        y = L.fc(x, 3, act="relu")
+        assert y.name == "fc_0.tmp_2"  # names as if the failed call never happened
+        exe = fluid.Executor(fluid.CPUPlace())
+        exe.run(fluid.default_startup_program())
+        assert exe.run(feed={"x": np.ones((2, 4), "float32")}, fetch_list=[y])[0].shape == (2, 3)
+
+    def test_shape_mismatch_names_op_and_shapes(self):
+        a = fluid.data("a", [2, 3])
+        b = fluid.data("b", [4, 5])
+        before = self.snapshot()
+        with pytest.raises(ValueError) as err:
+            L.elementwise_add(a, b)
+        msg = str(err.value)
+        assert "elementwise_add" in msg and "(2, 3)" in msg and "(4, 5)" in msg
+        assert self.snapshot() == before
+        with pytest.raises(ValueError, match=r"Op 'mul'.*X.shape=\(2, 3\).*Y.shape=\(4, 5\)"):
+            L.mul(a, b)
+        with pytest.raises(ValueError, match=r"Op 'matmul'.*X.shape=\(2, 3\), Y.shape=\(4, 5\)"):
+            L.matmul(a, b)
+        assert self.snapshot() == before
+        out = L.elementwise_add(a, a)
+        v = np.ones((2, 3), "float32")
+        np.testing.assert_array_equal(
+            fluid.Executor(fluid.CPUPlace()).run(feed={"a": v}, fetch_list=[out])[0], 2 * v)
+
+    def test_failed_parameter_layer_leaves_startup(self):
+        img = fluid.data("img", [1, 3, 8, 8])
+        before = self.snapshot()
+        with pytest.raises(ValueError):
+            L.conv2d(img, 4, 3, groups=2)  # 3 channels not divisible by 2
+        with pytest.raises(ValueError, match="Unknown activation"):
+            L.conv2d(img, 4, 3, act="nope")
+        assert self.snapshot() == before
+
+
+class TestDeviceGuard:
+    def test_stamps_op_device(self):
+        x = fluid.data("x", [None, 4])
+        with fluid.device_guard("cpu"):
+            a = L.relu(x)
+            with fluid.device_guard("gpu"):
+                b = L.relu(x)
+            with fluid.device_guard("gpu:1"):
+                c = L.relu(x)
+            with fluid.device_guard(None):
+                d = L.relu(x)
+        e = L.relu(x)
+        assert [v.op.attr("op_device") for v in (a, b, c, d, e)] == ["cpu", "gpu", "gpu:1", "", ""]
+
+    @pytest.mark.parametrize("bad", ["tpu", "GPU", "cpu:0", "gpu:", 3])
+    def test_rejects_bad_devices(self, bad):
+        with pytest.raises(ValueError, match=f"But received {bad}"):
+            with fluid.device_guard(bad):
+                pass
+        x = fluid.data("x", [2])
+        assert L.relu(x).op.attr("op_device") == ""  # the failed guard left nothing behind
+
+    def test_op_without_kernel_warns(self):
+        block = fluid.default_main_program().global_block()
+        x = fluid.data("x", [2])
+        out = block.create_var(name="out")
+        with fluid.device_guard("cpu"), pytest.warns(UserWarning, match=r"The Op\(fetch\) is not support"):
+            block.append_op(type="fetch", inputs={"X": [x]}, outputs={"Out": [out]})
+
+    def test_force_cpu_warns(self):
+        with fluid.device_guard("gpu"), pytest.warns(UserWarning, match=r"Attr\(force_cpu\) of Op\(fill_constant\)"):
+            L.fill_constant([1], "float32", 1.0, force_cpu=True)
+
+
+def test_build_time_modules_import_no_torch():
+    """Building programs, inferring shapes and planning placement work with torch made unimportable."""
+    code = textwrap.dedent("""
+        import sys
+        class Block:
+            def find_spec(self, name, path=None, target=None):
+                if name == "torch" or name.startswith("torch."):
+                    raise ImportError("torch is blocked in this test")
+        sys.meta_path.insert(0, Block())
+        import fluidcompat as fluid
+        from fluidcompat.executor import placement
+        x = fluid.data("x", [None, 3, 8, 8])
+        y = fluid.layers.pool2d(fluid.layers.conv2d(x, 4, 3, act="relu"), 2, pool_stride=2)
+        s = fluid.layers.slice(fluid.layers.shape(y), axes=[0], starts=[0], ends=[4])
+        z = fluid.layers.crop_tensor(y, shape=s)
+        plan = placement.plan_block(fluid.default_main_program().global_block(), "cuda:0", ["x"])
+        print(y.shape, len(plan.copies), "torch" in sys.modules)
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["(-1,", "4,", "3,", "3)", "2", "False"]
