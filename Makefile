@@ -20,6 +20,7 @@ demo: $(STAMP)
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check fluidcompat fluidcompat_ops tests bench
+	$(VENV)/bin/ruff format --check fluidcompat fluidcompat_ops tests bench
 
 test: $(STAMP) lint
 	$(VPY) -m pytest -q -x

@@ -62,8 +62,12 @@ def main(argv: Optional[List[str]] = None) -> int:
     parser = argparse.ArgumentParser(prog="fluidcompat", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", help="run a fluid 1.x script with `import paddle.fluid` resolving to fluidcompat")
-    run.add_argument("--device", choices=["cpu", "gpu"], default=None,
-                     help="cpu: run every GPU place and device_guard('gpu') on the CPU")
+    run.add_argument(
+        "--device",
+        choices=["cpu", "gpu"],
+        default=None,
+        help="cpu: run every GPU place and device_guard('gpu') on the CPU",
+    )
     run.add_argument("script")
     run.add_argument("args", nargs=argparse.REMAINDER)
     ns = parser.parse_args(argv)

@@ -34,5 +34,17 @@ def kGradVarSuffix() -> str:
 _Scope = Scope
 Variable = ScopeVariable
 
-__all__ = ["CPUPlace", "CUDAPinnedPlace", "CUDAPlace", "EnforceNotMet", "LoDTensor", "Place", "Scope", "Tensor",
-           "VarDesc", "get_cuda_device_count", "is_compiled_with_cuda", "is_compiled_with_mkldnn"]
+__all__ = [
+    "CPUPlace",
+    "CUDAPinnedPlace",
+    "CUDAPlace",
+    "EnforceNotMet",
+    "LoDTensor",
+    "Place",
+    "Scope",
+    "Tensor",
+    "VarDesc",
+    "get_cuda_device_count",
+    "is_compiled_with_cuda",
+    "is_compiled_with_mkldnn",
+]

@@ -36,8 +36,7 @@ class OpRole:
 
 # Frames from these directories are library frames; an op's call site is the first frame outside.
 _LIB_DIRS = tuple(
-    os.path.dirname(os.path.abspath(p)) + os.sep
-    for p in (__file__, registry.__file__, contextlib.__file__)
+    os.path.dirname(os.path.abspath(p)) + os.sep for p in (__file__, registry.__file__, contextlib.__file__)
 )
 
 
@@ -50,6 +49,15 @@ def _user_callsite() -> Optional[Tuple[str, int, str]]:
             return (fname, frame.f_lineno, line)
         frame = frame.f_back
     return None
+
+
+def _warn_at_user(message: str) -> None:
+    """Warn with the location of the script line that is building the op."""
+    site = _user_callsite()
+    if site is None:
+        warnings.warn(message, stacklevel=2)
+    else:
+        warnings.warn_explicit(message, UserWarning, site[0], site[1])
 
 
 def _shape_tuple(shape) -> Tuple[int, ...]:
@@ -384,9 +392,9 @@ class Block:
                 if opdef.kernel is not None:
                     full_attrs["op_device"] = device
                 else:
-                    warnings.warn(f"The Op({type}) is not support to set device.")
+                    _warn_at_user(f"The Op({type}) is not support to set device.")
                 if full_attrs.get("force_cpu"):
-                    warnings.warn(
+                    _warn_at_user(
                         f"The Attr(force_cpu) of Op({type}) will be deprecated in the future, please use "
                         "'device_guard' instead. 'device_guard' has higher priority when they are used at "
                         "the same time."
@@ -582,9 +590,7 @@ class Program:
         if for_test:
             p._is_test = True
             for b in p.blocks:
-                b.ops = [
-                    op for op in b.ops if not (op.attrs.get("op_role", 0) & (OpRole.Backward | OpRole.Optimize))
-                ]
+                b.ops = [op for op in b.ops if not (op.attrs.get("op_role", 0) & (OpRole.Backward | OpRole.Optimize))]
                 for op in b.ops:
                     if "is_test" in op.attrs:
                         op.attrs["is_test"] = True

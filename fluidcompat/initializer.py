@@ -43,8 +43,9 @@ class ConstantInitializer(Initializer):
         self._force_cpu = force_cpu
 
     def __call__(self, var, block):
-        return self._prepend(block, "fill_constant", var,
-                             {"value": float(self._value), "force_cpu": self._force_cpu, "str_value": ""})
+        return self._prepend(
+            block, "fill_constant", var, {"value": float(self._value), "force_cpu": self._force_cpu, "str_value": ""}
+        )
 
 
 class UniformInitializer(Initializer):
@@ -56,9 +57,19 @@ class UniformInitializer(Initializer):
 
     def __call__(self, var, block):
         n, step, val = self._diag
-        return self._prepend(block, "uniform_random", var, {
-            "min": float(self._low), "max": float(self._high), "seed": _seed(self._seed, block),
-            "diag_num": n, "diag_step": step, "diag_val": float(val)})
+        return self._prepend(
+            block,
+            "uniform_random",
+            var,
+            {
+                "min": float(self._low),
+                "max": float(self._high),
+                "seed": _seed(self._seed, block),
+                "diag_num": n,
+                "diag_step": step,
+                "diag_val": float(val),
+            },
+        )
 
 
 class NormalInitializer(Initializer):
@@ -66,14 +77,22 @@ class NormalInitializer(Initializer):
         self._mean, self._std, self._seed = loc, scale, seed
 
     def __call__(self, var, block):
-        return self._prepend(block, "gaussian_random", var,
-                             {"mean": float(self._mean), "std": float(self._std), "seed": _seed(self._seed, block)})
+        return self._prepend(
+            block,
+            "gaussian_random",
+            var,
+            {"mean": float(self._mean), "std": float(self._std), "seed": _seed(self._seed, block)},
+        )
 
 
 class TruncatedNormalInitializer(NormalInitializer):
     def __call__(self, var, block):
-        return self._prepend(block, "truncated_gaussian_random", var,
-                             {"mean": float(self._mean), "std": float(self._std), "seed": _seed(self._seed, block)})
+        return self._prepend(
+            block,
+            "truncated_gaussian_random",
+            var,
+            {"mean": float(self._mean), "std": float(self._std), "seed": _seed(self._seed, block)},
+        )
 
 
 class XavierInitializer(Initializer):
@@ -114,15 +133,20 @@ class NumpyArrayInitializer(Initializer):
                 f"the array's shape must equal the parameter's. Received: array {self._value.shape}, "
                 f"{var.name} {tuple(var.shape)}"
             )
-        return block._prepend_op(type="assign_value", outputs={"Out": [var]},
-                                 attrs=assign_value_attrs(self._value, var.dtype))
+        return block._prepend_op(
+            type="assign_value", outputs={"Out": [var]}, attrs=assign_value_attrs(self._value, var.dtype)
+        )
 
 
 def assign_value_attrs(value: np.ndarray, dtype) -> dict:
     """Attributes of an ``assign_value`` op holding ``value`` as ``dtype``."""
     vt = to_vartype(dtype)
-    slot = {VarType.FP32: "fp32_values", VarType.INT32: "int32_values", VarType.INT64: "int64_values",
-            VarType.BOOL: "bool_values"}.get(vt)
+    slot = {
+        VarType.FP32: "fp32_values",
+        VarType.INT32: "int32_values",
+        VarType.INT64: "int64_values",
+        VarType.BOOL: "bool_values",
+    }.get(vt)
     if slot is None:
         raise TypeError(f"assign_value supports float32, int32, int64 and bool. Received: dtype={vt}")
     cast = {"fp32_values": float, "int32_values": int, "int64_values": int, "bool_values": bool}[slot]
@@ -155,6 +179,20 @@ Xavier = XavierInitializer
 MSRA = MSRAInitializer
 Bilinear = BilinearInitializer
 
-__all__ = ["Constant", "Uniform", "Normal", "TruncatedNormal", "Xavier", "Bilinear", "MSRA", "ConstantInitializer",
-           "UniformInitializer", "NormalInitializer", "TruncatedNormalInitializer", "XavierInitializer",
-           "BilinearInitializer", "MSRAInitializer", "NumpyArrayInitializer"]
+__all__ = [
+    "Constant",
+    "Uniform",
+    "Normal",
+    "TruncatedNormal",
+    "Xavier",
+    "Bilinear",
+    "MSRA",
+    "ConstantInitializer",
+    "UniformInitializer",
+    "NormalInitializer",
+    "TruncatedNormalInitializer",
+    "XavierInitializer",
+    "BilinearInitializer",
+    "MSRAInitializer",
+    "NumpyArrayInitializer",
+]

@@ -14,9 +14,7 @@ from fluidcompat_ops import registry
 
 def check_variable(value, arg: str, api: str) -> None:
     if not isinstance(value, framework.Variable):
-        raise TypeError(
-            f"The type of '{arg}' in {api} must be {framework.Variable!r}, but received {type(value)!r}. "
-        )
+        raise TypeError(f"The type of '{arg}' in {api} must be {framework.Variable!r}, but received {type(value)!r}. ")
 
 
 def check_dtype(value, arg: str, allowed, api: str) -> None:
@@ -117,7 +115,9 @@ class LayerHelper:
         b = self.create_parameter(attr=bias_attr, shape=size, dtype=input_var.dtype, is_bias=True)
         tmp = self.create_variable_for_type_inference(dtype=input_var.dtype)
         self.append_op(
-            type="elementwise_add", inputs={"X": [input_var], "Y": [b]}, outputs={"Out": [tmp]},
+            type="elementwise_add",
+            inputs={"X": [input_var], "Y": [b]},
+            outputs={"Out": [tmp]},
             attrs={"axis": dim_start},
         )
         return tmp

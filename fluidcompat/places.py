@@ -91,9 +91,7 @@ def _announce_cpu_mode() -> None:
     global _announced
     if not _announced:
         _announced = True
-        sys.stderr.write(
-            "fluidcompat: device cpu requested: GPU places and device_guard('gpu') run on the CPU\n"
-        )
+        sys.stderr.write("fluidcompat: device cpu requested: GPU places and device_guard('gpu') run on the CPU\n")
 
 
 def cuda_available() -> bool:

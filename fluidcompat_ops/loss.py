@@ -61,10 +61,26 @@ def _ce2_kernel(ins, attrs):
     return {"Y": [y], "MatchX": [match]}
 
 
-register(OpDef("cross_entropy", ("X", "Label"), ("Y",), {"soft_label": False, "ignore_index": -100},
-               _ce_infer(False), _ce_kernel))
-register(OpDef("cross_entropy2", ("X", "Label"), ("Y", "XShape", "MatchX"), {"ignore_index": -100},
-               _ce_infer(True), _ce2_kernel))
+register(
+    OpDef(
+        "cross_entropy",
+        ("X", "Label"),
+        ("Y",),
+        {"soft_label": False, "ignore_index": -100},
+        _ce_infer(False),
+        _ce_kernel,
+    )
+)
+register(
+    OpDef(
+        "cross_entropy2",
+        ("X", "Label"),
+        ("Y", "XShape", "MatchX"),
+        {"ignore_index": -100},
+        _ce_infer(True),
+        _ce2_kernel,
+    )
+)
 
 
 def _swce_infer(ins, attrs):
@@ -116,7 +132,9 @@ register(
 def _sigce_infer(ins, attrs):
     x, label = first(ins, "X"), first(ins, "Label")
     if tuple(x.shape) != tuple(label.shape):
-        raise ValueError(f"X and Label must have the same shape. Received: X.shape={x.shape}, Label.shape={label.shape}")
+        raise ValueError(
+            f"X and Label must have the same shape. Received: X.shape={x.shape}, Label.shape={label.shape}"
+        )
     return out("Out", x.shape, x.dtype)
 
 
@@ -130,8 +148,16 @@ def _sigce_kernel(ins, attrs):
     return {"Out": [loss]}
 
 
-register(OpDef("sigmoid_cross_entropy_with_logits", ("X", "Label"), ("Out",),
-               {"ignore_index": -100, "normalize": False}, _sigce_infer, _sigce_kernel))
+register(
+    OpDef(
+        "sigmoid_cross_entropy_with_logits",
+        ("X", "Label"),
+        ("Out",),
+        {"ignore_index": -100, "normalize": False},
+        _sigce_infer,
+        _sigce_kernel,
+    )
+)
 
 
 def _acc_infer(ins, attrs):
@@ -152,5 +178,4 @@ def _acc_kernel(ins, attrs):
     return {"Accuracy": [acc], "Correct": [correct], "Total": [torch.tensor([n], dtype=torch.int32, device=idx.device)]}
 
 
-register(OpDef("accuracy", ("Out", "Indices", "Label"), ("Accuracy", "Correct", "Total"), {}, _acc_infer,
-               _acc_kernel))
+register(OpDef("accuracy", ("Out", "Indices", "Label"), ("Accuracy", "Correct", "Total"), {}, _acc_infer, _acc_kernel))

@@ -20,6 +20,7 @@ torch = None  # NOTE: [Lazy torch] in registry.py
 F = None
 TORCH_DTYPES: dict = {}
 
+
 def _is_int(t) -> bool:
     return not t.dtype.is_floating_point and t.dtype != torch.bool
 
@@ -171,8 +172,10 @@ def _sum_infer(ins, attrs):
     for v in xs[1:]:
         if len(v.shape) != len(shape):
             raise ValueError(f"all inputs of sum must have the same shape. Received: {[tuple(x.shape) for x in xs]}")
-        shape = [merge_dim(a, b, f"all inputs of sum must have the same shape. Received: "
-                                 f"{[tuple(x.shape) for x in xs]}") for a, b in zip(shape, v.shape)]
+        shape = [
+            merge_dim(a, b, f"all inputs of sum must have the same shape. Received: {[tuple(x.shape) for x in xs]}")
+            for a, b in zip(shape, v.shape)
+        ]
     return out("Out", shape, xs[0].dtype)
 
 
@@ -344,8 +347,14 @@ register(
         "mul",
         ("X", "Y"),
         ("Out",),
-        {"x_num_col_dims": 1, "y_num_col_dims": 1, "scale_x": 1.0, "scale_y": [1.0], "scale_out": 1.0,
-         "force_fp32_output": False},
+        {
+            "x_num_col_dims": 1,
+            "y_num_col_dims": 1,
+            "scale_x": 1.0,
+            "scale_y": [1.0],
+            "scale_out": 1.0,
+            "force_fp32_output": False,
+        },
         _mul_infer,
         _mul_kernel,
     )
@@ -354,9 +363,7 @@ register(
 
 # -- activations ---------------------------------------------------------------------------------------
 def _unary(name, fn, attrs=None, inputs=("X",)):
-    register(
-        OpDef(name, inputs, ("Out",), attrs or {}, same_as(), lambda ins, a: {"Out": [fn(ins["X"][0], a)]})
-    )
+    register(OpDef(name, inputs, ("Out",), attrs or {}, same_as(), lambda ins, a: {"Out": [fn(ins["X"][0], a)]}))
 
 
 _unary("relu", lambda x, a: torch.relu(x))
@@ -388,7 +395,9 @@ _unary(
     lambda x, a: x * torch.clamp(x + a["offset"], 0.0, a["threshold"]) / a["scale"],
     {"threshold": 6.0, "scale": 6.0, "offset": 3.0},
 )
-_unary("softmax", lambda x, a: torch.softmax(x, a["axis"]), {"axis": -1, "use_cudnn": False, "data_format": "AnyLayout"})
+_unary(
+    "softmax", lambda x, a: torch.softmax(x, a["axis"]), {"axis": -1, "use_cudnn": False, "data_format": "AnyLayout"}
+)
 _unary("log_softmax", lambda x, a: torch.log_softmax(x, a["axis"]), {"axis": -1})
 
 
@@ -399,8 +408,15 @@ def _pow_kernel(ins, attrs):
 
 
 register(
-    OpDef("pow", ("X", "FactorTensor"), ("Out",), {"factor": 1.0}, same_as(), _pow_kernel,
-          host_inputs=frozenset({"FactorTensor"}))
+    OpDef(
+        "pow",
+        ("X", "FactorTensor"),
+        ("Out",),
+        {"factor": 1.0},
+        same_as(),
+        _pow_kernel,
+        host_inputs=frozenset({"FactorTensor"}),
+    )
 )
 
 
@@ -413,13 +429,22 @@ def _clip_kernel(ins, attrs):
 
 def _clip_infer(ins, attrs):
     if attrs["min"] > attrs["max"] and not ins.get("Min") and not ins.get("Max"):
-        raise ValueError(f"max should be greater than or equal to min. Received: min={attrs['min']}, max={attrs['max']}")
+        raise ValueError(
+            f"max should be greater than or equal to min. Received: min={attrs['min']}, max={attrs['max']}"
+        )
     return same_as()(ins, attrs)
 
 
 register(
-    OpDef("clip", ("X", "Min", "Max"), ("Out",), {"min": 0.0, "max": 0.0}, _clip_infer, _clip_kernel,
-          host_inputs=frozenset({"Min", "Max"}))
+    OpDef(
+        "clip",
+        ("X", "Min", "Max"),
+        ("Out",),
+        {"min": 0.0, "max": 0.0},
+        _clip_infer,
+        _clip_kernel,
+        host_inputs=frozenset({"Min", "Max"}),
+    )
 )
 
 
@@ -437,8 +462,9 @@ def _norm_kernel(ins, attrs):
     return {"Out": [x / norm], "Norm": [norm]}
 
 
-register(OpDef("norm", ("X",), ("Out", "Norm"), {"axis": 1, "epsilon": 1e-10, "is_test": False}, _norm_infer,
-               _norm_kernel))
+register(
+    OpDef("norm", ("X",), ("Out", "Norm"), {"axis": 1, "epsilon": 1e-10, "is_test": False}, _norm_infer, _norm_kernel)
+)
 
 
 # -- arg ops, sort, top_k, one_hot ----------------------------------------------------------------------
@@ -474,10 +500,26 @@ def _arg_kernel(fn):
 
 
 _ARG_ATTRS = {"axis": 0, "keepdims": False, "flatten": False, "dtype": -1}
-register(OpDef("arg_max", ("X",), ("Out",), _ARG_ATTRS, _arg_infer,
-               _arg_kernel(lambda x, d, k: torch.argmax(x, dim=d, keepdim=k))))
-register(OpDef("arg_min", ("X",), ("Out",), _ARG_ATTRS, _arg_infer,
-               _arg_kernel(lambda x, d, k: torch.argmin(x, dim=d, keepdim=k))))
+register(
+    OpDef(
+        "arg_max",
+        ("X",),
+        ("Out",),
+        _ARG_ATTRS,
+        _arg_infer,
+        _arg_kernel(lambda x, d, k: torch.argmax(x, dim=d, keepdim=k)),
+    )
+)
+register(
+    OpDef(
+        "arg_min",
+        ("X",),
+        ("Out",),
+        _ARG_ATTRS,
+        _arg_infer,
+        _arg_kernel(lambda x, d, k: torch.argmin(x, dim=d, keepdim=k)),
+    )
+)
 
 
 def _argsort_infer(ins, attrs):
@@ -491,8 +533,9 @@ def _argsort_kernel(ins, attrs):
     return {"Out": [v], "Indices": [i]}
 
 
-register(OpDef("argsort", ("X",), ("Out", "Indices"), {"axis": -1, "descending": False}, _argsort_infer,
-               _argsort_kernel))
+register(
+    OpDef("argsort", ("X",), ("Out", "Indices"), {"axis": -1, "descending": False}, _argsort_infer, _argsort_kernel)
+)
 
 
 def _topk_infer(ins, attrs):
@@ -511,8 +554,9 @@ def _topk_kernel(ins, attrs):
     return {"Out": [v], "Indices": [i]}
 
 
-register(OpDef("top_k", ("X", "K"), ("Out", "Indices"), {"k": 1}, _topk_infer, _topk_kernel,
-               host_inputs=frozenset({"K"})))
+register(
+    OpDef("top_k", ("X", "K"), ("Out", "Indices"), {"k": 1}, _topk_infer, _topk_kernel, host_inputs=frozenset({"K"}))
+)
 
 
 def _one_hot_kernel(v2):
@@ -552,11 +596,28 @@ def _one_hot_infer(v2):
 
 
 _ONE_HOT_ATTRS = {"depth": -1, "dtype": int(VarType.FP32), "allow_out_of_range": False}
-register(OpDef("one_hot", ("X", "depth_tensor"), ("Out",), _ONE_HOT_ATTRS, _one_hot_infer(False),
-               _one_hot_kernel(False), host_inputs=frozenset({"depth_tensor"})))
-register(OpDef("one_hot_v2", ("X", "depth_tensor"), ("Out",), _ONE_HOT_ATTRS, _one_hot_infer(True),
-               _one_hot_kernel(True), host_inputs=frozenset({"depth_tensor"})))
-
+register(
+    OpDef(
+        "one_hot",
+        ("X", "depth_tensor"),
+        ("Out",),
+        _ONE_HOT_ATTRS,
+        _one_hot_infer(False),
+        _one_hot_kernel(False),
+        host_inputs=frozenset({"depth_tensor"}),
+    )
+)
+register(
+    OpDef(
+        "one_hot_v2",
+        ("X", "depth_tensor"),
+        ("Out",),
+        _ONE_HOT_ATTRS,
+        _one_hot_infer(True),
+        _one_hot_kernel(True),
+        host_inputs=frozenset({"depth_tensor"}),
+    )
+)
 
 
 def _increment_kernel(ins, attrs):

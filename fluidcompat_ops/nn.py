@@ -61,8 +61,16 @@ _LOOKUP_ATTRS = {
     "table_names": [],
     "trainer_id": 0,
 }
-register(OpDef("lookup_table", ("W", "Ids"), ("Out",), dict(_LOOKUP_ATTRS, grad_inplace=False),
-               _lookup_infer(False), _lookup_kernel(False)))
+register(
+    OpDef(
+        "lookup_table",
+        ("W", "Ids"),
+        ("Out",),
+        dict(_LOOKUP_ATTRS, grad_inplace=False),
+        _lookup_infer(False),
+        _lookup_kernel(False),
+    )
+)
 register(OpDef("lookup_table_v2", ("W", "Ids"), ("Out",), _LOOKUP_ATTRS, _lookup_infer(True), _lookup_kernel(True)))
 
 
@@ -117,8 +125,11 @@ def _conv_infer(ins, attrs):
     hw = _hw(x.shape, fmt)
     p = _pads(attrs, hw, w.shape[2:], attrs["strides"], attrs["dilations"])
     oh, ow = (
-        -1 if size < 0 else (size + p[2 * i] + p[2 * i + 1] - (attrs["dilations"][i] * (w.shape[2 + i] - 1) + 1))
-        // attrs["strides"][i] + 1
+        -1
+        if size < 0
+        else (size + p[2 * i] + p[2 * i + 1] - (attrs["dilations"][i] * (w.shape[2 + i] - 1) + 1))
+        // attrs["strides"][i]
+        + 1
         for i, size in enumerate(hw)
     )
     return out("Output", _with_hw(x.shape, fmt, w.shape[0], oh, ow), x.dtype)
@@ -151,8 +162,9 @@ _CONV_ATTRS = {
     "workspace_size_MB": 512,
 }
 for _name in ("conv2d", "depthwise_conv2d"):
-    register(OpDef(_name, ("Input", "Filter", "Bias", "ResidualData"), ("Output",), _CONV_ATTRS, _conv_infer,
-                   _conv_kernel))
+    register(
+        OpDef(_name, ("Input", "Filter", "Bias", "ResidualData"), ("Output",), _CONV_ATTRS, _conv_infer, _conv_kernel)
+    )
 
 
 def _convt_sizes(attrs, hw, k_hw):
@@ -301,8 +313,13 @@ def _bn_infer(ins, attrs):
         if c >= 0 and tuple(v.shape) != (c,):
             raise ValueError(f"{slot} must have shape ({c},). Received: {slot}.shape={v.shape}")
     stat = ((c,), x.dtype)
-    return {"Y": [(x.shape, x.dtype)], "MeanOut": [stat], "VarianceOut": [stat], "SavedMean": [stat],
-            "SavedVariance": [stat]}
+    return {
+        "Y": [(x.shape, x.dtype)],
+        "MeanOut": [stat],
+        "VarianceOut": [stat],
+        "SavedMean": [stat],
+        "SavedVariance": [stat],
+    }
 
 
 def _bn_kernel(ins, attrs):
@@ -339,8 +356,16 @@ register(
         "batch_norm",
         ("X", "Scale", "Bias", "Mean", "Variance", "MomentumTensor"),
         ("Y", "MeanOut", "VarianceOut", "SavedMean", "SavedVariance"),
-        {"momentum": 0.9, "epsilon": 1e-5, "is_test": False, "data_layout": "NCHW", "use_global_stats": False,
-         "trainable_statistics": False, "fuse_with_relu": False, "use_mkldnn": False},
+        {
+            "momentum": 0.9,
+            "epsilon": 1e-5,
+            "is_test": False,
+            "data_layout": "NCHW",
+            "use_global_stats": False,
+            "trainable_statistics": False,
+            "fuse_with_relu": False,
+            "use_mkldnn": False,
+        },
         _bn_infer,
         _bn_kernel,
         host_inputs=frozenset({"MomentumTensor"}),
@@ -425,11 +450,15 @@ register(
         "dropout",
         ("X", "Seed"),
         ("Out", "Mask"),
-        {"dropout_prob": 0.5, "is_test": False, "fix_seed": False, "seed": 0,
-         "dropout_implementation": "downgrade_in_infer"},
+        {
+            "dropout_prob": 0.5,
+            "is_test": False,
+            "fix_seed": False,
+            "seed": 0,
+            "dropout_implementation": "downgrade_in_infer",
+        },
         _dropout_infer,
         _dropout_kernel,
         host_inputs=frozenset({"Seed"}),
     )
 )
-

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fluidcompat.dtypes import INT_TYPES, VarType
 from fluidcompat_ops.registry import OpDef, register
-from fluidcompat_ops.shapes import expand_paddings, first, norm_axis, out, prod, prod_or_unknown, same_as
+from fluidcompat_ops.shapes import first, norm_axis, out, prod, prod_or_unknown, same_as
 
 torch = None  # NOTE: [Lazy torch] in registry.py
 F = None
@@ -159,8 +159,14 @@ register(
         "assign_value",
         (),
         ("Out",),
-        {"shape": [], "dtype": int(VarType.FP32), "fp32_values": [], "int32_values": [], "int64_values": [],
-         "bool_values": []},
+        {
+            "shape": [],
+            "dtype": int(VarType.FP32),
+            "fp32_values": [],
+            "int32_values": [],
+            "int64_values": [],
+            "bool_values": [],
+        },
         lambda ins, attrs: out("Out", attrs["shape"], attrs["dtype"]),
         _assign_value_kernel,
     )
@@ -215,9 +221,7 @@ def _slice_infer(ins, attrs):
     axes = attrs["axes"]
     tensor_bounds = any(ins.get(s) for s in _SLICE_HOST)
     if len(attrs["starts"]) != len(axes) and not tensor_bounds:
-        raise ValueError(
-            f"starts and axes must have the same length. Received: axes={axes}, starts={attrs['starts']}"
-        )
+        raise ValueError(f"starts and axes must have the same length. Received: axes={axes}, starts={attrs['starts']}")
     for i, ax in enumerate(axes):
         a = norm_axis(ax, len(shape), "axes")
         if tensor_bounds or shape[a] < 0:
@@ -558,7 +562,9 @@ def _split_infer(ins, attrs):
     axis = norm_axis(attrs["axis"], len(x.shape))
     sizes = _split_sizes(x.shape[axis], attrs["num"], attrs["sections"])
     if x.shape[axis] >= 0 and attrs["sections"] and sum(sizes) != x.shape[axis]:
-        raise ValueError(f"sections must add up to the dim. Received: sections={attrs['sections']}, dim={x.shape[axis]}")
+        raise ValueError(
+            f"sections must add up to the dim. Received: sections={attrs['sections']}, dim={x.shape[axis]}"
+        )
     res = []
     for s in sizes:
         shape = list(x.shape)
@@ -853,8 +859,16 @@ register(
         "uniform_random",
         _RANDOM_SLOTS,
         ("Out",),
-        {"shape": [], "dtype": int(VarType.FP32), "min": -1.0, "max": 1.0, "seed": 0, "diag_num": 0, "diag_step": 0,
-         "diag_val": 1.0},
+        {
+            "shape": [],
+            "dtype": int(VarType.FP32),
+            "min": -1.0,
+            "max": 1.0,
+            "seed": 0,
+            "diag_num": 0,
+            "diag_step": 0,
+            "diag_val": 1.0,
+        },
         _random_infer,
         _uniform_kernel,
         host_inputs=frozenset(_RANDOM_SLOTS),

@@ -37,8 +37,12 @@ def conv2d(x, w, stride=(1, 1), pads=(0, 0, 0, 0), dilation=(1, 1), groups=1):
         g = o // per_group
         for i in range(oh):
             for j in range(ow):
-                patch = xp[:, g * cg:(g + 1) * cg, i * stride[0]:i * stride[0] + eh:dilation[0],
-                           j * stride[1]:j * stride[1] + ew:dilation[1]]
+                patch = xp[
+                    :,
+                    g * cg : (g + 1) * cg,
+                    i * stride[0] : i * stride[0] + eh : dilation[0],
+                    j * stride[1] : j * stride[1] + ew : dilation[1],
+                ]
                 out[:, o, i, j] = (patch * w[o]).sum(axis=(1, 2, 3))
     return out.astype(x.dtype)
 
@@ -50,9 +54,9 @@ def conv2d_transpose(x, w, stride=(1, 1), pads=(0, 0, 0, 0)):
     for i in range(h):
         for j in range(wd):
             contrib = np.einsum("nc,cfhw->nfhw", x[:, :, i, j], w)
-            full[:, :, i * stride[0]:i * stride[0] + kh, j * stride[1]:j * stride[1] + kw] += contrib
+            full[:, :, i * stride[0] : i * stride[0] + kh, j * stride[1] : j * stride[1] + kw] += contrib
     t, b, left, r = pads
-    return full[:, :, t:full.shape[2] - b, left:full.shape[3] - r].astype(x.dtype)
+    return full[:, :, t : full.shape[2] - b, left : full.shape[3] - r].astype(x.dtype)
 
 
 def pool2d(x, k, s, pads, kind, ceil=False, exclusive=True):

@@ -38,9 +38,7 @@ def run_case(case: Case):
     """Build the case in fresh programs, run it on the CPU, compare with numpy and with the inferred shapes."""
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
-        vars_ = {
-            k: fluid.data(k, list(case.shapes.get(k, v.shape)), str(v.dtype)) for k, v in case.inputs.items()
-        }
+        vars_ = {k: fluid.data(k, list(case.shapes.get(k, v.shape)), str(v.dtype)) for k, v in case.inputs.items()}
         outs = case.build(**vars_)
     single = not isinstance(outs, (list, tuple))
     outs = [outs] if single else list(outs)

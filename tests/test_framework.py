@@ -84,7 +84,10 @@ class TestNames:
                 L.relu(x)
         L.relu(x)
         assert [op.attr("op_namescope") for op in fluid.default_main_program().global_block().ops] == [
-            "/block1/", "/block1/inner/", "/"]
+            "/block1/",
+            "/block1/inner/",
+            "/",
+        ]
 
 
 class TestCloneAndPrint:
@@ -100,7 +103,9 @@ class TestCloneAndPrint:
         test = main.clone(for_test=True)
         assert "scale" not in op_types(test) and not test.global_block().has_var("x@GRAD")
         assert [(op.type, op.attr("is_test")) for op in test.global_block().ops if op.has_attr("is_test")] == [
-            ("dropout", True), ("batch_norm", True)]
+            ("dropout", True),
+            ("batch_norm", True),
+        ]
         assert all(not op.attr("is_test") for op in block.ops if op.has_attr("is_test"))
         assert main.global_block().ops[-1].attr("op_role") == OpRole.Backward
         plain = main.clone()
@@ -152,14 +157,27 @@ class TestVariableOperators:
         # op types and attributes recorded from fluid 1.8.5
         x = fluid.data("x", [None, 4])
         i = fluid.data("i", [None, 4], "int64")
-        cases = [(x + 1.0, "scale", {"scale": 1.0, "bias": 1.0}), (1.0 + x, "scale", {"bias": 1.0}),
-                 (x - 2, "scale", {"bias": -2.0}), (2 - x, "scale", {"scale": -1.0, "bias": 2.0}),
-                 (x * 3, "scale", {"scale": 3.0}), (x / 2, "scale", {"scale": 0.5}),
-                 (2 / x, "elementwise_div", {"axis": 0}), (x ** 2, "elementwise_pow", {"axis": -1}),
-                 (x + x, "elementwise_add", {"axis": 0}), (x < x, "less_than", {}), (x == x, "equal", {}),
-                 (x != x, "not_equal", {}), (-x, "scale", {"scale": -1.0}), (x.astype("int32"), "cast", {}),
-                 (i + 1, "scale", {}), (i / 2, "elementwise_div", {"axis": -1}), (x % 2, "elementwise_mod", {}),
-                 (x // 2, "elementwise_floordiv", {}), (x >= 1.0, "greater_equal", {})]
+        cases = [
+            (x + 1.0, "scale", {"scale": 1.0, "bias": 1.0}),
+            (1.0 + x, "scale", {"bias": 1.0}),
+            (x - 2, "scale", {"bias": -2.0}),
+            (2 - x, "scale", {"scale": -1.0, "bias": 2.0}),
+            (x * 3, "scale", {"scale": 3.0}),
+            (x / 2, "scale", {"scale": 0.5}),
+            (2 / x, "elementwise_div", {"axis": 0}),
+            (x**2, "elementwise_pow", {"axis": -1}),
+            (x + x, "elementwise_add", {"axis": 0}),
+            (x < x, "less_than", {}),
+            (x == x, "equal", {}),
+            (x != x, "not_equal", {}),
+            (-x, "scale", {"scale": -1.0}),
+            (x.astype("int32"), "cast", {}),
+            (i + 1, "scale", {}),
+            (i / 2, "elementwise_div", {"axis": -1}),
+            (x % 2, "elementwise_mod", {}),
+            (x // 2, "elementwise_floordiv", {}),
+            (x >= 1.0, "greater_equal", {}),
+        ]
         for var, op_type, attrs in cases:
             assert var.op.type == op_type, (var.name, var.op.type)
             for k, v in attrs.items():
@@ -217,8 +235,7 @@ class TestRollbackAndBuildErrors:
         assert self.snapshot() == before
         out = L.elementwise_add(a, a)
         v = np.ones((2, 3), "float32")
-        np.testing.assert_array_equal(
-            fluid.Executor(fluid.CPUPlace()).run(feed={"a": v}, fetch_list=[out])[0], 2 * v)
+        np.testing.assert_array_equal(fluid.Executor(fluid.CPUPlace()).run(feed={"a": v}, fetch_list=[out])[0], 2 * v)
 
     def test_failed_parameter_layer_leaves_startup(self):
         img = fluid.data("img", [1, 3, 8, 8])
@@ -282,7 +299,11 @@ def test_build_time_modules_import_no_torch():
         plan = placement.plan_block(fluid.default_main_program().global_block(), "cuda:0", ["x"])
         print(y.shape, len(plan.copies), "torch" in sys.modules)
     """)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    proc = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        cwd=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["(-1,", "4,", "3,", "3)", "2", "False"]

@@ -20,7 +20,9 @@ GOLDEN = os.path.join(HERE, "golden")
 def run_fluidcompat(script: str) -> dict:
     proc = subprocess.run(
         [sys.executable, "-m", "fluidcompat", "run", "--device", "cpu", os.path.join(GOLDEN, script)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)

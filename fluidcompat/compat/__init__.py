@@ -21,7 +21,7 @@ def real_name(fullname: str) -> Optional[str]:
     if fullname in _ALIASES:
         return _ALIASES[fullname]
     if fullname.startswith("paddle.fluid."):
-        return "fluidcompat." + fullname[len("paddle.fluid."):]
+        return "fluidcompat." + fullname[len("paddle.fluid.") :]
     return None
 
 

@@ -30,9 +30,18 @@ class BuildStrategy:
 
     def __init__(self) -> None:
         self.__dict__.update(
-            reduce_strategy=0, gradient_scale_strategy=0, fuse_all_reduce_ops=False, fuse_elewise_add_act_ops=False,
-            fuse_bn_act_ops=False, enable_inplace=False, memory_optimize=None, enable_sequential_execution=False,
-            fuse_all_optimizer_ops=False, sync_batch_norm=False, debug_graphviz_path="", num_trainers=1,
+            reduce_strategy=0,
+            gradient_scale_strategy=0,
+            fuse_all_reduce_ops=False,
+            fuse_elewise_add_act_ops=False,
+            fuse_bn_act_ops=False,
+            enable_inplace=False,
+            memory_optimize=None,
+            enable_sequential_execution=False,
+            fuse_all_optimizer_ops=False,
+            sync_batch_norm=False,
+            debug_graphviz_path="",
+            num_trainers=1,
         )
 
 
@@ -64,8 +73,9 @@ class CompiledProgram:
         self._loss_name = None
         self._places = None
 
-    def with_data_parallel(self, loss_name=None, build_strategy=None, exec_strategy=None, share_vars_from=None,
-                           places=None) -> "CompiledProgram":
+    def with_data_parallel(
+        self, loss_name=None, build_strategy=None, exec_strategy=None, share_vars_from=None, places=None
+    ) -> "CompiledProgram":
         if self._is_data_parallel:
             raise AssertionError("Already compiled with parallel, cannot be recompiled.")
         self._is_data_parallel = True
@@ -109,9 +119,7 @@ def _check_feed(var: Variable, shape, dtype_name: str) -> None:
         )
     want = np_name(var.dtype)
     if dtype_name != want:
-        raise ValueError(
-            "The data type of fed Variable %r must be %r, but received %r" % (var.name, want, dtype_name)
-        )
+        raise ValueError("The data type of fed Variable %r must be %r, but received %r" % (var.name, want, dtype_name))
 
 
 class _ProgramCache:
@@ -166,16 +174,28 @@ class Executor:
         elif isinstance(value, (list, tuple)):
             arr = np.asarray(value, dtype=np_name(var.dtype))
         else:
-            raise TypeError(f"The feed value of '{name}' must be a numpy array, LoDTensor or scalar. "
-                            f"Received: {type(value).__name__}")
+            raise TypeError(
+                f"The feed value of '{name}' must be a numpy array, LoDTensor or scalar. "
+                f"Received: {type(value).__name__}"
+            )
         if var.need_check_feed:
             _check_feed(var, arr.shape, arr.dtype.name)
         to_vartype(arr.dtype)
         return torch.from_numpy(np.array(arr, copy=True, order="C")).to(self._device)
 
-    def run(self, program=None, feed=None, fetch_list=None, feed_var_name="feed", fetch_var_name="fetch",
-            scope: Optional[Scope] = None, return_numpy: bool = True, use_program_cache: bool = False,
-            return_merged: bool = True, use_prune: bool = False):
+    def run(
+        self,
+        program=None,
+        feed=None,
+        fetch_list=None,
+        feed_var_name="feed",
+        fetch_var_name="fetch",
+        scope: Optional[Scope] = None,
+        return_numpy: bool = True,
+        use_program_cache: bool = False,
+        return_merged: bool = True,
+        use_prune: bool = False,
+    ):
         """Run ``program`` with ``feed`` (name -> array) and return the ``fetch_list`` values."""
         if self._closed:
             raise RuntimeError("Attempted to use a closed Executor")
@@ -185,7 +205,8 @@ class Executor:
                 warnings.warn(
                     "Now you are using default_main_program, but there are no operators in the program to be "
                     "executed. Please ensure you create model correctly or you can pass the Program or the "
-                    "CompiledProgram manually."
+                    "CompiledProgram manually.",
+                    stacklevel=2,
                 )
         if isinstance(program, CompiledProgram):
             program = program._program
@@ -194,7 +215,8 @@ class Executor:
         if not program.global_block().ops and program is not default_main_program():
             warnings.warn(
                 "There are no operators in the program to be executed. If you pass Program manually, please use "
-                "fluid.program_guard to ensure the current Program is being used."
+                "fluid.program_guard to ensure the current Program is being used.",
+                stacklevel=2,
             )
         scope = scope if scope is not None else global_scope()
         fetch_names = _fetch_names(fetch_list)
@@ -212,7 +234,9 @@ class Executor:
         for name, value in feed.items():
             var = block.vars.get(name)
             if var is None:
-                warnings.warn(f"The variable {name} is not found in program. It is not declared or is pruned.")
+                warnings.warn(
+                    f"The variable {name} is not found in program. It is not declared or is pruned.", stacklevel=2
+                )
                 continue
             fed[name] = self._feed_tensor(name, value, var)
         for n in fetch_names:
@@ -242,8 +266,12 @@ class Executor:
     def _prepare(self, program: Program, fed, fetch_names) -> PreparedBlock:
         block = program.global_block()
         plan = plan_block(block, self.place, fed)
-        persist = [n for op in block.ops for n in op.output_arg_names
-                   if (v := block._find_var_recursive(n)) is not None and v.persistable]
+        persist = [
+            n
+            for op in block.ops
+            for n in op.output_arg_names
+            if (v := block._find_var_recursive(n)) is not None and v.persistable
+        ]
         prepared = PreparedBlock(plan, keep=list(fetch_names) + persist)
         prepared.persist_outputs = tuple(dict.fromkeys(persist))
         return prepared

@@ -107,5 +107,6 @@ def _op_error(step: Step, e: Exception, env) -> EnforceNotMet:
             f"The variable '{name}' read by {where} (input slot {slot}) is not initialized: it was not fed, no "
             f"earlier op produced it, and the scope does not hold it.\n  built at {op.callsite_text()}"
         )
-    return EnforceNotMet(f"{type(e).__name__}: {e}\n  [operator < {op.type} > error] {where}\n"
-                         f"  built at {op.callsite_text()}")
+    return EnforceNotMet(
+        f"{type(e).__name__}: {e}\n  [operator < {op.type} > error] {where}\n  built at {op.callsite_text()}"
+    )

@@ -26,6 +26,7 @@ class Copy:
     @property
     def kind(self) -> str:
         """'GpuMemcpySync:CPU->GPU' style name, as fluid's profiler records the copy."""
+
         def side(d: str) -> str:
             return "CPU" if d == "cpu" else "GPU"
 

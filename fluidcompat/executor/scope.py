@@ -85,8 +85,10 @@ class LoDTensor:
         dims = ", ".join(str(d) for d in self._t.shape)
         data = " ".join(str(v) for v in self._t.detach().cpu().reshape(-1).tolist())
         lod = "{" + ", ".join("{" + ", ".join(map(str, level)) + "}" for level in self._lod) + "}"
-        return (f"\tlod: {lod}\n\tdim: {dims}\n\tlayout: NCHW\n\tdtype: {CPP_NAMES[vartype_of(self._t)]}\n"
-                f"\tdata: [{data}]\n")
+        return (
+            f"\tlod: {lod}\n\tdim: {dims}\n\tlayout: NCHW\n\tdtype: {CPP_NAMES[vartype_of(self._t)]}\n"
+            f"\tdata: [{data}]\n"
+        )
 
     __repr__ = __str__
 

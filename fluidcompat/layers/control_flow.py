@@ -6,8 +6,19 @@ from fluidcompat.dtypes import VarType
 from fluidcompat.framework import Variable, layer
 from fluidcompat.layer_helper import LayerHelper, check_variable
 
-__all__ = ["less_than", "less_equal", "greater_than", "greater_equal", "equal", "not_equal", "logical_and",
-           "logical_or", "logical_not", "logical_xor", "increment"]
+__all__ = [
+    "less_than",
+    "less_equal",
+    "greater_than",
+    "greater_equal",
+    "equal",
+    "not_equal",
+    "logical_and",
+    "logical_or",
+    "logical_not",
+    "logical_xor",
+    "increment",
+]
 
 
 def _compare(op_type, x, y, cond, force_cpu=None):

@@ -10,15 +10,18 @@ __all__ = ["data"]
 
 def _check_name_shape(name, shape, api):
     if not isinstance(name, (bytes, str)):
-        raise TypeError(f"The type of 'name' in {api} must be (<class 'bytes'>, <class 'str'>), but received "
-                        f"{type(name)}. ")
+        raise TypeError(
+            f"The type of 'name' in {api} must be (<class 'bytes'>, <class 'str'>), but received {type(name)}. "
+        )
     if not isinstance(shape, (list, tuple)):
-        raise TypeError(f"The type of 'shape' in {api} must be (<class 'list'>, <class 'tuple'>), but received "
-                        f"{type(shape)}. ")
+        raise TypeError(
+            f"The type of 'shape' in {api} must be (<class 'list'>, <class 'tuple'>), but received {type(shape)}. "
+        )
 
 
-def data(name, shape, append_batch_size=True, dtype="float32", lod_level=0, type=VarType.LOD_TENSOR,
-         stop_gradient=True) -> Variable:
+def data(
+    name, shape, append_batch_size=True, dtype="float32", lod_level=0, type=VarType.LOD_TENSOR, stop_gradient=True
+) -> Variable:
     """``fluid.layers.data``: prepends a -1 batch dim unless a dim is None or negative.
 
     Its feeds are not checked against the declared shape (as in fluid 1.8).
@@ -33,9 +36,19 @@ def data(name, shape, append_batch_size=True, dtype="float32", lod_level=0, type
             append_batch_size = False
     if append_batch_size:
         shape = [-1] + shape
-    return default_main_program().global_block().create_var(
-        name=name, shape=shape, dtype=dtype, type=type, stop_gradient=stop_gradient, lod_level=lod_level,
-        is_data=True, need_check_feed=False,
+    return (
+        default_main_program()
+        .global_block()
+        .create_var(
+            name=name,
+            shape=shape,
+            dtype=dtype,
+            type=type,
+            stop_gradient=stop_gradient,
+            lod_level=lod_level,
+            is_data=True,
+            need_check_feed=False,
+        )
     )
 
 
@@ -43,7 +56,17 @@ def fluid_data(name, shape, dtype="float32", lod_level=0) -> Variable:
     """``fluid.data``: the shape as given (None means -1); feeds are checked against it."""
     _check_name_shape(name, shape, "data")
     shape = [-1 if d is None else d for d in shape]
-    return default_main_program().global_block().create_var(
-        name=name, shape=shape, dtype=dtype, type=VarType.LOD_TENSOR, stop_gradient=True, lod_level=lod_level,
-        is_data=True, need_check_feed=True,
+    return (
+        default_main_program()
+        .global_block()
+        .create_var(
+            name=name,
+            shape=shape,
+            dtype=dtype,
+            type=VarType.LOD_TENSOR,
+            stop_gradient=True,
+            lod_level=lod_level,
+            is_data=True,
+            need_check_feed=True,
+        )
     )

@@ -17,15 +17,19 @@ def _block(var):
 
 def _scale(var, scale, bias):
     out = _tmp(_block(var), var.dtype)
-    _block(var).append_op(type="scale", inputs={"X": [var]}, outputs={"Out": [out]},
-                          attrs={"scale": float(scale), "bias": float(bias)})
+    _block(var).append_op(
+        type="scale", inputs={"X": [var]}, outputs={"Out": [out]}, attrs={"scale": float(scale), "bias": float(bias)}
+    )
     return out
 
 
 def _fill(block, value, dtype, shape):
     out = _tmp(block, dtype)
-    block.append_op(type="fill_constant", outputs={"Out": [out]},
-                    attrs={"dtype": int(dtype), "shape": list(shape), "value": float(value), "force_cpu": False})
+    block.append_op(
+        type="fill_constant",
+        outputs={"Out": [out]},
+        attrs={"dtype": int(dtype), "shape": list(shape), "value": float(value), "force_cpu": False},
+    )
     out.stop_gradient = True
     return out
 
@@ -33,9 +37,19 @@ def _fill(block, value, dtype, shape):
 def _fill_batch(ref, value, dtype):
     block = _block(ref)
     out = _tmp(block, dtype)
-    block.append_op(type="fill_constant_batch_size_like", inputs={"Input": [ref]}, outputs={"Out": [out]},
-                    attrs={"shape": list(ref.shape), "value": float(value), "input_dim_idx": 0,
-                           "output_dim_idx": 0, "dtype": int(dtype), "force_cpu": False})
+    block.append_op(
+        type="fill_constant_batch_size_like",
+        inputs={"Input": [ref]},
+        outputs={"Out": [out]},
+        attrs={
+            "shape": list(ref.shape),
+            "value": float(value),
+            "input_dim_idx": 0,
+            "output_dim_idx": 0,
+            "dtype": int(dtype),
+            "force_cpu": False,
+        },
+    )
     out.stop_gradient = True
     return out
 
@@ -44,8 +58,12 @@ def astype(self, dtype):
     """Cast to ``dtype`` (op ``cast``)."""
     vt = to_vartype(dtype)
     out = _tmp(_block(self), vt)
-    _block(self).append_op(type="cast", inputs={"X": [self]}, outputs={"Out": [out]},
-                           attrs={"in_dtype": int(self.dtype), "out_dtype": int(vt)})
+    _block(self).append_op(
+        type="cast",
+        inputs={"X": [self]},
+        outputs={"Out": [out]},
+        attrs={"in_dtype": int(self.dtype), "out_dtype": int(vt)},
+    )
     return out
 
 
@@ -75,8 +93,7 @@ def _method(method_name, op_type, reverse=False, scalar=None):
         x, y = (other, self) if reverse else (self, other)
         out = _tmp(_block(self), VarType.BOOL if method_name in _COMPARE else lhs_dtype)
         axis = 0 if y.shape and y.shape[0] == -1 else -1
-        _block(self).append_op(type=op_type, inputs={"X": [x], "Y": [y]}, outputs={"Out": [out]},
-                               attrs={"axis": axis})
+        _block(self).append_op(type=op_type, inputs={"X": [x], "Y": [y]}, outputs={"Out": [out]}, attrs={"axis": axis})
         return out
 
     impl.__name__ = method_name

@@ -8,15 +8,50 @@ from fluidcompat.dtypes import VarType, to_vartype
 from fluidcompat.framework import Variable, layer
 from fluidcompat.initializer import ConstantInitializer, NormalInitializer
 from fluidcompat.layer_helper import LayerHelper, check_dtype, check_variable
-from fluidcompat.layers.tensor import fill_constant
 from fluidcompat.param_attr import ParamAttr
 
 __all__ = [
-    "fc", "mul", "matmul", "scale", "mean", "reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
-    "elementwise_add", "elementwise_sub", "elementwise_mul", "elementwise_div", "elementwise_max", "elementwise_min",
-    "elementwise_pow", "elementwise_mod", "elementwise_floordiv", "softmax", "log_softmax", "clip", "l2_normalize",
-    "topk", "one_hot", "embedding", "conv2d", "conv2d_transpose", "pool2d", "batch_norm", "layer_norm", "dropout",
-    "relu", "pow", "leaky_relu", "elu", "relu6", "swish", "hard_sigmoid", "hard_swish", "gelu",
+    "fc",
+    "mul",
+    "matmul",
+    "scale",
+    "mean",
+    "reduce_sum",
+    "reduce_mean",
+    "reduce_max",
+    "reduce_min",
+    "reduce_prod",
+    "elementwise_add",
+    "elementwise_sub",
+    "elementwise_mul",
+    "elementwise_div",
+    "elementwise_max",
+    "elementwise_min",
+    "elementwise_pow",
+    "elementwise_mod",
+    "elementwise_floordiv",
+    "softmax",
+    "log_softmax",
+    "clip",
+    "l2_normalize",
+    "topk",
+    "one_hot",
+    "embedding",
+    "conv2d",
+    "conv2d_transpose",
+    "pool2d",
+    "batch_norm",
+    "layer_norm",
+    "dropout",
+    "relu",
+    "pow",
+    "leaky_relu",
+    "elu",
+    "relu6",
+    "swish",
+    "hard_sigmoid",
+    "hard_swish",
+    "gelu",
 ]
 
 
@@ -43,15 +78,20 @@ def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=Non
             in_features *= d
         w = helper.create_parameter(attr=pattr, shape=[in_features, size], dtype=dtype)
         tmp = helper.create_variable_for_type_inference(dtype)
-        helper.append_op(type="mul", inputs={"X": [x], "Y": [w]}, outputs={"Out": [tmp]},
-                         attrs={"x_num_col_dims": num_flatten_dims, "y_num_col_dims": 1})
+        helper.append_op(
+            type="mul",
+            inputs={"X": [x], "Y": [w]},
+            outputs={"Out": [tmp]},
+            attrs={"x_num_col_dims": num_flatten_dims, "y_num_col_dims": 1},
+        )
         mul_results.append(tmp)
     if len(mul_results) == 1:
         pre_bias = mul_results[0]
     else:
         pre_bias = helper.create_variable_for_type_inference(dtype)
-        helper.append_op(type="sum", inputs={"X": mul_results}, outputs={"Out": [pre_bias]},
-                         attrs={"use_mkldnn": False})
+        helper.append_op(
+            type="sum", inputs={"X": mul_results}, outputs={"Out": [pre_bias]}, attrs={"use_mkldnn": False}
+        )
     pre_act = helper.append_bias_op(pre_bias, dim_start=num_flatten_dims)
     return helper.append_activation(pre_act)
 
@@ -60,8 +100,12 @@ def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=Non
 def mul(x, y, x_num_col_dims=1, y_num_col_dims=1, name=None) -> Variable:
     helper = LayerHelper("mul", **locals())
     out = helper.create_variable_for_type_inference(dtype=x.dtype)
-    helper.append_op(type="mul", inputs={"X": [x], "Y": [y]}, outputs={"Out": [out]},
-                     attrs={"x_num_col_dims": x_num_col_dims, "y_num_col_dims": y_num_col_dims})
+    helper.append_op(
+        type="mul",
+        inputs={"X": [x], "Y": [y]},
+        outputs={"Out": [out]},
+        attrs={"x_num_col_dims": x_num_col_dims, "y_num_col_dims": y_num_col_dims},
+    )
     return out
 
 
@@ -71,8 +115,12 @@ def matmul(x, y, transpose_x=False, transpose_y=False, alpha=1.0, name=None) -> 
     check_variable(y, "y", "matmul")
     helper = LayerHelper("matmul", **locals())
     out = helper.create_variable_for_type_inference(dtype=x.dtype)
-    helper.append_op(type="matmul", inputs={"X": [x], "Y": [y]}, outputs={"Out": [out]},
-                     attrs={"transpose_X": transpose_x, "transpose_Y": transpose_y, "alpha": float(alpha)})
+    helper.append_op(
+        type="matmul",
+        inputs={"X": [x], "Y": [y]},
+        outputs={"Out": [out]},
+        attrs={"transpose_X": transpose_x, "transpose_Y": transpose_y, "alpha": float(alpha)},
+    )
     return out
 
 
@@ -109,8 +157,12 @@ def _reduce(op_type, input, dim, keep_dim, name):
         dim = [dim]
     out = helper.create_variable_for_type_inference(dtype=input.dtype)
     reduce_all = dim is None or dim == [] or len(dim) == len(input.shape)
-    helper.append_op(type=op_type, inputs={"X": [input]}, outputs={"Out": [out]},
-                     attrs={"dim": list(dim) if dim else [0], "keep_dim": keep_dim, "reduce_all": reduce_all})
+    helper.append_op(
+        type=op_type,
+        inputs={"X": [input]},
+        outputs={"Out": [out]},
+        attrs={"dim": list(dim) if dim else [0], "keep_dim": keep_dim, "reduce_all": reduce_all},
+    )
     return out
 
 
@@ -214,8 +266,9 @@ def log_softmax(input, axis=None, dtype=None, name=None) -> Variable:
     helper = LayerHelper("log_softmax", name=name)
     x = input if dtype is None else cast_to(input, dtype)
     sm = helper.create_variable_for_type_inference(x.dtype)
-    helper.append_op(type="softmax", inputs={"X": [x]}, outputs={"Out": [sm]},
-                     attrs={"axis": -1 if axis is None else axis})
+    helper.append_op(
+        type="softmax", inputs={"X": [x]}, outputs={"Out": [sm]}, attrs={"axis": -1 if axis is None else axis}
+    )
     out = helper.create_variable_for_type_inference(x.dtype)
     helper.append_op(type="log", inputs={"X": [sm]}, outputs={"Out": [out]})
     return out
@@ -298,8 +351,12 @@ def l2_normalize(x, axis, epsilon=1e-12, name=None) -> Variable:
     helper = LayerHelper("l2_normalize", name=name)
     out = helper.create_variable_for_type_inference(dtype=x.dtype)
     norm = helper.create_variable_for_type_inference(dtype=x.dtype)
-    helper.append_op(type="norm", inputs={"X": [x]}, outputs={"Out": [out], "Norm": [norm]},
-                     attrs={"axis": 1 if axis is None else axis, "epsilon": epsilon})
+    helper.append_op(
+        type="norm",
+        inputs={"X": [x]},
+        outputs={"Out": [out], "Norm": [norm]},
+        attrs={"axis": 1 if axis is None else axis, "epsilon": epsilon},
+    )
     return out
 
 
@@ -358,25 +415,33 @@ def _embedding(op_type, api, input, size, is_sparse, is_distributed, padding_idx
         padding_idx = -1
     elif padding_idx < 0:
         padding_idx = size[0] + padding_idx
-    helper.append_op(type=op_type, inputs={"Ids": [input], "W": [w]}, outputs={"Out": [out]},
-                     attrs={"is_sparse": is_sparse, "is_distributed": is_distributed, "padding_idx": padding_idx})
+    helper.append_op(
+        type=op_type,
+        inputs={"Ids": [input], "W": [w]},
+        outputs={"Out": [out]},
+        attrs={"is_sparse": is_sparse, "is_distributed": is_distributed, "padding_idx": padding_idx},
+    )
     return out
 
 
 @layer
-def embedding(input, size, is_sparse=False, is_distributed=False, padding_idx=None, param_attr=None,
-              dtype="float32") -> Variable:
+def embedding(
+    input, size, is_sparse=False, is_distributed=False, padding_idx=None, param_attr=None, dtype="float32"
+) -> Variable:
     """``fluid.layers.embedding`` (op ``lookup_table``): ids' last dim must be 1."""
-    return _embedding("lookup_table", "fluid.layers.embedding", input, size, is_sparse, is_distributed, padding_idx,
-                      param_attr, dtype)
+    return _embedding(
+        "lookup_table", "fluid.layers.embedding", input, size, is_sparse, is_distributed, padding_idx, param_attr, dtype
+    )
 
 
 @layer
-def embedding_v2(input, size, is_sparse=False, is_distributed=False, padding_idx=None, param_attr=None,
-                 dtype="float32") -> Variable:
+def embedding_v2(
+    input, size, is_sparse=False, is_distributed=False, padding_idx=None, param_attr=None, dtype="float32"
+) -> Variable:
     """``fluid.embedding`` (op ``lookup_table_v2``): output shape is ids.shape + [size[1]]."""
-    return _embedding("lookup_table_v2", "fluid.embedding", input, size, is_sparse, is_distributed, padding_idx,
-                      param_attr, dtype)
+    return _embedding(
+        "lookup_table_v2", "fluid.embedding", input, size, is_sparse, is_distributed, padding_idx, param_attr, dtype
+    )
 
 
 def _pair(v, name):
@@ -413,8 +478,21 @@ def _check_format(data_format):
 
 
 @layer
-def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, groups=None, param_attr=None,
-           bias_attr=None, use_cudnn=True, act=None, name=None, data_format="NCHW") -> Variable:
+def conv2d(
+    input,
+    num_filters,
+    filter_size,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups=None,
+    param_attr=None,
+    bias_attr=None,
+    use_cudnn=True,
+    act=None,
+    name=None,
+    data_format="NCHW",
+) -> Variable:
     """2-D convolution (op ``conv2d`` or ``depthwise_conv2d``) + bias + activation."""
     check_variable(input, "input", "conv2d")
     _check_format(data_format)
@@ -425,8 +503,9 @@ def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, gro
         raise ValueError(f"The channel dimension of the input of conv2d must be known. Received: {input.shape}")
     groups = 1 if groups is None else groups
     if channels % groups:
-        raise ValueError(f"the channel of input must be divisible by groups. Received: channels={channels}, "
-                         f"groups={groups}")
+        raise ValueError(
+            f"the channel of input must be divisible by groups. Received: channels={channels}, groups={groups}"
+        )
     op_type = "conv2d"
     if channels == groups and num_filters % channels == 0 and not use_cudnn:
         op_type = "depthwise_conv2d"
@@ -434,14 +513,24 @@ def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, gro
     k = _pair(filter_size, "filter_size")
     filter_shape = [num_filters, channels // groups] + k
     std = (2.0 / (k[0] * k[1] * channels)) ** 0.5
-    w = helper.create_parameter(attr=param_attr, shape=filter_shape, dtype=input.dtype,
-                                default_initializer=NormalInitializer(0.0, std, 0))
+    w = helper.create_parameter(
+        attr=param_attr, shape=filter_shape, dtype=input.dtype, default_initializer=NormalInitializer(0.0, std, 0)
+    )
     paddings, algo = _conv_padding(padding, data_format)
     pre_bias = helper.create_variable_for_type_inference(input.dtype)
     helper.append_op(
-        type=op_type, inputs={"Input": [input], "Filter": [w]}, outputs={"Output": [pre_bias]},
-        attrs={"strides": _pair(stride, "stride"), "paddings": paddings, "dilations": _pair(dilation, "dilation"),
-               "groups": groups, "use_cudnn": use_cudnn, "padding_algorithm": algo, "data_format": data_format},
+        type=op_type,
+        inputs={"Input": [input], "Filter": [w]},
+        outputs={"Output": [pre_bias]},
+        attrs={
+            "strides": _pair(stride, "stride"),
+            "paddings": paddings,
+            "dilations": _pair(dilation, "dilation"),
+            "groups": groups,
+            "use_cudnn": use_cudnn,
+            "padding_algorithm": algo,
+            "data_format": data_format,
+        },
     )
     dim = 1 if data_format == "NCHW" else 3
     pre_act = helper.append_bias_op(pre_bias, dim_start=dim, dim_end=dim + 1)
@@ -449,9 +538,22 @@ def conv2d(input, num_filters, filter_size, stride=1, padding=0, dilation=1, gro
 
 
 @layer
-def conv2d_transpose(input, num_filters, output_size=None, filter_size=None, padding=0, stride=1, dilation=1,
-                     groups=None, param_attr=None, bias_attr=None, use_cudnn=True, act=None, name=None,
-                     data_format="NCHW") -> Variable:
+def conv2d_transpose(
+    input,
+    num_filters,
+    output_size=None,
+    filter_size=None,
+    padding=0,
+    stride=1,
+    dilation=1,
+    groups=None,
+    param_attr=None,
+    bias_attr=None,
+    use_cudnn=True,
+    act=None,
+    name=None,
+    data_format="NCHW",
+) -> Variable:
     check_variable(input, "input", "conv2d_transpose")
     _check_format(data_format)
     channels = input.shape[1] if data_format == "NCHW" else input.shape[3]
@@ -473,10 +575,19 @@ def conv2d_transpose(input, num_filters, output_size=None, filter_size=None, pad
     w = helper.create_parameter(attr=param_attr, shape=[channels, num_filters // groups] + k, dtype=input.dtype)
     pre_bias = helper.create_variable_for_type_inference(input.dtype)
     helper.append_op(
-        type="conv2d_transpose", inputs={"Input": [input], "Filter": [w]}, outputs={"Output": [pre_bias]},
-        attrs={"output_size": [] if output_size is None else _pair(output_size, "output_size"), "strides": stride,
-               "paddings": paddings, "padding_algorithm": algo, "dilations": dilation, "groups": groups,
-               "use_cudnn": use_cudnn, "data_format": data_format},
+        type="conv2d_transpose",
+        inputs={"Input": [input], "Filter": [w]},
+        outputs={"Output": [pre_bias]},
+        attrs={
+            "output_size": [] if output_size is None else _pair(output_size, "output_size"),
+            "strides": stride,
+            "paddings": paddings,
+            "padding_algorithm": algo,
+            "dilations": dilation,
+            "groups": groups,
+            "use_cudnn": use_cudnn,
+            "data_format": data_format,
+        },
     )
     dim = 1 if data_format == "NCHW" else 3
     pre_act = helper.append_bias_op(pre_bias, dim_start=dim, dim_end=dim + 1)
@@ -484,8 +595,19 @@ def conv2d_transpose(input, num_filters, output_size=None, filter_size=None, pad
 
 
 @layer
-def pool2d(input, pool_size=-1, pool_type="max", pool_stride=1, pool_padding=0, global_pooling=False,
-           use_cudnn=True, ceil_mode=False, name=None, exclusive=True, data_format="NCHW") -> Variable:
+def pool2d(
+    input,
+    pool_size=-1,
+    pool_type="max",
+    pool_stride=1,
+    pool_padding=0,
+    global_pooling=False,
+    use_cudnn=True,
+    ceil_mode=False,
+    name=None,
+    exclusive=True,
+    data_format="NCHW",
+) -> Variable:
     check_variable(input, "input", "pool2d")
     if pool_type not in ("max", "avg"):
         raise ValueError(f"Unknown Attr(pool_type): '{pool_type}'. It can only be 'max' or 'avg'.")
@@ -500,32 +622,71 @@ def pool2d(input, pool_size=-1, pool_type="max", pool_stride=1, pool_padding=0, 
     out = helper.create_variable_for_type_inference(input.dtype)
     ksize = [1, 1] if pool_size == -1 else _pair(pool_size, "pool_size")
     helper.append_op(
-        type="pool2d", inputs={"X": [input]}, outputs={"Out": [out]},
-        attrs={"pooling_type": pool_type, "ksize": ksize, "global_pooling": global_pooling,
-               "strides": _pair(pool_stride, "pool_stride"), "paddings": paddings, "padding_algorithm": algo,
-               "use_cudnn": use_cudnn, "ceil_mode": ceil_mode, "exclusive": exclusive, "data_format": data_format},
+        type="pool2d",
+        inputs={"X": [input]},
+        outputs={"Out": [out]},
+        attrs={
+            "pooling_type": pool_type,
+            "ksize": ksize,
+            "global_pooling": global_pooling,
+            "strides": _pair(pool_stride, "pool_stride"),
+            "paddings": paddings,
+            "padding_algorithm": algo,
+            "use_cudnn": use_cudnn,
+            "ceil_mode": ceil_mode,
+            "exclusive": exclusive,
+            "data_format": data_format,
+        },
     )
     return out
 
 
 @layer
-def batch_norm(input, act=None, is_test=False, momentum=0.9, epsilon=1e-05, param_attr=None, bias_attr=None,
-               data_layout="NCHW", in_place=False, name=None, moving_mean_name=None, moving_variance_name=None,
-               do_model_average_for_mean_and_var=True, use_global_stats=False) -> Variable:
+def batch_norm(
+    input,
+    act=None,
+    is_test=False,
+    momentum=0.9,
+    epsilon=1e-05,
+    param_attr=None,
+    bias_attr=None,
+    data_layout="NCHW",
+    in_place=False,
+    name=None,
+    moving_mean_name=None,
+    moving_variance_name=None,
+    do_model_average_for_mean_and_var=True,
+    use_global_stats=False,
+) -> Variable:
     check_variable(input, "input", "batch_norm")
     helper = LayerHelper("batch_norm", **locals())
     dtype = input.dtype
     c = input.shape[1] if data_layout == "NCHW" else input.shape[-1]
-    scale = helper.create_parameter(attr=ParamAttr._to_attr(param_attr), shape=[c], dtype=dtype,
-                                    default_initializer=ConstantInitializer(1.0))
+    scale = helper.create_parameter(
+        attr=ParamAttr._to_attr(param_attr), shape=[c], dtype=dtype, default_initializer=ConstantInitializer(1.0)
+    )
     bias = helper.create_parameter(attr=ParamAttr._to_attr(bias_attr), shape=[c], dtype=dtype, is_bias=True)
     mean = helper.create_parameter(
-        attr=ParamAttr(name=moving_mean_name, initializer=ConstantInitializer(0.0), trainable=False,
-                       do_model_average=do_model_average_for_mean_and_var), shape=[c], dtype=dtype)
+        attr=ParamAttr(
+            name=moving_mean_name,
+            initializer=ConstantInitializer(0.0),
+            trainable=False,
+            do_model_average=do_model_average_for_mean_and_var,
+        ),
+        shape=[c],
+        dtype=dtype,
+    )
     mean.stop_gradient = True
     variance = helper.create_parameter(
-        attr=ParamAttr(name=moving_variance_name, initializer=ConstantInitializer(1.0), trainable=False,
-                       do_model_average=do_model_average_for_mean_and_var), shape=[c], dtype=dtype)
+        attr=ParamAttr(
+            name=moving_variance_name,
+            initializer=ConstantInitializer(1.0),
+            trainable=False,
+            do_model_average=do_model_average_for_mean_and_var,
+        ),
+        shape=[c],
+        dtype=dtype,
+    )
     variance.stop_gradient = True
     saved_mean = helper.create_variable_for_type_inference(dtype=dtype, stop_gradient=True)
     saved_variance = helper.create_variable_for_type_inference(dtype=dtype, stop_gradient=True)
@@ -533,17 +694,36 @@ def batch_norm(input, act=None, is_test=False, momentum=0.9, epsilon=1e-05, para
     helper.append_op(
         type="batch_norm",
         inputs={"X": [input], "Scale": [scale], "Bias": [bias], "Mean": [mean], "Variance": [variance]},
-        outputs={"Y": [out], "MeanOut": [mean], "VarianceOut": [variance], "SavedMean": [saved_mean],
-                 "SavedVariance": [saved_variance]},
-        attrs={"momentum": momentum, "epsilon": epsilon, "is_test": is_test, "data_layout": data_layout,
-               "use_global_stats": use_global_stats},
+        outputs={
+            "Y": [out],
+            "MeanOut": [mean],
+            "VarianceOut": [variance],
+            "SavedMean": [saved_mean],
+            "SavedVariance": [saved_variance],
+        },
+        attrs={
+            "momentum": momentum,
+            "epsilon": epsilon,
+            "is_test": is_test,
+            "data_layout": data_layout,
+            "use_global_stats": use_global_stats,
+        },
     )
     return helper.append_activation(out)
 
 
 @layer
-def layer_norm(input, scale=True, shift=True, begin_norm_axis=1, epsilon=1e-05, param_attr=None, bias_attr=None,
-               act=None, name=None) -> Variable:
+def layer_norm(
+    input,
+    scale=True,
+    shift=True,
+    begin_norm_axis=1,
+    epsilon=1e-05,
+    param_attr=None,
+    bias_attr=None,
+    act=None,
+    name=None,
+) -> Variable:
     check_variable(input, "input", "layer_norm")
     helper = LayerHelper("layer_norm", **locals())
     dtype = input.dtype
@@ -552,16 +732,22 @@ def layer_norm(input, scale=True, shift=True, begin_norm_axis=1, epsilon=1e-05, 
         n *= d
     inputs = {"X": [input]}
     if scale:
-        inputs["Scale"] = [helper.create_parameter(attr=param_attr, shape=[n], dtype=dtype,
-                                                   default_initializer=ConstantInitializer(1.0))]
+        inputs["Scale"] = [
+            helper.create_parameter(
+                attr=param_attr, shape=[n], dtype=dtype, default_initializer=ConstantInitializer(1.0)
+            )
+        ]
     if shift:
         inputs["Bias"] = [helper.create_parameter(attr=bias_attr, shape=[n], dtype=dtype, is_bias=True)]
     mean_out = helper.create_variable_for_type_inference(dtype=dtype, stop_gradient=True)
     var_out = helper.create_variable_for_type_inference(dtype=dtype, stop_gradient=True)
     out = helper.create_variable_for_type_inference(dtype)
-    helper.append_op(type="layer_norm", inputs=inputs,
-                     outputs={"Y": [out], "Mean": [mean_out], "Variance": [var_out]},
-                     attrs={"epsilon": epsilon, "begin_norm_axis": begin_norm_axis})
+    helper.append_op(
+        type="layer_norm",
+        inputs=inputs,
+        outputs={"Y": [out], "Mean": [mean_out], "Variance": [var_out]},
+        attrs={"epsilon": epsilon, "begin_norm_axis": begin_norm_axis},
+    )
     return helper.append_activation(out)
 
 
@@ -577,10 +763,15 @@ def dropout(x, dropout_prob, is_test=False, seed=None, name=None, dropout_implem
     out = helper.create_variable_for_type_inference(dtype=x.dtype)
     mask = helper.create_variable_for_type_inference(dtype=VarType.UINT8, stop_gradient=True)
     helper.append_op(
-        type="dropout", inputs={"X": [x]}, outputs={"Out": [out], "Mask": [mask]},
-        attrs={"dropout_prob": float(dropout_prob), "is_test": is_test, "fix_seed": seed is not None,
-               "seed": seed if seed is not None else 0, "dropout_implementation": dropout_implementation},
+        type="dropout",
+        inputs={"X": [x]},
+        outputs={"Out": [out], "Mask": [mask]},
+        attrs={
+            "dropout_prob": float(dropout_prob),
+            "is_test": is_test,
+            "fix_seed": seed is not None,
+            "seed": seed if seed is not None else 0,
+            "dropout_implementation": dropout_implementation,
+        },
     )
     return out
-
-

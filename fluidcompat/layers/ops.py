@@ -5,8 +5,25 @@ from __future__ import annotations
 from fluidcompat.framework import layer
 from fluidcompat.layers.nn import _activation
 
-_OPS = ["sigmoid", "logsigmoid", "exp", "tanh", "sqrt", "rsqrt", "abs", "ceil", "floor", "cos", "sin", "round",
-        "reciprocal", "square", "softplus", "softsign", "log"]
+_OPS = [
+    "sigmoid",
+    "logsigmoid",
+    "exp",
+    "tanh",
+    "sqrt",
+    "rsqrt",
+    "abs",
+    "ceil",
+    "floor",
+    "cos",
+    "sin",
+    "round",
+    "reciprocal",
+    "square",
+    "softplus",
+    "softsign",
+    "log",
+]
 __all__ = list(_OPS)
 
 

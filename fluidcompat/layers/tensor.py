@@ -14,10 +14,42 @@ from fluidcompat.layer_helper import LayerHelper, check_variable
 from fluidcompat.param_attr import ParamAttr
 
 __all__ = [
-    "fill_constant", "assign", "cast", "shape", "slice", "crop_tensor", "reshape", "transpose", "concat", "split",
-    "squeeze", "unsqueeze", "stack", "expand", "gather", "scatter", "zeros", "ones", "zeros_like", "ones_like",
-    "range", "linspace", "create_tensor", "create_parameter", "create_global_var", "fill_constant_batch_size_like",
-    "argmax", "argmin", "argsort", "sums", "sum", "flatten", "pad", "pad2d", "where", "uniform_random",
+    "fill_constant",
+    "assign",
+    "cast",
+    "shape",
+    "slice",
+    "crop_tensor",
+    "reshape",
+    "transpose",
+    "concat",
+    "split",
+    "squeeze",
+    "unsqueeze",
+    "stack",
+    "expand",
+    "gather",
+    "scatter",
+    "zeros",
+    "ones",
+    "zeros_like",
+    "ones_like",
+    "range",
+    "linspace",
+    "create_tensor",
+    "create_parameter",
+    "create_global_var",
+    "fill_constant_batch_size_like",
+    "argmax",
+    "argmin",
+    "argsort",
+    "sums",
+    "sum",
+    "flatten",
+    "pad",
+    "pad2d",
+    "where",
+    "uniform_random",
     "gaussian_random",
 ]
 
@@ -68,9 +100,15 @@ def fill_constant_batch_size_like(input, shape, dtype, value, input_dim_idx=0, o
         type="fill_constant_batch_size_like",
         inputs={"Input": [input]},
         outputs={"Out": [out]},
-        attrs={"shape": list(shape), "dtype": int(vt), "value": float(value), "input_dim_idx": input_dim_idx,
-               "output_dim_idx": output_dim_idx, "force_cpu": force_cpu,
-               "str_value": str(int(value)) if vt in INT_TYPES else str(float(value))},
+        attrs={
+            "shape": list(shape),
+            "dtype": int(vt),
+            "value": float(value),
+            "input_dim_idx": input_dim_idx,
+            "output_dim_idx": output_dim_idx,
+            "force_cpu": force_cpu,
+            "str_value": str(int(value)) if vt in INT_TYPES else str(float(value)),
+        },
     )
     out.stop_gradient = True
     return out
@@ -99,8 +137,7 @@ def ones_like(x, out=None) -> Variable:
     check_variable(x, "x", "ones_like")
     helper = LayerHelper("ones_like", **locals())
     out = out or helper.create_variable_for_type_inference(dtype=x.dtype)
-    helper.append_op(type="fill_any_like", inputs={"X": [x]}, outputs={"Out": [out]},
-                     attrs={"value": 1.0, "dtype": -1})
+    helper.append_op(type="fill_any_like", inputs={"X": [x]}, outputs={"Out": [out]}, attrs={"value": 1.0, "dtype": -1})
     return out
 
 
@@ -129,8 +166,9 @@ def cast(x, dtype) -> Variable:
     helper = LayerHelper("cast", **locals())
     vt = to_vartype(dtype)
     out = helper.create_variable_for_type_inference(dtype=vt)
-    helper.append_op(type="cast", inputs={"X": [x]}, outputs={"Out": [out]},
-                     attrs={"in_dtype": int(x.dtype), "out_dtype": int(vt)})
+    helper.append_op(
+        type="cast", inputs={"X": [x]}, outputs={"Out": [out]}, attrs={"in_dtype": int(x.dtype), "out_dtype": int(vt)}
+    )
     return out
 
 
@@ -200,13 +238,16 @@ def crop_tensor(x, shape=None, offsets=None, name=None) -> Variable:
         attrs["shape"] = [-1] * rank
     elif isinstance(shape, (list, tuple)):
         if any(isinstance(d, Variable) for d in shape):
-            inputs["ShapeTensor"] = [d if isinstance(d, Variable) else fill_constant([1], "int32", d, force_cpu=True)
-                                     for d in shape]
+            inputs["ShapeTensor"] = [
+                d if isinstance(d, Variable) else fill_constant([1], "int32", d, force_cpu=True) for d in shape
+            ]
             attrs["shape"] = [-1 if isinstance(d, Variable) else int(d) for d in shape]
         else:
             attrs["shape"] = [int(d) for d in shape]
     else:
-        raise TypeError(f"The type of 'shape' in crop_tensor must be list, tuple or Variable, but received {type(shape)}.")
+        raise TypeError(
+            f"The type of 'shape' in crop_tensor must be list, tuple or Variable, but received {type(shape)}."
+        )
     if offsets is None:
         attrs["offsets"] = [0] * rank
     elif isinstance(offsets, Variable):
@@ -214,8 +255,9 @@ def crop_tensor(x, shape=None, offsets=None, name=None) -> Variable:
         inputs["Offsets"] = [offsets]
         attrs["offsets"] = [-1] * rank
     elif any(isinstance(d, Variable) for d in offsets):
-        inputs["OffsetsTensor"] = [d if isinstance(d, Variable) else fill_constant([1], "int32", d, force_cpu=True)
-                                   for d in offsets]
+        inputs["OffsetsTensor"] = [
+            d if isinstance(d, Variable) else fill_constant([1], "int32", d, force_cpu=True) for d in offsets
+        ]
         attrs["offsets"] = [-1 if isinstance(d, Variable) else int(d) for d in offsets]
     else:
         attrs["offsets"] = [int(d) for d in offsets]
@@ -236,8 +278,9 @@ def reshape(x, shape, actual_shape=None, act=None, inplace=False, name=None) -> 
         inputs["Shape"] = [shape]
     elif isinstance(shape, (list, tuple)):
         if any(isinstance(d, Variable) for d in shape):
-            inputs["ShapeTensor"] = [d if isinstance(d, Variable) else fill_constant([1], "int32", d, force_cpu=True)
-                                     for d in shape]
+            inputs["ShapeTensor"] = [
+                d if isinstance(d, Variable) else fill_constant([1], "int32", d, force_cpu=True) for d in shape
+            ]
             attrs["shape"] = [-1 if isinstance(d, Variable) else int(d) for d in shape]
         else:
             attrs["shape"] = [int(d) for d in shape]
@@ -262,8 +305,9 @@ def transpose(x, perm, name=None) -> Variable:
     helper = LayerHelper("transpose", **locals())
     out = helper.create_variable_for_type_inference(x.dtype)
     x_shape = helper.create_variable_for_type_inference(x.dtype)
-    helper.append_op(type="transpose2", inputs={"X": [x]}, outputs={"Out": [out], "XShape": [x_shape]},
-                     attrs={"axis": list(perm)})
+    helper.append_op(
+        type="transpose2", inputs={"X": [x]}, outputs={"Out": [out], "XShape": [x_shape]}, attrs={"axis": list(perm)}
+    )
     return out
 
 
@@ -299,8 +343,12 @@ def split(input, num_or_sections, dim=-1, name=None) -> List[Variable]:
             f"The type of 'num_or_sections' in split must be int or list, but received {type(num_or_sections)}."
         )
     outs = [helper.create_variable_for_type_inference(dtype=input.dtype) for _ in builtins_range(n_out)]
-    helper.append_op(type="split", inputs={"X": [input]}, outputs={"Out": outs},
-                     attrs={"num": num, "sections": sections, "axis": dim})
+    helper.append_op(
+        type="split",
+        inputs={"X": [input]},
+        outputs={"Out": outs},
+        attrs={"num": num, "sections": sections, "axis": dim},
+    )
     return outs
 
 
@@ -309,8 +357,9 @@ def squeeze(input, axes, name=None) -> Variable:
     helper = LayerHelper("squeeze", **locals())
     out = helper.create_variable_for_type_inference(dtype=input.dtype)
     x_shape = helper.create_variable_for_type_inference(dtype=input.dtype)
-    helper.append_op(type="squeeze2", inputs={"X": [input]}, outputs={"Out": [out], "XShape": [x_shape]},
-                     attrs={"axes": list(axes)})
+    helper.append_op(
+        type="squeeze2", inputs={"X": [input]}, outputs={"Out": [out], "XShape": [x_shape]}, attrs={"axes": list(axes)}
+    )
     return out
 
 
@@ -321,8 +370,12 @@ def unsqueeze(input, axes, name=None) -> Variable:
         axes = [axes]
     out = helper.create_variable_for_type_inference(dtype=input.dtype)
     x_shape = helper.create_variable_for_type_inference(dtype=input.dtype)
-    helper.append_op(type="unsqueeze2", inputs={"X": [input]}, outputs={"Out": [out], "XShape": [x_shape]},
-                     attrs={"axes": list(axes)})
+    helper.append_op(
+        type="unsqueeze2",
+        inputs={"X": [input]},
+        outputs={"Out": [out], "XShape": [x_shape]},
+        attrs={"axes": list(axes)},
+    )
     return out
 
 
@@ -345,8 +398,9 @@ def expand(x, expand_times, name=None) -> Variable:
     if isinstance(expand_times, Variable):
         inputs["ExpandTimes"] = [expand_times]
     elif any(isinstance(t, Variable) for t in expand_times):
-        inputs["expand_times_tensor"] = [t if isinstance(t, Variable) else fill_constant([1], "int32", t, True)
-                                         for t in expand_times]
+        inputs["expand_times_tensor"] = [
+            t if isinstance(t, Variable) else fill_constant([1], "int32", t, True) for t in expand_times
+        ]
         attrs["expand_times"] = [-1 if isinstance(t, Variable) else int(t) for t in expand_times]
     else:
         attrs["expand_times"] = [int(t) for t in expand_times]
@@ -359,8 +413,9 @@ def expand(x, expand_times, name=None) -> Variable:
 def gather(input, index, overwrite=True) -> Variable:
     helper = LayerHelper("gather", **locals())
     out = helper.create_variable_for_type_inference(input.dtype)
-    helper.append_op(type="gather", inputs={"X": [input], "Index": [index]}, outputs={"Out": [out]},
-                     attrs={"overwrite": overwrite})
+    helper.append_op(
+        type="gather", inputs={"X": [input], "Index": [index]}, outputs={"Out": [out]}, attrs={"overwrite": overwrite}
+    )
     return out
 
 
@@ -368,8 +423,12 @@ def gather(input, index, overwrite=True) -> Variable:
 def scatter(input, index, updates, name=None, overwrite=True) -> Variable:
     helper = LayerHelper("scatter", **locals())
     out = helper.create_variable_for_type_inference(input.dtype)
-    helper.append_op(type="scatter", inputs={"X": [input], "Ids": [index], "Updates": [updates]},
-                     outputs={"Out": [out]}, attrs={"overwrite": overwrite})
+    helper.append_op(
+        type="scatter",
+        inputs={"X": [input], "Ids": [index], "Updates": [updates]},
+        outputs={"Out": [out]},
+        attrs={"overwrite": overwrite},
+    )
     return out
 
 
@@ -413,8 +472,11 @@ def create_parameter(shape, dtype, name=None, attr=None, is_bias=False, default_
 def create_global_var(shape, value, dtype, persistable=False, force_cpu=False, name=None) -> Variable:
     helper = LayerHelper("global_var", **locals())
     var = helper.create_global_variable(
-        dtype=dtype, shape=shape, persistable=persistable,
-        name=name if name is not None else unique_name.generate("global_var"), stop_gradient=True,
+        dtype=dtype,
+        shape=shape,
+        persistable=persistable,
+        name=name if name is not None else unique_name.generate("global_var"),
+        stop_gradient=True,
     )
     startup = helper.startup_program.global_block()
     svar = startup.create_var(name=var.name, shape=shape, dtype=dtype, persistable=persistable)
@@ -445,8 +507,12 @@ def argsort(input, axis=-1, descending=False, name=None):
     helper = LayerHelper("argsort", **locals())
     out = helper.create_variable_for_type_inference(dtype=input.dtype, stop_gradient=True)
     ids = helper.create_variable_for_type_inference(VarType.INT64, stop_gradient=True)
-    helper.append_op(type="argsort", inputs={"X": [input]}, outputs={"Out": [out], "Indices": [ids]},
-                     attrs={"axis": axis, "descending": descending})
+    helper.append_op(
+        type="argsort",
+        inputs={"X": [input]},
+        outputs={"Out": [out], "Indices": [ids]},
+        attrs={"axis": axis, "descending": descending},
+    )
     return out, ids
 
 
@@ -473,8 +539,9 @@ def flatten(x, axis=1, name=None) -> Variable:
     helper = LayerHelper("flatten", **locals())
     out = helper.create_variable_for_type_inference(x.dtype)
     x_shape = helper.create_variable_for_type_inference(x.dtype)
-    helper.append_op(type="flatten2", inputs={"X": [x]}, outputs={"Out": [out], "XShape": [x_shape]},
-                     attrs={"axis": axis})
+    helper.append_op(
+        type="flatten2", inputs={"X": [x]}, outputs={"Out": [out], "XShape": [x_shape]}, attrs={"axis": axis}
+    )
     return out
 
 
@@ -482,8 +549,12 @@ def flatten(x, axis=1, name=None) -> Variable:
 def pad(x, paddings, pad_value=0.0, name=None) -> Variable:
     helper = LayerHelper("pad", **locals())
     out = helper.create_variable_for_type_inference(x.dtype)
-    helper.append_op(type="pad", inputs={"X": [x]}, outputs={"Out": [out]},
-                     attrs={"paddings": list(paddings), "pad_value": float(pad_value)})
+    helper.append_op(
+        type="pad",
+        inputs={"X": [x]},
+        outputs={"Out": [out]},
+        attrs={"paddings": list(paddings), "pad_value": float(pad_value)},
+    )
     return out
 
 
@@ -519,9 +590,18 @@ def uniform_random(shape, dtype="float32", min=-1.0, max=1.0, seed=0) -> Variabl
     attrs_shape, inputs = _shape_inputs(shape, "uniform_random")
     vt = to_vartype(dtype)
     out = helper.create_variable_for_type_inference(vt)
-    helper.append_op(type="uniform_random", inputs=inputs, outputs={"Out": [out]},
-                     attrs={"shape": attrs_shape, "dtype": int(vt), "min": float(min), "max": float(max),
-                            "seed": seed or default_main_program().random_seed})
+    helper.append_op(
+        type="uniform_random",
+        inputs=inputs,
+        outputs={"Out": [out]},
+        attrs={
+            "shape": attrs_shape,
+            "dtype": int(vt),
+            "min": float(min),
+            "max": float(max),
+            "seed": seed or default_main_program().random_seed,
+        },
+    )
     return out
 
 
@@ -531,9 +611,18 @@ def gaussian_random(shape, mean=0.0, std=1.0, seed=0, dtype="float32") -> Variab
     attrs_shape, inputs = _shape_inputs(shape, "gaussian_random")
     vt = to_vartype(dtype)
     out = helper.create_variable_for_type_inference(vt)
-    helper.append_op(type="gaussian_random", inputs=inputs, outputs={"Out": [out]},
-                     attrs={"shape": attrs_shape, "dtype": int(vt), "mean": float(mean), "std": float(std),
-                            "seed": seed or default_main_program().random_seed})
+    helper.append_op(
+        type="gaussian_random",
+        inputs=inputs,
+        outputs={"Out": [out]},
+        attrs={
+            "shape": attrs_shape,
+            "dtype": int(vt),
+            "mean": float(mean),
+            "std": float(std),
+            "seed": seed or default_main_program().random_seed,
+        },
+    )
     return out
 
 

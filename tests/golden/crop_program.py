@@ -9,8 +9,8 @@ report = {}
 for guarded in (False, True):
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
-        data1 = fluid.layers.fill_constant(shape=[1, 3, 8, 8], value=0.5, dtype='float32')
-        data2 = fluid.layers.fill_constant(shape=[1, 3, 5, 5], value=0.5, dtype='float32')
+        data1 = fluid.layers.fill_constant(shape=[1, 3, 8, 8], value=0.5, dtype="float32")
+        data2 = fluid.layers.fill_constant(shape=[1, 3, 5, 5], value=0.5, dtype="float32")
         shape = fluid.layers.shape(data2)
         if guarded:
             with fluid.device_guard("cpu"):
@@ -23,7 +23,12 @@ for guarded in (False, True):
     res = exe.run(main, fetch_list=[shape, sliced, out])
     entry = {"ops": [[op.type, op.attr("op_device")] for op in main.global_block().ops]}
     for var, r in zip([shape, sliced, out], res):
-        entry[var.name] = {"build_shape": list(var.shape), "build_dtype": str(var.dtype), "shape": list(r.shape),
-                           "dtype": str(r.dtype), "values": r.astype("float64").reshape(-1).tolist()}
+        entry[var.name] = {
+            "build_shape": list(var.shape),
+            "build_dtype": str(var.dtype),
+            "shape": list(r.shape),
+            "dtype": str(r.dtype),
+            "values": r.astype("float64").reshape(-1).tolist(),
+        }
     report["guarded" if guarded else "plain"] = entry
 json.dump(report, sys.stdout, indent=0, sort_keys=True)

@@ -7,10 +7,10 @@ import sys
 import numpy as np
 import paddle.fluid as fluid
 
-data = fluid.layers.fill_constant(shape=[1], value=128, dtype='int64')
-label = fluid.layers.fill_constant(shape=[1, 150], value=0.5, dtype='float32')
+data = fluid.layers.fill_constant(shape=[1], value=128, dtype="int64")
+label = fluid.layers.fill_constant(shape=[1, 150], value=0.5, dtype="float32")
 with fluid.device_guard("cpu"):
-    emb = fluid.embedding(input=data, size=(10000000, 150), dtype='float32')
+    emb = fluid.embedding(input=data, size=(10000000, 150), dtype="float32")
 out = fluid.layers.l2_normalize(x=emb, axis=-1)
 cost = fluid.layers.square_error_cost(input=out, label=label)
 avg_cost = fluid.layers.mean(cost)
@@ -26,7 +26,7 @@ report = {
     "params": [p.name for p in fluid.default_main_program().global_block().all_parameters()],
     "vars": {v.name: [list(v.shape), str(v.dtype), list(r.shape), str(r.dtype)] for v, r in zip(fetch, res)},
     "emb_within_xavier_bound": bool(np.all(np.abs(e) <= limit)),
-    "out_unit_norm": bool(abs(float(np.sqrt((o ** 2).sum())) - 1.0) < 1e-5),
+    "out_unit_norm": bool(abs(float(np.sqrt((o**2).sum())) - 1.0) < 1e-5),
     "cost_is_square_error": bool(np.allclose(c, (o - 0.5) ** 2, atol=1e-6)),
     "mean_is_mean": bool(np.allclose(m, c.mean(), atol=1e-7)),
 }

@@ -77,8 +77,22 @@ add("matmul", L.matmul(a, b, transpose_y=True, alpha=0.5))
 add("matmul_vec", L.matmul(a, v4))
 add("mul", L.mul(a, fluid.layers.assign(W_FC), x_num_col_dims=2))
 add("fc", L.fc(a, 5, num_flatten_dims=2, param_attr=init(W_FC), act="tanh"))
-for act in ["relu", "sigmoid", "tanh", "exp", "abs", "square", "softsign", "logsigmoid", "softplus", "sin", "cos",
-            "floor", "ceil", "round"]:
+for act in [
+    "relu",
+    "sigmoid",
+    "tanh",
+    "exp",
+    "abs",
+    "square",
+    "softsign",
+    "logsigmoid",
+    "softplus",
+    "sin",
+    "cos",
+    "floor",
+    "ceil",
+    "round",
+]:
     add(act, getattr(L, act)(a))
 for act in ["sqrt", "rsqrt", "log", "reciprocal"]:
     add(act, getattr(L, act)(b))
@@ -157,8 +171,10 @@ add("where", L.where(cond))
 add("conv2d", L.conv2d(img, 4, 3, stride=2, padding=1, param_attr=init(W_CONV), bias_attr=False))
 add("conv2d_dilated", L.conv2d(img, 4, 3, dilation=2, padding=[1, 2], param_attr=init(W_CONV), act="relu"))
 add("depthwise_conv2d", L.conv2d(img, 3, 3, groups=3, use_cudnn=False, param_attr=init(W_DW), bias_attr=False))
-add("conv2d_transpose", L.conv2d_transpose(img, 2, filter_size=3, stride=2, padding=1, param_attr=init(W_CT),
-                                           bias_attr=False))
+add(
+    "conv2d_transpose",
+    L.conv2d_transpose(img, 2, filter_size=3, stride=2, padding=1, param_attr=init(W_CT), bias_attr=False),
+)
 add("pool2d_max", L.pool2d(img, 3, "max", 2, 1))
 add("pool2d_avg_ceil", L.pool2d(img, 2, "avg", 2, 0, ceil_mode=True))
 add("pool2d_avg_inclusive", L.pool2d(img, 3, "avg", 2, 1, exclusive=False))

@@ -1,0 +1,234 @@
+"""Executor.run: feeds, fetches, scopes, caching, errors; places and the CPU mapping of GPU places."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+
+import fluidcompat as fluid
+from fluidcompat import places
+
+L = fluid.layers
+GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden", "error_texts.json")
+
+
+def fluid_message(key):
+    with open(GOLDEN) as f:
+        return json.load(f)[key][1]
+
+
+@pytest.fixture
+def net():
+    x = fluid.data("x", [None, 4])
+    y = L.fc(x, 2, param_attr=fluid.ParamAttr(initializer=fluid.initializer.Constant(0.5)))
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(fluid.default_startup_program())
+    return x, y, exe
+
+
+def runs(exe, y):
+    out = exe.run(feed={"x": np.ones((3, 4), "float32")}, fetch_list=[y])[0]
+    np.testing.assert_allclose(out, np.full((3, 2), 2.0, "float32"))
+
+
+class TestFeedAndFetch:
+    def test_wrong_shape_has_fluids_message(self, net):
+        x, y, exe = net
+        with pytest.raises(ValueError) as err:
+            exe.run(feed={"x": np.ones((3, 5), "float32")}, fetch_list=[y])
+        assert str(err.value) == fluid_message("feed_shape")
+        runs(exe, y)
+
+    def test_wrong_rank_is_caught(self, net):
+        x, y, exe = net
+        with pytest.raises(ValueError, match=r"dimensions = 2, shape = \(-1, 4\), but received fed shape \[4\]"):
+            exe.run(feed={"x": np.ones(4, "float32")}, fetch_list=[y])
+        runs(exe, y)
+
+    def test_wrong_dtype_has_fluids_message(self, net):
+        x, y, exe = net
+        with pytest.raises(ValueError) as err:
+            exe.run(feed={"x": np.ones((3, 4), "float64")}, fetch_list=[y])
+        assert str(err.value) == fluid_message("feed_dtype")
+        runs(exe, y)
+
+    def test_missing_feed_names_the_variable(self, net):
+        x, y, exe = net
+        before = {n: np.array(fluid.global_scope().find_var(n).get_tensor()) for n in ("fc_0.w_0", "fc_0.b_0")}
+        with pytest.raises(RuntimeError) as err:
+            exe.run(fetch_list=[y])
+        msg = str(err.value)
+        assert "'x'" in msg and "op 0 (mul)" in msg and "not fed" in msg
+        for n, v in before.items():
+            np.testing.assert_array_equal(np.array(fluid.global_scope().find_var(n).get_tensor()), v)
+        runs(exe, y)
+
+    def test_unknown_fetch_name(self, net):
+        x, y, exe = net
+        with pytest.raises(ValueError, match="Fetch variable 'nonexist' cannot be found"):
+            exe.run(feed={"x": np.ones((3, 4), "float32")}, fetch_list=["nonexist"])
+        runs(exe, y)
+
+    def test_fetch_by_name_and_as_tensor(self, net):
+        x, y, exe = net
+        feed = {"x": np.ones((3, 4), "float32")}
+        by_name = exe.run(feed=feed, fetch_list=[y.name, "fc_0.w_0"])
+        np.testing.assert_allclose(by_name[0], np.full((3, 2), 2.0))
+        np.testing.assert_allclose(by_name[1], np.full((4, 2), 0.5))
+        t = exe.run(feed=feed, fetch_list=y, return_numpy=False)[0]
+        assert isinstance(t, fluid.LoDTensor) and t.shape() == [3, 2]
+        np.testing.assert_allclose(np.array(t), np.full((3, 2), 2.0))
+
+    def test_bad_fetch_and_feed_types(self, net):
+        x, y, exe = net
+        with pytest.raises(TypeError, match="The item in fetch_list should be str, variable or optimize_op"):
+            exe.run(feed={"x": np.ones((3, 4), "float32")}, fetch_list=[3])
+        with pytest.raises(TypeError, match="feed requires dict as its Parameter"):
+            exe.run(feed="x", fetch_list=[y])
+        with pytest.raises(AssertionError, match="Not compiled with data parallel"):
+            exe.run(feed=[{}, {}], fetch_list=[y])
+
+    def test_unfed_unknown_name_warns(self, net):
+        x, y, exe = net
+        with pytest.warns(UserWarning, match="The variable other is not found in program"):
+            exe.run(feed={"x": np.ones((3, 4), "float32"), "other": np.ones(1)}, fetch_list=[y])
+
+    def test_layers_data_is_not_checked_but_failure_names_the_op(self):
+        x = L.data("x", [4])  # [-1, 4], feeds unchecked as in fluid 1.8
+        y = L.fc(x, 2)
+        exe = fluid.Executor(fluid.CPUPlace())
+        exe.run(fluid.default_startup_program())
+        with pytest.raises(RuntimeError) as err:
+            exe.run(feed={"x": np.ones((3, 5), "float32")}, fetch_list=[y])
+        msg = str(err.value)
+        assert "op 0 (mul) of block 0 on cpu" in msg
+        assert "test_executor.py" in msg and "y = L.fc(x, 2)" in msg
+        assert exe.run(feed={"x": np.ones((3, 4), "float32")}, fetch_list=[y])[0].shape == (3, 2)
+
+    def test_scalar_and_list_feeds(self):
+        a = fluid.data("a", [1], "int64")
+        b = fluid.data("b", [2, 2], "float32")
+        exe = fluid.Executor(fluid.CPUPlace())
+        out = exe.run(feed={"a": 5, "b": [[1, 2], [3, 4]]}, fetch_list=[a * 2, b])
+        assert out[0].dtype == np.int64 and out[0].tolist() == [10]
+        assert out[1].dtype == np.float32
+
+    def test_uninitialized_fetch_is_none(self):
+        v = fluid.default_main_program().global_block().create_var(name="lonely", shape=[1])
+        x = fluid.data("x", [1])
+        exe = fluid.Executor(fluid.CPUPlace())
+        assert exe.run(feed={"x": np.ones(1, "float32")}, fetch_list=[L.relu(x), v])[1] is None
+
+    def test_output_dtypes(self):
+        x = fluid.data("x", [2, 3])
+        outs = fluid.Executor(fluid.CPUPlace()).run(
+            feed={"x": np.ones((2, 3), "float32")}, fetch_list=[L.shape(x), x < 2.0, L.argmax(x, 1)]
+        )
+        assert [o.dtype for o in outs] == [np.int32, np.bool_, np.int64]
+
+
+class TestScopesAndCaching:
+    def test_temporaries_freed_params_kept(self, net):
+        x, y, exe = net
+        runs(exe, y)
+        scope = fluid.global_scope()
+        assert scope.find_var("fc_0.tmp_0") is None
+        assert scope.find_var("x") is None
+        assert scope.find_var("fc_0.w_0").get_tensor().shape() == [4, 2]
+
+    def test_set_tensor_changes_next_run(self, net):
+        x, y, exe = net
+        w = fluid.global_scope().find_var("fc_0.w_0").get_tensor()
+        w.set(np.zeros((4, 2), "float32"), fluid.CPUPlace())
+        out = exe.run(feed={"x": np.ones((3, 4), "float32")}, fetch_list=[y])[0]
+        np.testing.assert_allclose(out, np.zeros((3, 2)))
+        assert w._dtype() == fluid.core.VarDesc.VarType.FP32 and "dim: 4, 2" in str(w)
+
+    def test_scope_guard_and_scope_argument(self):
+        x = fluid.data("x", [None, 4])
+        y = L.fc(x, 2)
+        exe = fluid.Executor(fluid.CPUPlace())
+        own = fluid.Scope()
+        with fluid.scope_guard(own):
+            assert fluid.global_scope() is own
+            exe.run(fluid.default_startup_program())
+        assert fluid.global_scope().find_var("fc_0.w_0") is None
+        assert own.find_var("fc_0.w_0") is not None
+        out = exe.run(feed={"x": np.ones((1, 4), "float32")}, fetch_list=[y], scope=own)[0]
+        assert out.shape == (1, 2)
+        with pytest.raises(RuntimeError, match="'fc_0.w_0'"):
+            exe.run(feed={"x": np.ones((1, 4), "float32")}, fetch_list=[y])
+
+    def test_plan_follows_program_changes(self):
+        x = fluid.data("x", [2])
+        y = L.relu(x)
+        exe = fluid.Executor(fluid.CPUPlace())
+        feed = {"x": np.array([-1.0, 2.0], "float32")}
+        for cache in (False, True):
+            assert exe.run(feed=feed, fetch_list=[y], use_program_cache=cache)[0].tolist() == [0.0, 2.0]
+        z = y * 3.0
+        assert exe.run(feed=feed, fetch_list=[z], use_program_cache=True)[0].tolist() == [0.0, 6.0]
+
+    def test_compiled_program(self, net):
+        x, y, exe = net
+        compiled = fluid.CompiledProgram(fluid.default_main_program()).with_data_parallel(loss_name=y.name)
+        out = exe.run(compiled, feed={"x": np.ones((3, 4), "float32")}, fetch_list=[y])[0]
+        np.testing.assert_allclose(out, np.full((3, 2), 2.0))
+        with pytest.raises(AssertionError, match="Already compiled with parallel"):
+            compiled.with_data_parallel()
+        from fluidcompat import compiler
+
+        assert compiler.CompiledProgram is fluid.CompiledProgram
+
+    def test_closed_executor(self, net):
+        x, y, exe = net
+        exe.close()
+        with pytest.raises(RuntimeError, match="Attempted to use a closed Executor"):
+            runs(exe, y)
+
+    def test_empty_program_warns(self):
+        with pytest.warns(UserWarning, match="Now you are using default_main_program"):
+            fluid.Executor(fluid.CPUPlace()).run()
+
+
+class TestPlaces:
+    def test_place_texts(self):
+        assert str(fluid.CPUPlace()) == "CPUPlace"
+        assert fluid.CPUPlace() == fluid.CPUPlace()
+        assert len(fluid.cpu_places(3)) == 3
+
+    @pytest.mark.skipif(places.cuda_available(), reason="checks the machine without CUDA")
+    def test_cuda_place_without_cuda(self, monkeypatch):
+        monkeypatch.delenv(places.ENV_DEVICE, raising=False)
+        with pytest.raises(places.CUDAUnavailableError, match=r"CUDAPlace\(0\) needs CUDA.*--device cpu"):
+            fluid.CUDAPlace(0)
+        assert fluid.is_compiled_with_cuda() is False
+
+    def test_cpu_mode_maps_gpu_places(self, monkeypatch, capsys):
+        monkeypatch.setenv(places.ENV_DEVICE, "cpu")
+        monkeypatch.setattr(places, "_announced", False)
+        place = fluid.CUDAPlace(0)
+        fluid.CUDAPlace(1)
+        assert str(place) == "CUDAPlace(0)"
+        assert places.torch_device(place) == "cpu"
+        assert places.torch_device("gpu:1", place) == "cpu"
+        assert fluid.is_compiled_with_cuda() is False
+        assert capsys.readouterr().err.count("device cpu requested") == 1
+        x = fluid.data("x", [2])
+        with fluid.device_guard("gpu"):
+            y = L.relu(x)
+        out = fluid.Executor(place).run(feed={"x": np.array([-1, 1], "float32")}, fetch_list=[y])[0]
+        assert out.tolist() == [0.0, 1.0]
+
+    def test_torch_device_mapping(self, monkeypatch):
+        monkeypatch.delenv(places.ENV_DEVICE, raising=False)
+        assert places.torch_device(None, "cuda:0") == "cuda:0"
+        assert places.torch_device("cpu", "cuda:0") == "cpu"
+        assert places.torch_device("gpu", "cuda:1") == "cuda:1"
+        assert places.torch_device("gpu", fluid.CPUPlace()) == "cpu"  # fluid 1.8: 'gpu' stays on a CPU executor
+        assert places.torch_device("gpu:2", fluid.CPUPlace()) == "cuda:2"
+        with pytest.raises(ValueError, match="Cannot map 'tpu'"):
+            places.torch_device("tpu")
