@@ -267,7 +267,10 @@ class TestDeviceGuard:
             with fluid.device_guard(bad):
                 pass
         x = fluid.data("x", [2])
-        assert L.relu(x).op.attr("op_device") == ""  # the failed guard left nothing behind
+        y = L.relu(x)
+        assert y.op.attr("op_device") == ""  # the failed guard left nothing behind
+        out = fluid.Executor(fluid.CPUPlace()).run(feed={"x": np.array([-1, 2], "float32")}, fetch_list=[y])[0]
+        assert out.tolist() == [0.0, 2.0]
 
     def test_op_without_kernel_warns(self):
         block = fluid.default_main_program().global_block()
