@@ -6,7 +6,20 @@ imports no torch; the executor and ``core`` are imported on first use.
 
 import importlib
 
-from fluidcompat import dtypes, framework, initializer, layers, param_attr, places, unique_name
+from fluidcompat import (
+    backward,
+    clip,
+    dtypes,
+    framework,
+    initializer,
+    layers,
+    optimizer,
+    param_attr,
+    places,
+    regularizer,
+    unique_name,
+)
+from fluidcompat.backward import append_backward, gradients
 from fluidcompat.framework import (
     Block,
     Operator,
@@ -50,6 +63,12 @@ _LAZY_ATTRS = {
 _LAZY_MODULES = {"core", "compiler", "executor"}
 
 __all__ = [
+    "append_backward",
+    "backward",
+    "clip",
+    "gradients",
+    "optimizer",
+    "regularizer",
     "Block",
     "BuildStrategy",
     "CPUPlace",

@@ -568,6 +568,16 @@ class Program:
             self._op_role, self._op_role_var = old_role, old_var
 
     @contextlib.contextmanager
+    def _lr_schedule_guard(self, is_with_opt: bool = False) -> Iterator[None]:
+        old_role, old_var = self._op_role, self._op_role_var
+        self._op_role = OpRole.LRSched | (OpRole.Optimize if is_with_opt else 0)
+        self._op_role_var = []
+        try:
+            yield
+        finally:
+            self._op_role, self._op_role_var = old_role, old_var
+
+    @contextlib.contextmanager
     def _backward_role_guard(self) -> Iterator[None]:
         old = self._op_role
         self._op_role = OpRole.Backward
@@ -732,8 +742,9 @@ def _restore(program: Program, snap) -> None:
 
 
 @contextlib.contextmanager
-def program_transaction() -> Iterator[None]:
-    """Undo every change to the default programs and name counters if the block raises."""
+def program_transaction(*programs: Program) -> Iterator[None]:
+    """Undo every change to ``programs`` (default: the default main and startup programs) and to
+    the name counters if the block raises."""
     global _transaction_depth
     if _transaction_depth:
         _transaction_depth += 1
@@ -742,8 +753,8 @@ def program_transaction() -> Iterator[None]:
         finally:
             _transaction_depth -= 1
         return
-    main, startup = _main_program_, _startup_program_
-    snaps = [(main, _snapshot(main)), (startup, _snapshot(startup))]
+    programs = programs or (_main_program_, _startup_program_)
+    snaps = [(p, _snapshot(p)) for p in dict.fromkeys(programs)]
     names = dict(unique_name.generator.ids)
     _transaction_depth = 1
     try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fluidcompat.dtypes import VarType
-from fluidcompat_ops.registry import OpDef, register
+from fluidcompat_ops.registry import GradDef, OpDef, register
 from fluidcompat_ops.shapes import first, norm_axis, out
 
 torch = None  # NOTE: [Lazy torch] in registry.py
@@ -57,8 +57,22 @@ def _ce_kernel(ins, attrs):
 
 
 def _ce2_kernel(ins, attrs):
-    y, match = _hard_ce(ins["X"][0], ins["Label"][0], attrs["ignore_index"])
-    return {"Y": [y], "MatchX": [match]}
+    x = ins["X"][0]
+    y, match = _hard_ce(x, ins["Label"][0], attrs["ignore_index"])
+    return {"Y": [y], "MatchX": [match], "XShape": [x.new_empty((0,) + tuple(x.shape))]}
+
+
+def _ce2_grad(ins, attrs):
+    """dX is -dY / X[label] at the label, 0 elsewhere (and for ignored rows)."""
+    label, match, g = ins["Label"][0].long(), ins["MatchX"][0], ins["Y@GRAD"][0]
+    xshape = ins["XShape"][0].shape[1:]
+    if label.dim() == len(xshape):
+        label = label.squeeze(-1)
+    ignored = (label == attrs["ignore_index"]).unsqueeze(-1)
+    safe = torch.where(ignored.squeeze(-1), torch.zeros_like(label), label).unsqueeze(-1)
+    vals = torch.where(ignored, torch.zeros_like(match), -g / match)
+    dx = torch.zeros(xshape, dtype=match.dtype, device=match.device).scatter(-1, safe, vals)
+    return {"X@GRAD": [dx]}
 
 
 register(
@@ -69,6 +83,7 @@ register(
         {"soft_label": False, "ignore_index": -100},
         _ce_infer(False),
         _ce_kernel,
+        grad=GradDef(out_grads=("Y",), in_grads=("X",)),
     )
 )
 register(
@@ -79,6 +94,13 @@ register(
         {"ignore_index": -100},
         _ce_infer(True),
         _ce2_kernel,
+        grad=GradDef(
+            ("Label", "MatchX", "XShape"),
+            out_grads=("Y",),
+            in_grads=("X",),
+            kernel=_ce2_grad,
+            type="cross_entropy_grad2",
+        ),
     )
 )
 
@@ -125,8 +147,24 @@ register(
         {"soft_label": False, "ignore_index": -100, "numeric_stable_mode": True, "axis": -1},
         _swce_infer,
         _swce_kernel,
+        grad=GradDef(
+            ("Label", "Softmax"), out_grads=("Loss",), in_grads=("Logits",), kernel=lambda i, a: _swce_grad(i, a)
+        ),
     )
 )
+
+
+def _swce_grad(ins, attrs):
+    label, sm, g = ins["Label"][0], ins["Softmax"][0], ins["Loss@GRAD"][0]
+    axis = attrs["axis"] % sm.dim()
+    if attrs["soft_label"]:
+        return {"Logits@GRAD": [(sm - label) * g]}
+    lab = label.long()
+    ignored = lab == attrs["ignore_index"]
+    safe = torch.where(ignored, torch.zeros_like(lab), lab)
+    d = sm.scatter_add(axis, safe, -torch.ones_like(safe, dtype=sm.dtype))
+    d = d * g
+    return {"Logits@GRAD": [torch.where(ignored, torch.zeros_like(d), d)]}
 
 
 def _sigce_infer(ins, attrs):
@@ -156,6 +194,7 @@ register(
         {"ignore_index": -100, "normalize": False},
         _sigce_infer,
         _sigce_kernel,
+        grad=GradDef(in_grads=("X",)),
     )
 )
 

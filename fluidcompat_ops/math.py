@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from fluidcompat.dtypes import VarType
-from fluidcompat_ops.registry import OpDef, register
+from fluidcompat_ops.grad import SelectedRows
+from fluidcompat_ops.registry import GradDef, OpDef, register
 from fluidcompat_ops.shapes import (
     aligned_y_shape,
     broadcast_shapes,
@@ -86,8 +87,55 @@ _ELEMENTWISE = {
     "elementwise_floordiv": _floordiv,
 }
 _ELEMENTWISE_ATTRS = {"axis": -1, "use_mkldnn": False, "x_data_format": "", "y_data_format": ""}
+
+
+def _sum_to(g, shape):
+    """Sum a broadcast gradient back to ``shape``."""
+    shape = tuple(shape)
+    if tuple(g.shape) == shape:
+        return g
+    lead = g.dim() - len(shape)
+    dims = list(range(lead)) + [lead + i for i, d in enumerate(shape) if d == 1 and g.shape[lead + i] != 1]
+    return g.sum(dim=dims, keepdim=True).reshape(shape) if dims else g.reshape(shape)
+
+
+def _add_sub_grad(sign):
+    def kernel(ins, attrs):
+        x, y, g = ins["X"][0], ins["Y"][0], ins["Out@GRAD"][0]
+        xa, ya = _align(x, y, attrs["axis"])
+        wanted = attrs["_wanted"]
+        res = {}
+        if "X" in wanted:
+            res["X@GRAD"] = [_sum_to(g, xa.shape).reshape(x.shape)]
+        if "Y" in wanted:
+            gy = _sum_to(g, ya.shape).reshape(y.shape)
+            res["Y@GRAD"] = [gy if sign > 0 else -gy]
+        return res
+
+    return kernel
+
+
+def _mul_elementwise_grad(ins, attrs):
+    x, y, g = ins["X"][0], ins["Y"][0], ins["Out@GRAD"][0]
+    xa, ya = _align(x, y, attrs["axis"])
+    wanted = attrs["_wanted"]
+    res = {}
+    if "X" in wanted:
+        res["X@GRAD"] = [_sum_to(g * ya, xa.shape).reshape(x.shape)]
+    if "Y" in wanted:
+        res["Y@GRAD"] = [_sum_to(g * xa, ya.shape).reshape(y.shape)]
+    return res
+
+
+_ELEMENTWISE_GRADS = {
+    "elementwise_add": _add_sub_grad(1),
+    "elementwise_sub": _add_sub_grad(-1),
+    "elementwise_mul": _mul_elementwise_grad,
+}
+_NO_GRAD = {"elementwise_mod", "elementwise_floordiv"}
 for _name, _fn in _ELEMENTWISE.items():
-    register(OpDef(_name, ("X", "Y"), ("Out",), _ELEMENTWISE_ATTRS, _binary_infer(), _binary_kernel(_fn)))
+    _grad = None if _name in _NO_GRAD else GradDef(("X", "Y"), kernel=_ELEMENTWISE_GRADS.get(_name))
+    register(OpDef(_name, ("X", "Y"), ("Out",), _ELEMENTWISE_ATTRS, _binary_infer(), _binary_kernel(_fn), grad=_grad))
 
 
 # -- compare and logical -----------------------------------------------------------------------------
@@ -160,8 +208,14 @@ register(
         {"scale": 1.0, "bias": 0.0, "bias_after_scale": True},
         same_as(),
         _scale_kernel,
+        grad=GradDef(in_grads=("X",), maker=lambda op, og, ig: _scale_grad_maker(op, og, ig)),
     )
 )
+
+
+def _scale_grad_maker(op, out_grads, in_grads):
+    # fluid differentiates scale with another scale op (no bias)
+    return [("scale", {"X": out_grads["Out"]}, {"Out": in_grads["X"]}, {"scale": op.attrs["scale"], "bias": 0.0})]
 
 
 def _sum_infer(ins, attrs):
@@ -181,13 +235,46 @@ def _sum_infer(ins, attrs):
 
 def _sum_kernel(ins, attrs):
     xs = [x for x in ins["X"] if x is not None]
-    acc = xs[0]
-    for x in xs[1:]:
+    sparse = [x for x in xs if isinstance(x, SelectedRows)]
+    dense = [x for x in xs if not isinstance(x, SelectedRows)]
+    if sparse and not dense:
+        # rows of sparse gradients concatenate; repeated rows add up where they are applied
+        rows = torch.cat([s.rows for s in sparse])
+        values = torch.cat([s.values for s in sparse])
+        return {"Out": [SelectedRows(rows, values, sparse[0].height)]}
+    acc = dense[0]
+    for x in dense[1:]:
         acc = acc + x
-    return {"Out": [acc if len(xs) > 1 else acc.clone()]}
+    if len(dense) == 1 and not sparse:
+        acc = acc.clone()
+    for s in sparse:
+        acc = acc.index_add(0, s.rows, s.values)
+    return {"Out": [acc]}
 
 
-register(OpDef("sum", ("X",), ("Out",), {"use_mkldnn": False}, _sum_infer, _sum_kernel))
+def _sum_grad_maker(op, out_grads, in_grads):
+    # fluid differentiates sum with one scale op per input
+    return [("scale", {"X": out_grads["Out"]}, {"Out": [name]}, {"scale": 1.0}) for name in in_grads["X"] if name]
+
+
+register(
+    OpDef(
+        "sum",
+        ("X",),
+        ("Out",),
+        {"use_mkldnn": False},
+        _sum_infer,
+        _sum_kernel,
+        grad=GradDef(in_grads=("X",), maker=_sum_grad_maker),
+    )
+)
+
+
+def _mean_grad(ins, attrs):
+    x, g = ins["X"][0], ins["Out@GRAD"][0]
+    return {"X@GRAD": [(g.reshape(()) / x.numel()).expand(x.shape)]}
+
+
 register(
     OpDef(
         "mean",
@@ -196,6 +283,7 @@ register(
         {},
         lambda ins, attrs: out("Out", (1,), ins["X"][0].dtype),
         lambda ins, attrs: {"Out": [ins["X"][0].mean().reshape(1)]},
+        grad=GradDef(("X",), kernel=_mean_grad),
     )
 )
 
@@ -242,6 +330,7 @@ for _name, _fn in _REDUCE.items():
             {"dim": [0], "keep_dim": False, "reduce_all": False, "in_dtype": -1, "out_dtype": -1},
             _reduce_infer,
             _reduce_kernel(_fn),
+            grad=GradDef(),
         )
     )
 
@@ -302,6 +391,7 @@ register(
         {"transpose_X": False, "transpose_Y": False, "alpha": 1.0},
         _matmul_infer,
         _matmul_kernel,
+        grad=GradDef(),
     )
 )
 
@@ -335,6 +425,21 @@ def _mul_kernel(ins, attrs):
     return {"Out": [r]}
 
 
+def _mul_grad(ins, attrs):
+    x, y, g = ins["X"][0], ins["Y"][0], ins["Out@GRAD"][0]
+    xn, yn = attrs["x_num_col_dims"], attrs["y_num_col_dims"]
+    x2 = x.reshape(-1, _numel(x.shape[xn:]))
+    y2 = y.reshape(_numel(y.shape[:yn]), -1)
+    g2 = g.reshape(x2.shape[0], y2.shape[1])
+    wanted = attrs["_wanted"]
+    res = {}
+    if "X" in wanted:
+        res["X@GRAD"] = [torch.mm(g2, y2.t()).reshape(x.shape)]
+    if "Y" in wanted:
+        res["Y@GRAD"] = [torch.mm(x2.t(), g2).reshape(y.shape)]
+    return res
+
+
 def _numel(dims):
     n = 1
     for d in dims:
@@ -357,29 +462,42 @@ register(
         },
         _mul_infer,
         _mul_kernel,
+        grad=GradDef(("X", "Y"), kernel=_mul_grad),
     )
 )
 
 
 # -- activations ---------------------------------------------------------------------------------------
-def _unary(name, fn, attrs=None, inputs=("X",)):
-    register(OpDef(name, inputs, ("Out",), attrs or {}, same_as(), lambda ins, a: {"Out": [fn(ins["X"][0], a)]}))
+def _unary(name, fn, attrs=None, out_grad=None, differentiable=True):
+    """A one-input activation. ``out_grad(out, g, attrs)`` computes its gradient from its output, as
+    fluid's ``<name>_grad`` does; without it the gradient is a VJP from X."""
+    grad = None
+    if out_grad is not None:
+        grad = GradDef(
+            ("Out",),
+            in_grads=("X",),
+            kernel=lambda ins, a: {"X@GRAD": [out_grad(ins["Out"][0], ins["Out@GRAD"][0], a)]},
+        )
+    elif differentiable:
+        grad = GradDef()
+    kernel = lambda ins, a: {"Out": [fn(ins["X"][0], a)]}  # noqa: E731
+    register(OpDef(name, ("X",), ("Out",), attrs or {}, same_as(), kernel, grad=grad))
 
 
-_unary("relu", lambda x, a: torch.relu(x))
-_unary("sigmoid", lambda x, a: torch.sigmoid(x))
-_unary("tanh", lambda x, a: torch.tanh(x))
-_unary("exp", lambda x, a: torch.exp(x))
+_unary("relu", lambda x, a: torch.relu(x), out_grad=lambda o, g, a: g * (o > 0).to(g.dtype))
+_unary("sigmoid", lambda x, a: torch.sigmoid(x), out_grad=lambda o, g, a: g * o * (1.0 - o))
+_unary("tanh", lambda x, a: torch.tanh(x), out_grad=lambda o, g, a: g * (1.0 - o * o))
+_unary("exp", lambda x, a: torch.exp(x), out_grad=lambda o, g, a: g * o)
 _unary("log", lambda x, a: torch.log(x))
-_unary("sqrt", lambda x, a: torch.sqrt(x))
-_unary("rsqrt", lambda x, a: torch.rsqrt(x))
+_unary("sqrt", lambda x, a: torch.sqrt(x), out_grad=lambda o, g, a: g * 0.5 / o)
+_unary("rsqrt", lambda x, a: torch.rsqrt(x), out_grad=lambda o, g, a: -0.5 * g * o * o * o)
 _unary("square", lambda x, a: torch.square(x))
 _unary("abs", lambda x, a: torch.abs(x))
 _unary("sin", lambda x, a: torch.sin(x))
 _unary("cos", lambda x, a: torch.cos(x))
-_unary("ceil", lambda x, a: torch.ceil(x))
-_unary("floor", lambda x, a: torch.floor(x))
-_unary("round", lambda x, a: torch.round(x))
+_unary("ceil", lambda x, a: torch.ceil(x), differentiable=False)
+_unary("floor", lambda x, a: torch.floor(x), differentiable=False)
+_unary("round", lambda x, a: torch.round(x), differentiable=False)
 _unary("reciprocal", lambda x, a: torch.reciprocal(x))
 _unary("softsign", lambda x, a: F.softsign(x))
 _unary("logsigmoid", lambda x, a: F.logsigmoid(x))
@@ -396,7 +514,10 @@ _unary(
     {"threshold": 6.0, "scale": 6.0, "offset": 3.0},
 )
 _unary(
-    "softmax", lambda x, a: torch.softmax(x, a["axis"]), {"axis": -1, "use_cudnn": False, "data_format": "AnyLayout"}
+    "softmax",
+    lambda x, a: torch.softmax(x, a["axis"]),
+    {"axis": -1, "use_cudnn": False, "data_format": "AnyLayout"},
+    out_grad=lambda o, g, a: o * (g - (g * o).sum(dim=a["axis"], keepdim=True)),
 )
 _unary("log_softmax", lambda x, a: torch.log_softmax(x, a["axis"]), {"axis": -1})
 
@@ -416,6 +537,7 @@ register(
         same_as(),
         _pow_kernel,
         host_inputs=frozenset({"FactorTensor"}),
+        grad=GradDef(),
     )
 )
 
@@ -444,6 +566,7 @@ register(
         _clip_infer,
         _clip_kernel,
         host_inputs=frozenset({"Min", "Max"}),
+        grad=GradDef(),
     )
 )
 
@@ -463,7 +586,15 @@ def _norm_kernel(ins, attrs):
 
 
 register(
-    OpDef("norm", ("X",), ("Out", "Norm"), {"axis": 1, "epsilon": 1e-10, "is_test": False}, _norm_infer, _norm_kernel)
+    OpDef(
+        "norm",
+        ("X",),
+        ("Out", "Norm"),
+        {"axis": 1, "epsilon": 1e-10, "is_test": False},
+        _norm_infer,
+        _norm_kernel,
+        grad=GradDef(),
+    )
 )
 
 
@@ -555,8 +686,22 @@ def _topk_kernel(ins, attrs):
 
 
 register(
-    OpDef("top_k", ("X", "K"), ("Out", "Indices"), {"k": 1}, _topk_infer, _topk_kernel, host_inputs=frozenset({"K"}))
+    OpDef(
+        "top_k",
+        ("X", "K"),
+        ("Out", "Indices"),
+        {"k": 1},
+        _topk_infer,
+        _topk_kernel,
+        host_inputs=frozenset({"K"}),
+        grad=GradDef(("X", "Indices"), in_grads=("X",), kernel=lambda ins, a: _topk_grad(ins, a)),
+    )
 )
+
+
+def _topk_grad(ins, attrs):
+    x, idx, g = ins["X"][0], ins["Indices"][0], ins["Out@GRAD"][0]
+    return {"X@GRAD": [torch.zeros_like(x).scatter(-1, idx, g)]}
 
 
 def _one_hot_kernel(v2):
@@ -634,3 +779,16 @@ def _increment_infer(ins, attrs):
 
 
 register(OpDef("increment", ("X",), ("Out",), {"step": 1.0}, _increment_infer, _increment_kernel))
+
+
+register(OpDef("sign", ("X",), ("Out",), {}, same_as(), lambda ins, attrs: {"Out": [torch.sign(ins["X"][0])]}))
+
+
+def _clip_by_norm_kernel(ins, attrs):
+    x = ins["X"][0]
+    norm = torch.linalg.vector_norm(x)
+    max_norm = attrs["max_norm"]
+    return {"Out": [x * (max_norm / torch.clamp(norm, min=max_norm))]}
+
+
+register(OpDef("clip_by_norm", ("X",), ("Out",), {"max_norm": 1.0}, same_as(), _clip_by_norm_kernel))

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 from fluidcompat.dtypes import VarType
-from fluidcompat_ops.registry import OpDef, register
+from fluidcompat_ops.grad import SelectedRows
+from fluidcompat_ops.registry import GradDef, OpDef, register
 from fluidcompat_ops.shapes import expand_paddings, first, out, prod_or_unknown
 
 torch = None  # NOTE: [Lazy torch] in registry.py
@@ -69,9 +70,33 @@ register(
         dict(_LOOKUP_ATTRS, grad_inplace=False),
         _lookup_infer(False),
         _lookup_kernel(False),
+        grad=GradDef(("Ids", "W"), in_grads=("W",), kernel=lambda ins, a: _lookup_grad(ins, a, False)),
     )
 )
-register(OpDef("lookup_table_v2", ("W", "Ids"), ("Out",), _LOOKUP_ATTRS, _lookup_infer(True), _lookup_kernel(True)))
+register(
+    OpDef(
+        "lookup_table_v2",
+        ("W", "Ids"),
+        ("Out",),
+        _LOOKUP_ATTRS,
+        _lookup_infer(True),
+        _lookup_kernel(True),
+        grad=GradDef(("Ids", "W"), in_grads=("W",), kernel=lambda ins, a: _lookup_grad(ins, a, True)),
+    )
+)
+
+
+def _lookup_grad(ins, attrs, v2):
+    """W's gradient: SelectedRows (touched rows only) when is_sparse, else a dense table."""
+    ids, w, g = ins["Ids"][0], ins["W"][0], ins["Out@GRAD"][0]
+    rows = ids.reshape(-1).long()
+    values = g.reshape(rows.shape[0], w.shape[1])
+    p = attrs["padding_idx"]
+    if p != -1:
+        values = values.masked_fill((rows == p).unsqueeze(-1), 0)
+    if attrs["is_sparse"]:
+        return {"W@GRAD": [SelectedRows(rows, values, w.shape[0])]}
+    return {"W@GRAD": [torch.zeros_like(w).index_add_(0, rows, values)]}
 
 
 # -- padding helpers shared by conv and pool ------------------------------------------------------
@@ -163,7 +188,15 @@ _CONV_ATTRS = {
 }
 for _name in ("conv2d", "depthwise_conv2d"):
     register(
-        OpDef(_name, ("Input", "Filter", "Bias", "ResidualData"), ("Output",), _CONV_ATTRS, _conv_infer, _conv_kernel)
+        OpDef(
+            _name,
+            ("Input", "Filter", "Bias", "ResidualData"),
+            ("Output",),
+            _CONV_ATTRS,
+            _conv_infer,
+            _conv_kernel,
+            grad=GradDef(out_grads=("Output",), in_grads=("Input", "Filter")),
+        )
     )
 
 
@@ -215,6 +248,7 @@ register(
         dict(_CONV_ATTRS, output_size=[]),
         _convt_infer,
         _convt_kernel,
+        grad=GradDef(out_grads=("Output",), in_grads=("Input", "Filter")),
     )
 )
 
@@ -300,6 +334,7 @@ register(
         },
         _pool_infer,
         _pool_kernel,
+        grad=GradDef(),
     )
 )
 
@@ -332,7 +367,7 @@ def _bn_kernel(ins, attrs):
     if attrs["is_test"] or attrs["use_global_stats"]:
         inv = torch.rsqrt(var + eps)
         y = (x - mean.reshape(view)) * (inv * scale).reshape(view) + bias.reshape(view)
-        return {"Y": [y], "MeanOut": [mean], "VarianceOut": [var]}
+        return {"Y": [y], "MeanOut": [mean], "VarianceOut": [var], "SavedMean": [mean], "SavedVariance": [inv]}
     dims = [d for d in range(x.dim()) if d != ch_axis]
     bmean = x.mean(dim=dims)
     bvar = x.var(dim=dims, unbiased=False)
@@ -369,8 +404,33 @@ register(
         _bn_infer,
         _bn_kernel,
         host_inputs=frozenset({"MomentumTensor"}),
+        grad=GradDef(
+            ("X", "Scale", "Bias", "SavedMean", "SavedVariance"),
+            out_grads=("Y",),
+            in_grads=("X", "Scale", "Bias"),
+            kernel=lambda ins, a: _bn_grad(ins, a),
+        ),
     )
 )
+
+
+def _bn_grad(ins, attrs):
+    x, scale, g = ins["X"][0], ins["Scale"][0], ins["Y@GRAD"][0]
+    mean, inv = ins["SavedMean"][0], ins["SavedVariance"][0]
+    ch_axis = x.dim() - 1 if attrs["data_layout"] == "NHWC" else 1
+    view = [1] * x.dim()
+    view[ch_axis] = -1
+    dims = [d for d in range(x.dim()) if d != ch_axis]
+    xhat = (x - mean.reshape(view)) * inv.reshape(view)
+    dbias = g.sum(dim=dims)
+    dscale = (g * xhat).sum(dim=dims)
+    k = (scale * inv).reshape(view)
+    if attrs["is_test"] or attrs["use_global_stats"]:
+        dx = g * k
+    else:
+        n = x.numel() // x.shape[ch_axis]
+        dx = k / n * (n * g - dbias.reshape(view) - xhat * dscale.reshape(view))
+    return {"X@GRAD": [dx], "Scale@GRAD": [dscale], "Bias@GRAD": [dbias]}
 
 
 def _ln_infer(ins, attrs):
@@ -413,6 +473,7 @@ register(
         {"epsilon": 1e-5, "begin_norm_axis": 1, "use_mkldnn": False, "is_test": False},
         _ln_infer,
         _ln_kernel,
+        grad=GradDef(("X", "Scale", "Bias"), out_grads=("Y",), in_grads=("X", "Scale", "Bias")),
     )
 )
 
@@ -460,5 +521,18 @@ register(
         _dropout_infer,
         _dropout_kernel,
         host_inputs=frozenset({"Seed"}),
+        grad=GradDef(("Mask",), in_grads=("X",), kernel=lambda ins, a: _dropout_grad(ins, a)),
     )
 )
+
+
+def _dropout_grad(ins, attrs):
+    g = ins["Out@GRAD"][0]
+    p = attrs["dropout_prob"]
+    upscale = attrs["dropout_implementation"] == "upscale_in_train"
+    if attrs["is_test"]:
+        return {"X@GRAD": [g if upscale else g * (1.0 - p)]}
+    dx = g * ins["Mask"][0].to(g.dtype)
+    if upscale:
+        dx = dx / (1.0 - p) if p < 1.0 else torch.zeros_like(g)
+    return {"X@GRAD": [dx]}

@@ -27,6 +27,25 @@ InferShape = Callable[[Dict[str, list], Dict[str, Any]], Dict[str, list]]
 
 
 @dataclass(frozen=True)
+class GradDef:
+    """How backward differentiates an op: the ``<type>_grad`` op it appends and its kernel.
+
+    The grad op reads the forward slots in ``inputs`` plus ``<slot>@GRAD`` for each slot in
+    ``out_grads``, and writes ``<slot>@GRAD`` for each slot in ``in_grads``. With no ``kernel``
+    the grad is a per-op VJP: the forward kernel re-run under torch autograd, so ``inputs`` must
+    hold every forward input. ``maker`` replaces all of this for ops whose gradient fluid builds
+    from other op types (``sum`` -> ``scale``, ``cast`` -> ``cast``).
+    """
+
+    inputs: Optional[Tuple[str, ...]] = None
+    out_grads: Tuple[str, ...] = ("Out",)
+    in_grads: Optional[Tuple[str, ...]] = None
+    kernel: Optional[Kernel] = None
+    type: str = ""
+    maker: Optional[Callable] = None
+
+
+@dataclass(frozen=True)
 class OpDef:
     """Everything known about one op type."""
 
@@ -42,7 +61,9 @@ class OpDef:
     no_buffer_inputs: FrozenSet[str] = frozenset()
     # When this boolean attribute is set the op runs on the CPU (fluid's ``force_cpu``).
     cpu_attr: str = ""
-    grad: Optional[Callable] = None
+    grad: Optional[GradDef] = None
+    # For a grad op: the forward op type it differentiates.
+    forward: str = ""
     doc: str = ""
 
 
@@ -57,7 +78,42 @@ def register(opdef: OpDef) -> OpDef:
     _REGISTRY[opdef.type] = opdef
     if opdef.kernel is not None:
         _MODULES.add(opdef.kernel.__module__)
+    if opdef.grad is not None and opdef.grad.maker is None:
+        _register_grad(opdef)
     return opdef
+
+
+def grad_slots(fwd: OpDef) -> Tuple[Tuple[str, ...], Tuple[str, ...], Tuple[str, ...]]:
+    """(forward slots read, output slots whose grads are read, input slots that get grads)."""
+    gd = fwd.grad
+    inputs = gd.inputs if gd.inputs is not None else fwd.inputs
+    skip = fwd.host_inputs | fwd.no_buffer_inputs
+    in_grads = gd.in_grads if gd.in_grads is not None else tuple(s for s in fwd.inputs if s not in skip)
+    return inputs, gd.out_grads, in_grads
+
+
+def _register_grad(fwd: OpDef) -> None:
+    from fluidcompat_ops import grad as grad_kernels
+
+    gd = fwd.grad
+    inputs, out_grads, in_grads = grad_slots(fwd)
+    if gd.kernel is None and not set(fwd.inputs) <= set(inputs):
+        raise ValueError(f"{fwd.type}: a generic grad needs every forward input among the grad op's inputs")
+    kernel = gd.kernel or grad_kernels.vjp_kernel(fwd, out_grads)
+    register(
+        OpDef(
+            gd.type or fwd.type + "_grad",
+            tuple(inputs) + tuple(s + "@GRAD" for s in out_grads),
+            tuple(s + "@GRAD" for s in in_grads),
+            dict(fwd.attrs),
+            None,
+            kernel,
+            host_inputs=fwd.host_inputs & frozenset(inputs),
+            no_buffer_inputs=fwd.no_buffer_inputs & frozenset(inputs),
+            cpu_attr=fwd.cpu_attr,
+            forward=fwd.type,
+        )
+    )
 
 
 def _ensure_loaded() -> None:

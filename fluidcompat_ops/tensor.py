@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fluidcompat.dtypes import INT_TYPES, VarType
-from fluidcompat_ops.registry import OpDef, register
+from fluidcompat_ops.registry import GradDef, OpDef, register
 from fluidcompat_ops.shapes import first, norm_axis, out, prod, prod_or_unknown, same_as
 
 torch = None  # NOTE: [Lazy torch] in registry.py
@@ -137,7 +137,21 @@ register(
 
 
 # -- assign, assign_value, cast -------------------------------------------------------------------
-register(OpDef("assign", ("X",), ("Out",), {}, same_as(), lambda ins, attrs: {"Out": [ins["X"][0].clone()]}))
+def _assign_grad_maker(op, out_grads, in_grads):
+    return [("assign", {"X": out_grads["Out"]}, {"Out": in_grads["X"]}, {})]
+
+
+register(
+    OpDef(
+        "assign",
+        ("X",),
+        ("Out",),
+        {},
+        same_as(),
+        lambda ins, attrs: {"Out": [ins["X"][0].clone()]},
+        grad=GradDef(in_grads=("X",), maker=_assign_grad_maker),
+    )
+)
 
 _VALUE_ATTR = {
     VarType.FP32: "fp32_values",
@@ -180,11 +194,18 @@ register(
         {"in_dtype": int(VarType.FP32), "out_dtype": int(VarType.FP32)},
         lambda ins, attrs: out("Out", ins["X"][0].shape, attrs["out_dtype"]),
         lambda ins, attrs: {"Out": [ins["X"][0].to(_tdtype(attrs["out_dtype"]))]},
+        grad=GradDef(in_grads=("X",), maker=lambda op, og, ig: _cast_grad_maker(op, og, ig)),
     )
 )
 
 
 # -- shape, slice, crop_tensor -------------------------------------------------------------------
+def _cast_grad_maker(op, out_grads, in_grads):
+    # fluid differentiates cast with a cast back to the input's type
+    attrs = {"in_dtype": op.attrs["out_dtype"], "out_dtype": op.attrs["in_dtype"]}
+    return [("cast", {"X": out_grads["Out"]}, {"Out": in_grads["X"]}, attrs)]
+
+
 def _shape_kernel(ins, attrs):
     return {"Out": [torch.tensor(list(ins["Input"][0].shape), dtype=torch.int32)]}
 
@@ -270,6 +291,7 @@ register(
         _slice_infer,
         _slice_kernel,
         host_inputs=_SLICE_HOST,
+        grad=GradDef(),
     )
 )
 
@@ -333,6 +355,7 @@ register(
         _crop_infer,
         _crop_kernel,
         host_inputs=_CROP_HOST,
+        grad=GradDef(),
     )
 )
 
@@ -378,10 +401,22 @@ def _reshape_infer(ins, attrs):
     return {"Out": [(res, x.dtype)], "XShape": [((0,) + tuple(x.shape), x.dtype)]}
 
 
+def _with_xshape(x, y):
+    # XShape holds X's dims behind a leading 0 and no data, as in fluid; grads read X's shape from it
+    return {"Out": [y], "XShape": [x.new_empty((0,) + tuple(x.shape))]}
+
+
+def _xshape_grad(ins, attrs):
+    return {"X@GRAD": [ins["Out@GRAD"][0].reshape(ins["XShape"][0].shape[1:])]}
+
+
+_XSHAPE_GRAD = GradDef(("XShape",), in_grads=("X",), kernel=_xshape_grad)
+
+
 def _reshape_kernel(ins, attrs):
     x = ins["X"][0]
     shape = _bounds(ins, "Shape", "ShapeTensor", list(attrs["shape"]))
-    return {"Out": [x.reshape(_reshape_target(list(x.shape), shape))]}
+    return _with_xshape(x, x.reshape(_reshape_target(list(x.shape), shape)))
 
 
 register(
@@ -393,6 +428,7 @@ register(
         _reshape_infer,
         _reshape_kernel,
         host_inputs=frozenset({"Shape", "ShapeTensor"}),
+        grad=_XSHAPE_GRAD,
     )
 )
 
@@ -412,9 +448,16 @@ register(
         ("Out", "XShape"),
         {"axis": []},
         _transpose_infer,
-        lambda ins, attrs: {"Out": [ins["X"][0].permute(list(attrs["axis"]))]},
+        lambda ins, attrs: _with_xshape(ins["X"][0], ins["X"][0].permute(list(attrs["axis"]))),
+        grad=GradDef(("XShape",), in_grads=("X",), kernel=lambda ins, a: _transpose_grad(ins, a)),
     )
 )
+
+
+def _transpose_grad(ins, attrs):
+    perm = list(attrs["axis"])
+    inverse = [perm.index(i) for i in range(len(perm))]
+    return {"X@GRAD": [ins["Out@GRAD"][0].permute(inverse)]}
 
 
 def _flatten_shape(shape, axis):
@@ -436,7 +479,10 @@ register(
         ("Out", "XShape"),
         {"axis": 1},
         _flatten_infer,
-        lambda ins, attrs: {"Out": [ins["X"][0].reshape(_flatten_shape(list(ins["X"][0].shape), attrs["axis"]))]},
+        lambda ins, attrs: _with_xshape(
+            ins["X"][0], ins["X"][0].reshape(_flatten_shape(list(ins["X"][0].shape), attrs["axis"]))
+        ),
+        grad=_XSHAPE_GRAD,
     )
 )
 
@@ -461,7 +507,10 @@ register(
         ("Out", "XShape"),
         {"axes": []},
         _squeeze_infer,
-        lambda ins, attrs: {"Out": [ins["X"][0].reshape(_squeeze_dims(list(ins["X"][0].shape), attrs["axes"]))]},
+        lambda ins, attrs: _with_xshape(
+            ins["X"][0], ins["X"][0].reshape(_squeeze_dims(list(ins["X"][0].shape), attrs["axes"]))
+        ),
+        grad=_XSHAPE_GRAD,
     )
 )
 
@@ -498,10 +547,11 @@ register(
         ("Out", "XShape"),
         {"axes": []},
         _unsqueeze_infer,
-        lambda ins, attrs: {
-            "Out": [ins["X"][0].reshape(_unsqueeze_dims(list(ins["X"][0].shape), _unsqueeze_axes(ins, attrs)))]
-        },
+        lambda ins, attrs: _with_xshape(
+            ins["X"][0], ins["X"][0].reshape(_unsqueeze_dims(list(ins["X"][0].shape), _unsqueeze_axes(ins, attrs)))
+        ),
         host_inputs=frozenset({"AxesTensor", "AxesTensorList"}),
+        grad=_XSHAPE_GRAD,
     )
 )
 
@@ -542,6 +592,7 @@ register(
         _concat_infer,
         _concat_kernel,
         host_inputs=frozenset({"AxisTensor"}),
+        grad=GradDef(),
     )
 )
 
@@ -589,6 +640,7 @@ register(
         _split_infer,
         _split_kernel,
         host_inputs=frozenset({"AxisTensor", "SectionsTensorList"}),
+        grad=GradDef(),
     )
 )
 
@@ -613,6 +665,7 @@ register(
         {"axis": 0},
         _stack_infer,
         lambda ins, attrs: {"Y": [torch.stack(ins["X"], dim=attrs["axis"])]},
+        grad=GradDef(out_grads=("Y",)),
     )
 )
 
@@ -643,6 +696,7 @@ register(
         _expand_infer,
         _expand_kernel,
         host_inputs=frozenset({"ExpandTimes", "expand_times_tensor"}),
+        grad=GradDef(),
     )
 )
 
@@ -663,6 +717,7 @@ register(
         {"overwrite": True},
         _gather_infer,
         lambda ins, attrs: {"Out": [ins["X"][0].index_select(0, ins["Index"][0].reshape(-1).long())]},
+        grad=GradDef(),
     )
 )
 
@@ -678,7 +733,9 @@ def _scatter_kernel(ins, attrs):
     return {"Out": [res]}
 
 
-register(OpDef("scatter", ("X", "Ids", "Updates"), ("Out",), {"overwrite": True}, same_as(), _scatter_kernel))
+register(
+    OpDef("scatter", ("X", "Ids", "Updates"), ("Out",), {"overwrite": True}, same_as(), _scatter_kernel, grad=GradDef())
+)
 
 
 # -- range, linspace -----------------------------------------------------------------------------------
@@ -737,7 +794,7 @@ def _pad_kernel(ins, attrs):
     return {"Out": [F.pad(ins["X"][0], torch_pad, value=attrs["pad_value"])]}
 
 
-register(OpDef("pad", ("X",), ("Out",), {"paddings": [], "pad_value": 0.0}, _pad_infer, _pad_kernel))
+register(OpDef("pad", ("X",), ("Out",), {"paddings": [], "pad_value": 0.0}, _pad_infer, _pad_kernel, grad=GradDef()))
 
 
 def _pad2d_infer(ins, attrs):
@@ -777,6 +834,7 @@ register(
         _pad2d_infer,
         _pad2d_kernel,
         host_inputs=frozenset({"Paddings"}),
+        grad=GradDef(),
     )
 )
 
@@ -809,6 +867,7 @@ register(
         {},
         _where_infer,
         lambda ins, attrs: {"Out": [torch.where(ins["Condition"][0], ins["X"][0], ins["Y"][0])]},
+        grad=GradDef(in_grads=("X", "Y")),
     )
 )
 

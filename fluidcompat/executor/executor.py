@@ -16,6 +16,21 @@ from fluidcompat.executor.scope import LoDTensor, Scope, global_scope, vartype_o
 from fluidcompat.framework import Operator, Program, Variable, default_main_program
 
 
+class FetchedArray(np.ndarray):
+    """A fetched value: a numpy array that, as in numpy before 2.4 (and so in fluid-era scripts),
+    converts to a Python number with ``float()``/``int()`` when it holds one element."""
+
+    def __float__(self) -> float:
+        if self.size == 1:
+            return float(self.reshape(-1)[0])
+        return super().__float__()
+
+    def __int__(self) -> int:
+        if self.size == 1:
+            return int(self.reshape(-1)[0])
+        return super().__int__()
+
+
 class BuildStrategy:
     """Accepted for compatibility: options are recorded, the single-device run ignores them."""
 
@@ -284,8 +299,10 @@ class Executor:
             t = sv.tensor._t if sv is not None else None
         if t is None:
             return None
+        if not torch.is_tensor(t):  # a sparse gradient: fetched as the dense tensor it stands for
+            t = t.to_dense()
         if return_numpy:
-            return t.detach().cpu().numpy().copy()
+            return t.detach().cpu().numpy().copy().view(FetchedArray)
         return LoDTensor(t)
 
 

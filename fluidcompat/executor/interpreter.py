@@ -8,6 +8,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import torch
 
 from fluidcompat.executor.placement import BlockPlan, OpPlan
+from fluidcompat.framework import EMPTY_VAR_NAME
 from fluidcompat_ops.registry import bind_torch
 
 bind_torch()
@@ -46,6 +47,9 @@ class PreparedBlock:
             op = p.op
             attrs = dict(op.attrs)
             attrs["_device"] = torch.device(p.device)
+            if op._def.forward:
+                # the forward input slots whose gradients this grad op is asked for
+                attrs["_wanted"] = frozenset(s[: -len("@GRAD")] for s, names in op.outputs.items() if names)
             copy_to = {(c.slot, c.var): torch.device(c.dst) for c in p.copies}
             ins = []
             for slot, names in op.inputs.items():
@@ -69,13 +73,14 @@ class PreparedBlock:
                     last[n] = max(last[n], i)
         per_step: Dict[int, List[str]] = {}
         for n, i in last.items():
-            if n not in keep:
+            if n not in keep and n != EMPTY_VAR_NAME:
                 per_step.setdefault(i, []).append(n)
         for i, s in enumerate(self.steps):
             s.dels = tuple(per_step.get(i, ()))
 
     def run(self, env: Dict[str, torch.Tensor]) -> None:
         """Run every step over ``env`` (name -> tensor), which holds the externals on entry."""
+        env[EMPTY_VAR_NAME] = None  # a gradient nobody produced reads as None
         for s in self.steps:
             try:
                 ins = {}
@@ -89,7 +94,8 @@ class PreparedBlock:
                     vals = result.get(slot)
                     if vals is not None:
                         for n, v in zip(names, vals):
-                            env[n] = v
+                            if n != EMPTY_VAR_NAME:
+                                env[n] = v
                 for n in s.dels:
                     env.pop(n, None)
             except Exception as e:  # noqa: BLE001  (re-raised with the op attached)

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Dict, Iterable, Optional, Tuple
 
 from fluidcompat import places
-from fluidcompat.framework import Block, Operator
+from fluidcompat.framework import EMPTY_VAR_NAME, Block, Operator
 
 
 @dataclass(frozen=True)
@@ -88,6 +88,8 @@ def plan_block(block: Block, place, fed: Iterable[str] = ()) -> BlockPlan:
                 need = dev
             in_devs.append((slot, need))
             for n in names:
+                if n == EMPTY_VAR_NAME:
+                    continue
                 if n not in loc:
                     if n not in externals:
                         externals[n] = need

@@ -1,8 +1,9 @@
 """``fluid.layers``: thin functions that check arguments, create outputs and append ops."""
 
-from fluidcompat.layers import control_flow, io, loss, math_op_patch, nn, ops, tensor
+from fluidcompat.layers import control_flow, io, learning_rate_scheduler, loss, math_op_patch, nn, ops, tensor
 from fluidcompat.layers.control_flow import *  # noqa: F401,F403
 from fluidcompat.layers.io import data  # noqa: F401
+from fluidcompat.layers.learning_rate_scheduler import *  # noqa: F401,F403
 from fluidcompat.layers.loss import *  # noqa: F401,F403
 from fluidcompat.layers.nn import *  # noqa: F401,F403
 from fluidcompat.layers.ops import *  # noqa: F401,F403
@@ -10,4 +11,12 @@ from fluidcompat.layers.tensor import *  # noqa: F401,F403
 
 math_op_patch.monkey_patch_variable()
 
-__all__ = control_flow.__all__ + io.__all__ + loss.__all__ + nn.__all__ + ops.__all__ + tensor.__all__
+__all__ = (
+    control_flow.__all__
+    + io.__all__
+    + learning_rate_scheduler.__all__
+    + loss.__all__
+    + nn.__all__
+    + ops.__all__
+    + tensor.__all__
+)

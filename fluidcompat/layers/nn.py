@@ -11,6 +11,8 @@ from fluidcompat.layer_helper import LayerHelper, check_dtype, check_variable
 from fluidcompat.param_attr import ParamAttr
 
 __all__ = [
+    "clip_by_norm",
+    "autoincreased_step_counter",
     "fc",
     "mul",
     "matmul",
@@ -341,6 +343,31 @@ def gelu(x, approximate=False) -> Variable:
 @layer
 def clip(x, min, max, name=None) -> Variable:
     return _activation("clip", x, {"min": float(min), "max": float(max)}, name)
+
+
+@layer
+def clip_by_norm(x, max_norm, name=None) -> Variable:
+    """Scale ``x`` so that its L2 norm is at most ``max_norm`` (op ``clip_by_norm``)."""
+    return _activation("clip_by_norm", x, {"max_norm": float(max_norm)}, name)
+
+
+@layer
+def autoincreased_step_counter(counter_name=None, begin=1, step=1) -> Variable:
+    """An int64 counter that an ``increment`` op at the start of the program advances once per run."""
+    helper = LayerHelper("global_step_counter")
+    name = counter_name or "@STEP_COUNTER@"
+    block = helper.main_program.global_block()
+    if block.has_var(name):
+        return block.var(name)
+    counter = helper.create_global_variable(name=name, dtype="int64", shape=[1], persistable=True)
+    startup = helper.startup_program.global_block()
+    svar = startup.create_var(name=name, dtype="int64", shape=[1], persistable=True)
+    ConstantInitializer(value=begin - 1, force_cpu=True)(svar, startup)
+    block._prepend_op(
+        type="increment", inputs={"X": [counter]}, outputs={"Out": [counter]}, attrs={"step": float(step)}
+    )
+    counter.stop_gradient = True
+    return counter
 
 
 @layer

@@ -1,0 +1,359 @@
+"""``fluid.backward``: append the backward pass to a Program as ordinary ``<type>_grad`` ops.
+
+Names follow fluid 1.8: ``x@GRAD`` for gradients, ``x@GRAD@RENAME@block0@N`` for the separate
+contributions to a gradient that several ops produce, added up by a ``sum`` op, and a
+``fill_constant`` seeding ``loss@GRAD``. Torch-free.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Dict, List, Optional, Sequence, Set, Tuple
+
+from fluidcompat.dtypes import FLOAT_TYPES, VarType
+from fluidcompat.framework import (
+    EMPTY_VAR_NAME,
+    GRAD_VAR_SUFFIX,
+    Block,
+    Operator,
+    OpRole,
+    Program,
+    Variable,
+)
+from fluidcompat_ops import registry
+
+__all__ = ["append_backward", "gradients", "calc_gradient"]
+
+
+class _GradOp:
+    """A grad op before it is appended: its pieces are renamed by the add-up pass first."""
+
+    def __init__(self, type: str, inputs, outputs, attrs, fwd: Optional[Operator]) -> None:
+        self.type = type
+        self.inputs: Dict[str, List[str]] = {k: list(v) for k, v in inputs.items()}
+        self.outputs: Dict[str, List[str]] = {k: list(v) for k, v in outputs.items()}
+        self.attrs = attrs
+        self.fwd = fwd
+
+    def input_names(self) -> List[str]:
+        return [n for names in self.inputs.values() for n in names]
+
+    def rename_input(self, old: str, new: str) -> None:
+        for names in self.inputs.values():
+            names[:] = [new if n == old else n for n in names]
+
+    def rename_output(self, old: str, new: str) -> None:
+        for names in self.outputs.values():
+            names[:] = [new if n == old else n for n in names]
+
+
+def _grad_name(name: str) -> str:
+    return name + GRAD_VAR_SUFFIX
+
+
+def _forward_name(grad_name: str) -> str:
+    return grad_name.split(GRAD_VAR_SUFFIX)[0]
+
+
+def _names(items) -> Set[str]:
+    result = set()
+    for v in items or ():
+        result.add(v.name if isinstance(v, Variable) else v)
+    return result
+
+
+def _differentiable(var: Optional[Variable]) -> bool:
+    return var is not None and var.dtype in FLOAT_TYPES and var.type in (VarType.LOD_TENSOR, VarType.SELECTED_ROWS)
+
+
+def _no_grad_names(block: Block, no_grad_set) -> Set[str]:
+    names = _names(no_grad_set)
+    for b in block.program.blocks:
+        names.update(n for n, v in b.vars.items() if v.stop_gradient)
+    return names
+
+
+def _path(block: Block, ops: Sequence[Operator], targets: Set[str], no_grad: Set[str]):
+    """The ops between differentiable leaves and the targets, and the variables needing grads."""
+    produced: Set[str] = set()
+    requires: Set[str] = set()
+
+    def wants_grad(name: str) -> bool:
+        if name in no_grad:
+            return False
+        var = block._find_var_recursive(name)
+        return _differentiable(var) and (name in requires or name not in produced)
+
+    for op in ops:
+        d = op._def
+        if d.grad is not None:
+            _, _, in_slots = registry.grad_slots(d)
+            if any(wants_grad(n) for s in in_slots for n in op.inputs.get(s, ())):
+                for n in op.output_arg_names:
+                    if n not in no_grad and _differentiable(block._find_var_recursive(n)):
+                        requires.add(n)
+        produced.update(op.output_arg_names)
+
+    need = set(targets)
+    on_path = []
+    produced_before: Dict[int, Set[str]] = {}
+    seen: Set[str] = set()
+    for i, op in enumerate(ops):
+        produced_before[i] = set(seen)
+        seen.update(op.output_arg_names)
+    for i in range(len(ops) - 1, -1, -1):
+        op = ops[i]
+        d = op._def
+        if d.grad is None or not need.intersection(op.output_arg_names):
+            continue
+        _, _, in_slots = registry.grad_slots(d)
+        inputs = [
+            n
+            for s in in_slots
+            for n in op.inputs.get(s, ())
+            if n not in no_grad
+            and _differentiable(block._find_var_recursive(n))
+            and (n in requires or n not in produced_before[i])
+        ]
+        if inputs:
+            on_path.append(op)
+            need.update(inputs)
+    return on_path, need
+
+
+def _make_grad_ops(block: Block, on_path: Sequence[Operator], grad_of: Dict[str, str], need: Set[str]):
+    """Grad ops for the path (last forward op first), before renaming."""
+    result: List[_GradOp] = []
+    for op in on_path:
+        d = op._def
+        fwd_inputs, out_slots, in_slots = registry.grad_slots(d)
+        out_grads = {s: [grad_of.get(n, EMPTY_VAR_NAME) for n in op.outputs.get(s, ())] for s in out_slots}
+        if all(n == EMPTY_VAR_NAME for names in out_grads.values() for n in names):
+            continue
+        in_grads = {s: [_grad_name(n) if n in need else "" for n in op.inputs.get(s, ())] for s in in_slots}
+        if not any(n for names in in_grads.values() for n in names):
+            continue
+        attrs = {k: v for k, v in op.attrs.items() if k not in ("op_role", "op_role_var", "op_namescope")}
+        attrs["op_role"] = OpRole.Backward
+        if d.grad.maker is not None:
+            for t, ins, outs, extra in d.grad.maker(op, out_grads, in_grads):
+                a = {"op_role": OpRole.Backward, "op_device": op.attrs.get("op_device", "")}
+                a.update(extra)
+                result.append(_GradOp(t, ins, outs, a, op))
+        else:
+            ins = {s: list(op.inputs.get(s, op.outputs.get(s, ()))) for s in fwd_inputs}
+            ins.update({s + GRAD_VAR_SUFFIX: names for s, names in out_grads.items()})
+            outs = {s + GRAD_VAR_SUFFIX: [n for n in names if n] for s, names in in_grads.items()}
+            # keep positions of a multi-input slot: a missing grad there is the empty name
+            for s, names in in_grads.items():
+                if len(names) > 1 and not all(names):
+                    outs[s + GRAD_VAR_SUFFIX] = [n or EMPTY_VAR_NAME for n in names]
+            result.append(_GradOp(d.grad.type or op.type + "_grad", ins, outs, attrs, op))
+        for names in in_grads.values():
+            for n in names:
+                if n:
+                    grad_of[_forward_name(n)] = n
+    return result
+
+
+def _add_up_repeated_outputs(ops: List[_GradOp], block_idx: int) -> List[_GradOp]:
+    """Rename each extra contribution to a gradient and insert the ``sum`` that adds them up,
+    right before the first op that reads the gradient (or at the end)."""
+    count: Dict[str, int] = defaultdict(int)
+    renamed: Dict[str, List[str]] = {}
+    first_writer: Dict[str, _GradOp] = {}
+    result: List[_GradOp] = []
+
+    def fresh(name: str) -> str:
+        new = f"{name}@RENAME@block{block_idx}@{count[name]}"
+        count[name] += 1
+        return new
+
+    def sum_op(name: str) -> _GradOp:
+        return _GradOp("sum", {"X": renamed[name]}, {"Out": [name]}, {"op_role": OpRole.Backward}, None)
+
+    for op in ops:
+        for name in op.input_names():
+            if GRAD_VAR_SUFFIX in name and len(renamed.get(name, ())) > 1:
+                result.append(sum_op(name))
+                renamed[name] = [name]
+        for names in op.outputs.values():
+            for i, name in enumerate(names):
+                if name in ("", EMPTY_VAR_NAME) or name in op.input_names():
+                    continue
+                if name not in renamed:
+                    renamed[name] = [name]
+                    first_writer[name] = op
+                    continue
+                if len(renamed[name]) == 1 and renamed[name][0] == name:
+                    new_first = fresh(name)
+                    writer = first_writer[name]
+                    for ns in writer.outputs.values():
+                        if name in ns:
+                            ns[ns.index(name)] = new_first
+                            break
+                    renamed[name] = [new_first]
+                new = fresh(name)
+                names[i] = new
+                renamed[name].append(new)
+        result.append(op)
+    for name, parts in renamed.items():
+        if len(parts) > 1:
+            result.append(sum_op(name))
+    return result
+
+
+def _create_grad_vars(block: Block, ops: Sequence[_GradOp]) -> None:
+    for op in ops:
+        sparse = op.type in ("lookup_table_grad", "lookup_table_v2_grad") and op.attrs.get("is_sparse")
+        for names in op.outputs.values():
+            for n in names:
+                if n in ("", EMPTY_VAR_NAME) or block.has_var(n):
+                    continue
+                fwd = block._find_var_recursive(_forward_name(n))
+                block.create_var(
+                    name=n,
+                    shape=fwd.shape if fwd is not None else None,
+                    dtype=fwd.dtype if fwd is not None else VarType.FP32,
+                    type=VarType.SELECTED_ROWS if sparse else VarType.LOD_TENSOR,
+                    persistable=False,
+                )
+
+
+def _append(block: Block, ops: Sequence[_GradOp], callbacks) -> None:
+    for g in ops:
+        attrs = dict(g.attrs)
+        if g.fwd is not None:
+            attrs.setdefault("op_device", g.fwd.attrs.get("op_device", ""))
+        op = block.append_op(type=g.type, inputs=g.inputs, outputs=g.outputs, attrs=attrs)
+        if g.fwd is not None:
+            op._callsite = g.fwd._callsite
+        for cb in callbacks or ():
+            cb(block=block, context={})
+
+
+def _backward(
+    block: Block,
+    targets: Dict[str, Tuple[str, Optional[Operator]]],
+    no_grad: Set[str],
+    callbacks=None,
+    stop_at: int = -1,
+) -> None:
+    """Append grad ops for ``targets`` (forward name -> (grad name, seed op's forward op))."""
+    ops = block.ops[: stop_at + 1] if stop_at >= 0 else list(block.ops)
+    on_path, need = _path(block, ops, set(targets), no_grad)
+    grad_of = {name: grad for name, (grad, _) in targets.items()}
+    grad_ops = _make_grad_ops(block, on_path, grad_of, need)
+    grad_ops = _add_up_repeated_outputs(grad_ops, block.idx)
+    _create_grad_vars(block, grad_ops)
+    _append(block, grad_ops, callbacks)
+
+
+def append_backward(loss: Variable, parameter_list=None, no_grad_set=None, callbacks=None, checkpoints=None):
+    """Append the backward pass of ``loss`` and return ``[(param, param@GRAD), ...]``.
+
+    Compat: ``checkpoints`` (recompute) is accepted and ignored.
+    """
+    if not isinstance(loss, Variable):
+        raise TypeError(f"The type of 'loss' in append_backward must be Variable, but received {type(loss)}.")
+    block = loss.block.program.global_block()
+    if loss.block is not block:
+        raise ValueError("append_backward supports a loss in the global block only")
+    loss_op = loss.op
+    if loss_op is None or loss_op.block is not block:
+        raise ValueError(f"loss '{loss.name}' is not produced by an op of its program")
+    numel = 1
+    for d in loss.shape:
+        numel *= d
+    if loss.shape and all(d > 0 for d in loss.shape) and numel != 1:
+        raise ValueError(
+            "The loss must hold a single value (shape [1]) to seed backward with 1.0. "
+            f"Received: {loss.name} with shape {tuple(loss.shape)}; reduce it with fluid.layers.mean first."
+        )
+    program: Program = block.program
+    loss_op.attrs["op_role"] = int(OpRole.Forward) | int(OpRole.Loss)
+    stop_at = loss_op.idx
+    no_grad = _no_grad_names(block, no_grad_set)
+    no_grad.update(p.name for p in block.all_parameters() if not p.trainable)
+    grad = _grad_name(loss.name)
+    block.create_var(name=grad, shape=loss.shape, dtype=loss.dtype, persistable=False)
+    block.append_op(
+        type="fill_constant",
+        outputs={"Out": [grad]},
+        attrs={
+            "shape": [1],
+            "value": 1.0,
+            "dtype": int(loss.dtype),
+            "force_cpu": False,
+            "op_role": int(OpRole.Backward) | int(OpRole.Loss),
+            "op_device": loss_op.attrs.get("op_device", ""),
+        },
+    )
+    _backward(block, {loss.name: (grad, loss_op)}, no_grad, callbacks, stop_at)
+    program._bump()
+
+    if parameter_list is not None:
+        params = [block.var(p) if isinstance(p, str) else p for p in parameter_list]
+    else:
+        params = [p for p in block.all_parameters() if p.trainable]
+    params_grads = []
+    for p in params:
+        gname = _grad_name(p.name)
+        if p.name in no_grad or not block.has_var(gname):
+            continue
+        params_grads.append((p, block.var(gname)))
+        for op in reversed(block.ops):
+            if gname in op.output_arg_names:
+                role_var = [v for v in op.attrs.get("op_role_var", []) if v not in (p.name, gname)]
+                op.attrs["op_role_var"] = role_var + [p.name, gname]
+                break
+    return params_grads
+
+
+def gradients(targets, inputs, target_gradients=None, no_grad_set=None):
+    """Gradients of ``targets`` with respect to ``inputs`` (``fluid.gradients``)."""
+    targets = [targets] if isinstance(targets, Variable) else list(targets)
+    inputs = [inputs] if isinstance(inputs, Variable) else list(inputs)
+    if target_gradients is None:
+        target_gradients = [None] * len(targets)
+    elif isinstance(target_gradients, Variable):
+        target_gradients = [target_gradients]
+    if len(target_gradients) != len(targets):
+        raise ValueError("Should have the same number of target_gradients as targets")
+    block = targets[0].block.program.global_block()
+    no_grad = _no_grad_names(block, no_grad_set) - {v.name for v in inputs}
+    seeds: Dict[str, Tuple[str, Optional[Operator]]] = {}
+    last = -1
+    for target, tg in zip(targets, target_gradients):
+        last = max(last, target.op.idx if target.op is not None else -1)
+        if tg is not None:
+            if tuple(tg.shape) != tuple(target.shape):
+                raise ValueError(
+                    f"The shapes of target gradient and target must match. Received: {target.name} "
+                    f"{tuple(target.shape)} vs {tg.name} {tuple(tg.shape)}"
+                )
+            seeds[target.name] = (tg.name, target.op)
+            continue
+        grad = _grad_name(target.name)
+        shape_name = target.name + "_shape"
+        block.create_var(name=shape_name, dtype=VarType.INT32, shape=[len(target.shape)])
+        block.create_var(name=grad, shape=target.shape, dtype=target.dtype)
+        role = {"op_role": OpRole.Backward}
+        block.append_op(type="shape", inputs={"Input": [target]}, outputs={"Out": [shape_name]}, attrs=role)
+        block.append_op(
+            type="fill_constant",
+            inputs={"ShapeTensor": [shape_name]},
+            outputs={"Out": [grad]},
+            attrs=dict(role, shape=list(target.shape), value=1.0, dtype=int(target.dtype)),
+        )
+        seeds[target.name] = (grad, target.op)
+    _backward(block, seeds, no_grad, None, last)
+    block.program._bump()
+    result = []
+    for v in inputs:
+        g = _grad_name(v.name)
+        result.append(block.var(g) if block.has_var(g) else None)
+    return result
+
+
+calc_gradient = gradients

@@ -1,0 +1,140 @@
+"""``fluid.clip``: gradient clipping by value, by norm and by global norm, as fluid 1.8 built it."""
+
+from __future__ import annotations
+
+from fluidcompat import framework, layers
+
+__all__ = [
+    "GradientClipByValue",
+    "GradientClipByNorm",
+    "GradientClipByGlobalNorm",
+    "ErrorClipByValue",
+    "set_gradient_clip",
+    "append_gradient_clip_ops",
+]
+
+
+class GradientClipBase:
+    """Base class: calling it on ``[(param, grad)]`` appends the clip ops and returns the new pairs."""
+
+    def __call__(self, params_grads):
+        with framework.name_scope("gradient_clip"):
+            return self._static_clip(params_grads)
+
+    def _static_clip(self, params_grads):
+        raise NotImplementedError(f"{type(self).__name__} does not define how it clips")
+
+    @staticmethod
+    def _clipped(p) -> bool:
+        return getattr(p, "need_clip", True)
+
+
+class GradientClipByValue(GradientClipBase):
+    """Clip each gradient element to [min, max] (op ``clip``); ``min`` defaults to ``-max``."""
+
+    def __init__(self, max: float, min: float = None) -> None:
+        max = float(max)
+        min = -max if min is None else float(min)
+        if min > max:
+            raise ValueError(f"max should be greater than min. Received: min={min}, max={max}")
+        self.max, self.min = max, min
+
+    def __str__(self) -> str:
+        return f"Gradient Clip By Value, min = {self.min:f}, max={self.max:f}"
+
+    def _static_clip(self, params_grads):
+        result = []
+        for p, g in params_grads:
+            if g is None or not self._clipped(p):
+                result.append((p, g))
+                continue
+            with p.block.program._optimized_guard([p, g]):
+                result.append((p, layers.clip(x=g, min=self.min, max=self.max)))
+        return result
+
+
+class GradientClipByNorm(GradientClipBase):
+    """Scale each gradient so its L2 norm is at most ``clip_norm`` (op ``clip_by_norm``)."""
+
+    def __init__(self, clip_norm: float) -> None:
+        self.clip_norm = float(clip_norm)
+
+    def __str__(self) -> str:
+        return f"Gradient Clip By Norm, clip_norm={self.clip_norm:f}"
+
+    def _static_clip(self, params_grads):
+        result = []
+        for p, g in params_grads:
+            if g is None or not self._clipped(p):
+                result.append((p, g))
+                continue
+            with p.block.program._optimized_guard([p, g]):
+                result.append((p, layers.clip_by_norm(x=g, max_norm=self.clip_norm)))
+        return result
+
+
+class GradientClipByGlobalNorm(GradientClipBase):
+    """Scale all gradients by ``clip_norm / max(clip_norm, global_norm)``."""
+
+    def __init__(self, clip_norm: float, group_name: str = "default_group") -> None:
+        self.clip_norm = float(clip_norm)
+        self.group_name = group_name
+
+    def __str__(self) -> str:
+        return f"Gradient Clip By GlobalNorm, global_norm={self.clip_norm:f}"
+
+    def _static_clip(self, params_grads):
+        squares = []
+        last = None
+        for p, g in params_grads:
+            if g is None or not self._clipped(p):
+                continue
+            last = (p, g)
+            with p.block.program._optimized_guard([p, g]):
+                squares.append(layers.reduce_sum(input=layers.square(g)))
+        if not squares:
+            return params_grads
+        with last[0].block.program._optimized_guard(list(last)):
+            global_norm = layers.sqrt(x=layers.sums(squares))
+            max_norm = layers.fill_constant(shape=[1], dtype="float32", value=self.clip_norm)
+            scale = layers.elementwise_div(x=max_norm, y=layers.elementwise_max(x=max_norm, y=global_norm))
+        result = []
+        for p, g in params_grads:
+            if g is None or not self._clipped(p):
+                result.append((p, g))
+                continue
+            with p.block.program._optimized_guard([p, g]):
+                result.append((p, layers.elementwise_mul(x=g, y=scale)))
+        return result
+
+
+class ErrorClipByValue:
+    """Accepted for compatibility: error clipping of intermediate gradients is not applied."""
+
+    def __init__(self, max: float, min: float = None) -> None:
+        self.max = float(max)
+        self.min = -self.max if min is None else float(min)
+
+
+def set_gradient_clip(clip, param_list=None, program=None) -> None:
+    """Clip the gradients of ``param_list`` (default: all parameters) of ``program`` with ``clip``
+    in every optimizer that has no ``grad_clip`` of its own."""
+    if not isinstance(clip, GradientClipBase):
+        raise TypeError("'clip' should be an instance of GradientClipBase's derived class")
+    program = program or framework.default_main_program()
+    names = None if param_list is None else {p if isinstance(p, str) else p.name for p in param_list}
+    program._gradient_clip = (clip, names)
+
+
+def append_gradient_clip_ops(params_grads):
+    """Apply the clip set by ``set_gradient_clip`` (if any) to ``params_grads``."""
+    if not params_grads:
+        return params_grads
+    program = params_grads[0][0].block.program
+    setting = getattr(program, "_gradient_clip", None)
+    if setting is None:
+        return params_grads
+    clip, names = setting
+    chosen = [(p, g) for p, g in params_grads if names is None or p.name in names]
+    clipped = dict((p.name, g) for p, g in clip(chosen))
+    return [(p, clipped.get(p.name, g)) for p, g in params_grads]

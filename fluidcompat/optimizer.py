@@ -1,0 +1,624 @@
+"""``fluid.optimizer``: optimizers that append backward, clipping, regularization and update ops.
+
+Each spells its ops, state variables (``learning_rate_0``, ``<param>_moment1_0``, ...) and their
+startup initialisers as fluid 1.8 did. Torch-free.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Dict, List, Optional
+
+from fluidcompat import framework, unique_name
+from fluidcompat.backward import append_backward
+from fluidcompat.clip import GradientClipBase, append_gradient_clip_ops
+from fluidcompat.dtypes import VarType
+from fluidcompat.framework import Variable, default_main_program, program_guard
+from fluidcompat.initializer import ConstantInitializer
+from fluidcompat.layer_helper import LayerHelper
+from fluidcompat.regularizer import append_regularization_ops
+
+__all__ = [
+    "SGD",
+    "Momentum",
+    "Adam",
+    "Adamax",
+    "Adagrad",
+    "DecayedAdagrad",
+    "Adadelta",
+    "RMSProp",
+    "Ftrl",
+    "Lamb",
+    "LarsMomentum",
+    "SGDOptimizer",
+    "MomentumOptimizer",
+    "AdamOptimizer",
+    "AdamaxOptimizer",
+    "AdagradOptimizer",
+    "DecayedAdagradOptimizer",
+    "AdadeltaOptimizer",
+    "RMSPropOptimizer",
+    "FtrlOptimizer",
+    "LambOptimizer",
+    "LarsMomentumOptimizer",
+    "Optimizer",
+    "ExponentialMovingAverage",
+    "ModelAverage",
+]
+
+
+class Optimizer:
+    """Base class: ``minimize(loss)`` = ``backward`` + ``apply_optimize``."""
+
+    type = ""
+
+    def __init__(self, learning_rate, parameter_list=None, regularization=None, grad_clip=None, name=None) -> None:
+        if not isinstance(learning_rate, (float, int, Variable)) or isinstance(learning_rate, bool):
+            raise TypeError(f"learning rate should be float or Variable, got {type(learning_rate)} here")
+        if grad_clip is not None and not isinstance(grad_clip, GradientClipBase):
+            raise TypeError("'grad_clip' should be an instance of GradientClipBase's derived class")
+        self._learning_rate = learning_rate
+        self._parameter_list = parameter_list
+        self.regularization = regularization
+        self._grad_clip = grad_clip
+        self._name = name
+        self._accumulators: Dict[str, Dict[str, Variable]] = defaultdict(dict)
+        self._learning_rate_map: Dict[int, Variable] = {}
+        self.helper: Optional[LayerHelper] = None
+
+    # -- learning rate -----------------------------------------------------------------------
+    def _global_learning_rate(self, program=None) -> Optional[Variable]:
+        program = program or default_main_program()
+        return self._learning_rate_map.get(id(program))
+
+    def _create_global_learning_rate(self) -> None:
+        program = default_main_program()
+        if self._global_learning_rate(program) is not None:
+            return
+        if isinstance(self._learning_rate, Variable):
+            self._learning_rate_map[id(program)] = self._learning_rate
+            return
+        from fluidcompat.layers.tensor import create_global_var
+
+        self._learning_rate_map[id(program)] = create_global_var(
+            name=unique_name.generate("learning_rate"),
+            shape=[1],
+            value=float(self._learning_rate),
+            dtype="float32",
+            persistable=True,
+        )
+
+    def _create_param_lr(self, param_and_grad) -> Variable:
+        param = param_and_grad[0]
+        param_lr = param.optimize_attr.get("learning_rate", 1.0)
+        lr = self._global_learning_rate()
+        if param_lr == 1.0:
+            return lr
+        with default_main_program()._lr_schedule_guard(is_with_opt=True):
+            return lr * param_lr
+
+    # -- accumulators --------------------------------------------------------------------------
+    def _add_accumulator(self, name, param, dtype=None, fill_value=0.0, shape=None) -> Variable:
+        if param.name in self._accumulators[name]:
+            raise ValueError(f"Accumulator {name} already exists for parameter {param.name}")
+        helper = self.helper or LayerHelper(self.__class__.__name__)
+        var = helper.create_global_variable(
+            name=unique_name.generate(param.name + "_" + name),
+            persistable=True,
+            dtype=dtype or param.dtype,
+            type=param.type if param.type != VarType.SELECTED_ROWS else VarType.LOD_TENSOR,
+            shape=list(shape) if shape is not None else list(param.shape),
+            belong_to_optimizer=True,
+        )
+        startup = framework.default_startup_program().global_block()
+        svar = startup.create_var(name=var.name, shape=var.shape, dtype=var.dtype, persistable=True)
+        ConstantInitializer(value=float(fill_value))(svar, startup)
+        self._accumulators[name][param.name] = var
+        return var
+
+    def _get_accumulator(self, name, param) -> Variable:
+        try:
+            return self._accumulators[name][param.name]
+        except KeyError:
+            raise ValueError(f"Accumulator {name} does not exist for parameter {param.name}") from None
+
+    def _create_accumulators(self, block, parameters) -> None:
+        pass
+
+    def _append_optimize_op(self, block, param_and_grad):
+        raise NotImplementedError(f"{type(self).__name__} does not define its update op")
+
+    def _finish_update(self, block, parameters_and_grads) -> None:
+        pass
+
+    # -- the passes ------------------------------------------------------------------------------
+    def _create_optimization_pass(self, parameters_and_grads) -> List[framework.Operator]:
+        block = default_main_program().global_block()
+        start = len(block.ops)
+        self.helper = LayerHelper(self.__class__.__name__)
+        self._create_accumulators(block, [p for p, g in parameters_and_grads if p.trainable])
+        self._create_global_learning_rate()
+        for param_and_grad in parameters_and_grads:
+            if param_and_grad[1] is None or not param_and_grad[0].trainable:
+                continue
+            with default_main_program()._optimized_guard(list(param_and_grad)):
+                self._append_optimize_op(block, param_and_grad)
+        self._finish_update(block, parameters_and_grads)
+        return block.ops[start:]
+
+    def backward(self, loss, startup_program=None, parameter_list=None, no_grad_set=None, callbacks=None):
+        """Append the backward pass; returns ``[(param, grad)]``."""
+        parameter_list = parameter_list if parameter_list is not None else self._parameter_list
+        with program_guard(loss.block.program, startup_program or framework.default_startup_program()):
+            return append_backward(loss, parameter_list, no_grad_set, callbacks)
+
+    def apply_gradients(self, params_grads) -> List[framework.Operator]:
+        """Clip, regularize and update; ops follow the parameters sorted by name, as in fluid."""
+        params_grads = sorted(params_grads, key=lambda x: x[0].name)
+        if self._grad_clip is not None:
+            params_grads = self._grad_clip(params_grads)
+        else:
+            params_grads = append_gradient_clip_ops(params_grads)
+        params_grads = append_regularization_ops(params_grads, self.regularization)
+        return self._create_optimization_pass(params_grads)
+
+    def apply_optimize(self, loss, startup_program, params_grads) -> List[framework.Operator]:
+        with program_guard(loss.block.program, startup_program or framework.default_startup_program()):
+            return self.apply_gradients(params_grads)
+
+    def minimize(self, loss, startup_program=None, parameter_list=None, no_grad_set=None):
+        """Append backward and update ops for ``loss``; returns ``(optimize_ops, params_grads)``."""
+        if not isinstance(loss, Variable):
+            raise TypeError(f"The type of 'loss' in minimize must be Variable, but received {type(loss)}.")
+        startup = startup_program or framework.default_startup_program()
+        with framework.program_transaction(loss.block.program, startup):
+            params_grads = self.backward(loss, startup_program, parameter_list, no_grad_set)
+            optimize_ops = self.apply_optimize(loss, startup_program, params_grads)
+        return optimize_ops, params_grads
+
+    def _update_op(self, block, op_type, param_and_grad, inputs, outputs, attrs=None):
+        param, grad = param_and_grad
+        ins = {"Param": [param], "Grad": [grad]}
+        ins.update(inputs)
+        outs = {"ParamOut": [param]}
+        outs.update(outputs)
+        return block.append_op(type=op_type, inputs=ins, outputs=outs, attrs=attrs or {})
+
+
+class SGDOptimizer(Optimizer):
+    """``param -= lr * grad`` (op ``sgd``); a sparse gradient updates only its rows."""
+
+    def __init__(self, learning_rate, parameter_list=None, regularization=None, grad_clip=None, name=None):
+        super().__init__(learning_rate, parameter_list, regularization, grad_clip, name)
+        self.type = "sgd"
+
+    def _append_optimize_op(self, block, param_and_grad):
+        return self._update_op(
+            block, "sgd", param_and_grad, {"LearningRate": [self._create_param_lr(param_and_grad)]}, {}
+        )
+
+
+class MomentumOptimizer(Optimizer):
+    """Momentum (op ``momentum``), optionally Nesterov."""
+
+    _velocity = "velocity"
+
+    def __init__(
+        self,
+        learning_rate,
+        momentum,
+        parameter_list=None,
+        use_nesterov=False,
+        regularization=None,
+        grad_clip=None,
+        name=None,
+    ):
+        super().__init__(learning_rate, parameter_list, regularization, grad_clip, name)
+        self.type = "momentum"
+        self._momentum = momentum
+        self._use_nesterov = bool(use_nesterov)
+
+    def _create_accumulators(self, block, parameters):
+        for p in parameters:
+            self._add_accumulator(self._velocity, p)
+
+    def _append_optimize_op(self, block, param_and_grad):
+        v = self._get_accumulator(self._velocity, param_and_grad[0])
+        return self._update_op(
+            block,
+            "momentum",
+            param_and_grad,
+            {"Velocity": [v], "LearningRate": [self._create_param_lr(param_and_grad)]},
+            {"VelocityOut": [v]},
+            {"mu": self._momentum, "use_nesterov": self._use_nesterov},
+        )
+
+
+class LarsMomentumOptimizer(MomentumOptimizer):
+    """Momentum with a layer-wise adaptive rate (op ``lars_momentum``)."""
+
+    def __init__(
+        self,
+        learning_rate,
+        momentum,
+        lars_coeff=0.001,
+        lars_weight_decay=0.0005,
+        parameter_list=None,
+        regularization=None,
+        grad_clip=None,
+        name=None,
+    ):
+        super().__init__(learning_rate, momentum, parameter_list, False, regularization, grad_clip, name)
+        self.type = "lars_momentum"
+        self._lars_coeff = float(lars_coeff)
+        self._lars_weight_decay = float(lars_weight_decay)
+
+    def _append_optimize_op(self, block, param_and_grad):
+        v = self._get_accumulator(self._velocity, param_and_grad[0])
+        return self._update_op(
+            block,
+            "lars_momentum",
+            param_and_grad,
+            {"Velocity": [v], "LearningRate": [self._create_param_lr(param_and_grad)]},
+            {"VelocityOut": [v]},
+            {"mu": self._momentum, "lars_coeff": self._lars_coeff, "lars_weight_decay": self._lars_weight_decay},
+        )
+
+
+class AdamOptimizer(Optimizer):
+    """Adam (op ``adam``, which also advances the beta powers)."""
+
+    def __init__(
+        self,
+        learning_rate=0.001,
+        beta1=0.9,
+        beta2=0.999,
+        epsilon=1e-8,
+        parameter_list=None,
+        regularization=None,
+        grad_clip=None,
+        name=None,
+        lazy_mode=False,
+    ):
+        super().__init__(learning_rate, parameter_list, regularization, grad_clip, name)
+        self.type = "adam"
+        self._beta1, self._beta2, self._epsilon = beta1, beta2, epsilon
+        self._lazy_mode = lazy_mode
+
+    def _create_accumulators(self, block, parameters):
+        for p in parameters:
+            self._add_accumulator("moment1", p)
+            self._add_accumulator("moment2", p)
+            b1 = self._beta1 if not isinstance(self._beta1, Variable) else 0.9
+            b2 = self._beta2 if not isinstance(self._beta2, Variable) else 0.999
+            self._add_accumulator("beta1_pow_acc", p, fill_value=b1, shape=[1], dtype=VarType.FP32)
+            self._add_accumulator("beta2_pow_acc", p, fill_value=b2, shape=[1], dtype=VarType.FP32)
+
+    def _append_optimize_op(self, block, param_and_grad):
+        p = param_and_grad[0]
+        m1, m2 = self._get_accumulator("moment1", p), self._get_accumulator("moment2", p)
+        b1p, b2p = self._get_accumulator("beta1_pow_acc", p), self._get_accumulator("beta2_pow_acc", p)
+        inputs = {
+            "LearningRate": [self._create_param_lr(param_and_grad)],
+            "Moment1": [m1],
+            "Moment2": [m2],
+            "Beta1Pow": [b1p],
+            "Beta2Pow": [b2p],
+        }
+        attrs = {"epsilon": self._epsilon, "lazy_mode": self._lazy_mode, "min_row_size_to_use_multithread": 1000}
+        if isinstance(self._beta1, Variable):
+            inputs["Beta1Tensor"] = [self._beta1]
+        else:
+            attrs["beta1"] = self._beta1
+        if isinstance(self._beta2, Variable):
+            inputs["Beta2Tensor"] = [self._beta2]
+        else:
+            attrs["beta2"] = self._beta2
+        return self._update_op(
+            block,
+            "adam",
+            param_and_grad,
+            inputs,
+            {"Moment1Out": [m1], "Moment2Out": [m2], "Beta1PowOut": [b1p], "Beta2PowOut": [b2p]},
+            attrs,
+        )
+
+
+class AdamaxOptimizer(Optimizer):
+    """Adamax (op ``adamax``; a ``scale`` op per parameter advances beta1's power afterwards)."""
+
+    def __init__(
+        self,
+        learning_rate=0.001,
+        beta1=0.9,
+        beta2=0.999,
+        epsilon=1e-8,
+        parameter_list=None,
+        regularization=None,
+        grad_clip=None,
+        name=None,
+    ):
+        super().__init__(learning_rate, parameter_list, regularization, grad_clip, name)
+        self.type = "adamax"
+        self._beta1, self._beta2, self._epsilon = beta1, beta2, epsilon
+
+    def _create_accumulators(self, block, parameters):
+        for p in parameters:
+            self._add_accumulator("moment", p)
+            self._add_accumulator("inf_norm", p)
+            self._add_accumulator("beta1_pow_acc", p, fill_value=self._beta1, shape=[1], dtype=VarType.FP32)
+
+    def _append_optimize_op(self, block, param_and_grad):
+        p = param_and_grad[0]
+        m, inf = self._get_accumulator("moment", p), self._get_accumulator("inf_norm", p)
+        b1p = self._get_accumulator("beta1_pow_acc", p)
+        return self._update_op(
+            block,
+            "adamax",
+            param_and_grad,
+            {
+                "LearningRate": [self._create_param_lr(param_and_grad)],
+                "Moment": [m],
+                "InfNorm": [inf],
+                "Beta1Pow": [b1p],
+            },
+            {"MomentOut": [m], "InfNormOut": [inf]},
+            {"beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon},
+        )
+
+    def _finish_update(self, block, parameters_and_grads):
+        for p, g in parameters_and_grads:
+            if g is None or not p.trainable:
+                continue
+            with default_main_program()._optimized_guard([p, g]):
+                b1p = self._get_accumulator("beta1_pow_acc", p)
+                block.append_op(type="scale", inputs={"X": [b1p]}, outputs={"Out": [b1p]}, attrs={"scale": self._beta1})
+
+
+class AdagradOptimizer(Optimizer):
+    """Adagrad (op ``adagrad``)."""
+
+    def __init__(
+        self,
+        learning_rate,
+        epsilon=1.0e-6,
+        parameter_list=None,
+        regularization=None,
+        grad_clip=None,
+        name=None,
+        initial_accumulator_value=0.0,
+    ):
+        super().__init__(learning_rate, parameter_list, regularization, grad_clip, name)
+        self.type = "adagrad"
+        self._epsilon = epsilon
+        self.initial_accumulator_value = initial_accumulator_value
+
+    def _create_accumulators(self, block, parameters):
+        for p in parameters:
+            self._add_accumulator("moment", p, fill_value=self.initial_accumulator_value)
+
+    def _append_optimize_op(self, block, param_and_grad):
+        m = self._get_accumulator("moment", param_and_grad[0])
+        return self._update_op(
+            block,
+            "adagrad",
+            param_and_grad,
+            {"Moment": [m], "LearningRate": [self._create_param_lr(param_and_grad)]},
+            {"MomentOut": [m]},
+            {"epsilon": self._epsilon},
+        )
+
+
+class DecayedAdagradOptimizer(Optimizer):
+    """Adagrad with a decaying accumulator (op ``decayed_adagrad``)."""
+
+    def __init__(
+        self,
+        learning_rate,
+        decay=0.95,
+        epsilon=1.0e-6,
+        parameter_list=None,
+        regularization=None,
+        grad_clip=None,
+        name=None,
+    ):
+        super().__init__(learning_rate, parameter_list, regularization, grad_clip, name)
+        self.type = "decayed_adagrad"
+        self._decay, self._epsilon = decay, epsilon
+
+    def _create_accumulators(self, block, parameters):
+        for p in parameters:
+            self._add_accumulator("moment", p)
+
+    def _append_optimize_op(self, block, param_and_grad):
+        m = self._get_accumulator("moment", param_and_grad[0])
+        return self._update_op(
+            block,
+            "decayed_adagrad",
+            param_and_grad,
+            {"Moment": [m], "LearningRate": [self._create_param_lr(param_and_grad)]},
+            {"MomentOut": [m]},
+            {"epsilon": self._epsilon, "decay": self._decay},
+        )
+
+
+class AdadeltaOptimizer(Optimizer):
+    """Adadelta (op ``adadelta``; it reads no learning rate)."""
+
+    def __init__(
+        self,
+        learning_rate,
+        epsilon=1.0e-6,
+        rho=0.95,
+        parameter_list=None,
+        regularization=None,
+        grad_clip=None,
+        name=None,
+    ):
+        super().__init__(learning_rate, parameter_list, regularization, grad_clip, name)
+        self.type = "adadelta"
+        self._epsilon, self._rho = epsilon, rho
+
+    def _create_accumulators(self, block, parameters):
+        for p in parameters:
+            self._add_accumulator("__avg_squared_grad", p)
+            self._add_accumulator("__avg_squared_update", p)
+
+    def _append_optimize_op(self, block, param_and_grad):
+        p = param_and_grad[0]
+        g2, u2 = self._get_accumulator("__avg_squared_grad", p), self._get_accumulator("__avg_squared_update", p)
+        return self._update_op(
+            block,
+            "adadelta",
+            param_and_grad,
+            {"AvgSquaredGrad": [g2], "AvgSquaredUpdate": [u2]},
+            {"AvgSquaredGradOut": [g2], "AvgSquaredUpdateOut": [u2]},
+            {"epsilon": self._epsilon, "rho": self._rho},
+        )
+
+
+class RMSPropOptimizer(Optimizer):
+    """RMSProp (op ``rmsprop``), optionally centered."""
+
+    def __init__(
+        self,
+        learning_rate,
+        rho=0.95,
+        epsilon=1.0e-6,
+        momentum=0.0,
+        centered=False,
+        parameter_list=None,
+        regularization=None,
+        grad_clip=None,
+        name=None,
+    ):
+        super().__init__(learning_rate, parameter_list, regularization, grad_clip, name)
+        if rho is None or epsilon is None or momentum is None:
+            raise ValueError("rho, epsilon and momentum are not set.")
+        self.type = "rmsprop"
+        self._rho, self._epsilon, self._momentum, self._centered = rho, epsilon, momentum, centered
+
+    def _create_accumulators(self, block, parameters):
+        for p in parameters:
+            self._add_accumulator("momentum", p)
+            self._add_accumulator("mean_square", p)
+            self._add_accumulator("mean_grad", p)
+
+    def _append_optimize_op(self, block, param_and_grad):
+        p = param_and_grad[0]
+        mom, ms, mg = (self._get_accumulator(n, p) for n in ("momentum", "mean_square", "mean_grad"))
+        return self._update_op(
+            block,
+            "rmsprop",
+            param_and_grad,
+            {
+                "Moment": [mom],
+                "MeanSquare": [ms],
+                "MeanGrad": [mg],
+                "LearningRate": [self._create_param_lr(param_and_grad)],
+            },
+            {"MomentOut": [mom], "MeanSquareOut": [ms], "MeanGradOut": [mg]},
+            {"epsilon": self._epsilon, "decay": self._rho, "momentum": self._momentum, "centered": self._centered},
+        )
+
+
+class FtrlOptimizer(Optimizer):
+    """FTRL-proximal (op ``ftrl``)."""
+
+    def __init__(
+        self,
+        learning_rate,
+        l1=0.0,
+        l2=0.0,
+        lr_power=-0.5,
+        parameter_list=None,
+        regularization=None,
+        grad_clip=None,
+        name=None,
+    ):
+        super().__init__(learning_rate, parameter_list, regularization, grad_clip, name)
+        self.type = "ftrl"
+        self._l1, self._l2, self._lr_power = l1, l2, lr_power
+
+    def _create_accumulators(self, block, parameters):
+        for p in parameters:
+            self._add_accumulator("squared", p)
+            self._add_accumulator("linear", p)
+
+    def _append_optimize_op(self, block, param_and_grad):
+        p = param_and_grad[0]
+        sq, lin = self._get_accumulator("squared", p), self._get_accumulator("linear", p)
+        return self._update_op(
+            block,
+            "ftrl",
+            param_and_grad,
+            {
+                "SquaredAccumulator": [sq],
+                "LinearAccumulator": [lin],
+                "LearningRate": [self._create_param_lr(param_and_grad)],
+            },
+            {"SquaredAccumOut": [sq], "LinearAccumOut": [lin]},
+            {"l1": self._l1, "l2": self._l2, "lr_power": self._lr_power},
+        )
+
+
+class LambOptimizer(AdamOptimizer):
+    """LAMB (op ``lamb``).
+
+    Compat: as in fluid 1.8, the beta powers are not advanced between steps.
+    """
+
+    def __init__(
+        self,
+        learning_rate=0.001,
+        lamb_weight_decay=0.01,
+        beta1=0.9,
+        beta2=0.999,
+        epsilon=1e-6,
+        parameter_list=None,
+        regularization=None,
+        grad_clip=None,
+        exclude_from_weight_decay_fn=None,
+        name=None,
+    ):
+        super().__init__(learning_rate, beta1, beta2, epsilon, parameter_list, regularization, grad_clip, name)
+        self.type = "lamb"
+        self._weight_decay = lamb_weight_decay
+        self._exclude_from_weight_decay_fn = exclude_from_weight_decay_fn
+
+    def _append_optimize_op(self, block, param_and_grad):
+        p = param_and_grad[0]
+        m1, m2 = self._get_accumulator("moment1", p), self._get_accumulator("moment2", p)
+        b1p, b2p = self._get_accumulator("beta1_pow_acc", p), self._get_accumulator("beta2_pow_acc", p)
+        wd = self._weight_decay
+        if self._exclude_from_weight_decay_fn is not None and self._exclude_from_weight_decay_fn(p):
+            wd = 0.0
+        return self._update_op(
+            block,
+            "lamb",
+            param_and_grad,
+            {
+                "LearningRate": [self._create_param_lr(param_and_grad)],
+                "Moment1": [m1],
+                "Moment2": [m2],
+                "Beta1Pow": [b1p],
+                "Beta2Pow": [b2p],
+            },
+            {"Moment1Out": [m1], "Moment2Out": [m2]},
+            {"beta1": self._beta1, "beta2": self._beta2, "epsilon": self._epsilon, "weight_decay": wd},
+        )
+
+
+SGD = SGDOptimizer
+Momentum = MomentumOptimizer
+Adam = AdamOptimizer
+Adamax = AdamaxOptimizer
+Adagrad = AdagradOptimizer
+DecayedAdagrad = DecayedAdagradOptimizer
+Adadelta = AdadeltaOptimizer
+RMSProp = RMSPropOptimizer
+Ftrl = FtrlOptimizer
+Lamb = LambOptimizer
+LarsMomentum = LarsMomentumOptimizer
+
+from fluidcompat.averaging import ExponentialMovingAverage, ModelAverage  # noqa: E402

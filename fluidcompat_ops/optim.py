@@ -1,0 +1,357 @@
+"""Optimizer update ops: sgd, momentum, adam, adamax, adagrad, decayed_adagrad, adadelta, rmsprop,
+ftrl, lamb, lars_momentum. Each updates its parameter and state in place (``ParamOut`` is the same
+variable as ``Param``); a SelectedRows gradient never becomes a dense table."""
+
+from __future__ import annotations
+
+from fluidcompat_ops.grad import SelectedRows
+from fluidcompat_ops.registry import OpDef, register
+from fluidcompat_ops.shapes import first
+
+torch = None  # NOTE: [Lazy torch] in registry.py
+F = None
+
+
+def _merged(g):
+    """A SelectedRows with each row once (repeated rows summed)."""
+    rows, inverse = torch.unique(g.rows, return_inverse=True)
+    values = torch.zeros((rows.shape[0],) + tuple(g.values.shape[1:]), dtype=g.values.dtype, device=g.values.device)
+    return rows, values.index_add_(0, inverse, g.values)
+
+
+def _dense(g):
+    return g.to_dense() if isinstance(g, SelectedRows) else g
+
+
+def _lr(ins):
+    return ins["LearningRate"][0]
+
+
+def _sgd_kernel(ins, attrs):
+    p, g, lr = ins["Param"][0], ins["Grad"][0], _lr(ins)
+    if isinstance(g, SelectedRows):
+        p.index_add_(0, g.rows, g.values * -lr.to(p.dtype))
+    else:
+        p.addcmul_(g, lr.to(p.dtype), value=-1.0)
+    return {"ParamOut": [p]}
+
+
+register(OpDef("sgd", ("Param", "Grad", "LearningRate"), ("ParamOut",), {}, None, _sgd_kernel))
+
+
+def _momentum_kernel(ins, attrs):
+    p, g, v, lr = ins["Param"][0], ins["Grad"][0], ins["Velocity"][0], _lr(ins)
+    mu = attrs["mu"]
+    v.mul_(mu)
+    if isinstance(g, SelectedRows):
+        v.index_add_(0, g.rows, g.values)
+        g = None
+    else:
+        v.add_(g)
+    if attrs["use_nesterov"]:
+        # p -= (g + mu * v) * lr
+        if g is None:
+            p.addcmul_(v, lr, value=-mu)
+            rows, vals = _merged(ins["Grad"][0])
+            p.index_add_(0, rows, vals * -lr)
+        else:
+            p.sub_((g + mu * v) * lr)
+    else:
+        p.addcmul_(v, lr, value=-1.0)
+    return {"ParamOut": [p], "VelocityOut": [v]}
+
+
+register(
+    OpDef(
+        "momentum",
+        ("Param", "Grad", "Velocity", "LearningRate"),
+        ("ParamOut", "VelocityOut"),
+        {"mu": 0.0, "use_nesterov": False},
+        None,
+        _momentum_kernel,
+    )
+)
+
+
+def _adam_kernel(ins, attrs):
+    p, g, lr = ins["Param"][0], ins["Grad"][0], _lr(ins)
+    m1, m2 = ins["Moment1"][0], ins["Moment2"][0]
+    b1p, b2p = ins["Beta1Pow"][0], ins["Beta2Pow"][0]
+    b1t, b2t = first(ins, "Beta1Tensor"), first(ins, "Beta2Tensor")
+    beta1 = b1t.reshape(-1)[0].item() if b1t is not None else attrs["beta1"]
+    beta2 = b2t.reshape(-1)[0].item() if b2t is not None else attrs["beta2"]
+    eps = attrs["epsilon"]
+    lr_t = lr * torch.sqrt(1 - b2p) / (1 - b1p)
+    eps_t = eps * torch.sqrt(1 - b2p)
+    if isinstance(g, SelectedRows):
+        rows, vals = _merged(g)
+        if attrs["lazy_mode"]:
+            m1r = m1[rows] * beta1 + (1 - beta1) * vals
+            m2r = m2[rows] * beta2 + (1 - beta2) * vals * vals
+            m1[rows] = m1r
+            m2[rows] = m2r
+            p[rows] = p[rows] - lr_t * (m1r / (torch.sqrt(m2r) + eps_t))
+        else:
+            m1.mul_(beta1).index_add_(0, rows, (1 - beta1) * vals)
+            m2.mul_(beta2).index_add_(0, rows, (1 - beta2) * vals * vals)
+            p.sub_(lr_t * (m1 / (torch.sqrt(m2) + eps_t)))
+    else:
+        m1.mul_(beta1).add_(g, alpha=1 - beta1)
+        m2.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+        p.sub_(lr_t * (m1 / (torch.sqrt(m2) + eps_t)))
+    return {
+        "ParamOut": [p],
+        "Moment1Out": [m1],
+        "Moment2Out": [m2],
+        "Beta1PowOut": [b1p * beta1],
+        "Beta2PowOut": [b2p * beta2],
+    }
+
+
+register(
+    OpDef(
+        "adam",
+        ("Param", "Grad", "LearningRate", "Moment1", "Moment2", "Beta1Pow", "Beta2Pow", "Beta1Tensor", "Beta2Tensor"),
+        ("ParamOut", "Moment1Out", "Moment2Out", "Beta1PowOut", "Beta2PowOut"),
+        {"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8, "lazy_mode": False, "min_row_size_to_use_multithread": 1000},
+        None,
+        _adam_kernel,
+        host_inputs=frozenset({"Beta1Tensor", "Beta2Tensor"}),
+    )
+)
+
+
+def _adamax_kernel(ins, attrs):
+    p, g, lr = ins["Param"][0], _dense(ins["Grad"][0]), _lr(ins)
+    m, inf, b1p = ins["Moment"][0], ins["InfNorm"][0], ins["Beta1Pow"][0]
+    b1, b2, eps = attrs["beta1"], attrs["beta2"], attrs["epsilon"]
+    m.mul_(b1).add_(g, alpha=1 - b1)
+    torch.maximum(inf * b2 + eps, g.abs(), out=inf)
+    p.sub_(lr / (1 - b1p) * m / inf)
+    return {"ParamOut": [p], "MomentOut": [m], "InfNormOut": [inf]}
+
+
+register(
+    OpDef(
+        "adamax",
+        ("Param", "Grad", "LearningRate", "Moment", "InfNorm", "Beta1Pow"),
+        ("ParamOut", "MomentOut", "InfNormOut"),
+        {"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8},
+        None,
+        _adamax_kernel,
+    )
+)
+
+
+def _adagrad_kernel(ins, attrs):
+    p, g, m, lr = ins["Param"][0], _dense(ins["Grad"][0]), ins["Moment"][0], _lr(ins)
+    m.addcmul_(g, g)
+    p.sub_(lr * g / (torch.sqrt(m) + attrs["epsilon"]))
+    return {"ParamOut": [p], "MomentOut": [m]}
+
+
+register(
+    OpDef(
+        "adagrad",
+        ("Param", "Grad", "Moment", "LearningRate"),
+        ("ParamOut", "MomentOut"),
+        {"epsilon": 1e-6},
+        None,
+        _adagrad_kernel,
+    )
+)
+
+
+def _decayed_adagrad_kernel(ins, attrs):
+    p, g, m, lr = ins["Param"][0], _dense(ins["Grad"][0]), ins["Moment"][0], _lr(ins)
+    d = attrs["decay"]
+    m.mul_(d).addcmul_(g, g, value=1 - d)
+    p.sub_(lr * g / (torch.sqrt(m) + attrs["epsilon"]))
+    return {"ParamOut": [p], "MomentOut": [m]}
+
+
+register(
+    OpDef(
+        "decayed_adagrad",
+        ("Param", "Grad", "Moment", "LearningRate"),
+        ("ParamOut", "MomentOut"),
+        {"decay": 0.95, "epsilon": 1e-6},
+        None,
+        _decayed_adagrad_kernel,
+    )
+)
+
+
+def _adadelta_kernel(ins, attrs):
+    p, g = ins["Param"][0], _dense(ins["Grad"][0])
+    asg, asu = ins["AvgSquaredGrad"][0], ins["AvgSquaredUpdate"][0]
+    rho, eps = attrs["rho"], attrs["epsilon"]
+    asg.mul_(rho).addcmul_(g, g, value=1 - rho)
+    update = -torch.sqrt((asu + eps) / (asg + eps)) * g
+    asu.mul_(rho).addcmul_(update, update, value=1 - rho)
+    p.add_(update)
+    return {"ParamOut": [p], "AvgSquaredGradOut": [asg], "AvgSquaredUpdateOut": [asu]}
+
+
+register(
+    OpDef(
+        "adadelta",
+        ("Param", "Grad", "AvgSquaredGrad", "AvgSquaredUpdate"),
+        ("ParamOut", "AvgSquaredGradOut", "AvgSquaredUpdateOut"),
+        {"rho": 0.95, "epsilon": 1e-6},
+        None,
+        _adadelta_kernel,
+    )
+)
+
+
+def _rmsprop_kernel(ins, attrs):
+    p, g, lr = ins["Param"][0], _dense(ins["Grad"][0]), _lr(ins)
+    ms, mg, mom = ins["MeanSquare"][0], ins["MeanGrad"][0], ins["Moment"][0]
+    rho, eps, momentum = attrs["decay"], attrs["epsilon"], attrs["momentum"]
+    ms.mul_(rho).addcmul_(g, g, value=1 - rho)
+    if attrs["centered"]:
+        mg.mul_(rho).add_(g, alpha=1 - rho)
+        denom = torch.sqrt(ms - mg * mg + eps)
+    else:
+        denom = torch.sqrt(ms + eps)
+    mom.mul_(momentum).add_(lr * g / denom)
+    p.sub_(mom)
+    return {"ParamOut": [p], "MomentOut": [mom], "MeanSquareOut": [ms], "MeanGradOut": [mg]}
+
+
+register(
+    OpDef(
+        "rmsprop",
+        ("Param", "MeanSquare", "MeanGrad", "LearningRate", "Grad", "Moment"),
+        ("ParamOut", "MomentOut", "MeanSquareOut", "MeanGradOut"),
+        {"epsilon": 1e-10, "decay": 0.9, "momentum": 0.0, "centered": False},
+        None,
+        _rmsprop_kernel,
+    )
+)
+
+
+def _ftrl_kernel(ins, attrs):
+    p, g, lr = ins["Param"][0], _dense(ins["Grad"][0]), _lr(ins)
+    sq, lin = ins["SquaredAccumulator"][0], ins["LinearAccumulator"][0]
+    l1, l2, power = attrs["l1"], attrs["l2"], attrs["lr_power"]
+    new_sq = sq + g * g
+    if power == -0.5:
+        lin.add_(g - (torch.sqrt(new_sq) - torch.sqrt(sq)) / lr * p)
+        y = torch.sqrt(new_sq) / lr + 2 * l2
+    else:
+        lin.add_(g - (new_sq.pow(-power) - sq.pow(-power)) / lr * p)
+        y = new_sq.pow(-power) / lr + 2 * l2
+    x = l1 * torch.sign(lin) - lin
+    p.copy_(torch.where(lin.abs() > l1, x / y, torch.zeros_like(p)))
+    sq.copy_(new_sq)
+    return {"ParamOut": [p], "SquaredAccumOut": [sq], "LinearAccumOut": [lin]}
+
+
+register(
+    OpDef(
+        "ftrl",
+        ("Param", "SquaredAccumulator", "LinearAccumulator", "Grad", "LearningRate"),
+        ("ParamOut", "SquaredAccumOut", "LinearAccumOut"),
+        {"l1": 0.0, "l2": 0.0, "lr_power": -0.5},
+        None,
+        _ftrl_kernel,
+    )
+)
+
+
+def _lamb_kernel(ins, attrs):
+    p, g, lr = ins["Param"][0], _dense(ins["Grad"][0]), _lr(ins)
+    m1, m2 = ins["Moment1"][0], ins["Moment2"][0]
+    b1p, b2p = ins["Beta1Pow"][0], ins["Beta2Pow"][0]
+    b1, b2, eps, wd = attrs["beta1"], attrs["beta2"], attrs["epsilon"], attrs["weight_decay"]
+    m1.mul_(b1).add_(g, alpha=1 - b1)
+    m2.mul_(b2).addcmul_(g, g, value=1 - b2)
+    r = (m1 / (1 - b1p)) / (torch.sqrt(m2 / (1 - b2p)) + eps) + wd * p
+    p_norm, r_norm = torch.linalg.vector_norm(p), torch.linalg.vector_norm(r)
+    trust = torch.where((p_norm > 0) & (r_norm > 0), p_norm / r_norm, torch.ones_like(p_norm))
+    p.sub_(lr * trust * r)
+    return {"ParamOut": [p], "Moment1Out": [m1], "Moment2Out": [m2]}
+
+
+register(
+    OpDef(
+        "lamb",
+        ("Param", "Grad", "LearningRate", "Moment1", "Moment2", "Beta1Pow", "Beta2Pow"),
+        ("ParamOut", "Moment1Out", "Moment2Out"),
+        {"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-6, "weight_decay": 0.01},
+        None,
+        _lamb_kernel,
+    )
+)
+
+
+def _lars_kernel(ins, attrs):
+    p, g, v, lr = ins["Param"][0], _dense(ins["Grad"][0]), ins["Velocity"][0], _lr(ins)
+    mu, coeff, wd = attrs["mu"], attrs["lars_coeff"], attrs["lars_weight_decay"]
+    p_norm, g_norm = torch.linalg.vector_norm(p), torch.linalg.vector_norm(g)
+    local_lr = lr * coeff * p_norm / (g_norm + wd * p_norm)
+    v.mul_(mu).add_(local_lr * (g + wd * p))
+    p.sub_(v)
+    return {"ParamOut": [p], "VelocityOut": [v]}
+
+
+register(
+    OpDef(
+        "lars_momentum",
+        ("Param", "Grad", "Velocity", "LearningRate"),
+        ("ParamOut", "VelocityOut"),
+        {"mu": 0.0, "lars_coeff": 0.001, "lars_weight_decay": 0.0005},
+        None,
+        _lars_kernel,
+    )
+)
+
+
+_MAX_ACCUMULATES = 16384
+
+
+def _average_accumulates_kernel(ins, attrs):
+    p = ins["param"][0]
+    s1, s2, s3 = ins["in_sum_1"][0], ins["in_sum_2"][0], ins["in_sum_3"][0]
+    n_acc, n_old, n_upd = (ins[k][0] for k in ("in_num_accumulates", "in_old_num_accumulates", "in_num_updates"))
+    num_updates = int(n_upd.reshape(-1)[0]) + 1
+    num_acc = int(n_acc.reshape(-1)[0]) + 1
+    old = int(n_old.reshape(-1)[0])
+    s1 = s1 + p
+    if num_updates % _MAX_ACCUMULATES == 0:
+        # move the running sum aside so that it does not lose precision
+        s2 = s2 + s1
+        s1 = torch.zeros_like(s1)
+    window = min(attrs["max_average_window"], num_updates * attrs["average_window"])
+    if num_acc >= attrs["min_average_window"] and num_acc >= window:
+        # the window is full: keep its sum and start a new one
+        s3 = s1 + s2
+        s1 = torch.zeros_like(s1)
+        s2 = torch.zeros_like(s2)
+        old, num_acc = num_acc, 0
+
+    def count(v, ref):
+        return torch.tensor([v], dtype=ref.dtype, device=ref.device)
+
+    return {
+        "out_sum_1": [s1],
+        "out_sum_2": [s2],
+        "out_sum_3": [s3],
+        "out_num_accumulates": [count(num_acc, n_acc)],
+        "out_old_num_accumulates": [count(old, n_old)],
+        "out_num_updates": [count(num_updates, n_upd)],
+    }
+
+
+register(
+    OpDef(
+        "average_accumulates",
+        ("param", "in_sum_1", "in_sum_2", "in_sum_3", "in_num_accumulates", "in_old_num_accumulates", "in_num_updates"),
+        ("out_sum_1", "out_sum_2", "out_sum_3", "out_num_accumulates", "out_old_num_accumulates", "out_num_updates"),
+        {"average_window": 0.0, "min_average_window": 10000, "max_average_window": 10000},
+        None,
+        _average_accumulates_kernel,
+    )
+)

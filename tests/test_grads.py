@@ -1,0 +1,294 @@
+"""Gradient table: every differentiable op's grad op against central finite differences, in float64."""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, Optional, Sequence
+
+import numpy as np
+import pytest
+
+import fluidcompat as fluid
+from fluidcompat.framework import OpRole
+from fluidcompat_ops import all_defs
+
+L = fluid.layers
+rng = np.random.RandomState(7)
+
+
+def away_from_zero(shape, lo=0.2, hi=1.5):
+    v = rng.uniform(lo, hi, shape)
+    return v * rng.choice([-1.0, 1.0], shape)
+
+
+def pos(shape, lo=0.5, hi=2.0):
+    return rng.uniform(lo, hi, shape)
+
+
+A = away_from_zero((2, 3))
+B = away_from_zero((2, 3))
+P = pos((2, 3))
+IMG = rng.uniform(-1, 1, (1, 2, 4, 4))
+FLT = rng.uniform(-1, 1, (3, 2, 3, 3))
+LAB = np.array([[2], [0]], dtype="int64")
+
+
+def raw(op_type, inputs, outputs, attrs=None):
+    """Append one op with float64 outputs; returns the outputs in order."""
+    block = fluid.default_main_program().current_block()
+    dtypes = outputs if isinstance(outputs, dict) else dict.fromkeys(outputs, "float64")
+    outs = {
+        s: block.create_var(name=fluid.unique_name.generate(f"{op_type}.{s}"), dtype=dt) for s, dt in dtypes.items()
+    }
+    block.append_op(type=op_type, inputs=inputs, outputs={k: [v] for k, v in outs.items()}, attrs=attrs or {})
+    return [outs[s] for s in outputs]
+
+
+class G:
+    """A gradient case: ``build(**vars)`` returns the output(s); grads are checked for ``wrt``."""
+
+    def __init__(
+        self,
+        name: str,
+        build: Callable,
+        inputs: Dict[str, np.ndarray],
+        wrt: Optional[Sequence[str]] = None,
+        rtol: float = 1e-5,
+        atol: float = 1e-7,
+    ) -> None:
+        self.name, self.build, self.inputs = name, build, inputs
+        self.wrt = list(wrt) if wrt is not None else [k for k, v in inputs.items() if v.dtype == np.float64]
+        self.rtol, self.atol = rtol, atol
+
+    def __str__(self) -> str:
+        return self.name
+
+
+def _build(case: G, weights=None):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        vars_ = {}
+        for k, v in case.inputs.items():
+            var = fluid.data(k, list(v.shape), str(v.dtype))
+            var.stop_gradient = k not in case.wrt
+            vars_[k] = var
+        outs = case.build(**vars_)
+        outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+        loss = None
+        if weights is not None:
+            terms = [
+                L.reduce_sum(L.elementwise_mul(o, L.assign(w) if w.dtype != np.float64 else _const64(w)))
+                for o, w in zip(outs, weights)
+            ]
+            loss = terms[0] if len(terms) == 1 else L.sums(terms)
+            grads = fluid.gradients([loss], [vars_[k] for k in case.wrt])
+            return main, startup, outs, loss, grads
+    return main, startup, outs, None, None
+
+
+def _const64(w):
+    block = fluid.default_main_program().global_block()
+    v = block.create_var(name=fluid.unique_name.generate("w64"), dtype="float64", shape=w.shape)
+    from fluidcompat.initializer import NumpyArrayInitializer  # noqa: F401  (float64 goes through a feed)
+
+    v.is_data = True
+    return v
+
+
+def _forward_only(program: fluid.Program) -> fluid.Program:
+    p = program.clone()
+    block = p.global_block()
+    block.ops = [op for op in block.ops if not op.attrs.get("op_role", 0) & OpRole.Backward]
+    return p
+
+
+def check_grad(case: G):
+    exe = fluid.Executor(fluid.CPUPlace())
+    main, startup, outs, _, _ = _build(case)
+    scope = fluid.Scope()
+    if startup.global_block().ops:
+        exe.run(startup, scope=scope)
+    shapes = [r.shape for r in exe.run(main, feed=case.inputs, fetch_list=outs, scope=scope)]
+    weights = [rng.uniform(-1, 1, s) for s in shapes]
+    main, startup, outs, loss, grads = _build(case, weights)
+    assert all(g is not None for g in grads), f"{case.name}: no gradient for some of {case.wrt}"
+    w_names = [n for n in main.global_block().vars if n.startswith("w64")]
+    feed = dict(case.inputs)
+    feed.update(dict(zip(w_names, weights)))
+    scope = fluid.Scope()
+    if startup.global_block().ops:
+        exe.run(startup, scope=scope)
+    analytic = exe.run(main, feed=feed, fetch_list=grads, scope=scope)
+    forward = _forward_only(main)
+    eps = 1e-6
+    for k, got in zip(case.wrt, analytic):
+        x = case.inputs[k]
+        numeric = np.zeros_like(x)
+        for idx in np.ndindex(x.shape):
+            vals = []
+            for sign in (1.0, -1.0):
+                f = dict(feed)
+                xp = x.copy()
+                xp[idx] += sign * eps
+                f[k] = xp
+                vals.append(float(exe.run(forward, feed=f, fetch_list=[loss], scope=scope)[0][0]))
+            numeric[idx] = (vals[0] - vals[1]) / (2 * eps)
+        assert got.shape == x.shape, f"{case.name}: grad of {k} has shape {got.shape}, input {x.shape}"
+        np.testing.assert_allclose(got, numeric, rtol=case.rtol, atol=case.atol, err_msg=f"{case.name}: d loss / d {k}")
+    return main
+
+
+ab = {"a": A, "b": B}
+CASES = [
+    G("elementwise_add", lambda a, b: L.elementwise_add(a, b), ab),
+    G("elementwise_add_broadcast", lambda a, v: L.elementwise_add(a, v, axis=1), {"a": A, "v": away_from_zero((3,))}),
+    G("elementwise_sub", lambda a, b: L.elementwise_sub(a, b), ab),
+    G("elementwise_mul_axis0", lambda a, v: L.elementwise_mul(a, v, axis=0), {"a": A, "v": away_from_zero((2,))}),
+    G("elementwise_div", lambda a, p: L.elementwise_div(a, p), {"a": A, "p": P}),
+    G("elementwise_max", lambda a, b: L.elementwise_max(a, b), ab),
+    G("elementwise_min", lambda a, b: L.elementwise_min(a, b), ab),
+    G("elementwise_pow", lambda p, b: L.elementwise_pow(p, b), {"p": P, "b": B}),
+    G("same_input_twice", lambda a: L.elementwise_mul(a, a) + a, {"a": A}),
+    G("scale", lambda a: L.scale(a, 2.5, 1.0), {"a": A}),
+    G("sum", lambda a, b: L.sums([a, b, a]), ab),
+    G("mean", lambda a: L.mean(a), {"a": A}),
+    G("reduce_sum", lambda a: L.reduce_sum(a, dim=1), {"a": A}),
+    G("reduce_mean", lambda a: L.reduce_mean(a, dim=0, keep_dim=True), {"a": A}),
+    G("reduce_max", lambda a: L.reduce_max(a, dim=1), {"a": A}),
+    G("reduce_min", lambda a: L.reduce_min(a), {"a": A}),
+    G("reduce_prod", lambda a: L.reduce_prod(a, dim=1), {"a": A}),
+    G("matmul", lambda a, b: L.matmul(a, b, transpose_y=True, alpha=0.5), ab),
+    G("mul", lambda a, m: L.mul(a, m), {"a": A, "m": away_from_zero((3, 2))}),
+    G("relu", lambda a: L.relu(a), {"a": A}),
+    G("sigmoid", lambda a: L.sigmoid(a), {"a": A}),
+    G("tanh", lambda a: L.tanh(a), {"a": A}),
+    G("exp", lambda a: L.exp(a), {"a": A}),
+    G("log", lambda p: L.log(p), {"p": P}),
+    G("sqrt", lambda p: L.sqrt(p), {"p": P}),
+    G("rsqrt", lambda p: L.rsqrt(p), {"p": P}),
+    G("square", lambda a: L.square(a), {"a": A}),
+    G("abs", lambda a: L.abs(a), {"a": A}),
+    G("sin", lambda a: L.sin(a), {"a": A}),
+    G("cos", lambda a: L.cos(a), {"a": A}),
+    G("reciprocal", lambda p: L.reciprocal(p), {"p": P}),
+    G("softsign", lambda a: L.softsign(a), {"a": A}),
+    G("logsigmoid", lambda a: L.logsigmoid(a), {"a": A}),
+    G("softplus", lambda a: L.softplus(a), {"a": A}),
+    G("gelu", lambda a: L.gelu(a), {"a": A}),
+    G("leaky_relu", lambda a: L.leaky_relu(a, 0.1), {"a": A}),
+    G("elu", lambda a: L.elu(a, 0.7), {"a": A}),
+    G("relu6", lambda a: L.relu6(a * 5.0), {"a": A}),
+    G("swish", lambda a: L.swish(a), {"a": A}),
+    G("hard_sigmoid", lambda a: L.hard_sigmoid(a), {"a": A}),
+    G("hard_swish", lambda a: L.hard_swish(a * 2.0), {"a": A}),
+    G("softmax", lambda a: L.softmax(a), {"a": A}),
+    G("log_softmax", lambda a: raw("log_softmax", {"X": [a]}, ["Out"], {"axis": 0}), {"a": A}),
+    G("pow", lambda p: L.pow(p, 1.7), {"p": P}),
+    G("clip", lambda a: L.clip(a, -0.9, 0.8), {"a": A}),
+    G("norm", lambda a: L.l2_normalize(a, axis=1), {"a": A}),
+    G("top_k", lambda a: raw("top_k", {"X": [a]}, {"Out": "float64", "Indices": "int64"}, {"k": 2})[0], {"a": A}),
+    G("cast", lambda a: L.cast(a, "float64") * 3.0, {"a": A}),
+    G("assign", lambda a: L.assign(a) * 2.0, {"a": A}),
+    G("slice", lambda a: L.slice(a, axes=[1], starts=[1], ends=[3]), {"a": A}),
+    G("crop_tensor", lambda a: L.crop_tensor(a, shape=[1, 2], offsets=[1, 0]), {"a": A}),
+    G("reshape2", lambda a: L.reshape(a, [3, 2]), {"a": A}),
+    G("transpose2", lambda a: L.transpose(a, [1, 0]), {"a": A}),
+    G("flatten2", lambda i: L.flatten(i, axis=2), {"i": IMG[:, :, :2, :2].copy()}),
+    G("squeeze2", lambda a: L.squeeze(L.unsqueeze(a, [0]), [0]), {"a": A}),
+    G("concat", lambda a, b: L.concat([a, b], axis=1), ab),
+    G("split", lambda a: L.split(a, [1, 2], dim=1)[1], {"a": A}),
+    G("stack", lambda a, b: L.stack([a, b], axis=1), ab),
+    G("expand", lambda a: L.expand(a, [2, 2]), {"a": A}),
+    G("gather", lambda a: L.gather(a, L.assign(np.array([1, 1, 0], "int64"))), {"a": A}),
+    G("scatter", lambda a, u: L.scatter(a, L.assign(np.array([1], "int64")), u), {"a": A, "u": away_from_zero((1, 3))}),
+    G("pad", lambda a: L.pad(a, [1, 0, 0, 2]), {"a": A}),
+    G("pad2d", lambda i: L.pad2d(i, [1, 0, 0, 1], mode="reflect"), {"i": IMG}),
+    G("where", lambda a, b: raw("where", {"Condition": [L.assign(A > 0)], "X": [a], "Y": [b]}, ["Out"]), ab),
+    G(
+        "lookup_table",
+        lambda w: raw(
+            "lookup_table",
+            {"Ids": [L.assign(np.array([[1], [2], [1]], "int64"))], "W": [w]},
+            ["Out"],
+            {"padding_idx": 2},
+        ),
+        {"w": away_from_zero((4, 3))},
+    ),
+    G(
+        "lookup_table_v2",
+        lambda w: raw("lookup_table_v2", {"Ids": [L.assign(np.array([[1, 3]], "int64"))], "W": [w]}, ["Out"]),
+        {"w": away_from_zero((4, 3))},
+    ),
+    G(
+        "conv2d",
+        lambda i, f: raw(
+            "conv2d", {"Input": [i], "Filter": [f]}, ["Output"], {"strides": [2, 1], "paddings": [1, 0, 1, 1]}
+        ),
+        {"i": IMG, "f": FLT},
+    ),
+    G(
+        "depthwise_conv2d",
+        lambda i, f: raw(
+            "depthwise_conv2d", {"Input": [i], "Filter": [f]}, ["Output"], {"groups": 2, "paddings": [1, 1]}
+        ),
+        {"i": IMG, "f": FLT[:2, :1].copy()},
+    ),
+    G(
+        "conv2d_transpose",
+        lambda i, f: raw(
+            "conv2d_transpose", {"Input": [i], "Filter": [f]}, ["Output"], {"strides": [2, 2], "paddings": [1, 1]}
+        ),
+        {"i": IMG[:, :, :3, :3].copy(), "f": FLT[:2].copy()},
+    ),
+    G("pool2d_max", lambda i: L.pool2d(i, 2, "max", 2), {"i": IMG}),
+    G("pool2d_avg", lambda i: L.pool2d(i, 3, "avg", 2, 1, ceil_mode=True), {"i": IMG}),
+    G(
+        "batch_norm",
+        lambda i, s, b: raw(
+            "batch_norm",
+            {"X": [i], "Scale": [s], "Bias": [b], "Mean": [L.assign(np.zeros(2))], "Variance": [L.assign(np.ones(2))]},
+            ["Y", "MeanOut", "VarianceOut", "SavedMean", "SavedVariance"],
+        )[0],
+        {"i": IMG, "s": pos((2,)), "b": away_from_zero((2,))},
+        rtol=1e-4,
+        atol=1e-6,
+    ),
+    G(
+        "layer_norm",
+        lambda a, s, b: raw(
+            "layer_norm", {"X": [a], "Scale": [s], "Bias": [b]}, ["Y", "Mean", "Variance"], {"begin_norm_axis": 1}
+        )[0],
+        {"a": A, "s": pos((3,)), "b": away_from_zero((3,))},
+        rtol=1e-4,
+        atol=1e-6,
+    ),
+    G("dropout", lambda a: L.dropout(a, 0.4, seed=11), {"a": A}),
+    G("dropout_upscale", lambda a: L.dropout(a, 0.4, seed=3, dropout_implementation="upscale_in_train"), {"a": A}),
+    G(
+        "cross_entropy",
+        lambda p: raw("cross_entropy", {"X": [L.softmax(p)], "Label": [L.assign(LAB)]}, ["Y"]),
+        {"p": P},
+    ),
+    G("cross_entropy2", lambda p: L.cross_entropy(L.softmax(p), L.assign(LAB)), {"p": P}),
+    G("softmax_with_cross_entropy", lambda a: L.softmax_with_cross_entropy(a, L.assign(LAB)), {"a": A}),
+    G(
+        "sigmoid_cross_entropy_with_logits",
+        lambda a: L.sigmoid_cross_entropy_with_logits(a, L.assign((B > 0).astype("float64"))),
+        {"a": A},
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_grad(case):
+    check_grad(case)
+
+
+def test_every_differentiable_op_has_a_grad_case():
+    defs = all_defs()
+    differentiable = {name for name, d in defs.items() if d.grad is not None}
+    covered = set()
+    for case in CASES:
+        main, *_ = _build(case)
+        covered.update(op.type for op in main.global_block().ops)
+    missing = differentiable - covered
+    assert not missing, f"differentiable ops without a gradient case: {sorted(missing)}"
