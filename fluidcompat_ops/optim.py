@@ -82,7 +82,7 @@ def _adam_kernel(ins, attrs):
     beta2 = b2t.reshape(-1)[0].item() if b2t is not None else attrs["beta2"]
     eps = attrs["epsilon"]
     lr_t = lr * torch.sqrt(1 - b2p) / (1 - b1p)
-    eps_t = eps * torch.sqrt(1 - b2p)
+    # fluid 1.8 adds epsilon unscaled: p -= lr_t * m1 / (sqrt(m2) + epsilon)
     if isinstance(g, SelectedRows):
         rows, vals = _merged(g)
         if attrs["lazy_mode"]:
@@ -90,15 +90,15 @@ def _adam_kernel(ins, attrs):
             m2r = m2[rows] * beta2 + (1 - beta2) * vals * vals
             m1[rows] = m1r
             m2[rows] = m2r
-            p[rows] = p[rows] - lr_t * (m1r / (torch.sqrt(m2r) + eps_t))
+            p[rows] = p[rows] - lr_t * (m1r / (torch.sqrt(m2r) + eps))
         else:
             m1.mul_(beta1).index_add_(0, rows, (1 - beta1) * vals)
             m2.mul_(beta2).index_add_(0, rows, (1 - beta2) * vals * vals)
-            p.sub_(lr_t * (m1 / (torch.sqrt(m2) + eps_t)))
+            p.sub_(lr_t * (m1 / (torch.sqrt(m2) + eps)))
     else:
         m1.mul_(beta1).add_(g, alpha=1 - beta1)
         m2.mul_(beta2).addcmul_(g, g, value=1 - beta2)
-        p.sub_(lr_t * (m1 / (torch.sqrt(m2) + eps_t)))
+        p.sub_(lr_t * (m1 / (torch.sqrt(m2) + eps)))
     return {
         "ParamOut": [p],
         "Moment1Out": [m1],

@@ -84,3 +84,31 @@ def test_error_texts_match_fluid(error_texts):
     want, got = error_texts
     for key, w in want.items():
         assert got[key] == DELIBERATE.get(key, w), key
+
+
+TRAINING = [
+    ("train_fit_a_line.py", [], "train_fit_a_line.json"),
+    ("train_mlp_adam.py", [], "train_mlp_adam.json"),
+    ("train_cnn_momentum.py", [], "train_cnn_momentum.json"),
+    ("train_regularized.py", [], "train_regularized.json"),
+    ("train_embedding_sgd.py", [], "train_embedding_sgd.json"),
+    ("train_embedding_sgd.py", ["sparse"], "train_embedding_sgd_sparse.json"),
+]
+
+
+@pytest.mark.parametrize("script,args,golden", TRAINING, ids=[f"{s}{''.join(a)}" for s, a, _ in TRAINING])
+def test_training_matches_fluid(script, args, golden):
+    """20 steps from the same weights and data: losses within 1e-4 relative, same op lists."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "fluidcompat", "run", "--device", "cpu", os.path.join(GOLDEN, script), *args],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    got, want = json.loads(proc.stdout), load(golden)
+    assert got["ops"] == want["ops"]
+    assert got["startup_ops"] == want["startup_ops"]
+    assert got["persistables"] == want["persistables"]
+    np.testing.assert_allclose(got["losses"], want["losses"], rtol=1e-4)
+    for g, w in zip(got["extras"], want["extras"]):
+        for a, b in zip(g, w):
+            np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)

@@ -101,7 +101,7 @@ def test_adam():
     lr = 0.1 * np.sqrt(1 - 0.998) / (1 - 0.81)
     close(out["Moment1Out"], m1)
     close(out["Moment2Out"], m2)
-    close(out["ParamOut"], P - lr * m1 / (np.sqrt(m2) + 1e-8 * np.sqrt(1 - 0.998)))
+    close(out["ParamOut"], P - lr * m1 / (np.sqrt(m2) + 1e-8))
     close(out["Beta1PowOut"], [0.81 * 0.9])
     close(out["Beta2PowOut"], [0.998 * 0.999])
 
