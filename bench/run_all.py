@@ -17,6 +17,7 @@ import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import fluidcompat as fluid  # noqa: E402
 
@@ -96,6 +97,9 @@ def main() -> None:
     print(f"# {time.strftime('%Y-%m-%d')} {platform.processor() or platform.machine()} torch {torch.__version__}")
     compare("crop program (5 ops)", *crop_case())
     compare("200-op elementwise chain", *chain_case(), steps=500)
+    import embedding_memory
+
+    embedding_memory.main()
 
 
 if __name__ == "__main__":

@@ -59,8 +59,10 @@ _LAZY_ATTRS = {
     "Tensor": "fluidcompat.executor.scope",
     "global_scope": "fluidcompat.executor.scope",
     "scope_guard": "fluidcompat.executor.scope",
+    "save": "fluidcompat.io",
+    "load": "fluidcompat.io",
 }
-_LAZY_MODULES = {"core", "compiler", "executor"}
+_LAZY_MODULES = {"core", "compiler", "executor", "io"}
 
 __all__ = [
     "append_backward",

@@ -232,3 +232,11 @@ class TestPlaces:
         assert places.torch_device("gpu:2", fluid.CPUPlace()) == "cuda:2"
         with pytest.raises(ValueError, match="Cannot map 'tpu'"):
             places.torch_device("tpu")
+
+
+def test_np_array_of_a_tensor_is_a_snapshot(net):
+    x, y, exe = net
+    w = fluid.global_scope().find_var("fc_0.w_0").get_tensor()
+    before = np.array(w)
+    w.set(np.zeros((4, 2), "float32"), fluid.CPUPlace())
+    assert np.all(before == 0.5)

@@ -101,7 +101,9 @@ def test_training_matches_fluid(script, args, golden):
     """20 steps from the same weights and data: losses within 1e-4 relative, same op lists."""
     proc = subprocess.run(
         [sys.executable, "-m", "fluidcompat", "run", "--device", "cpu", os.path.join(GOLDEN, script), *args],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
     got, want = json.loads(proc.stdout), load(golden)

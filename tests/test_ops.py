@@ -573,7 +573,8 @@ def test_every_registered_op_has_a_case():
         covered.update(op.type for prog in (main, startup) for op in prog.global_block().ops)
     # grad ops are checked in test_grads.py, update ops in test_optimizer_ops.py
     forward = {
-        n for n, d in all_defs().items()
+        n
+        for n, d in all_defs().items()
         if d.kernel is not None and not d.forward and not d.kernel.__module__.endswith("optim")
     }
     missing = forward - covered

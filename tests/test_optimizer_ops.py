@@ -31,9 +31,12 @@ def run_update(op_type, inputs, outputs, attrs=None, sparse_grad=None):
         scope.var("rows").get_tensor().set(rows, fluid.CPUPlace())
         scope.var("vals").get_tensor().set(values, fluid.CPUPlace())
         # a sparse gradient as the embedding grad produces it
-        block.append_op(type="lookup_table_v2_grad",
-                        inputs={"Ids": ["rows"], "W": ["Param"], "Out@GRAD": ["vals"]},
-                        outputs={"W@GRAD": ["Grad"]}, attrs={"is_sparse": True})
+        block.append_op(
+            type="lookup_table_v2_grad",
+            inputs={"Ids": ["rows"], "W": ["Param"], "Out@GRAD": ["vals"]},
+            outputs={"W@GRAD": ["Grad"]},
+            attrs={"is_sparse": True},
+        )
         op_inputs["Grad"] = ["Grad"]
     block.append_op(type=op_type, inputs=op_inputs, outputs={o: [i] for o, i in outputs.items()}, attrs=attrs or {})
     fluid.Executor(fluid.CPUPlace()).run(main, scope=scope)
@@ -61,8 +64,12 @@ def test_sgd_sparse_touches_rows_only():
 @pytest.mark.parametrize("nesterov", [False, True])
 def test_momentum(nesterov):
     v = rng.uniform(-1, 1, P.shape).astype("float32")
-    out = run_update("momentum", {"Param": P, "Grad": G, "Velocity": v, "LearningRate": LR},
-                     {"ParamOut": "Param", "VelocityOut": "Velocity"}, {"mu": 0.9, "use_nesterov": nesterov})
+    out = run_update(
+        "momentum",
+        {"Param": P, "Grad": G, "Velocity": v, "LearningRate": LR},
+        {"ParamOut": "Param", "VelocityOut": "Velocity"},
+        {"mu": 0.9, "use_nesterov": nesterov},
+    )
     v2 = 0.9 * v + G
     close(out["VelocityOut"], v2)
     close(out["ParamOut"], P - ((G + 0.9 * v2) * 0.1 if nesterov else 0.1 * v2))
@@ -84,13 +91,24 @@ def test_momentum_sparse_equals_dense(nesterov):
 
 
 def _adam_inputs():
-    return {"Param": P, "Grad": G, "LearningRate": LR, "Moment1": rng.uniform(-1, 1, P.shape).astype("float32"),
-            "Moment2": rng.uniform(0, 1, P.shape).astype("float32"), "Beta1Pow": np.array([0.81], "float32"),
-            "Beta2Pow": np.array([0.998], "float32")}
+    return {
+        "Param": P,
+        "Grad": G,
+        "LearningRate": LR,
+        "Moment1": rng.uniform(-1, 1, P.shape).astype("float32"),
+        "Moment2": rng.uniform(0, 1, P.shape).astype("float32"),
+        "Beta1Pow": np.array([0.81], "float32"),
+        "Beta2Pow": np.array([0.998], "float32"),
+    }
 
 
-ADAM_OUT = {"ParamOut": "Param", "Moment1Out": "Moment1", "Moment2Out": "Moment2", "Beta1PowOut": "Beta1Pow",
-            "Beta2PowOut": "Beta2Pow"}
+ADAM_OUT = {
+    "ParamOut": "Param",
+    "Moment1Out": "Moment1",
+    "Moment2Out": "Moment2",
+    "Beta1PowOut": "Beta1Pow",
+    "Beta2PowOut": "Beta2Pow",
+}
 
 
 def test_adam():
@@ -128,10 +146,19 @@ def test_adam_sparse(lazy):
 
 def test_adamax():
     m, inf = rng.uniform(-1, 1, P.shape).astype("float32"), rng.uniform(0, 1, P.shape).astype("float32")
-    out = run_update("adamax", {"Param": P, "Grad": G, "LearningRate": LR, "Moment": m, "InfNorm": inf,
-                                "Beta1Pow": np.array([0.9], "float32")},
-                     {"ParamOut": "Param", "MomentOut": "Moment", "InfNormOut": "InfNorm"},
-                     {"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8})
+    out = run_update(
+        "adamax",
+        {
+            "Param": P,
+            "Grad": G,
+            "LearningRate": LR,
+            "Moment": m,
+            "InfNorm": inf,
+            "Beta1Pow": np.array([0.9], "float32"),
+        },
+        {"ParamOut": "Param", "MomentOut": "Moment", "InfNormOut": "InfNorm"},
+        {"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8},
+    )
     m2 = 0.9 * m + 0.1 * G
     inf2 = np.maximum(0.999 * inf + 1e-8, np.abs(G))
     close(out["MomentOut"], m2)
@@ -141,12 +168,20 @@ def test_adamax():
 
 def test_adagrad_and_decayed():
     m = rng.uniform(0, 1, P.shape).astype("float32")
-    out = run_update("adagrad", {"Param": P, "Grad": G, "Moment": m, "LearningRate": LR},
-                     {"ParamOut": "Param", "MomentOut": "Moment"}, {"epsilon": 1e-6})
+    out = run_update(
+        "adagrad",
+        {"Param": P, "Grad": G, "Moment": m, "LearningRate": LR},
+        {"ParamOut": "Param", "MomentOut": "Moment"},
+        {"epsilon": 1e-6},
+    )
     close(out["MomentOut"], m + G * G)
     close(out["ParamOut"], P - 0.1 * G / (np.sqrt(m + G * G) + 1e-6))
-    out = run_update("decayed_adagrad", {"Param": P, "Grad": G, "Moment": m, "LearningRate": LR},
-                     {"ParamOut": "Param", "MomentOut": "Moment"}, {"decay": 0.95, "epsilon": 1e-6})
+    out = run_update(
+        "decayed_adagrad",
+        {"Param": P, "Grad": G, "Moment": m, "LearningRate": LR},
+        {"ParamOut": "Param", "MomentOut": "Moment"},
+        {"decay": 0.95, "epsilon": 1e-6},
+    )
     m2 = 0.95 * m + 0.05 * G * G
     close(out["MomentOut"], m2)
     close(out["ParamOut"], P - 0.1 * G / (np.sqrt(m2) + 1e-6))
@@ -154,9 +189,12 @@ def test_adagrad_and_decayed():
 
 def test_adadelta():
     g2, u2 = rng.uniform(0, 1, P.shape).astype("float32"), rng.uniform(0, 1, P.shape).astype("float32")
-    out = run_update("adadelta", {"Param": P, "Grad": G, "AvgSquaredGrad": g2, "AvgSquaredUpdate": u2},
-                     {"ParamOut": "Param", "AvgSquaredGradOut": "AvgSquaredGrad",
-                      "AvgSquaredUpdateOut": "AvgSquaredUpdate"}, {"rho": 0.95, "epsilon": 1e-6})
+    out = run_update(
+        "adadelta",
+        {"Param": P, "Grad": G, "AvgSquaredGrad": g2, "AvgSquaredUpdate": u2},
+        {"ParamOut": "Param", "AvgSquaredGradOut": "AvgSquaredGrad", "AvgSquaredUpdateOut": "AvgSquaredUpdate"},
+        {"rho": 0.95, "epsilon": 1e-6},
+    )
     ng2 = 0.95 * g2 + 0.05 * G * G
     upd = -np.sqrt((u2 + 1e-6) / (ng2 + 1e-6)) * G
     close(out["AvgSquaredGradOut"], ng2)
@@ -168,11 +206,12 @@ def test_adadelta():
 def test_rmsprop(centered):
     ms, mg, mom = (rng.uniform(0.5, 1, P.shape).astype("float32") for _ in range(3))
     mg = mg * 0.1
-    out = run_update("rmsprop", {"Param": P, "Grad": G, "MeanSquare": ms, "MeanGrad": mg, "Moment": mom,
-                                 "LearningRate": LR},
-                     {"ParamOut": "Param", "MeanSquareOut": "MeanSquare", "MeanGradOut": "MeanGrad",
-                      "MomentOut": "Moment"},
-                     {"decay": 0.9, "epsilon": 1e-6, "momentum": 0.5, "centered": centered})
+    out = run_update(
+        "rmsprop",
+        {"Param": P, "Grad": G, "MeanSquare": ms, "MeanGrad": mg, "Moment": mom, "LearningRate": LR},
+        {"ParamOut": "Param", "MeanSquareOut": "MeanSquare", "MeanGradOut": "MeanGrad", "MomentOut": "Moment"},
+        {"decay": 0.9, "epsilon": 1e-6, "momentum": 0.5, "centered": centered},
+    )
     ms2 = 0.9 * ms + 0.1 * G * G
     mg2 = 0.9 * mg + 0.1 * G
     denom = np.sqrt(ms2 - mg2 * mg2 + 1e-6) if centered else np.sqrt(ms2 + 1e-6)
@@ -184,10 +223,12 @@ def test_rmsprop(centered):
 
 def test_ftrl():
     sq, lin = rng.uniform(0.1, 1, P.shape).astype("float32"), rng.uniform(-1, 1, P.shape).astype("float32")
-    out = run_update("ftrl", {"Param": P, "Grad": G, "SquaredAccumulator": sq, "LinearAccumulator": lin,
-                              "LearningRate": LR},
-                     {"ParamOut": "Param", "SquaredAccumOut": "SquaredAccumulator",
-                      "LinearAccumOut": "LinearAccumulator"}, {"l1": 0.1, "l2": 0.2, "lr_power": -0.5})
+    out = run_update(
+        "ftrl",
+        {"Param": P, "Grad": G, "SquaredAccumulator": sq, "LinearAccumulator": lin, "LearningRate": LR},
+        {"ParamOut": "Param", "SquaredAccumOut": "SquaredAccumulator", "LinearAccumOut": "LinearAccumulator"},
+        {"l1": 0.1, "l2": 0.2, "lr_power": -0.5},
+    )
     nsq = sq + G * G
     nlin = lin + G - (np.sqrt(nsq) - np.sqrt(sq)) / 0.1 * P
     y = np.sqrt(nsq) / 0.1 + 2 * 0.2
@@ -199,8 +240,12 @@ def test_ftrl():
 
 def test_lamb():
     ins = {k: v for k, v in _adam_inputs().items()}
-    out = run_update("lamb", ins, {"ParamOut": "Param", "Moment1Out": "Moment1", "Moment2Out": "Moment2"},
-                     {"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-6, "weight_decay": 0.01})
+    out = run_update(
+        "lamb",
+        ins,
+        {"ParamOut": "Param", "Moment1Out": "Moment1", "Moment2Out": "Moment2"},
+        {"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-6, "weight_decay": 0.01},
+    )
     m1 = 0.9 * ins["Moment1"] + 0.1 * G
     m2 = 0.999 * ins["Moment2"] + 0.001 * G * G
     r = (m1 / (1 - 0.81)) / (np.sqrt(m2 / (1 - 0.998)) + 1e-6) + 0.01 * P
@@ -210,9 +255,12 @@ def test_lamb():
 
 def test_lars_momentum():
     v = rng.uniform(-1, 1, P.shape).astype("float32")
-    out = run_update("lars_momentum", {"Param": P, "Grad": G, "Velocity": v, "LearningRate": LR},
-                     {"ParamOut": "Param", "VelocityOut": "Velocity"},
-                     {"mu": 0.9, "lars_coeff": 0.001, "lars_weight_decay": 0.0005})
+    out = run_update(
+        "lars_momentum",
+        {"Param": P, "Grad": G, "Velocity": v, "LearningRate": LR},
+        {"ParamOut": "Param", "VelocityOut": "Velocity"},
+        {"mu": 0.9, "lars_coeff": 0.001, "lars_weight_decay": 0.0005},
+    )
     pn, gn = np.linalg.norm(P), np.linalg.norm(G)
     local = 0.1 * 0.001 * pn / (gn + 0.0005 * pn)
     v2 = 0.9 * v + local * (G + 0.0005 * P)
@@ -222,14 +270,26 @@ def test_lars_momentum():
 
 def test_average_accumulates():
     s = [rng.uniform(-1, 1, P.shape).astype("float32") for _ in range(3)]
-    ins = {"param": P, "in_sum_1": s[0], "in_sum_2": s[1], "in_sum_3": s[2],
-           "in_num_accumulates": np.array([4], "int64"), "in_old_num_accumulates": np.array([2], "int64"),
-           "in_num_updates": np.array([9], "int64")}
-    outs = {"out_sum_1": "in_sum_1", "out_sum_2": "in_sum_2", "out_sum_3": "in_sum_3",
-            "out_num_accumulates": "in_num_accumulates", "out_old_num_accumulates": "in_old_num_accumulates",
-            "out_num_updates": "in_num_updates"}
-    out = run_update("average_accumulates", ins, outs,
-                     {"average_window": 0.5, "min_average_window": 2, "max_average_window": 5})
+    ins = {
+        "param": P,
+        "in_sum_1": s[0],
+        "in_sum_2": s[1],
+        "in_sum_3": s[2],
+        "in_num_accumulates": np.array([4], "int64"),
+        "in_old_num_accumulates": np.array([2], "int64"),
+        "in_num_updates": np.array([9], "int64"),
+    }
+    outs = {
+        "out_sum_1": "in_sum_1",
+        "out_sum_2": "in_sum_2",
+        "out_sum_3": "in_sum_3",
+        "out_num_accumulates": "in_num_accumulates",
+        "out_old_num_accumulates": "in_old_num_accumulates",
+        "out_num_updates": "in_num_updates",
+    }
+    out = run_update(
+        "average_accumulates", ins, outs, {"average_window": 0.5, "min_average_window": 2, "max_average_window": 5}
+    )
     # 5 accumulated >= min(5, 10 * 0.5): the window closes
     close(out["out_sum_3"], s[0] + P + s[1])
     close(out["out_sum_1"], np.zeros_like(P))

@@ -70,8 +70,11 @@ class LoDTensor:
             raise RuntimeError("The tensor is not initialized: it holds no value yet.")
 
     def __array__(self, dtype=None, copy=None):
+        # a snapshot: the tensor itself may be updated in place by the next run
         self._require()
         arr = self._t.detach().cpu().numpy()
+        if copy is not False:
+            arr = arr.copy()
         return arr.astype(dtype) if dtype is not None else arr
 
     def torch(self) -> torch.Tensor:

@@ -787,6 +787,8 @@ def dropout(x, dropout_prob, is_test=False, seed=None, name=None, dropout_implem
             f"Received: dropout_implementation={dropout_implementation!r}"
         )
     helper = LayerHelper("dropout", **locals())
+    if not seed and helper.main_program.random_seed:
+        seed = helper.main_program.random_seed
     out = helper.create_variable_for_type_inference(dtype=x.dtype)
     mask = helper.create_variable_for_type_inference(dtype=VarType.UINT8, stop_gradient=True)
     helper.append_op(

@@ -9,10 +9,10 @@ from train_common import init, train
 sparse = len(sys.argv) > 1 and sys.argv[1] == "sparse"
 rng = np.random.RandomState(4)
 table = rng.uniform(-0.1, 0.1, (1000, 150))
-data = fluid.layers.fill_constant(shape=[1], value=128, dtype='int64')
-label = fluid.layers.fill_constant(shape=[1, 150], value=0.5, dtype='float32')
+data = fluid.layers.fill_constant(shape=[1], value=128, dtype="int64")
+label = fluid.layers.fill_constant(shape=[1, 150], value=0.5, dtype="float32")
 with fluid.device_guard("cpu"):
-    emb = fluid.embedding(input=data, size=(1000, 150), dtype='float32', is_sparse=sparse, param_attr=init(table))
+    emb = fluid.embedding(input=data, size=(1000, 150), dtype="float32", is_sparse=sparse, param_attr=init(table))
 out = fluid.layers.l2_normalize(x=emb, axis=-1)
 cost = fluid.layers.square_error_cost(input=out, label=label)
 avg_cost = fluid.layers.mean(cost)

@@ -1,0 +1,423 @@
+"""``fluid.io`` saving and loading, in fluid 1.8's file formats.
+
+Per-variable and combined parameter files use fluid's LoDTensor stream, ``__model__`` and
+``.pdmodel`` the ProgramDesc protobuf, ``.pdparams``/``.pdopt`` pickled dicts, so checkpoints
+written by fluid 1.8 load here and the other way round. Every save writes a temporary file and
+renames it; every load reads and checks everything before it changes the scope.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import tempfile
+import warnings
+from typing import Dict, List
+
+import numpy as np
+
+from fluidcompat import proto
+from fluidcompat.dtypes import VarType, np_name, to_vartype
+from fluidcompat.executor.scope import global_scope
+from fluidcompat.framework import Parameter, Program, Variable, default_main_program, program_guard
+
+__all__ = [
+    "save_vars",
+    "save_params",
+    "save_persistables",
+    "load_vars",
+    "load_params",
+    "load_persistables",
+    "save_inference_model",
+    "load_inference_model",
+    "save",
+    "load",
+    "load_program_state",
+    "set_program_state",
+    "is_parameter",
+    "is_persistable",
+    "is_belong_to_optimizer",
+]
+
+_SKIPPED_TYPES = (VarType.FEED_MINIBATCH, VarType.FETCH_LIST, VarType.RAW, VarType.READER)
+
+
+def is_parameter(var) -> bool:
+    return isinstance(var, Parameter)
+
+
+def is_persistable(var) -> bool:
+    return bool(var.persistable) and var.type not in _SKIPPED_TYPES
+
+
+def is_belong_to_optimizer(var) -> bool:
+    return not (isinstance(var, Parameter) or var.need_check_feed) and is_persistable(var)
+
+
+def _atomic_write(path: str, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that an interrupted write leaves the old file (or none)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=".tmp-" + os.path.basename(path) + "-", dir=directory)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.remove(tmp)
+        raise
+
+
+def _value(scope, var_name: str) -> np.ndarray:
+    sv = scope.find_var(var_name)
+    if sv is None or not sv.is_initialized():
+        raise ValueError(
+            f"Cannot save variable '{var_name}': it holds no value in the scope. Run the startup program "
+            "(and the program that computes it) first."
+        )
+    return np.asarray(sv.get_tensor())
+
+
+def _select(main_program, vars, predicate) -> List[Variable]:
+    program = main_program if main_program is not None else default_main_program()
+    if not isinstance(program, Program):
+        raise TypeError(f"main_program should be a Program, but received {type(program).__name__}")
+    if vars is None:
+        vars = [v for v in program.list_vars() if predicate is None or predicate(v)]
+    return [v for v in vars if v.type not in _SKIPPED_TYPES]
+
+
+def save_vars(executor, dirname, main_program=None, vars=None, predicate=None, filename=None) -> None:
+    """Save variables: one file each under ``dirname``, or all in ``dirname/filename`` (sorted by name)."""
+    chosen = _select(main_program, vars, predicate)
+    scope = global_scope()
+    values = {v.name: _value(scope, v.name) for v in chosen}
+    if filename is None:
+        for name, value in values.items():
+            _atomic_write(os.path.join(dirname, name), proto.tensor_to_bytes(value))
+    else:
+        data = b"".join(proto.tensor_to_bytes(values[n]) for n in sorted(values))
+        _atomic_write(os.path.join(dirname, filename), data)
+
+
+def save_params(executor, dirname, main_program=None, filename=None) -> None:
+    save_vars(executor, dirname, main_program, None, is_parameter, filename)
+
+
+def save_persistables(executor, dirname, main_program=None, filename=None) -> None:
+    save_vars(executor, dirname, main_program, None, is_persistable, filename)
+
+
+def _check(var: Variable, value: np.ndarray, where: str) -> np.ndarray:
+    want = tuple(var.shape)
+    if len(want) != value.ndim or any(w >= 0 and w != g for w, g in zip(want, value.shape)):
+        raise ValueError(
+            f"Shape of variable '{var.name}' in {where} is {list(value.shape)}, but the program declares {list(want)}"
+        )
+    if to_vartype(value.dtype) != var.dtype:
+        raise ValueError(
+            f"Data type of variable '{var.name}' in {where} is {value.dtype.name}, but the program declares "
+            f"{np_name(var.dtype)}"
+        )
+    return value
+
+
+def _set_all(values: Dict[str, np.ndarray], place) -> None:
+    scope = global_scope()
+    for name, value in values.items():
+        scope.var(name).get_tensor().set(value, place)
+
+
+def _place(executor):
+    from fluidcompat.places import CPUPlace
+
+    return getattr(executor, "place", None) or CPUPlace()
+
+
+def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, filename=None) -> None:
+    """Load variables saved by ``save_vars`` (or by fluid 1.8); checks names, shapes and dtypes first."""
+    chosen = _select(main_program, vars, predicate)
+    values: Dict[str, np.ndarray] = {}
+    if filename is None:
+        for v in chosen:
+            path = os.path.join(dirname, v.name)
+            if not os.path.isfile(path):
+                raise ValueError(f"Cannot load variable '{v.name}': there is no file {path}")
+            with open(path, "rb") as f:
+                value, _ = proto.read_tensor(f, f"variable '{v.name}' ({path})")
+                if f.read(1):
+                    raise proto.FormatError(f"variable '{v.name}' ({path}): the file holds more than one tensor")
+            values[v.name] = _check(v, value, path)
+    else:
+        path = os.path.join(dirname, filename)
+        if not os.path.isfile(path):
+            raise ValueError(f"Cannot load variables: there is no file {path}")
+        with open(path, "rb") as f:
+            for v in sorted(chosen, key=lambda var: var.name):
+                value, _ = proto.read_tensor(f, f"variable '{v.name}' in {path}")
+                values[v.name] = _check(v, value, path)
+            if f.read(1):
+                raise proto.FormatError(
+                    f"{path} holds more tensors than the {len(chosen)} variables the program asks for"
+                )
+    _set_all(values, _place(executor))
+
+
+def load_params(executor, dirname, main_program=None, filename=None) -> None:
+    load_vars(executor, dirname, main_program, None, is_parameter, filename)
+
+
+def load_persistables(executor, dirname, main_program=None, filename=None) -> None:
+    load_vars(executor, dirname, main_program, None, is_persistable, filename)
+
+
+# -- inference models -----------------------------------------------------------------------------------
+def _prune(program: Program, feed_names, target_names) -> Program:
+    """The ops of ``program`` needed to compute ``target_names`` from ``feed_names``, in test mode."""
+    pruned = program.clone(for_test=True)
+    block = pruned.global_block()
+    needed = set(target_names)
+    keep = []
+    for op in reversed(block.ops):
+        if needed.intersection(op.output_arg_names):
+            keep.append(op)
+            needed.update(n for n in op.input_arg_names if n not in feed_names)
+    block.ops = list(reversed(keep))
+    used = {n for op in block.ops for n in op.input_arg_names + op.output_arg_names} | set(feed_names)
+    block.vars = {n: v for n, v in block.vars.items() if n in used}
+    pruned._bump()
+    return pruned
+
+
+def save_inference_model(
+    dirname,
+    feeded_var_names,
+    target_vars,
+    executor,
+    main_program=None,
+    model_filename=None,
+    params_filename=None,
+    export_for_deployment=True,
+    program_only=False,
+):
+    """Save the program pruned to ``target_vars`` (with feed and fetch ops) and its parameters.
+
+    Compat: the ``scale`` ops fluid appends to name the targets go into the saved copy only; the
+    caller's program is left as it was.
+    """
+    if isinstance(feeded_var_names, str):
+        feeded_var_names = [feeded_var_names]
+    if not all(isinstance(n, str) for n in feeded_var_names):
+        raise ValueError("'feed_var_names' should be a list of str.")
+    if isinstance(target_vars, Variable):
+        target_vars = [target_vars]
+    if not target_vars or not all(isinstance(v, Variable) for v in target_vars):
+        raise ValueError("'target_vars' should be a list of Variable.")
+    program = (main_program or default_main_program()).clone()
+    with program_guard(program):
+        from fluidcompat.layers.nn import scale
+
+        targets = [
+            scale(program.global_block().var(v.name), 1.0, name=f"save_infer_model/scale_{i}")
+            for i, v in enumerate(target_vars)
+        ]
+    for n in feeded_var_names:
+        if not program.global_block().has_var(n):
+            raise ValueError(f"Cannot save the inference model: feed variable '{n}' is not in the program")
+    pruned = _prune(program, feeded_var_names, [t.name for t in targets])
+    block = pruned.global_block()
+    feed_var = block.create_var(name="feed", type=VarType.FEED_MINIBATCH, persistable=True)
+    fetch_var = block.create_var(name="fetch", type=VarType.FETCH_LIST, persistable=True)
+    for i, name in reversed(list(enumerate(feeded_var_names))):
+        block._insert_op(0, type="feed", inputs={"X": [feed_var]}, outputs={"Out": [name]}, attrs={"col": i})
+    for i, t in enumerate(targets):
+        block.append_op(type="fetch", inputs={"X": [t.name]}, outputs={"Out": [fetch_var]}, attrs={"col": i})
+    os.makedirs(dirname, exist_ok=True)
+    _atomic_write(os.path.join(dirname, model_filename or "__model__"), proto.program_to_bytes(pruned))
+    if not program_only:
+        params = [v for v in block.vars.values() if is_persistable(v)]
+        save_vars(executor, dirname, pruned, params, None, params_filename)
+    return [t.name for t in targets]
+
+
+def _program_from_records(blocks) -> Program:
+    from fluidcompat.framework import Block, Operator
+    from fluidcompat_ops import registry
+
+    program = Program()
+    program.blocks = []
+    for idx, parent, forward, vars_, _ in blocks:
+        b = Block(program, idx, parent)
+        b.forward_block_idx = forward
+        for v in vars_:
+            b.vars[v["name"]] = Variable(
+                b,
+                type=v["type"],
+                name=v["name"],
+                shape=v["shape"],
+                dtype=v["dtype"],
+                lod_level=v["lod_level"],
+                persistable=v["persistable"],
+                need_check_feed=v["need_check_feed"],
+            )
+        program.blocks.append(b)
+    for (_, _, _, _, ops), b in zip(blocks, program.blocks):
+        for o in ops:
+            opdef = registry.lookup(o["type"])
+            inputs = {s: list(o["inputs"].get(s, [])) for s in opdef.inputs}
+            inputs.update({s: n for s, n in o["inputs"].items() if s not in inputs})
+            outputs = {s: list(o["outputs"].get(s, [])) for s in opdef.outputs}
+            outputs.update({s: n for s, n in o["outputs"].items() if s not in outputs})
+            attrs = dict(opdef.attrs)
+            attrs.update(o["attrs"])
+            op = Operator(b, o["type"], inputs, outputs, attrs, opdef)
+            b.ops.append(op)
+            b._link_outputs(op)
+    return program
+
+
+def load_inference_model(dirname, executor, model_filename=None, params_filename=None, pserver_endpoints=None):
+    """Load a model saved by ``save_inference_model`` (here or by fluid 1.8).
+
+    Returns ``[program, feed_target_names, fetch_targets]``. Compat: the returned program holds no
+    feed and fetch ops; run it with ``feed=`` and ``fetch_list=fetch_targets`` as usual.
+    """
+    path = os.path.join(dirname, model_filename or "__model__")
+    if not os.path.isfile(path):
+        raise ValueError(f"Cannot find the inference model file {path}")
+    with open(path, "rb") as f:
+        program = _program_from_records(proto.parse_program(f.read()))
+    block = program.global_block()
+    feeds = sorted((op.attrs["col"], op.output("Out")[0]) for op in block.ops if op.type == "feed")
+    fetches = sorted((op.attrs["col"], op.input("X")[0]) for op in block.ops if op.type == "fetch")
+    block.ops = [op for op in block.ops if op.type not in ("feed", "fetch")]
+    for name in ("feed", "fetch"):
+        block.vars.pop(name, None)
+    program._bump()
+    params = [v for v in block.vars.values() if is_persistable(v)]
+    load_vars(executor, dirname, program, params, None, params_filename)
+    return [program, [n for _, n in feeds], [block.var(n) for _, n in fetches]]
+
+
+# -- fluid.save / fluid.load ---------------------------------------------------------------------------------
+def save(program, model_path) -> None:
+    """Write ``model_path`` + ``.pdparams`` (parameters), ``.pdopt`` (other persistables), ``.pdmodel``."""
+    base = os.path.basename(model_path)
+    if base == "":
+        raise ValueError(
+            "The input model_path MUST be format of dirname/filename [dirname\\filename in Windows system], but "
+            "received model_path is empty string."
+        )
+    scope = global_scope()
+    params = {v.name: _value(scope, v.name) for v in program.list_vars() if is_parameter(v)}
+    _atomic_write(model_path + ".pdparams", _pickle_state(params))
+    opt = {v.name: _value(scope, v.name) for v in program.list_vars() if is_belong_to_optimizer(v)}
+    if opt:
+        _atomic_write(model_path + ".pdopt", _pickle_state(opt))
+    _atomic_write(model_path + ".pdmodel", proto.program_to_bytes(program))
+
+
+class _FlatArray:
+    """Pickles as ``numpy.frombuffer(data, dtype)``, which every numpy version can call."""
+
+    def __init__(self, array: np.ndarray) -> None:
+        self.array = np.ascontiguousarray(array)
+
+    def __reduce__(self):
+        return (np.frombuffer, (self.array.tobytes(), self.array.dtype.str))
+
+
+class _PortablePickler(pickle.Pickler):
+    # numpy 2 pickles arrays by the path numpy._core, which numpy 1.x (fluid 1.8's) cannot import
+    def reducer_override(self, obj):
+        if type(obj) is np.ndarray:
+            return (np.reshape, (_FlatArray(obj), obj.shape))
+        return NotImplemented
+
+
+def _pickle_state(values: Dict[str, np.ndarray]) -> bytes:
+    import io as _io
+
+    buf = _io.BytesIO()
+    _PortablePickler(buf, protocol=2).dump(values)
+    return buf.getvalue()
+
+
+def _read_pickle(path: str) -> Dict[str, np.ndarray]:
+    try:
+        with open(path, "rb") as f:
+            data = pickle.load(f, encoding="latin1")
+    except (pickle.UnpicklingError, EOFError, ValueError) as e:
+        raise proto.FormatError(f"{path} is not a complete fluid state file ({type(e).__name__}: {e})") from None
+    if not isinstance(data, dict):
+        raise proto.FormatError(f"{path} does not hold a dict of variable values")
+    return {k: np.asarray(v) for k, v in data.items()}
+
+
+def load(program, model_path, executor=None, var_list=None) -> None:
+    """Load what ``save`` wrote into the global scope; every parameter must be there with its shape."""
+    params_path = model_path + ".pdparams"
+    if not os.path.isfile(params_path):
+        if os.path.isdir(model_path):
+            load_persistables(executor, model_path, program)
+            return
+        raise ValueError(f"Parameter file [{params_path}] not exits")
+    state = _read_pickle(params_path)
+    values = {}
+    for v in program.list_vars():
+        if not is_parameter(v):
+            continue
+        if v.name not in state:
+            raise ValueError(f"Can not find [{v.name}] in model file [{params_path}]")
+        values[v.name] = _check(v, state[v.name], params_path)
+    opt_vars = [v for v in program.list_vars() if is_belong_to_optimizer(v)]
+    if opt_vars:
+        opt_path = model_path + ".pdopt"
+        if not os.path.isfile(opt_path):
+            raise ValueError(f"Optimizer file [{opt_path}] not exits")
+        opt = _read_pickle(opt_path)
+        for v in opt_vars:
+            if v.name not in opt:
+                raise ValueError(f"Can not find [{v.name}] in model file [{opt_path}]")
+            values[v.name] = _check(v, opt[v.name], opt_path)
+    _set_all(values, _place(executor))
+
+
+def load_program_state(model_path, var_list=None) -> Dict[str, np.ndarray]:
+    """The saved values as a dict (from ``save``'s files, or a directory of per-variable files)."""
+    if os.path.isdir(model_path):
+        if var_list is None:
+            names = [n for n in sorted(os.listdir(model_path)) if not n.startswith(".") and n != "__model__"]
+        else:
+            names = [v.name for v in var_list]
+        state = {}
+        for n in names:
+            with open(os.path.join(model_path, n), "rb") as f:
+                state[n] = proto.read_tensor(f, f"variable '{n}'")[0]
+        return state
+    params_path = model_path + ".pdparams"
+    if not os.path.isfile(params_path):
+        raise ValueError(f"Parameter file [{params_path}] not exits")
+    state = _read_pickle(params_path)
+    if os.path.isfile(model_path + ".pdopt"):
+        state.update(_read_pickle(model_path + ".pdopt"))
+    return state
+
+
+def set_program_state(program, state_dict) -> None:
+    """Set the program's persistable variables from ``state_dict``; checks shapes and dtypes first."""
+    values = {}
+    for v in program.list_vars():
+        if is_persistable(v) and v.name in state_dict:
+            values[v.name] = _check(v, np.asarray(state_dict[v.name]), "the state dict")
+    unused = sorted(set(state_dict) - set(values))
+    if unused:
+        warnings.warn(
+            f"This list is not set, Because of Paramerter not found in program. There are: {unused}", stacklevel=2
+        )
+    from fluidcompat.places import CPUPlace
+
+    _set_all(values, CPUPlace())

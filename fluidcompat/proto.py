@@ -1,0 +1,318 @@
+"""fluid's file formats: the ProgramDesc protobuf (``__model__``, ``.pdmodel``) and the LoDTensor
+stream (per-variable and combined parameter files), read and written without a protobuf library.
+
+Torch-free. Field numbers are those of fluid 1.8's ``framework.proto``; proto2 repeated scalars
+are not packed.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+from typing import Any, Dict, List, Tuple
+
+import numpy as np
+
+from fluidcompat.dtypes import VarType, np_dtype, to_vartype
+
+
+class FormatError(ValueError):
+    """A file is not in the format fluid wrote (truncated, or not a fluid file at all)."""
+
+
+# -- protobuf wire format -------------------------------------------------------------------------
+def _varint(value: int) -> bytes:
+    if value < 0:
+        value += 1 << 64
+    out = bytearray()
+    while True:
+        b = value & 0x7F
+        value >>= 7
+        if value:
+            out.append(b | 0x80)
+        else:
+            out.append(b)
+            return bytes(out)
+
+
+def _key(field: int, wire: int) -> bytes:
+    return _varint((field << 3) | wire)
+
+
+def _bytes_field(field: int, data: bytes) -> bytes:
+    return _key(field, 2) + _varint(len(data)) + data
+
+
+def _int_field(field: int, value: int) -> bytes:
+    return _key(field, 0) + _varint(int(value))
+
+
+def _float_field(field: int, value: float) -> bytes:
+    return _key(field, 5) + struct.pack("<f", float(value))
+
+
+def _parse(data: bytes) -> Dict[int, List[Any]]:
+    """Fields of one message: number -> list of raw values (int, bytes or float bits)."""
+    fields: Dict[int, List[Any]] = {}
+    pos, end = 0, len(data)
+
+    def varint() -> int:
+        nonlocal pos
+        shift = result = 0
+        while True:
+            if pos >= end:
+                raise FormatError("the protobuf message ends inside a number")
+            b = data[pos]
+            pos += 1
+            result |= (b & 0x7F) << shift
+            if not b & 0x80:
+                return result
+            shift += 7
+
+    while pos < end:
+        key = varint()
+        field, wire = key >> 3, key & 7
+        if wire == 0:
+            value: Any = varint()
+        elif wire == 2:
+            n = varint()
+            if pos + n > end:
+                raise FormatError("the protobuf message ends inside a field")
+            value = data[pos : pos + n]
+            pos += n
+        elif wire == 5:
+            value = struct.unpack("<f", data[pos : pos + 4])[0]
+            pos += 4
+        elif wire == 1:
+            value = struct.unpack("<d", data[pos : pos + 8])[0]
+            pos += 8
+        else:
+            raise FormatError(f"unknown protobuf wire type {wire}")
+        fields.setdefault(field, []).append(value)
+    return fields
+
+
+def _signed(v: int, bits: int = 64) -> int:
+    return v - (1 << bits) if v >= 1 << (bits - 1) else v
+
+
+def _signed32(v: int) -> int:
+    v &= (1 << 64) - 1
+    return _signed(v & 0xFFFFFFFF, 32) if v < (1 << 32) or v >= (1 << 63) else v
+
+
+# -- ProgramDesc ------------------------------------------------------------------------------------
+ATTR_INT, ATTR_FLOAT, ATTR_STRING, ATTR_INTS, ATTR_FLOATS, ATTR_STRINGS = 0, 1, 2, 3, 4, 5
+ATTR_BOOLEAN, ATTR_BOOLEANS, ATTR_BLOCK, ATTR_LONG, ATTR_BLOCKS, ATTR_LONGS = 6, 7, 8, 9, 10, 11
+_STRING_LISTS = {"op_role_var", "op_callstack"}
+_BLOCK_ATTRS = {"sub_block"}
+
+
+def _attr_bytes(name: str, value) -> bytes:
+    out = _bytes_field(1, name.encode())
+    if name in _BLOCK_ATTRS and isinstance(value, int):
+        return out + _int_field(2, ATTR_BLOCK) + _int_field(12, value)
+    if isinstance(value, bool):
+        return out + _int_field(2, ATTR_BOOLEAN) + _int_field(10, int(value))
+    if isinstance(value, int):
+        if -(1 << 31) <= value < (1 << 31):
+            return out + _int_field(2, ATTR_INT) + _int_field(3, value)
+        return out + _int_field(2, ATTR_LONG) + _int_field(13, value)
+    if isinstance(value, float):
+        return out + _int_field(2, ATTR_FLOAT) + _float_field(4, value)
+    if isinstance(value, str):
+        return out + _int_field(2, ATTR_STRING) + _bytes_field(5, value.encode())
+    if isinstance(value, (list, tuple)):
+        items = list(value)
+        if name in _STRING_LISTS or (items and all(isinstance(v, str) for v in items)):
+            return out + _int_field(2, ATTR_STRINGS) + b"".join(_bytes_field(8, v.encode()) for v in items)
+        if items and all(isinstance(v, bool) for v in items):
+            return out + _int_field(2, ATTR_BOOLEANS) + b"".join(_int_field(11, int(v)) for v in items)
+        if items and any(isinstance(v, float) for v in items):
+            return out + _int_field(2, ATTR_FLOATS) + b"".join(_float_field(7, v) for v in items)
+        if any(not -(1 << 31) <= v < (1 << 31) for v in items):
+            return out + _int_field(2, ATTR_LONGS) + b"".join(_int_field(15, v) for v in items)
+        return out + _int_field(2, ATTR_INTS) + b"".join(_int_field(6, v) for v in items)
+    raise TypeError(f"attribute {name!r} of type {type(value).__name__} cannot be written to a ProgramDesc")
+
+
+def _attr_value(f: Dict[int, List[Any]]):
+    kind = f[2][0]
+    if kind == ATTR_INT:
+        return _signed32(f.get(3, [0])[0])
+    if kind == ATTR_FLOAT:
+        return float(f.get(4, [0.0])[0])
+    if kind == ATTR_STRING:
+        return f.get(5, [b""])[0].decode()
+    if kind == ATTR_INTS:
+        return [_signed32(v) for v in f.get(6, [])]
+    if kind == ATTR_FLOATS:
+        return [float(v) for v in f.get(7, [])]
+    if kind == ATTR_STRINGS:
+        return [v.decode() for v in f.get(8, [])]
+    if kind == ATTR_BOOLEAN:
+        return bool(f.get(10, [0])[0])
+    if kind == ATTR_BOOLEANS:
+        return [bool(v) for v in f.get(11, [])]
+    if kind == ATTR_BLOCK:
+        return _signed32(f.get(12, [0])[0])
+    if kind == ATTR_LONG:
+        return _signed(f.get(13, [0])[0])
+    if kind == ATTR_BLOCKS:
+        return [_signed32(v) for v in f.get(14, [])]
+    if kind == ATTR_LONGS:
+        return [_signed(v) for v in f.get(15, [])]
+    raise FormatError(f"unknown attribute type {kind}")
+
+
+def _tensor_desc(dtype, shape) -> bytes:
+    return _int_field(1, int(dtype)) + b"".join(_int_field(2, d) for d in shape)
+
+
+def _var_bytes(var) -> bytes:
+    vt = var.type
+    type_msg = _int_field(1, int(vt))
+    if vt == VarType.LOD_TENSOR:
+        type_msg += _bytes_field(3, _bytes_field(1, _tensor_desc(var.dtype, var.shape)) + _int_field(2, var.lod_level))
+    elif vt == VarType.SELECTED_ROWS:
+        type_msg += _bytes_field(2, _tensor_desc(var.dtype, var.shape))
+    out = _bytes_field(1, var.name.encode()) + _bytes_field(2, type_msg)
+    out += _int_field(3, int(bool(var.persistable)))
+    if var.need_check_feed:
+        out += _int_field(4, 1)
+    return out
+
+
+def _op_bytes(op) -> bytes:
+    out = b""
+    for field, slots in ((1, op.inputs), (2, op.outputs)):
+        for slot, names in slots.items():
+            out += _bytes_field(
+                field, _bytes_field(1, slot.encode()) + b"".join(_bytes_field(2, n.encode()) for n in names)
+            )
+    out += _bytes_field(3, op.type.encode())
+    for name in sorted(op.attrs):
+        out += _bytes_field(4, _attr_bytes(name, op.attrs[name]))
+    return out
+
+
+def program_to_bytes(program) -> bytes:
+    """Serialise a Program as fluid's ProgramDesc protobuf."""
+    out = b""
+    for b in program.blocks:
+        msg = _int_field(1, b.idx) + _int_field(2, b.parent_idx)
+        msg += b"".join(_bytes_field(3, _var_bytes(v)) for v in b.vars.values())
+        msg += b"".join(_bytes_field(4, _op_bytes(op)) for op in b.ops)
+        if b.forward_block_idx != -1:
+            msg += _int_field(5, b.forward_block_idx)
+        out += _bytes_field(1, msg)
+    return out + _bytes_field(4, _int_field(1, 0))
+
+
+def parse_program(data: bytes):
+    """A ProgramDesc protobuf as plain records: [(idx, parent, forward, vars, ops)]."""
+    top = _parse(data)
+    blocks = []
+    for raw in top.get(1, []):
+        b = _parse(raw)
+        vars_ = []
+        for rv in b.get(3, []):
+            v = _parse(rv)
+            t = _parse(v[2][0])
+            vtype = VarType(t[1][0])
+            shape, dtype, lod_level = [], VarType.FP32, 0
+            if 3 in t:
+                lt = _parse(t[3][0])
+                td = _parse(lt[1][0])
+                dtype, shape = VarType(td[1][0]), [_signed(d) for d in td.get(2, [])]
+                lod_level = lt.get(2, [0])[0]
+            elif 2 in t:
+                td = _parse(t[2][0])
+                dtype, shape = VarType(td[1][0]), [_signed(d) for d in td.get(2, [])]
+            vars_.append(
+                {
+                    "name": v[1][0].decode(),
+                    "type": vtype,
+                    "dtype": dtype,
+                    "shape": shape,
+                    "lod_level": lod_level,
+                    "persistable": bool(v.get(3, [0])[0]),
+                    "need_check_feed": bool(v.get(4, [0])[0]),
+                }
+            )
+        ops = []
+        for ro in b.get(4, []):
+            o = _parse(ro)
+            slots = []
+            for field in (1, 2):
+                d = {}
+                for rs in o.get(field, []):
+                    s = _parse(rs)
+                    d[s[1][0].decode()] = [a.decode() for a in s.get(2, [])]
+                slots.append(d)
+            attrs = {}
+            for ra in o.get(4, []):
+                a = _parse(ra)
+                attrs[a[1][0].decode()] = _attr_value(a)
+            ops.append({"type": o[3][0].decode(), "inputs": slots[0], "outputs": slots[1], "attrs": attrs})
+        blocks.append(
+            (_signed32(b[1][0]), _signed32(b[2][0]), _signed32(b.get(5, [-1 & ((1 << 64) - 1)])[0]), vars_, ops)
+        )
+    if not blocks:
+        raise FormatError("the file holds no program blocks: it is not a fluid program")
+    return blocks
+
+
+# -- the LoDTensor stream ---------------------------------------------------------------------------
+def tensor_to_bytes(array: np.ndarray, lod=()) -> bytes:
+    """One LoDTensor as fluid streams it: version, LoD, version, TensorDesc, raw data."""
+    array = np.ascontiguousarray(array)
+    out = io.BytesIO()
+    out.write(struct.pack("<I", 0))
+    out.write(struct.pack("<Q", len(lod)))
+    for level in lod:
+        data = np.asarray(level, dtype="<u8").tobytes()
+        out.write(struct.pack("<Q", len(data)))
+        out.write(data)
+    out.write(struct.pack("<I", 0))
+    desc = _tensor_desc(to_vartype(array.dtype), array.shape)
+    out.write(struct.pack("<i", len(desc)))
+    out.write(desc)
+    out.write(array.tobytes())
+    return out.getvalue()
+
+
+def read_tensor(stream, what: str) -> Tuple[np.ndarray, List[List[int]]]:
+    """Read one LoDTensor from ``stream``; ``what`` names it in errors."""
+
+    def take(n: int) -> bytes:
+        data = stream.read(n)
+        if len(data) != n:
+            raise FormatError(f"{what}: the file ends early (wanted {n} more bytes, found {len(data)})")
+        return data
+
+    (version,) = struct.unpack("<I", take(4))
+    if version != 0:
+        raise FormatError(f"{what}: not a fluid tensor (version {version}, expected 0)")
+    (levels,) = struct.unpack("<Q", take(8))
+    if levels > 64:
+        raise FormatError(f"{what}: not a fluid tensor ({levels} LoD levels)")
+    lod = []
+    for _ in range(levels):
+        (size,) = struct.unpack("<Q", take(8))
+        lod.append(np.frombuffer(take(size), dtype="<u8").astype(int).tolist())
+    (version,) = struct.unpack("<I", take(4))
+    if version != 0:
+        raise FormatError(f"{what}: not a fluid tensor (tensor version {version}, expected 0)")
+    (size,) = struct.unpack("<i", take(4))
+    if not 0 < size < 1 << 20:
+        raise FormatError(f"{what}: not a fluid tensor (descriptor of {size} bytes)")
+    desc = _parse(take(size))
+    try:
+        dtype = np_dtype(VarType(desc[1][0]))
+    except (KeyError, ValueError):
+        raise FormatError(f"{what}: unknown element type in the file") from None
+    shape = [_signed(d) for d in desc.get(2, [])]
+    count = int(np.prod(shape)) if shape else 1
+    data = take(count * dtype.itemsize)
+    return np.frombuffer(data, dtype=dtype).reshape(shape).copy(), lod

@@ -1,0 +1,204 @@
+"""Saving and loading: fluid 1.8's formats both ways, bit-for-bit reloads, and errors that name the variable."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+import fluidcompat as fluid
+from fluidcompat import io as fio
+from fluidcompat.proto import FormatError
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SAVED = os.path.join(HERE, "golden", "fluid18_saved")
+X = np.arange(8).reshape(2, 4).astype("float32")
+
+
+def build_net():
+    x = fluid.data("x", [None, 4])
+    y = fluid.layers.fc(x, 3, act="relu")
+    z = fluid.layers.fc(y, 2)
+    loss = fluid.layers.mean(z)
+    fluid.optimizer.Adam(0.01).minimize(loss)
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(fluid.default_startup_program())
+    return exe, z, loss, fluid.default_main_program().clone(for_test=True)
+
+
+def fluid_outputs():
+    with open(os.path.join(HERE, "golden", "save_model.json")) as f:
+        return np.array(json.load(f)["outputs"], "float32")
+
+
+@pytest.mark.parametrize("how", ["pers", "comb", "ckpt", "infer"])
+def test_loads_files_written_by_fluid(how):
+    exe, z, _, test = build_net()
+    if how == "pers":
+        fio.load_persistables(exe, os.path.join(SAVED, "pers"))
+    elif how == "comb":
+        fio.load_params(exe, os.path.join(SAVED, "comb"), filename="params")
+    elif how == "ckpt":
+        fluid.load(fluid.default_main_program(), os.path.join(SAVED, "ckpt", "model"), exe)
+    else:
+        prog, feeds, fetches = fio.load_inference_model(os.path.join(SAVED, "infer"), exe)
+        assert feeds == ["x"] and [v.name for v in fetches] == ["save_infer_model/scale_0.tmp_0"]
+        out = exe.run(prog, feed={"x": X}, fetch_list=fetches)[0]
+        np.testing.assert_allclose(out, fluid_outputs(), rtol=1e-6)
+        return
+    out = exe.run(test, feed={"x": X}, fetch_list=[z])[0]
+    np.testing.assert_allclose(out, fluid_outputs(), rtol=1e-6)
+
+
+def test_load_program_state_of_fluid_files():
+    state = fio.load_program_state(os.path.join(SAVED, "ckpt", "model"))
+    assert "fc_0.w_0" in state and "learning_rate_0" in state and state["fc_0.w_0"].shape == (4, 3)
+    per_var = fio.load_program_state(os.path.join(SAVED, "pers"))
+    np.testing.assert_array_equal(per_var["fc_0.w_0"], state["fc_0.w_0"])
+    exe, z, _, test = build_net()
+    fio.set_program_state(fluid.default_main_program(), state)
+    np.testing.assert_allclose(exe.run(test, feed={"x": X}, fetch_list=[z])[0], fluid_outputs(), rtol=1e-6)
+
+
+FRESH = """
+import sys, numpy as np
+import paddle.fluid as fluid
+x = fluid.data("x", [None, 4])
+y = fluid.layers.fc(x, 3, act="relu")
+z = fluid.layers.fc(y, 2)
+loss = fluid.layers.mean(z)
+fluid.optimizer.Adam(0.01).minimize(loss)
+exe = fluid.Executor(fluid.CPUPlace())
+exe.run(fluid.default_startup_program())
+test = fluid.default_main_program().clone(for_test=True)
+how, d = sys.argv[1], sys.argv[2]
+if how == "pers":
+    fluid.io.load_persistables(exe, d)
+elif how == "comb":
+    fluid.io.load_params(exe, d, filename="params")
+elif how == "ckpt":
+    fluid.load(fluid.default_main_program(), d + "/model", exe)
+if how == "infer":
+    prog, feeds, fetches = fluid.io.load_inference_model(d, exe)
+    out = exe.run(prog, feed={"x": np.arange(8).reshape(2, 4).astype("float32")}, fetch_list=fetches)[0]
+else:
+    out = exe.run(test, feed={"x": np.arange(8).reshape(2, 4).astype("float32")}, fetch_list=[z])[0]
+sys.stdout.write(out.tobytes().hex())
+"""
+
+
+@pytest.mark.parametrize("how", ["pers", "comb", "ckpt", "infer"])
+def test_reload_in_fresh_process_is_bit_for_bit(tmp_path, how):
+    exe, z, loss, test = build_net()
+    exe.run(feed={"x": np.ones((2, 4), "float32")}, fetch_list=[loss])
+    d = str(tmp_path / how)
+    if how == "pers":
+        fio.save_persistables(exe, d)
+    elif how == "comb":
+        fio.save_params(exe, d, filename="params")
+    elif how == "ckpt":
+        fluid.save(fluid.default_main_program(), d + "/model")
+    else:
+        fio.save_inference_model(d, ["x"], [z], exe)
+    want = exe.run(test, feed={"x": X}, fetch_list=[z])[0].tobytes().hex()
+    script = tmp_path / "fresh.py"
+    script.write_text(textwrap.dedent(FRESH))
+    proc = subprocess.run(
+        [sys.executable, "-m", "fluidcompat", "run", str(script), how, d], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout == want
+
+
+def scope_values(names):
+    return {n: np.array(fluid.global_scope().find_var(n).get_tensor()) for n in names}
+
+
+def test_truncated_file_names_the_variable_and_changes_nothing(tmp_path):
+    exe, z, _, _ = build_net()
+    d = str(tmp_path / "m")
+    fio.save_params(exe, d)
+    fio.save_params(exe, str(tmp_path / "c"), filename="params")
+    path = os.path.join(d, "fc_1.w_0")
+    data = open(path, "rb").read()
+    open(path, "wb").write(data[:-5])
+    names = ["fc_0.w_0", "fc_0.b_0", "fc_1.w_0", "fc_1.b_0"]
+    exe.run(fluid.default_startup_program())  # new random values
+    before = scope_values(names)
+    with pytest.raises(FormatError, match=r"variable 'fc_1.w_0'.*ends early"):
+        fio.load_params(exe, d)
+    combined = str(tmp_path / "c" / "params")
+    data = open(combined, "rb").read()
+    open(combined, "wb").write(data[:-3])
+    with pytest.raises(FormatError, match=r"variable 'fc_1.w_0' in .*params: the file ends early"):
+        fio.load_params(exe, str(tmp_path / "c"), filename="params")
+    after = scope_values(names)
+    for n in names:
+        np.testing.assert_array_equal(before[n], after[n])
+
+
+def test_mismatched_shape_names_the_variable(tmp_path):
+    exe, *_ = build_net()
+    d = str(tmp_path / "m")
+    fio.save_params(exe, d)
+    shutil.copy(os.path.join(d, "fc_0.b_0"), os.path.join(d, "fc_1.b_0"))  # [3] where [2] is declared
+    before = scope_values(["fc_0.w_0"])
+    with pytest.raises(
+        ValueError, match=r"Shape of variable 'fc_1.b_0' in .* is \[3\], but the program declares \[2\]"
+    ):
+        fio.load_params(exe, d)
+    np.testing.assert_array_equal(scope_values(["fc_0.w_0"])["fc_0.w_0"], before["fc_0.w_0"])
+    os.remove(os.path.join(d, "fc_1.b_0"))
+    with pytest.raises(ValueError, match="Cannot load variable 'fc_1.b_0': there is no file"):
+        fio.load_params(exe, d)
+
+
+def test_mismatched_checkpoint(tmp_path):
+    exe, *_ = build_net()
+    fluid.save(fluid.default_main_program(), str(tmp_path / "model"))
+    with open(tmp_path / "model.pdparams", "r+b") as f:
+        f.truncate(40)
+    with pytest.raises(FormatError, match="model.pdparams is not a complete fluid state file"):
+        fluid.load(fluid.default_main_program(), str(tmp_path / "model"), exe)
+    state = {"fc_0.w_0": np.zeros((5, 3), "float32")}
+    with pytest.raises(ValueError, match=r"Shape of variable 'fc_0.w_0' in the state dict is \[5, 3\]"):
+        fio.set_program_state(fluid.default_main_program(), state)
+
+
+def test_interrupted_save_keeps_the_old_file(tmp_path, monkeypatch):
+    exe, *_ = build_net()
+    d = str(tmp_path / "m")
+    fio.save_params(exe, d, filename="params")
+    old = open(os.path.join(d, "params"), "rb").read()
+    exe.run(fluid.default_startup_program())
+
+    def boom(src, dst):
+        raise KeyboardInterrupt("interrupted")
+
+    monkeypatch.setattr(os, "replace", boom)
+    with pytest.raises(KeyboardInterrupt):
+        fio.save_params(exe, d, filename="params")
+    monkeypatch.undo()
+    assert open(os.path.join(d, "params"), "rb").read() == old
+    assert sorted(os.listdir(d)) == ["params"]  # no temporary file left behind
+
+
+def test_save_needs_values(tmp_path):
+    fluid.layers.fc(fluid.data("x", [None, 4]), 2)
+    exe = fluid.Executor(fluid.CPUPlace())
+    with pytest.raises(ValueError, match="Cannot save variable 'fc_0.w_0': it holds no value"):
+        fio.save_params(exe, str(tmp_path))
+    assert os.listdir(tmp_path) == []
+
+
+def test_save_inference_model_leaves_the_program(tmp_path):
+    exe, z, _, _ = build_net()
+    before = str(fluid.default_main_program())
+    fio.save_inference_model(str(tmp_path), ["x"], [z], exe)
+    assert str(fluid.default_main_program()) == before
