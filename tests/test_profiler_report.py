@@ -20,8 +20,14 @@ from fluidcompat.profiler.report import INNER_OP, ORDINARY, UNIQUE_OP, Event, Th
 
 HERE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden", "profiler")
 BANNER = "\n------------------------->     Profiling Report     <-------------------------\n"
-DOMAINS = {"event first end time": None, "number of calls": "calls", "total time": "total",
-           "minimum time": "min", "maximum time": "max", "average time": "ave"}
+DOMAINS = {
+    "event first end time": None,
+    "number of calls": "calls",
+    "total time": "total",
+    "minimum time": "min",
+    "maximum time": "max",
+    "average time": "ave",
+}
 PLACES = {"CPU": "CPU", "CUDA": "GPU", "All": "All"}
 INNER = ("prepare_data", "infer_shape", "compute")
 
@@ -70,9 +76,9 @@ def narrow_by_ratio(rows: List["Row"]) -> None:
         groups: Dict[str, List[Row]] = {}
         for r in rows:
             if r.depth == 0:
-                key = (re.match(r"(thread\d+::)?", r.text).group(0))
+                key = re.match(r"(thread\d+::)?", r.text).group(0)
             groups.setdefault(key, []).append(r)
-        for key, members in groups.items():
+        for members in groups.values():
             total = sum(r.total_ns for r in members if r.depth == 0)
             for r in members:
                 rlo, rhi = interval_ns(r.ratio_s)
@@ -114,7 +120,7 @@ def parse(text: str) -> List[Report]:
     reports = []
     starts = [m.start() for m in re.finditer(re.escape(BANNER), text)]
     for i, s in enumerate(starts):
-        chunk = text[s:starts[i + 1] if i + 1 < len(starts) else len(text)]
+        chunk = text[s : starts[i + 1] if i + 1 < len(starts) else len(text)]
         lines = chunk.split("\n")
         header_idx = next(k for k, ln in enumerate(lines) if ln.startswith("Event ") and "Calls" in ln)
         header = lines[header_idx]
@@ -134,15 +140,34 @@ def parse(text: str) -> List[Report]:
             alo, ahi = interval_ns(ave)
             bounds = (max(lo, alo * int(calls), exact[0]), min(hi, ahi * int(calls), exact[1]))
             depth = (len(name) - len(name.lstrip(" "))) // 2
-            rows.append(Row(depth, name.strip(), int(calls), float(total), float(mn), float(mx),
-                            total_ns=sum(bounds) / 2, bounds=bounds, ratio_s=ratio))
+            rows.append(
+                Row(
+                    depth,
+                    name.strip(),
+                    int(calls),
+                    float(total),
+                    float(mn),
+                    float(mx),
+                    total_ns=sum(bounds) / 2,
+                    bounds=bounds,
+                    ratio_s=ratio,
+                )
+            )
             k += 1
         report_text = "\n".join(lines[:k]) + "\n"
         place = re.search(r"Place: (\w+)", chunk).group(1)
         domain = re.search(r"Sorted by (.*) in descending order", chunk).group(1)
         compute = re.search(r"  Computation time.*\n", chunk)
-        reports.append(Report(report_text, "Note! This Report merge" in chunk, PLACES[place], DOMAINS[domain],
-                              compute.group(0) if compute else None, rows))
+        reports.append(
+            Report(
+                report_text,
+                "Note! This Report merge" in chunk,
+                PLACES[place],
+                DOMAINS[domain],
+                compute.group(0) if compute else None,
+                rows,
+            )
+        )
     return reports
 
 
@@ -153,7 +178,7 @@ def tree(rows: List[Row]) -> List[Row]:
     for r in rows:
         r.children = []
     for r in rows:
-        del stack[r.depth:]
+        del stack[r.depth :]
         if r.depth == 0:
             r.full = r.text
             roots.append(r)
@@ -168,8 +193,11 @@ def tree(rows: List[Row]) -> List[Row]:
             last = r.full.rsplit("/", 1)[1]
             if last in INNER:
                 r.role = INNER_OP
-            elif re.fullmatch(r"[A-Za-z_0-9]+?\d+", r.text) and r.depth == 1 and re.sub(r"\d+$", "", r.text) == \
-                    parent.full.split("::")[-1]:
+            elif (
+                re.fullmatch(r"[A-Za-z_0-9]+?\d+", r.text)
+                and r.depth == 1
+                and re.sub(r"\d+$", "", r.text) == parent.full.split("::")[-1]
+            ):
                 r.role = UNIQUE_OP
             parent.children.append(r)
         stack.append(r)
@@ -285,7 +313,7 @@ for _name in FILES:
     _i = 0
     while _i < len(_reports):  # one stop prints [merged,] per-thread
         _n = 2 if _reports[_i].merged else 1
-        STOPS.append((_name, len([s for s in STOPS if s[0] == _name]), _reports[_i:_i + _n]))
+        STOPS.append((_name, len([s for s in STOPS if s[0] == _name]), _reports[_i : _i + _n]))
         _i += _n
 
 
@@ -329,9 +357,16 @@ def test_report_matches_fluid_character_for_character(name, index, reports):
 
 # Stops that the reconstruction reproduces character for character. For the others, the report is
 # rebuilt from 6-digit totals, so a ratio or average can land one unit away in its last digit.
-EXACT = {"cpu_default_calls.txt", "cpu_default_none.txt", "cpu_reset_profiler_calls.txt",
-         "seed_s000_2_cpu.txt", "seed_s000_3_cpu.txt", "seed_s004_case_guard_cpu.txt",
-         "seed_s004_case_noguard_cpu.txt", "all_allopdetail_total.txt"}
+EXACT = {
+    "cpu_default_calls.txt",
+    "cpu_default_none.txt",
+    "cpu_reset_profiler_calls.txt",
+    "seed_s000_2_cpu.txt",
+    "seed_s000_3_cpu.txt",
+    "seed_s004_case_guard_cpu.txt",
+    "seed_s004_case_noguard_cpu.txt",
+    "all_allopdetail_total.txt",
+}
 _NUM = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]\d+)?")
 
 

@@ -14,6 +14,7 @@ from fluidcompat.executor.interpreter import PreparedBlock, UninitializedVariabl
 from fluidcompat.executor.placement import plan_block
 from fluidcompat.executor.scope import LoDTensor, Scope, global_scope, vartype_of
 from fluidcompat.framework import Operator, Program, Variable, default_main_program
+from fluidcompat.profiler.events import ORDINARY, RECORDER, now_ns
 
 
 class FetchedArray(np.ndarray):
@@ -245,6 +246,7 @@ class Executor:
             raise TypeError(f"feed requires dict as its Parameter. But you passed in {type(feed)}")
 
         block = program.global_block()
+        recorder = RECORDER if RECORDER.enabled else None
         fed: Dict[str, torch.Tensor] = {}
         for name, value in feed.items():
             var = block.vars.get(name)
@@ -253,7 +255,10 @@ class Executor:
                     f"The variable {name} is not found in program. It is not declared or is pruned.", stacklevel=2
                 )
                 continue
+            t0 = now_ns() if recorder else 0
             fed[name] = self._feed_tensor(name, value, var)
+            if recorder:
+                recorder.add("feed", ORDINARY, t0, now_ns())
         for n in fetch_names:
             if block._find_var_recursive(n) is None and scope.find_var(n) is None:
                 raise ValueError(
@@ -271,12 +276,22 @@ class Executor:
                 raise _missing_input(prepared, n, block)
             env[n] = t if dev is None or t.device == dev else t.to(dev)
         with torch.no_grad():
-            prepared.run(env)
+            if recorder:
+                prepared.run_profiled(env, recorder)
+            else:
+                prepared.run(env)
         for n in prepared.persist_outputs:
             t = env.get(n)
             if t is not None:
                 scope.var(n).tensor._t = t
-        return [self._fetched(n, env, scope, return_numpy) for n in fetch_names]
+        if not recorder:
+            return [self._fetched(n, env, scope, return_numpy) for n in fetch_names]
+        results = []
+        for n in fetch_names:
+            t0 = now_ns()
+            results.append(self._fetched(n, env, scope, return_numpy))
+            recorder.add("fetch", ORDINARY, t0, now_ns())
+        return results
 
     def _prepare(self, program: Program, fed, fetch_names) -> PreparedBlock:
         block = program.global_block()

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
@@ -34,6 +34,10 @@ class Step:
     ins: Tuple[Tuple[str, Tuple[str, ...], Optional[Tuple[Optional[torch.device], ...]]], ...]
     outs: Tuple[Tuple[str, Tuple[str, ...]], ...]
     dels: Tuple[str, ...] = ()
+    # for the profiler: the AllOpDetail instance name, and the copies' event names
+    unique: str = ""
+    host_copies: frozenset = frozenset()
+    copy_kinds: Dict[Tuple[str, str], str] = field(default_factory=dict)
 
 
 class PreparedBlock:
@@ -56,7 +60,12 @@ class PreparedBlock:
                 targets = tuple(copy_to.get((slot, n)) for n in names)
                 ins.append((slot, tuple(names), targets if any(t is not None for t in targets) else None))
             outs = tuple((slot, tuple(names)) for slot, names in op.outputs.items() if names)
-            steps.append(Step(p, op._def.kernel, attrs, tuple(ins), outs))
+            step = Step(p, op._def.kernel, attrs, tuple(ins), outs)
+            first = next((names[0] for _, names in sorted(outs) if names), "")
+            step.unique = f"{op.type}/{op.type}%{first}%"
+            step.host_copies = frozenset((c.slot, c.var) for c in p.copies if c.slot in op._def.host_inputs)
+            step.copy_kinds = {(c.slot, c.var): c.kind for c in p.copies}
+            steps.append(step)
         self.steps = steps
         self._plan_deletions(set(keep))
 
@@ -77,6 +86,58 @@ class PreparedBlock:
                 per_step.setdefault(i, []).append(n)
         for i, s in enumerate(self.steps):
             s.dels = tuple(per_step.get(i, ()))
+
+    def run_profiled(self, env: Dict[str, torch.Tensor], recorder) -> None:
+        """``run`` recording, per op, its span, its prepare_data / infer_shape / compute phases and
+        the copies (fluid's event names; AllOpDetail adds the ``type%first_output%`` instance)."""
+        from fluidcompat.profiler.events import INNER_OP, ORDINARY, UNIQUE_OP, now_ns
+
+        events = recorder.thread_events().events
+        add = events.append
+        Ev = _event_type()
+        instance = recorder.tracer == "AllOpDetail"
+        env[EMPTY_VAR_NAME] = None
+        for s in self.steps:
+            op_type = s.plan.op.type
+            base = s.unique + "/" if instance else op_type + "/"
+            try:
+                t0 = now_ns()
+                ins = {}
+                for slot, names, targets in s.ins:
+                    if targets is None:
+                        ins[slot] = [env[n] for n in names]
+                        continue
+                    vals = []
+                    for n, t in zip(names, targets):
+                        if t is None:
+                            vals.append(env[n])
+                            continue
+                        c0 = now_ns()
+                        vals.append(env[n].to(t))
+                        phase = "compute/" if (slot, n) in s.host_copies else "prepare_data/"
+                        add(Ev(base + phase + s.copy_kinds[(slot, n)], ORDINARY, c0, now_ns()))
+                    ins[slot] = vals
+                t1 = now_ns()
+                add(Ev(base + "prepare_data", INNER_OP, t0, t1))
+                add(Ev(base + "infer_shape", INNER_OP, t1, now_ns()))
+                t2 = now_ns()
+                result = s.kernel(ins, s.attrs)
+                for slot, names in s.outs:
+                    vals = result.get(slot)
+                    if vals is not None:
+                        for n, v in zip(names, vals):
+                            if n != EMPTY_VAR_NAME:
+                                env[n] = v
+                t3 = now_ns()
+                add(Ev(base + "compute", INNER_OP, t2, t3))
+                for n in s.dels:
+                    env.pop(n, None)
+                t4 = now_ns()
+                if instance:
+                    add(Ev(s.unique, UNIQUE_OP, t0, t4))
+                add(Ev(op_type, ORDINARY, t0, t4))
+            except Exception as e:  # noqa: BLE001  (re-raised with the op attached)
+                raise _op_error(s, e, env) from e
 
     def run(self, env: Dict[str, torch.Tensor]) -> None:
         """Run every step over ``env`` (name -> tensor), which holds the externals on entry."""
@@ -100,6 +161,12 @@ class PreparedBlock:
                     env.pop(n, None)
             except Exception as e:  # noqa: BLE001  (re-raised with the op attached)
                 raise _op_error(s, e, env) from e
+
+
+def _event_type():
+    from fluidcompat.profiler.report import Event
+
+    return Event
 
 
 def _op_error(step: Step, e: Exception, env) -> EnforceNotMet:

@@ -97,7 +97,7 @@ def show_names(threads: Sequence[ThreadEvents]) -> List[ThreadEvents]:
                     out.append(e.name[pos:])
                     break
                 key = e.name[:a]
-                seg = e.name[a:b + 1]
+                seg = e.name[a : b + 1]
                 ids = index.setdefault(key, {})
                 if seg not in ids:
                     ids[seg] = len(ids)
@@ -107,9 +107,12 @@ def show_names(threads: Sequence[ThreadEvents]) -> List[ThreadEvents]:
     result = []
     for t in threads:
         names = renamed.get(t.tid, {})
-        result.append(ThreadEvents(t.tid, [
-            Event(names.get(i, e.name), e.role, e.start_ns, e.end_ns, e.gpu_ns) for i, e in enumerate(t.events)
-        ]))
+        result.append(
+            ThreadEvents(
+                t.tid,
+                [Event(names.get(i, e.name), e.role, e.start_ns, e.end_ns, e.gpu_ns) for i, e in enumerate(t.events)],
+            )
+        )
     return result
 
 
@@ -200,7 +203,7 @@ def _std_sort(items: List, less: Callable) -> None:
         for i in range(first + 1, last):
             if less(items[i], items[first]):
                 value = items[i]
-                items[first + 1:i + 1] = items[first:i]
+                items[first + 1 : i + 1] = items[first:i]
                 items[first] = value
             else:
                 linear_insert(i)
@@ -243,7 +246,7 @@ def _name_size(name: str, role: int, tracer: str) -> int:
 
 def _print_name(item: _Item, depth: int) -> str:
     pos = _nth_slash_from_end(item.name, 2 if item.role == INNER_OP else 1)
-    return "  " * depth + item.name[pos + 1 if pos >= 0 else 0:]
+    return "  " * depth + item.name[pos + 1 if pos >= 0 else 0 :]
 
 
 @dataclass
@@ -276,8 +279,13 @@ def _analyze(events: Sequence[Event], prefix: str, state: str) -> _Table:
         f = parent.name
         for k, child in enumerate(ordered):
             c = child.name
-            if (len(c) > len(f) and c.startswith(f) and not c.startswith(f + "_grad")
-                    and c[len(f)] == "/" and c.rfind("/") == len(f)):
+            if (
+                len(c) > len(f)
+                and c.startswith(f)
+                and not c.startswith(f + "_grad")
+                and c[len(f)] == "/"
+                and c.rfind("/") == len(f)
+            ):
                 sub.append((f, child))
                 is_child[k] = True
     main = [it for it, child in zip(ordered, is_child) if not child]
@@ -300,8 +308,17 @@ def _child_map(table: _Table, tracer: str) -> Dict[str, List[_Item]]:
             anc = parent
             while anc in by_name and by_name[anc].role != ORDINARY:
                 anc = parent_of[anc]
-            moved = _Item(anc + "/" + child.name[child.name.rfind("/") + 1:], child.role, child.calls, child.total,
-                          child.min, child.max, child.cpu, child.gpu, child.ratio)
+            moved = _Item(
+                anc + "/" + child.name[child.name.rfind("/") + 1 :],
+                child.role,
+                child.calls,
+                child.total,
+                child.min,
+                child.max,
+                child.cpu,
+                child.gpu,
+                child.ratio,
+            )
             children.setdefault(anc, []).append(moved)
         elif child.role == ORDINARY:
             children.setdefault(parent, []).append(child)
@@ -348,16 +365,30 @@ def _report(tables: List[_Table], width: int, state: str, key: str, tracer: str,
     out = ["\n" + "-" * 25 + ">     Profiling Report     <" + "-" * 25 + "\n\n"]
     if merged:
         out.append("Note! This Report merge all thread info into one.\n")
-    out.append(f"Place: {STATES[state]}\nTime unit: ms\nSorted by {SORT_DOMAINS[key]} in descending order in the "
-               "same thread\n\n")
+    out.append(
+        f"Place: {STATES[state]}\nTime unit: ms\nSorted by {SORT_DOMAINS[key]} in descending order in the "
+        "same thread\n\n"
+    )
     if len(tables) == 1:
         table = tables[0]
         compute, framework, buckets = _overhead(table)
         out.append(f"Total time: {fmt(table.total)}\n")
-        out.append(_setw("  Computation time", 25) + "Total: " + _setw(fmt(table.total * float(compute)), 12)
-                   + "Ratio: " + fmt(float(_F32(compute * _F32(100)))) + "%\n")
-        out.append(_setw("  Framework overhead", 25) + "Total: " + _setw(fmt(table.total * float(framework)), 12)
-                   + "Ratio: " + fmt(float(_F32(framework * _F32(100)))) + "%\n")
+        out.append(
+            _setw("  Computation time", 25)
+            + "Total: "
+            + _setw(fmt(table.total * float(compute)), 12)
+            + "Ratio: "
+            + fmt(float(_F32(compute * _F32(100))))
+            + "%\n"
+        )
+        out.append(
+            _setw("  Framework overhead", 25)
+            + "Total: "
+            + _setw(fmt(table.total * float(framework)), 12)
+            + "Ratio: "
+            + fmt(float(_F32(framework * _F32(100))))
+            + "%\n"
+        )
         out.append("\n" + _banner("GpuMemCpy Summary", 5) + "\n\n")
         a, s = buckets["GpuMemcpyAsync"], buckets["GpuMemcpySync"]
         rows = [("GpuMemcpy", a[0] + s[0], a[1] + s[1], a[2] + s[2])]
@@ -366,8 +397,16 @@ def _report(tables: List[_Table], width: int, state: str, key: str, tracer: str,
         if s[0]:
             rows.append(("  GpuMemcpySync", s[0], s[1], s[2]))
         for name, calls, total, ratio in rows:
-            out.append(_setw(name, 25) + "Calls: " + _setw(str(calls), 12) + "Total: " + _setw(fmt(total), 12)
-                       + "Ratio: " + fmt(ratio * 100) + "%\n")
+            out.append(
+                _setw(name, 25)
+                + "Calls: "
+                + _setw(str(calls), 12)
+                + "Total: "
+                + _setw(fmt(total), 12)
+                + "Ratio: "
+                + fmt(ratio * 100)
+                + "%\n"
+            )
     out.append("\n" + _banner("Event Summary", 7) + "\n\n")
     header = _setw("Event", width) + _setw("Calls", 12) + _setw("Total", 12)
     if state == "All":
@@ -381,8 +420,12 @@ def _report(tables: List[_Table], width: int, state: str, key: str, tracer: str,
     return "".join(out)
 
 
-def format_reports(threads: Sequence[ThreadEvents], state: str = "CPU", sorted_key: Optional[str] = None,
-                   tracer_option: str = "Default") -> str:
+def format_reports(
+    threads: Sequence[ThreadEvents],
+    state: str = "CPU",
+    sorted_key: Optional[str] = None,
+    tracer_option: str = "Default",
+) -> str:
     """The text fluid 1.8 prints when profiling stops, for the per-thread event lists ``threads``
     (newest thread first): a merged report when two or more threads recorded, then the per-thread one."""
     key = sorted_key or "default"

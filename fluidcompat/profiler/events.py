@@ -1,0 +1,64 @@
+"""Event collection: one list of finished spans per thread, kept for the whole process as fluid did.
+
+The interpreter asks ``RECORDER.enabled`` once per run; with the profiler off nothing here runs.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Dict, List, Optional
+
+from fluidcompat.profiler.report import INNER_OP, ORDINARY, UNIQUE_OP, Event, ThreadEvents
+
+__all__ = ["RECORDER", "Recorder", "ORDINARY", "INNER_OP", "UNIQUE_OP", "now_ns"]
+
+now_ns = time.perf_counter_ns
+
+
+class Recorder:
+    """The process-wide profiler state: on/off, the state and tracer option, and the event lists."""
+
+    def __init__(self) -> None:
+        self.enabled = False
+        self.state = "CPU"
+        self.tracer = "Default"
+        self.lists: List[ThreadEvents] = []  # newest thread first, as fluid lists them
+        self._by_thread: Dict[int, ThreadEvents] = {}
+        self._lock = threading.Lock()
+        self.wall_offset_ns = 0
+        self.session_start_ns = 0
+
+    def thread_events(self) -> ThreadEvents:
+        ident = threading.get_ident()
+        t = self._by_thread.get(ident)
+        if t is None:
+            with self._lock:
+                t = ThreadEvents(len(self._by_thread))
+                self._by_thread[ident] = t
+                self.lists.insert(0, t)
+        return t
+
+    def add(
+        self, name: str, role: int, start_ns: int, end_ns: int, gpu_ns: int = 0, events: Optional[List[Event]] = None
+    ) -> None:
+        (events if events is not None else self.thread_events().events).append(
+            Event(name, role, start_ns, end_ns, gpu_ns)
+        )
+
+    def start(self, state: str, tracer: str) -> None:
+        self.state, self.tracer = state, tracer
+        self.wall_offset_ns = time.time_ns() - now_ns()
+        self.session_start_ns = now_ns()
+        self.enabled = True
+
+    def reset(self) -> None:
+        for t in self.lists:
+            t.events.clear()
+
+    def stop(self) -> None:
+        self.reset()
+        self.enabled = False
+
+
+RECORDER = Recorder()

@@ -1,0 +1,184 @@
+"""The profiler on real runs: reports, tracer options, sessions, bad arguments, files and timers."""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import fluidcompat as fluid
+from fluidcompat import profiler
+from fluidcompat.profiler.events import RECORDER
+
+L = fluid.layers
+
+
+@pytest.fixture(autouse=True)
+def profiler_off():
+    yield
+    if RECORDER.enabled:
+        RECORDER.stop()
+
+
+def two_layer_net():
+    x = fluid.data("x", [None, 4])
+    y = L.fc(L.fc(x, 3, act="relu"), 2)
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(fluid.default_startup_program())
+    return exe, y, {"x": np.ones((2, 4), "float32")}
+
+
+def rows(text):
+    """Event Summary rows as (name, calls)."""
+    table = text.split("Event Summary")[-1].splitlines()[3:]
+    return [
+        (ln[: ln.index("  ")].rstrip() if not ln.startswith("  ") else ln.split("  ")[1], int(ln.split()[1]))
+        for ln in table
+        if ln.strip()
+    ]
+
+
+def test_context_report(capsys, tmp_path):
+    exe, y, feed = two_layer_net()
+    with profiler.profiler("CPU", "total", profile_path=str(tmp_path / "profile")):
+        for _ in range(3):
+            exe.run(feed=feed, fetch_list=[y])
+    out = capsys.readouterr().out
+    assert out.startswith("\n------------------------->     Profiling Report     <-------------------------\n\n")
+    assert "Place: CPU\nTime unit: ms\nSorted by total time in descending order in the same thread\n" in out
+    assert re.search(r"Total time: [\d.e-]+\n  Computation time       Total: ", out)
+    assert "GpuMemcpy                Calls: 0           Total: 0           Ratio: 0%\n" in out
+    got = dict(rows(out))
+    assert got == {
+        "thread0::feed": 3,
+        "thread0::mul": 6,
+        "thread0::elementwise_add": 6,
+        "thread0::relu": 3,
+        "thread0::fetch": 3,
+    }
+    assert not RECORDER.enabled and (tmp_path / "profile").stat().st_size > 0
+
+
+def test_opdetail_and_allopdetail(capsys):
+    exe, y, feed = two_layer_net()
+    with profiler.profiler("All", None, "", "OpDetail"):
+        exe.run(feed=feed, fetch_list=[y])
+    out = capsys.readouterr().out
+    assert "  thread0::mul/prepare_data" in out and "  thread0::mul/compute" in out
+    assert "CPU Time (Ratio)        GPU Time (Ratio)" in out
+    with profiler.profiler("CPU", None, "", "AllOpDetail"):
+        exe.run(feed=feed, fetch_list=[y])
+    out = capsys.readouterr().out
+    assert re.search(r"\n  mul0 +1 ", out) and re.search(r"\n  mul1 +1 ", out)
+    assert re.search(r"\n    mul0/compute +1 ", out)
+
+
+def test_gpu_state_on_cpu_reads_zero(capsys):
+    exe, y, feed = two_layer_net()
+    with profiler.profiler("GPU", None, ""):
+        exe.run(feed=feed, fetch_list=[y])
+    out = capsys.readouterr().out
+    assert "Place: CUDA" in out and re.search(r"thread0::mul +2 +0 +0 +0 +0 +-nan", out)
+
+
+def test_start_stop_and_reset(capsys):
+    exe, y, feed = two_layer_net()
+    for i in range(10):
+        if i == 2:
+            profiler.start_profiler("All")
+        if i == 5:
+            profiler.reset_profiler()
+        if i == 8:
+            profiler.stop_profiler("calls", "")
+        exe.run(feed=feed, fetch_list=[y])
+    got = dict(rows(capsys.readouterr().out))
+    assert got["thread0::mul"] == 6 and got["thread0::relu"] == 3  # iterations 5, 6, 7
+
+
+def test_bad_arguments_keep_the_profiler_usable(capsys):
+    exe, y, feed = two_layer_net()
+    with pytest.raises(ValueError, match=r"^The state must be 'CPU' or 'GPU' or 'All'\.$"):
+        profiler.start_profiler("cpu")
+    with pytest.raises(ValueError, match=r"^tracer option must be 'Default', 'OpDetail', 'AllOpDetail'\.$"):
+        profiler.start_profiler("CPU", "Detail")
+    assert not RECORDER.enabled
+    with pytest.raises(ValueError, match="The sorted_key must be None or in 'calls', 'total', 'max', 'min'"):
+        with profiler.profiler("CPU", "time"):
+            pass
+    assert not RECORDER.enabled
+    profiler.start_profiler("CPU")
+    exe.run(feed=feed, fetch_list=[y])
+    with pytest.raises(ValueError, match="The sorted_key must be None"):
+        profiler.stop_profiler("time")
+    assert RECORDER.enabled
+    profiler.stop_profiler(None, "")
+    assert "thread0::mul" in capsys.readouterr().out and not RECORDER.enabled
+    with pytest.raises(ValueError, match=r"^The output mode must be 'kvp' or 'csv'\.$"):
+        with profiler.cuda_profiler("out.txt", "json"):
+            pass
+
+
+def test_exception_in_the_block_still_prints(capsys):
+    exe, y, feed = two_layer_net()
+    with pytest.raises(KeyError):
+        with profiler.profiler("CPU", None, ""):
+            exe.run(feed=feed, fetch_list=[y])
+            raise KeyError("boom")
+    assert "thread0::mul" in capsys.readouterr().out and not RECORDER.enabled
+
+
+def test_profile_file_to_chrome_trace(tmp_path, capsys):
+    exe, y, feed = two_layer_net()
+    with profiler.profiler("CPU", None, str(tmp_path / "profile"), "OpDetail"):
+        exe.run(feed=feed, fetch_list=[y])
+    capsys.readouterr()
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fluidcompat.timeline",
+            "--profile_path",
+            str(tmp_path / "profile"),
+            "--timeline_path",
+            str(tmp_path / "timeline"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert proc.returncode == 0, proc.stderr
+    trace = json.load(open(tmp_path / "timeline"))
+    names = [e["name"] for e in trace["traceEvents"] if e["ph"] == "X"]
+    assert "mul" in names and "mul/compute" in names and "feed" in names
+    spans = [e for e in trace["traceEvents"] if e["ph"] == "X"]
+    assert all(e["dur"] >= 0 and e["tid"] == 0 for e in spans)
+    assert any(e["ph"] == "M" and e["args"]["name"].startswith("trainer:cpu:block:") for e in trace["traceEvents"])
+
+
+def test_timers(capsys):
+    profiler.reset_timers()
+
+    @profiler.timer("decorated")
+    def work():
+        return sum(range(1000))
+
+    for _ in range(3):
+        work()
+    with profiler.timer("block"):
+        work()
+    profiler.print_all_status()
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split() == ["Timer", "total(ms)", "avg(ms)", "max(ms)", "min(ms)", "count"]
+    counts = {ln.split()[0]: int(ln.split()[-1]) for ln in out[1:]}
+    assert counts == {"decorated": 4, "block": 1}
+
+
+def test_cuda_profiler_without_cuda_warns():
+    if fluid.places.cuda_available():
+        pytest.skip("checks the machine without CUDA")
+    with pytest.warns(UserWarning, match="no CUDA device"):
+        with profiler.cuda_profiler("out.txt"):
+            pass
