@@ -182,3 +182,35 @@ def test_cuda_profiler_without_cuda_warns():
     with pytest.warns(UserWarning, match="no CUDA device"):
         with profiler.cuda_profiler("out.txt"):
             pass
+
+
+def test_vlog_lines_match_fluid():
+    """GLOG_vmodule=operator=3,...: the same lines as fluid 1.8.5 printed, minus time and thread id."""
+    import os
+
+    golden = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
+    env = dict(os.environ, GLOG_vmodule="operator=3,feed_op=3,fetch_op=3,tensor_util=3")
+    proc = subprocess.run(
+        [sys.executable, "-m", "fluidcompat", "run", os.path.join(golden, "vlog_ops.py")],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+
+    def messages(text):
+        return [
+            re.sub(r"^I\d{4} [\d:.]+ \d+ (\w+\.cc:\d+)\] ", r"\1] ", ln)
+            for ln in text.splitlines()
+            if re.match(r"I\d{4} ", ln)
+        ]
+
+    with open(os.path.join(golden, "vlog_ops.txt")) as f:
+        want = messages(f.read())
+    assert messages(proc.stderr) == want
+
+
+def test_vlog_off_by_default(capfd):
+    exe, y, feed = two_layer_net()
+    exe.run(feed=feed, fetch_list=[y])
+    assert "operator.cc" not in capfd.readouterr().err

@@ -14,6 +14,7 @@ from fluidcompat.executor.interpreter import PreparedBlock, UninitializedVariabl
 from fluidcompat.executor.placement import plan_block
 from fluidcompat.executor.scope import LoDTensor, Scope, global_scope, vartype_of
 from fluidcompat.framework import Operator, Program, Variable, default_main_program
+from fluidcompat.logging import VLog, any_vlog, dims_text, place_text, var_debug
 from fluidcompat.profiler.events import ORDINARY, RECORDER, now_ns
 
 
@@ -247,8 +248,11 @@ class Executor:
 
         block = program.global_block()
         recorder = RECORDER if RECORDER.enabled else None
+        vlog = VLog() if any_vlog() else None
+        vlog = vlog if vlog is not None and vlog.on else None
         fed: Dict[str, torch.Tensor] = {}
-        for name, value in feed.items():
+        # fluid prepends one feed op per name, so the last name is fed first
+        for col, (name, value) in reversed(list(enumerate(feed.items()))):
             var = block.vars.get(name)
             if var is None:
                 warnings.warn(
@@ -259,6 +263,14 @@ class Executor:
             fed[name] = self._feed_tensor(name, value, var)
             if recorder:
                 recorder.add("feed", ORDINARY, t0, now_ns())
+            if vlog:
+                vlog("feed_op", 58, f"Feed variable feed's {col} column to variable {name}")
+                vlog(
+                    "operator",
+                    180,
+                    f"{place_text(self._device)} Op(feed), inputs:{{X[feed:[-1]({{{{}}}})]}}, "
+                    f"outputs:{{Out[{var_debug(name, fed[name], vartype_of)}]}}.",
+                )
         for n in fetch_names:
             if block._find_var_recursive(n) is None and scope.find_var(n) is None:
                 raise ValueError(
@@ -276,22 +288,38 @@ class Executor:
                 raise _missing_input(prepared, n, block)
             env[n] = t if dev is None or t.device == dev else t.to(dev)
         with torch.no_grad():
-            if recorder:
-                prepared.run_profiled(env, recorder)
+            if recorder or vlog:
+                prepared.run_instrumented(env, recorder, vlog)
             else:
                 prepared.run(env)
         for n in prepared.persist_outputs:
             t = env.get(n)
             if t is not None:
                 scope.var(n).tensor._t = t
-        if not recorder:
+        if not recorder and not vlog:
             return [self._fetched(n, env, scope, return_numpy) for n in fetch_names]
         results = []
-        for n in fetch_names:
+        for col, n in enumerate(fetch_names):
             t0 = now_ns()
             results.append(self._fetched(n, env, scope, return_numpy))
-            recorder.add("fetch", ORDINARY, t0, now_ns())
+            if recorder:
+                recorder.add("fetch", ORDINARY, t0, now_ns())
+            if vlog:
+                self._log_fetch(vlog, col, n, env.get(n))
         return results
+
+    @staticmethod
+    def _log_fetch(vlog, col: int, name: str, value) -> None:
+        vlog("fetch_op", 99, f"Fetch variable {name} to variable fetch's {col} column.")
+        if torch.is_tensor(value):
+            src = place_text(value.device)
+            vlog("tensor_util", 129, f"TensorCopySync {dims_text(value.shape)} from {src} to CPUPlace")
+        vlog(
+            "operator",
+            180,
+            f"CPUPlace Op(fetch), inputs:{{X[{var_debug(name, value, vartype_of)}]}}, "
+            f"outputs:{{Out[fetch:[-1]({{{{}}}})]}}.",
+        )
 
     def _prepare(self, program: Program, fed, fetch_names) -> PreparedBlock:
         block = program.global_block()

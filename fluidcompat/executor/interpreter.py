@@ -87,21 +87,27 @@ class PreparedBlock:
         for i, s in enumerate(self.steps):
             s.dels = tuple(per_step.get(i, ()))
 
-    def run_profiled(self, env: Dict[str, torch.Tensor], recorder) -> None:
-        """``run`` recording, per op, its span, its prepare_data / infer_shape / compute phases and
-        the copies (fluid's event names; AllOpDetail adds the ``type%first_output%`` instance)."""
+    def run_instrumented(self, env: Dict[str, torch.Tensor], recorder=None, vlog=None) -> None:
+        """``run`` that also records profiler events (per op: its span, its prepare_data /
+        infer_shape / compute phases, the copies; AllOpDetail adds the ``type%first_output%``
+        instance) and/or writes fluid's VLOG lines for each op and copy."""
+        from fluidcompat.executor.scope import vartype_of
+        from fluidcompat.logging import dims_text, place_text, var_debug
         from fluidcompat.profiler.events import INNER_OP, ORDINARY, UNIQUE_OP, now_ns
 
-        events = recorder.thread_events().events
+        events = recorder.thread_events().events if recorder else []
         add = events.append
         Ev = _event_type()
-        instance = recorder.tracer == "AllOpDetail"
+        instance = recorder is not None and recorder.tracer == "AllOpDetail"
         env[EMPTY_VAR_NAME] = None
         for s in self.steps:
             op_type = s.plan.op.type
             base = s.unique + "/" if instance else op_type + "/"
+            place = place_text(s.plan.device)
             try:
                 t0 = now_ns()
+                if vlog:
+                    vlog("operator", 1066, f"expected_kernel_key:{_kernel_key(s, env, place, vartype_of)}")
                 ins = {}
                 for slot, names, targets in s.ins:
                     if targets is None:
@@ -113,6 +119,8 @@ class PreparedBlock:
                             vals.append(env[n])
                             continue
                         c0 = now_ns()
+                        if vlog:
+                            _log_copy(vlog, n, env[n], place_text(t), vartype_of, dims_text)
                         vals.append(env[n].to(t))
                         phase = "compute/" if (slot, n) in s.host_copies else "prepare_data/"
                         add(Ev(base + phase + s.copy_kinds[(slot, n)], ORDINARY, c0, now_ns()))
@@ -130,6 +138,8 @@ class PreparedBlock:
                                 env[n] = v
                 t3 = now_ns()
                 add(Ev(base + "compute", INNER_OP, t2, t3))
+                if vlog:
+                    vlog("operator", 180, f"{place} {_debug_string(s.plan.op, env, var_debug, vartype_of)}")
                 for n in s.dels:
                     env.pop(n, None)
                 t4 = now_ns()
@@ -161,6 +171,54 @@ class PreparedBlock:
                     env.pop(n, None)
             except Exception as e:  # noqa: BLE001  (re-raised with the op attached)
                 raise _op_error(s, e, env) from e
+
+
+def _kernel_key(step, env, place, vartype_of) -> str:
+    from fluidcompat.dtypes import CPP_NAMES, VarType
+
+    dtype = "float"
+    for _, names, _ in step.ins:
+        for n in names:
+            v = env.get(n)
+            if torch.is_tensor(v) and v.is_floating_point():
+                dtype = CPP_NAMES[vartype_of(v)]
+                break
+        else:
+            continue
+        break
+    else:
+        if "dtype" in step.attrs and isinstance(step.attrs["dtype"], int) and step.attrs["dtype"] >= 0:
+            dtype = CPP_NAMES.get(VarType(step.attrs["dtype"]), "float")
+    return f"data_type[{dtype}]:data_layout[ANY_LAYOUT]:place[{place}]:library_type[PLAIN]"
+
+
+def _log_copy(vlog, name, value, dst, vartype_of, dims_text) -> None:
+    from fluidcompat.dtypes import CPP_NAMES
+    from fluidcompat.logging import place_text
+
+    src = place_text(value.device)
+    dtype = CPP_NAMES[vartype_of(value)]
+    vlog(
+        "operator",
+        1207,
+        f"Transform Variable {name} from data_type[{dtype}]:data_layout[NCHW]:place[{src}]:"
+        f"library_type[PLAIN] to data_type[{dtype}]:data_layout[ANY_LAYOUT]:place[{dst}]:"
+        f"library_type[PLAIN]",
+    )
+    vlog("data_device_transform", 21, f"DeviceTransform in, src_place {src} dst_place: {dst}")
+    vlog("tensor_util", 129, f"TensorCopySync {dims_text(value.shape)} from {src} to {dst}")
+
+
+def _debug_string(op, env, var_debug, vartype_of) -> str:
+    """``Op(type), inputs:{Slot[var:float[3, 4]({})], ...}, outputs:{...}.`` (slots sorted by name)."""
+
+    def slots(d):
+        return ", ".join(
+            f"{slot}[{', '.join(var_debug(n, env.get(n), vartype_of) for n in names)}]"
+            for slot, names in sorted(d.items())
+        )
+
+    return f"Op({op.type}), inputs:{{{slots(op.inputs)}}}, outputs:{{{slots(op.outputs)}}}."
 
 
 def _event_type():

@@ -1,0 +1,90 @@
+"""glog-style verbose logs controlled by ``GLOG_v`` and ``GLOG_vmodule`` (``operator=3,fetch_op=3``).
+
+The executor asks ``vlog_level`` once per run; with logging off no line is ever formatted.
+Torch-free.
+"""
+
+from __future__ import annotations
+
+import datetime
+import os
+import sys
+import threading
+from typing import Dict, Tuple
+
+from fluidcompat.dtypes import CPP_NAMES
+
+__all__ = ["vlog_level", "VLog", "var_debug", "place_text"]
+
+_cache: Tuple[str, str, Dict[str, int], int] = ("", "", {}, 0)
+
+
+def _settings() -> Tuple[Dict[str, int], int]:
+    global _cache
+    v, vmodule = os.environ.get("GLOG_v", ""), os.environ.get("GLOG_vmodule", "")
+    if (v, vmodule) != _cache[:2]:
+        modules = {}
+        for part in vmodule.split(","):
+            name, _, level = part.partition("=")
+            if name.strip() and level.strip().lstrip("-").isdigit():
+                modules[name.strip()] = int(level)
+        _cache = (v, vmodule, modules, int(v) if v.strip().lstrip("-").isdigit() else 0)
+    return _cache[2], _cache[3]
+
+
+def vlog_level(module: str) -> int:
+    """The verbosity in force for a source module (``operator``, ``feed_op``, ``fetch_op``, ...)."""
+    modules, default = _settings()
+    return modules.get(module, default)
+
+
+def any_vlog(level: int = 3) -> bool:
+    modules, default = _settings()
+    return default >= level or any(v >= level for v in modules.values())
+
+
+class VLog:
+    """Writes fluid's VLOG lines for the modules switched on at ``level``."""
+
+    FILES = {
+        "operator": "operator.cc",
+        "feed_op": "feed_op.cc",
+        "fetch_op": "fetch_op.cc",
+        "tensor_util": "tensor_util.cc",
+        "data_device_transform": "data_device_transform.cc",
+    }
+
+    def __init__(self, level: int = 3) -> None:
+        self.on = {m for m in self.FILES if vlog_level(m) >= level}
+        self.pid = os.getpid()
+
+    def __call__(self, module: str, line: int, text: str) -> None:
+        if module not in self.on:
+            return
+        now = datetime.datetime.now()
+        tid = threading.get_native_id() if hasattr(threading, "get_native_id") else self.pid
+        sys.stderr.write(f"I{now:%m%d %H:%M:%S}.{now.microsecond:06d} {tid} {self.FILES[module]}:{line}] {text}\n")
+
+
+def dims_text(shape) -> str:
+    return ", ".join(str(d) for d in shape)
+
+
+def var_debug(name: str, value, vartype_of) -> str:
+    """``name:float[3, 4]({})`` as fluid's ``DebugStringEx`` prints a variable in a scope."""
+    if value is None:
+        return f"{name}[uninited]"
+    if isinstance(value, list):
+        return f"{name}:[-1]({{{{}}}})"
+    if not hasattr(value, "dtype") or not hasattr(value, "shape"):
+        return f"{name}[uninited]"
+    rows = f"[row_size={value.rows.shape[0]}]" if hasattr(value, "rows") else ""
+    return f"{name}{rows}:{CPP_NAMES[vartype_of(value)]}[{dims_text(value.shape)}]({{}})"
+
+
+def place_text(device) -> str:
+    """``CPUPlace`` or ``CUDAPlace(N)`` for a torch device (or its string)."""
+    text = str(device)
+    if text.startswith("cuda"):
+        return f"CUDAPlace({text.split(':')[1] if ':' in text else 0})"
+    return "CPUPlace"
