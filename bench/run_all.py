@@ -31,7 +31,7 @@ def median_step(fn, steps: int) -> float:
     return statistics.median(times)
 
 
-def compare(name: str, ours, theirs, steps: int = 2000, rounds: int = 5) -> None:
+def compare(name: str, ours, theirs, steps: int = 2000, rounds: int = 5, label=("fluidcompat", "torch")) -> None:
     for _ in range(50):  # warm up both
         ours()
         theirs()
@@ -40,7 +40,7 @@ def compare(name: str, ours, theirs, steps: int = 2000, rounds: int = 5) -> None
         a.append(median_step(ours, steps // rounds))
         b.append(median_step(theirs, steps // rounds))
     ta, tb = statistics.median(a) * 1e6, statistics.median(b) * 1e6
-    print(f"{name:<28} fluidcompat {ta:9.1f} us   torch {tb:9.1f} us   ratio {ta / tb:6.2f}")
+    print(f"{name:<28} {label[0]} {ta:9.1f} us   {label[1]} {tb:9.1f} us   ratio {ta / tb:6.2f}")
 
 
 def crop_case():
@@ -66,6 +66,22 @@ def crop_case():
             d1[: s[0], : s[1], : s[2], : s[3]].numpy().copy()
 
     return ours, theirs
+
+
+def profiler_case(tracer: str):
+    """The crop program with the profiler on, against the same program with it off."""
+    from fluidcompat.profiler.events import RECORDER
+
+    ours, _ = crop_case()
+
+    def on():
+        RECORDER.enabled = True
+        RECORDER.tracer = tracer
+        ours()
+        RECORDER.enabled = False
+        RECORDER.reset()
+
+    return on, ours
 
 
 def chain_case(n: int = 200):
@@ -97,6 +113,9 @@ def main() -> None:
     print(f"# {time.strftime('%Y-%m-%d')} {platform.processor() or platform.machine()} torch {torch.__version__}")
     compare("crop program (5 ops)", *crop_case())
     compare("200-op elementwise chain", *chain_case(), steps=500)
+    print("# profiler on / off (crop program), the ratio column is on / off")
+    compare("profiler Default", *profiler_case("Default"), label=("on", "off"))
+    compare("profiler AllOpDetail", *profiler_case("AllOpDetail"), label=("on", "off"))
     import embedding_memory
 
     embedding_memory.main()

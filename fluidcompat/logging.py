@@ -1,6 +1,7 @@
 """glog-style verbose logs controlled by ``GLOG_v`` and ``GLOG_vmodule`` (``operator=3,fetch_op=3``).
 
-The executor asks ``vlog_level`` once per run; with logging off no line is ever formatted.
+As glog does, the variables are read once, when first needed (``refresh()`` reads them again);
+the executor then asks one cached flag per run, and with logging off no line is ever formatted.
 Torch-free.
 """
 
@@ -10,26 +11,32 @@ import datetime
 import os
 import sys
 import threading
-from typing import Dict, Tuple
+from typing import Dict, Optional, Tuple
 
 from fluidcompat.dtypes import CPP_NAMES
 
 __all__ = ["vlog_level", "VLog", "var_debug", "place_text"]
 
-_cache: Tuple[str, str, Dict[str, int], int] = ("", "", {}, 0)
+_cache: Optional[Tuple[Dict[str, int], int, int]] = None
+
+
+def refresh() -> None:
+    """Read ``GLOG_v`` and ``GLOG_vmodule`` again."""
+    global _cache
+    v, vmodule = os.environ.get("GLOG_v", ""), os.environ.get("GLOG_vmodule", "")
+    modules = {}
+    for part in vmodule.split(","):
+        name, _, level = part.partition("=")
+        if name.strip() and level.strip().lstrip("-").isdigit():
+            modules[name.strip()] = int(level)
+    default = int(v) if v.strip().lstrip("-").isdigit() else 0
+    _cache = (modules, default, max([default] + list(modules.values())))
 
 
 def _settings() -> Tuple[Dict[str, int], int]:
-    global _cache
-    v, vmodule = os.environ.get("GLOG_v", ""), os.environ.get("GLOG_vmodule", "")
-    if (v, vmodule) != _cache[:2]:
-        modules = {}
-        for part in vmodule.split(","):
-            name, _, level = part.partition("=")
-            if name.strip() and level.strip().lstrip("-").isdigit():
-                modules[name.strip()] = int(level)
-        _cache = (v, vmodule, modules, int(v) if v.strip().lstrip("-").isdigit() else 0)
-    return _cache[2], _cache[3]
+    if _cache is None:
+        refresh()
+    return _cache[0], _cache[1]
 
 
 def vlog_level(module: str) -> int:
@@ -39,8 +46,9 @@ def vlog_level(module: str) -> int:
 
 
 def any_vlog(level: int = 3) -> bool:
-    modules, default = _settings()
-    return default >= level or any(v >= level for v in modules.values())
+    if _cache is None:
+        refresh()
+    return _cache[2] >= level
 
 
 class VLog:
