@@ -157,6 +157,7 @@ for _name, _fn in _COMPARE.items():
             _binary_infer(VarType.BOOL),
             _binary_kernel(_fn),
             cpu_attr="force_cpu",
+            place_from_input="X",
         )
     )
 
@@ -172,7 +173,9 @@ def _logical_kernel(fn):
 
 
 for _name, _fn in _LOGICAL.items():
-    register(OpDef(_name, ("X", "Y"), ("Out",), {}, _binary_infer(VarType.BOOL), _logical_kernel(_fn)))
+    register(
+        OpDef(_name, ("X", "Y"), ("Out",), {}, _binary_infer(VarType.BOOL), _logical_kernel(_fn), place_from_input="X")
+    )
 register(
     OpDef(
         "logical_not",
@@ -181,6 +184,7 @@ register(
         {},
         lambda ins, attrs: out("Out", ins["X"][0].shape, VarType.BOOL),
         lambda ins, attrs: {"Out": [torch.logical_not(ins["X"][0])]},
+        place_from_input="X",
     )
 )
 

@@ -61,6 +61,13 @@ class OpDef:
     no_buffer_inputs: FrozenSet[str] = frozenset()
     # When this boolean attribute is set the op runs on the CPU (fluid's ``force_cpu``).
     cpu_attr: str = ""
+    # With no op_device, the op runs where this input slot's tensor lives (fluid 1.8's cast,
+    # compare and logical ops).
+    place_from_input: str = ""
+    # Input slots whose variables may hold no value (read as None), e.g. select_input's branches.
+    optional_inputs: FrozenSet[str] = frozenset()
+    # Run by the interpreter itself (sub-blocks), not by a kernel.
+    control: bool = False
     grad: Optional[GradDef] = None
     # For a grad op: the forward op type it differentiates.
     forward: str = ""

@@ -195,6 +195,7 @@ register(
         lambda ins, attrs: out("Out", ins["X"][0].shape, attrs["out_dtype"]),
         lambda ins, attrs: {"Out": [ins["X"][0].to(_tdtype(attrs["out_dtype"]))]},
         grad=GradDef(in_grads=("X",), maker=lambda op, og, ig: _cast_grad_maker(op, og, ig)),
+        place_from_input="X",
     )
 )
 

@@ -400,6 +400,8 @@ CASES = [
         {"b": B, "x": X, "y": Y},
         lambda b, x, y: [np.where(b, x, y)],
     ),
+    Case("select_input", lambda x, y: L.select_input([x, y], L.assign(np.array([1], "int32"))), xy, lambda x, y: y),
+    Case("select_input_0", lambda x, y: L.select_input([x, y], L.assign(np.array([0], "int32"))), xy, lambda x, y: x),
     Case("increment", lambda: L.increment(L.fill_constant([1], "int64", 5), 2), {}, lambda: np.array([7], "int64")),
     # convolution, pooling, normalisation
     Case(

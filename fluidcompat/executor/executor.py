@@ -32,6 +32,9 @@ class FetchedArray(np.ndarray):
             return int(self.reshape(-1)[0])
         return super().__int__()
 
+    def __repr__(self) -> str:
+        return repr(self.view(np.ndarray))
+
 
 class BuildStrategy:
     """Accepted for compatibility: options are recorded, the single-device run ignores them."""

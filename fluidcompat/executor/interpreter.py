@@ -38,42 +38,58 @@ class Step:
     unique: str = ""
     host_copies: frozenset = frozenset()
     copy_kinds: Dict[Tuple[str, str], str] = field(default_factory=dict)
+    # slots whose variables may hold no value (read as None)
+    optional: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
+    # a control op's sub-block
+    sub: Optional["PreparedBlock"] = None
 
 
 class PreparedBlock:
     """A block planned for one executor place and one set of feed/fetch names."""
 
-    def __init__(self, plan: BlockPlan, keep: Sequence[str]) -> None:
+    def __init__(self, plan: BlockPlan, keep: Sequence[str], free: bool = True) -> None:
         self.plan = plan
         self.externals = {n: (torch.device(d) if d else None) for n, d in plan.externals.items()}
         steps: List[Step] = []
         for p in plan.ops:
             op = p.op
+            d = op._def
             attrs = dict(op.attrs)
             attrs["_device"] = torch.device(p.device)
             if op._def.forward:
                 # the forward input slots whose gradients this grad op is asked for
                 attrs["_wanted"] = frozenset(s[: -len("@GRAD")] for s, names in op.outputs.items() if names)
             copy_to = {(c.slot, c.var): torch.device(c.dst) for c in p.copies}
-            ins = []
+            ins, optional = [], []
             for slot, names in op.inputs.items():
+                if slot in d.optional_inputs:
+                    optional.append((slot, tuple(names)))
+                    continue
                 targets = tuple(copy_to.get((slot, n)) for n in names)
                 ins.append((slot, tuple(names), targets if any(t is not None for t in targets) else None))
             outs = tuple((slot, tuple(names)) for slot, names in op.outputs.items() if names)
-            step = Step(p, op._def.kernel, attrs, tuple(ins), outs)
+            step = Step(p, d.kernel, attrs, tuple(ins), outs)
+            step.optional = tuple(optional)
+            if d.control:
+                # sub-block values stay in the run's variables until the run ends
+                step.sub = PreparedBlock(plan.subplans[p.index], keep=(), free=False)
             first = next((names[0] for _, names in sorted(outs) if names), "")
             step.unique = f"{op.type}/{op.type}%{first}%"
             step.host_copies = frozenset((c.slot, c.var) for c in p.copies if c.slot in op._def.host_inputs)
             step.copy_kinds = {(c.slot, c.var): c.kind for c in p.copies}
             steps.append(step)
         self.steps = steps
-        self._plan_deletions(set(keep))
+        if free:
+            self._plan_deletions(set(keep))
 
     def _plan_deletions(self, keep: set) -> None:
         """Free each temporary after its last reader (fluid's eager deletion)."""
         last: Dict[str, int] = {}
         for i, s in enumerate(self.steps):
-            for _, names, _ in s.ins:
+            reads = [names for _, names, _ in s.ins] + [names for _, names in s.optional]
+            if s.sub is not None:
+                reads.append(s.sub.reads())
+            for names in reads:
                 for n in names:
                     last[n] = i
             for _, names in s.outs:
@@ -87,7 +103,7 @@ class PreparedBlock:
         for i, s in enumerate(self.steps):
             s.dels = tuple(per_step.get(i, ()))
 
-    def run_instrumented(self, env: Dict[str, torch.Tensor], recorder=None, vlog=None) -> None:
+    def run_instrumented(self, env: Dict[str, torch.Tensor], recorder=None, vlog=None, prefix: str = "") -> None:
         """``run`` that also records profiler events (per op: its span, its prepare_data /
         infer_shape / compute phases, the copies; AllOpDetail adds the ``type%first_output%``
         instance) and/or writes fluid's VLOG lines for each op and copy."""
@@ -101,8 +117,8 @@ class PreparedBlock:
         instance = recorder is not None and recorder.tracer == "AllOpDetail"
         env[EMPTY_VAR_NAME] = None
         for s in self.steps:
-            op_type = s.plan.op.type
-            base = s.unique + "/" if instance else op_type + "/"
+            op_type = prefix + s.plan.op.type
+            base = prefix + s.unique + "/" if instance else op_type + "/"
             place = place_text(s.plan.device)
             try:
                 t0 = now_ns()
@@ -125,7 +141,21 @@ class PreparedBlock:
                         phase = "compute/" if (slot, n) in s.host_copies else "prepare_data/"
                         add(Ev(base + phase + s.copy_kinds[(slot, n)], ORDINARY, c0, now_ns()))
                     ins[slot] = vals
+                for slot, names in s.optional:
+                    ins[slot] = [env.get(n) for n in names]
                 t1 = now_ns()
+                if s.sub is not None:  # a control op: no kernel phases; its sub-block's ops nest under it
+                    if _branch_taken(ins, s.attrs):
+                        s.sub.run_instrumented(env, recorder, vlog, op_type + "/")
+                    t4 = now_ns()
+                    if vlog:
+                        vlog("operator", 180, f"{place} {_debug_string(s.plan.op, env, var_debug, vartype_of)}")
+                    if instance:
+                        add(Ev(prefix + s.unique, UNIQUE_OP, t0, t4))
+                    add(Ev(op_type, ORDINARY, t0, t4))
+                    for n in s.dels:
+                        env.pop(n, None)
+                    continue
                 add(Ev(base + "prepare_data", INNER_OP, t0, t1))
                 add(Ev(base + "infer_shape", INNER_OP, t1, now_ns()))
                 t2 = now_ns()
@@ -144,10 +174,22 @@ class PreparedBlock:
                     env.pop(n, None)
                 t4 = now_ns()
                 if instance:
-                    add(Ev(s.unique, UNIQUE_OP, t0, t4))
+                    add(Ev(prefix + s.unique, UNIQUE_OP, t0, t4))
                 add(Ev(op_type, ORDINARY, t0, t4))
             except Exception as e:  # noqa: BLE001  (re-raised with the op attached)
                 raise _op_error(s, e, env) from e
+
+    def reads(self) -> List[str]:
+        """Every variable the block's ops read, sub-blocks included."""
+        names = []
+        for s in self.steps:
+            for _, ns, _ in s.ins:
+                names.extend(ns)
+            for _, ns in s.optional:
+                names.extend(ns)
+            if s.sub is not None:
+                names.extend(s.sub.reads())
+        return names
 
     def run(self, env: Dict[str, torch.Tensor]) -> None:
         """Run every step over ``env`` (name -> tensor), which holds the externals on entry."""
@@ -160,7 +202,14 @@ class PreparedBlock:
                         ins[slot] = [env[n] for n in names]
                     else:
                         ins[slot] = [env[n] if t is None else env[n].to(t) for n, t in zip(names, targets)]
-                result = s.kernel(ins, s.attrs)
+                for slot, names in s.optional:
+                    ins[slot] = [env.get(n) for n in names]
+                if s.sub is not None:
+                    if _branch_taken(ins, s.attrs):
+                        s.sub.run(env)
+                    result = {}
+                else:
+                    result = s.kernel(ins, s.attrs)
                 for slot, names in s.outs:
                     vals = result.get(slot)
                     if vals is not None:
@@ -171,6 +220,17 @@ class PreparedBlock:
                     env.pop(n, None)
             except Exception as e:  # noqa: BLE001  (re-raised with the op attached)
                 raise _op_error(s, e, env) from e
+
+
+def _branch_taken(ins, attrs) -> bool:
+    """Whether a conditional_block runs: its scalar Cond holds, or every Cond tensor has elements."""
+    conds = ins["Cond"]
+    if attrs.get("is_scalar_condition"):
+        c = conds[0]
+        if c.numel() != 1:
+            raise ValueError(f"conditional_block needs a one-element Cond. Received: shape={list(c.shape)}")
+        return bool(c.reshape(-1)[0])
+    return all(c.numel() != 0 for c in conds)
 
 
 def _kernel_key(step, env, place, vartype_of) -> str:

@@ -52,35 +52,53 @@ class BlockPlan:
     externals: Dict[str, Optional[str]]
     # where each variable lives after the block ran
     locations: Dict[str, str]
+    # the plans of control ops' sub-blocks, by op index
+    subplans: Dict[int, "BlockPlan"]
 
     @property
     def copies(self) -> Tuple[Copy, ...]:
-        return tuple(c for p in self.ops for c in p.copies)
+        """Every copy of a run that takes every branch, sub-blocks included, in op order."""
+        result = []
+        for p in self.ops:
+            result.extend(p.copies)
+            if p.index in self.subplans:
+                result.extend(self.subplans[p.index].copies)
+        return tuple(result)
 
 
-def op_device(op: Operator, place) -> str:
-    """The device an op's kernel runs on, given the executor's place."""
+def op_device(op: Operator, place, loc: Optional[Dict[str, str]] = None) -> str:
+    """The device an op's kernel runs on: its ``op_device`` (device_guard wins, as in fluid), else
+    the CPU under ``force_cpu``, else where its deciding input lives, else the executor's place."""
     d = op._def
+    if op.attrs.get("op_device"):
+        return places.torch_device(op.attrs["op_device"], place)
     if d.cpu_attr and op.attrs.get(d.cpu_attr):
         return "cpu"
-    return places.torch_device(op.attrs.get("op_device") or None, place)
+    if d.place_from_input and loc is not None:
+        names = op.inputs.get(d.place_from_input) or []
+        if names and names[0] in loc:
+            return loc[names[0]]
+    return places.torch_device(None, place)
 
 
-def plan_block(block: Block, place, fed: Iterable[str] = ()) -> BlockPlan:
-    """Plan every op of ``block`` for an executor at ``place``; ``fed`` vars start on its device."""
+def plan_block(block: Block, place, fed: Iterable[str] = (), known: Optional[Dict[str, str]] = None) -> BlockPlan:
+    """Plan every op of ``block`` for an executor at ``place``; ``fed`` vars start on its device,
+    ``known`` vars (of an enclosing block) where it says."""
     exe_dev = places.torch_device(place)
-    loc: Dict[str, str] = {n: exe_dev for n in fed}
+    loc: Dict[str, str] = dict(known or {})
+    loc.update({n: exe_dev for n in fed})
     externals: Dict[str, Optional[str]] = {}
     plans = []
+    subplans: Dict[int, BlockPlan] = {}
     for i, op in enumerate(block.ops):
         d = op._def
-        if d.kernel is None:
+        if d.kernel is None and not d.control:
             raise ValueError(f"op {i} ({op.type}) has no kernel and cannot be planned in block {block.idx}")
-        dev = op_device(op, place)
+        dev = op_device(op, place, loc)
         in_devs = []
         copies = []
         for slot, names in op.inputs.items():
-            if slot in d.no_buffer_inputs:
+            if slot in d.no_buffer_inputs or (d.control and slot not in d.host_inputs):
                 need = None
             elif slot in d.host_inputs:
                 need = "cpu"
@@ -99,9 +117,14 @@ def plan_block(block: Block, place, fed: Iterable[str] = ()) -> BlockPlan:
                         loc[n] = need
                 if need is not None and loc[n] != need:
                     copies.append(Copy(n, slot, loc[n], need))
+        if d.control:
+            sub = block.program.block(op.attrs["sub_block"])
+            subplans[i] = plan_block(sub, place, known=loc)
+            loc.update(subplans[i].locations)
         for slot, names in op.outputs.items():
             out_dev = "cpu" if slot in d.host_outputs else dev
             for n in names:
-                loc[n] = out_dev
+                if not d.control or n not in loc:  # a sub-block's writes keep their own place
+                    loc[n] = out_dev
         plans.append(OpPlan(i, op, dev, tuple(in_devs), tuple(copies)))
-    return BlockPlan(tuple(plans), externals, loc)
+    return BlockPlan(tuple(plans), externals, loc, subplans)

@@ -1,9 +1,11 @@
-"""``fluid.layers`` comparisons, logical ops and ``increment``."""
+"""``fluid.layers`` comparisons, logical ops, ``increment``, and ``cond`` / ``case`` / ``switch_case``."""
 
 from __future__ import annotations
 
-from fluidcompat.dtypes import VarType
-from fluidcompat.framework import Variable, layer
+import functools
+
+from fluidcompat.dtypes import VarType, np_name
+from fluidcompat.framework import Variable, default_main_program, layer
 from fluidcompat.layer_helper import LayerHelper, check_variable
 
 __all__ = [
@@ -18,6 +20,11 @@ __all__ = [
     "logical_not",
     "logical_xor",
     "increment",
+    "cond",
+    "case",
+    "switch_case",
+    "select_input",
+    "ConditionalBlock",
 ]
 
 
@@ -100,3 +107,245 @@ def increment(x, value=1.0, in_place=True) -> Variable:
     out = x if in_place else helper.create_variable_for_type_inference(dtype=x.dtype)
     helper.append_op(type="increment", inputs={"X": [x]}, outputs={"Out": [out]}, attrs={"step": float(value)})
     return out
+
+
+# -- cond, case, switch_case: sub-blocks run by conditional_block ops, merged by select_input ----------
+def _error_message(what, arg_name, op_name, right_value, error_value):
+    return f"{what} of '{arg_name}' in {op_name} must be {right_value}, but received: {error_value}."
+
+
+class ConditionalBlock:
+    """A sub-block of the current block, run by a ``conditional_block`` op when ``inputs`` hold."""
+
+    def __init__(self, inputs, is_scalar_condition=False, name=None) -> None:
+        self.inputs = list(inputs)
+        self.is_scalar_condition = is_scalar_condition
+        self.helper = LayerHelper("conditional_block", name=name)
+
+    def block(self):
+        return _ConditionalBlockGuard(self)
+
+    def complete(self) -> None:
+        program = self.helper.main_program
+        inside = program.current_block()
+        parent = program.block(inside.parent_idx)
+        produced, params = set(), []
+        for op in inside.ops:
+            for name in op.input_arg_names:
+                if name not in produced and name not in params:
+                    params.append(name)
+            produced.update(op.output_arg_names)
+        param_vars = [parent._find_var_recursive(n) for n in params if parent._find_var_recursive(n) is not None]
+        out_vars = [
+            parent._find_var_recursive(n) for n in sorted(produced) if parent._find_var_recursive(n) is not None
+        ]
+        step_scope = parent.create_var(type=VarType.STEP_SCOPES)
+        parent.append_op(
+            type="conditional_block",
+            inputs={"Cond": self.inputs, "Input": param_vars},
+            outputs={"Out": out_vars, "Scope": [step_scope]},
+            attrs={"sub_block": inside.idx, "is_scalar_condition": self.is_scalar_condition},
+        )
+
+
+class _ConditionalBlockGuard:
+    def __init__(self, block: ConditionalBlock) -> None:
+        self.block = block
+
+    def __enter__(self):
+        self.block.helper.main_program._create_block()
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        program = self.block.helper.main_program
+        if exc_type is None:
+            self.block.complete()
+        program._rollback()
+        return False
+
+
+def _copy_to_parent(var):
+    if var is None:
+        return None
+    program = default_main_program()
+    parent = program.block(program.current_block().parent_idx)
+    out = parent.create_var(dtype=var.dtype, shape=var.shape, type=var.type)
+    from fluidcompat.layers.tensor import assign
+
+    assign(var, out)
+    return out
+
+
+def _flatten(structure):
+    if isinstance(structure, (list, tuple)):
+        return [x for item in structure for x in _flatten(item)]
+    return [structure]
+
+
+def _pack_as(structure, flat):
+    it = iter(flat)
+
+    def build(s):
+        if isinstance(s, (list, tuple)):
+            return type(s)(build(x) for x in s)
+        return next(it)
+
+    return build(structure)
+
+
+def _same_structure(a, b) -> bool:
+    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
+        return (
+            isinstance(a, (list, tuple))
+            and isinstance(b, (list, tuple))
+            and len(a) == len(b)
+            and all(_same_structure(x, y) for x, y in zip(a, b))
+        )
+    return True
+
+
+def select_input(inputs, mask):
+    """``inputs[mask]`` (op ``select_input``)."""
+    helper = LayerHelper("select_input")
+    out = helper.create_variable(dtype=inputs[1].dtype, shape=inputs[1].shape, type=inputs[1].type)
+    helper.append_op(type="select_input", inputs={"X": list(inputs), "Mask": [mask]}, outputs={"Out": [out]})
+    return out
+
+
+@layer
+def cond(pred, true_fn=None, false_fn=None, name=None):
+    """Run ``true_fn`` or ``false_fn`` as fluid 1.8 built it: two ``conditional_block`` sub-blocks
+    (the second on ``logical_not(pred)``) whose outputs a ``select_input`` op merges."""
+    check_variable(pred, "pred", "fluid.layers.cond")
+    if pred.dtype != VarType.BOOL:
+        raise TypeError(
+            f"The data type of 'pred' in fluid.layers.cond must be ['bool'], but received {np_name(pred.dtype)}. "
+        )
+    numel = 1
+    for d in pred.shape:
+        numel *= d
+    if numel != 1 and all(d >= 0 for d in pred.shape):
+        raise ValueError(
+            f"The pred of fluid.layers.cond must hold a single bool (shape [1]). Received: {pred.name} with shape "
+            f"{tuple(pred.shape)}"
+        )
+    true_out = false_out = None
+    if true_fn is not None:
+        if not callable(true_fn):
+            raise TypeError(f"The true_fn in cond must be callable, but received {type(true_fn).__name__}")
+        with ConditionalBlock([pred], is_scalar_condition=True).block():
+            origin = true_fn()
+            if origin is not None:
+                true_out = _pack_as(origin, [_copy_to_parent(v) for v in _flatten(origin)])
+    if false_fn is not None:
+        if not callable(false_fn):
+            raise TypeError(f"The false_fn in cond must be callable, but received {type(false_fn).__name__}")
+        with ConditionalBlock([logical_not(pred)], is_scalar_condition=True).block():
+            origin = false_fn()
+            if origin is not None:
+                false_out = _pack_as(origin, [_copy_to_parent(v) for v in _flatten(origin)])
+    if true_out is None and false_out is None:
+        return None
+    if true_out is None:
+        raise ValueError(
+            "Incompatible return values of true_fn and false_fn in cond: true_fn returns None while "
+            "false_fn returns non-None"
+        )
+    if false_out is None:
+        raise ValueError(
+            "Incompatible return values of true_fn and false_fn in cond: true_fn returns non-None while "
+            "false_fn returns None"
+        )
+    if not _same_structure(true_out, false_out):
+        raise ValueError(
+            "Incompatible return values of true_fn and false_fn in cond: the two branches return "
+            f"different structures. Received: {true_out!r} and {false_out!r}"
+        )
+    from fluidcompat.layers.tensor import cast
+
+    mask = cast(pred, dtype="int32")
+    merged = [select_input([f, t], mask) for f, t in zip(_flatten(false_out), _flatten(true_out))]
+    return _pack_as(false_out, merged)
+
+
+@layer
+def case(pred_fn_pairs, default=None, name=None):
+    """The first ``fn`` whose ``pred`` holds, else ``default``; without ``default`` the last pair's
+    ``fn`` is the default, as in fluid 1.8."""
+    if not isinstance(pred_fn_pairs, (list, tuple)):
+        raise TypeError(
+            f"The type of 'pred_fn_pairs' in case must be (<class 'list'>, <class 'tuple'>), but "
+            f"received {type(pred_fn_pairs)}. "
+        )
+    for pair in pred_fn_pairs:
+        if not isinstance(pair, tuple):
+            raise TypeError(_error_message("The elements' type", "pred_fn_pairs", "case", tuple, type(pair)))
+        if len(pair) != 2:
+            raise TypeError(_error_message("The tuple's size", "pred_fn_pairs", "case", "2", f"{len(pair)}-tuple"))
+        pred, fn = pair
+        if not isinstance(pred, Variable):
+            raise TypeError(_error_message("The pred's type", "pred_fn_pairs", "case", "boolean Variable", type(pred)))
+        if not callable(fn):
+            raise TypeError(f"The fn for {pred.name} of pred_fn_pairs in Op(case) must be callable.")
+    pairs = list(pred_fn_pairs)
+    if default is None:
+        default = pairs[-1][1]
+        pairs = pairs[:-1]
+    elif not callable(default):
+        raise TypeError("The default in Op(case) must be callable.")
+    false_fn = default
+    for pred, true_fn in reversed(pairs):
+        false_fn = functools.partial(cond, pred=pred, true_fn=true_fn, false_fn=false_fn)
+    return false_fn()
+
+
+@layer
+def switch_case(branch_index, branch_fns, default=None, name=None):
+    """Run the function keyed by ``branch_index``; without ``default`` the largest key's function."""
+    check_variable(branch_index, "branch_index", "switch_case")
+    if np_name(branch_index.dtype) not in ("uint8", "int32", "int64"):
+        raise TypeError(
+            f"The data type of 'branch_index' in switch_case must be ['uint8', 'int32', 'int64'], but "
+            f"received {np_name(branch_index.dtype)}. "
+        )
+    if branch_index.dtype != VarType.INT64:
+        from fluidcompat.layers.tensor import cast
+
+        branch_index = cast(branch_index, "int64")
+    if not isinstance(branch_fns, (list, tuple, dict)):
+        raise TypeError(
+            f"The type of 'branch_fns' in switch_case must be (<class 'list'>, <class 'tuple'>, "
+            f"<class 'dict'>), but received {type(branch_fns)}. "
+        )
+    fns = list(branch_fns.items()) if isinstance(branch_fns, dict) else list(branch_fns)
+    if all(callable(fn) for fn in fns):
+        fns = list(enumerate(fns))
+    keys = []
+    for pair in fns:
+        if not isinstance(pair, tuple):
+            raise TypeError(_error_message("The elements' type", "branch_fns", "switch_case", tuple, type(branch_fns)))
+        if len(pair) != 2:
+            raise TypeError(_error_message("The tuple's size", "branch_fns", "switch_case", "2", f"{len(pair)}-tuple"))
+        key, fn = pair
+        if not isinstance(key, int):
+            raise TypeError(_error_message("The key's type", "branch_fns", "switch_case", int, type(key)))
+        if key in keys:
+            raise ValueError(f"The key in 'branch_fns' must be unique, but '{key}' appears more than once.")
+        keys.append(key)
+        if not callable(fn):
+            raise TypeError(
+                _error_message(f"The type of function for key {key}", "branch_fns", "switch_case", "callable", type(fn))
+            )
+    if default is None:
+        ordered = sorted(fns, key=lambda p: p[0])
+        default = ordered[-1][1]
+        fns = ordered[:-1]
+    elif not callable(default):
+        raise TypeError("The default in Op(case) must be callable.")
+    from fluidcompat.layers.tensor import fill_constant
+
+    pairs = [(equal(branch_index, fill_constant(shape=[1], dtype="int64", value=k)), fn) for k, fn in fns]
+    false_fn = default
+    for pred, true_fn in pairs:  # fluid 1.8 nests them in this order (the last pair outermost)
+        false_fn = functools.partial(cond, pred=pred, true_fn=true_fn, false_fn=false_fn)
+    return false_fn()

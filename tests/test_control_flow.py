@@ -1,0 +1,134 @@
+"""cond / case / switch_case: fluid 1.8's sub-blocks, values, build errors, placement and the docs' samples."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import fluidcompat as fluid
+from fluidcompat import places
+from fluidcompat.executor.placement import plan_block
+
+L = fluid.layers
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def run(script, *args):
+    proc = subprocess.run(
+        [sys.executable, "-m", "fluidcompat", "run", "--device", "cpu", script, *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def test_matches_fluid():
+    """Values, dtypes, output names and every block's op list as fluid 1.8.5 built and ran them."""
+    got = json.loads(run(os.path.join(ROOT, "tests", "golden", "control_flow.py")))
+    with open(os.path.join(ROOT, "tests", "golden", "control_flow.json")) as f:
+        assert got == json.load(f)
+
+
+def test_cond_runs_only_the_taken_branch():
+    x = fluid.data("x", [1])
+    out = L.cond(x > 0.0, lambda: L.scale(x, 10.0), lambda: L.scale(x, -1.0))
+    exe = fluid.Executor(fluid.CPUPlace())
+    assert exe.run(feed={"x": np.array([2.0], "float32")}, fetch_list=[out])[0].tolist() == [20.0]
+    assert exe.run(feed={"x": np.array([-3.0], "float32")}, fetch_list=[out])[0].tolist() == [3.0]
+    assert [op.type for op in fluid.default_main_program().block(1).ops] == ["scale", "assign"]
+
+
+def snapshot():
+    return str(fluid.default_main_program()), dict(fluid.unique_name.generator.ids)
+
+
+class TestBuildErrors:
+    def test_pred_must_be_a_bool_scalar(self):
+        f = L.fill_constant([1], "float32", 1.0)
+        b = L.fill_constant([2], "bool", 1.0)
+        before = snapshot()
+        with pytest.raises(
+            TypeError,
+            match=r"The data type of 'pred' in fluid.layers.cond must be \['bool'\], but "
+            r"received float32",
+        ):
+            L.cond(f, lambda: f, lambda: f)
+        with pytest.raises(ValueError, match=r"must hold a single bool \(shape \[1\]\).*shape \(2,\)"):
+            L.cond(b, lambda: f, lambda: f)
+        assert snapshot() == before
+
+    def test_mismatched_branches(self):
+        p = L.fill_constant([1], "bool", 1.0)
+        f = L.fill_constant([1], "float32", 1.0)
+        before = snapshot()
+        with pytest.raises(ValueError, match="Incompatible return values of true_fn and false_fn in cond"):
+            L.cond(p, lambda: (f, f), lambda: [f])
+        with pytest.raises(ValueError, match="true_fn returns None while false_fn returns non-None"):
+            L.cond(p, lambda: None, lambda: f)
+        assert snapshot() == before
+        assert fluid.default_main_program().num_blocks == 1
+        out = L.cond(p, lambda: f * 2.0, lambda: f)
+        assert fluid.Executor(fluid.CPUPlace()).run(fetch_list=[out])[0].tolist() == [2.0]
+
+    def test_case_and_switch_case_arguments(self):
+        p = L.fill_constant([1], "bool", 1.0)
+        with pytest.raises(TypeError, match=r"The elements' type of 'pred_fn_pairs' in case must be <class 'tuple'>"):
+            L.case([[p, lambda: p]])
+        with pytest.raises(TypeError, match=r"The default in Op\(case\) must be callable\."):
+            L.case([(p, lambda: p)], default=3)
+        with pytest.raises(ValueError, match="The key in 'branch_fns' must be unique, but '1' appears more than once"):
+            L.switch_case(L.fill_constant([1], "int64", 1), [(1, lambda: p), (1, lambda: p)])
+
+
+def crop_like_case(guard):
+    fn_1 = lambda: L.fill_constant(shape=[1, 2], dtype="float32", value=1)  # noqa: E731
+    fn_2 = lambda: L.fill_constant(shape=[2, 2], dtype="int32", value=2)  # noqa: E731
+    fn_3 = lambda: L.fill_constant(shape=[3], dtype="int32", value=3)  # noqa: E731
+    with fluid.device_guard("cpu" if guard else None):
+        x = L.fill_constant(shape=[1], dtype="float32", value=0.3)
+        y = L.fill_constant(shape=[1], dtype="float32", value=0.1)
+        z = L.fill_constant(shape=[1], dtype="float32", value=0.2)
+        p1, p2, p3 = L.less_than(z, x), L.less_than(x, y), L.equal(x, y)
+    L.case(pred_fn_pairs=[(p1, fn_1), (p2, fn_2)], default=fn_3)
+    L.case(pred_fn_pairs=[(p2, fn_2), (p3, fn_3)])
+
+
+@pytest.mark.parametrize("guard,copies", [(False, 9), (True, 0)])
+def test_guarding_the_predicates_removes_the_copies(monkeypatch, guard, copies):
+    monkeypatch.delenv(places.ENV_DEVICE, raising=False)
+    crop_like_case(guard)
+    plan = plan_block(fluid.default_main_program().global_block(), "cuda:0")
+    assert len(plan.copies) == copies
+    assert all(c.kind == "GpuMemcpySync:GPU->CPU" and c.slot in ("Cond", "Mask") for c in plan.copies)
+
+
+@pytest.mark.parametrize("name", ["control_flow_case.py", "control_flow_case_guarded.py"])
+def test_docs_control_flow_samples(name):
+    out = run(os.path.join("samples", name)).splitlines()
+    assert out[-2:] == ["[[1. 1.]]", "[3 3 3]"]
+    assert out[0].startswith("time cost")
+    table = "\n".join(out).split("Event Summary")[-1].splitlines()[3:]
+    calls = [(ln[:34].strip(), int(ln.split()[1])) for ln in table if ln.strip() and not ln.startswith("[")]
+    # the same events and counts as fluid 1.8.5's report of this program (tests/golden/profiler)
+    assert sorted(calls) == sorted(
+        [
+            ("thread0::fill_constant", 300),
+            ("thread0::conditional_block", 400),
+            ("fill_constant", 200),
+            ("assign", 200),
+            ("thread0::less_than", 200),
+            ("thread0::cast", 200),
+            ("thread0::logical_not", 200),
+            ("thread0::equal", 100),
+            ("thread0::fetch", 200),
+            ("thread0::select_input", 200),
+        ]
+    )
