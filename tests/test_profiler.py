@@ -214,3 +214,23 @@ def test_vlog_off_by_default(capfd):
     exe, y, feed = two_layer_net()
     exe.run(feed=feed, fetch_list=[y])
     assert "operator.cc" not in capfd.readouterr().err
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not fluid.places.cuda_available(), reason="needs a CUDA device")
+def test_gpu_times_and_copies_on_cuda(capsys, monkeypatch):
+    """On a GPU: compute phases get CUDA-event times, and the crop program's two copies show up."""
+    monkeypatch.delenv(fluid.places.ENV_DEVICE, raising=False)
+    data1 = L.fill_constant(shape=[1, 3, 8, 8], value=0.5, dtype="float32")
+    data2 = L.fill_constant(shape=[1, 3, 5, 5], value=0.5, dtype="float32")
+    shape = L.slice(L.shape(data2), axes=[0], starts=[0], ends=[4])
+    out = L.crop_tensor(data1, shape=shape)
+    exe = fluid.Executor(fluid.CUDAPlace(0))
+    with profiler.profiler("All", None, "", "OpDetail"):
+        for _ in range(3):
+            exe.run(fetch_list=[out])
+    text = capsys.readouterr().out
+    assert re.search(r"GpuMemcpySync +Calls: 6 ", text)
+    assert "GpuMemcpySync:CPU->GPU" in text and "GpuMemcpySync:GPU->CPU" in text
+    compute = [ln for ln in text.splitlines() if "thread0::crop_tensor/compute" in ln][0]
+    assert not re.search(r"0\.000000 \(0\.000000\) +\S+ +\S+ +\S+ +\S+ *$", compute)

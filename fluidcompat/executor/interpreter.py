@@ -115,6 +115,7 @@ class PreparedBlock:
         add = events.append
         Ev = _event_type()
         instance = recorder is not None and recorder.tracer == "AllOpDetail"
+        gpu_timing = recorder is not None and recorder.wants_gpu_time
         env[EMPTY_VAR_NAME] = None
         for s in self.steps:
             op_type = prefix + s.plan.op.type
@@ -158,8 +159,14 @@ class PreparedBlock:
                     continue
                 add(Ev(base + "prepare_data", INNER_OP, t0, t1))
                 add(Ev(base + "infer_shape", INNER_OP, t1, now_ns()))
+                cuda = gpu_timing and s.plan.device.startswith("cuda")
+                if cuda:  # the kernel's GPU time, read when the profiler stops
+                    g0, g1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+                    g0.record()
                 t2 = now_ns()
                 result = s.kernel(ins, s.attrs)
+                if cuda:
+                    g1.record()
                 for slot, names in s.outs:
                     vals = result.get(slot)
                     if vals is not None:
@@ -168,6 +175,8 @@ class PreparedBlock:
                                 env[n] = v
                 t3 = now_ns()
                 add(Ev(base + "compute", INNER_OP, t2, t3))
+                if cuda:
+                    recorder.pending_gpu.append((events, len(events) - 1, g0, g1))
                 if vlog:
                     vlog("operator", 180, f"{place} {_debug_string(s.plan.op, env, var_debug, vartype_of)}")
                 for n in s.dels:

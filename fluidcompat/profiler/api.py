@@ -58,6 +58,7 @@ def stop_profiler(sorted_key: Optional[str] = None, profile_path: str = "/tmp/pr
     if not RECORDER.enabled:
         return
     key = _check_key(sorted_key)
+    RECORDER.resolve_gpu_times()
     text = format_reports(RECORDER.lists, RECORDER.state, key, RECORDER.tracer)
     try:
         if profile_path:

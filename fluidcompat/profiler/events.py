@@ -28,6 +28,8 @@ class Recorder:
         self._lock = threading.Lock()
         self.wall_offset_ns = 0
         self.session_start_ns = 0
+        # (event list, index, start CUDA event, end CUDA event): GPU times read when profiling stops
+        self.pending_gpu: List[tuple] = []
 
     def thread_events(self) -> ThreadEvents:
         ident = threading.get_ident()
@@ -52,9 +54,27 @@ class Recorder:
         self.session_start_ns = now_ns()
         self.enabled = True
 
+    @property
+    def wants_gpu_time(self) -> bool:
+        return self.state in ("GPU", "All")
+
+    def resolve_gpu_times(self) -> None:
+        """Fill in the GPU time of every event timed with CUDA events (waits for the device)."""
+        if not self.pending_gpu:
+            return
+        import torch
+
+        torch.cuda.synchronize()
+        for events, index, start, end in self.pending_gpu:
+            e = events[index]
+            gpu_ns = int(start.elapsed_time(end) * 1e6)
+            events[index] = Event(e.name, e.role, e.start_ns, e.end_ns, gpu_ns)
+        self.pending_gpu.clear()
+
     def reset(self) -> None:
         for t in self.lists:
             t.events.clear()
+        self.pending_gpu.clear()
 
     def stop(self) -> None:
         self.reset()
