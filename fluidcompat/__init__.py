@@ -20,6 +20,7 @@ from fluidcompat import (
     unique_name,
 )
 from fluidcompat.backward import append_backward, gradients
+from fluidcompat.executor.explain import placement_report
 from fluidcompat.framework import (
     Block,
     Operator,
@@ -66,6 +67,7 @@ _LAZY_MODULES = {"core", "compiler", "executor", "io"}
 
 __all__ = [
     "append_backward",
+    "placement_report",
     "backward",
     "clip",
     "gradients",

@@ -68,10 +68,18 @@ def main(argv: Optional[List[str]] = None) -> int:
         default=None,
         help="cpu: run every GPU place and device_guard('gpu') on the CPU",
     )
+    run.add_argument(
+        "--explain-placement",
+        action="store_true",
+        help="before each program first runs, print where its ops run, the copies between devices, "
+        "and the device_guard that would remove them (for the place the script asked for)",
+    )
     run.add_argument("script")
     run.add_argument("args", nargs=argparse.REMAINDER)
     ns = parser.parse_args(argv)
     if ns.command == "run":
+        if ns.explain_placement:
+            os.environ["FLUIDCOMPAT_EXPLAIN_PLACEMENT"] = "1"
         return run_script(ns.script, ns.args, ns.device)
     return 2
 

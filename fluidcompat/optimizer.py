@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Dict, List, Optional
 
-from fluidcompat import framework, unique_name
+from fluidcompat import framework, places, unique_name
 from fluidcompat.backward import append_backward
 from fluidcompat.clip import GradientClipBase, append_gradient_clip_ops
 from fluidcompat.dtypes import VarType
@@ -65,6 +65,7 @@ class Optimizer:
         self._accumulators: Dict[str, Dict[str, Variable]] = defaultdict(dict)
         self._learning_rate_map: Dict[int, Variable] = {}
         self.helper: Optional[LayerHelper] = None
+        self._param_device_map: Dict[str, str] = {}
 
     # -- learning rate -----------------------------------------------------------------------
     def _global_learning_rate(self, program=None) -> Optional[Variable]:
@@ -112,7 +113,8 @@ class Optimizer:
         )
         startup = framework.default_startup_program().global_block()
         svar = startup.create_var(name=var.name, shape=var.shape, dtype=var.dtype, persistable=True)
-        ConstantInitializer(value=float(fill_value))(svar, startup)
+        with places.device_guard(self._param_device_map.get(param.name)):
+            ConstantInitializer(value=float(fill_value))(svar, startup)
         self._accumulators[name][param.name] = var
         return var
 
@@ -132,17 +134,28 @@ class Optimizer:
         pass
 
     # -- the passes ------------------------------------------------------------------------------
+    def _update_param_device_map(self, block) -> None:
+        """Each parameter's device: the ``op_device`` of the grad op that produces its gradient, so
+        that its state and its update stay where the parameter lives (as in fluid 1.8)."""
+        for op in block.ops:
+            role_var = op.attrs.get("op_role_var") or []
+            for name in role_var[::2]:
+                if op.attrs.get("op_device") and name not in self._param_device_map:
+                    self._param_device_map[name] = op.attrs["op_device"]
+
     def _create_optimization_pass(self, parameters_and_grads) -> List[framework.Operator]:
         block = default_main_program().global_block()
         start = len(block.ops)
         self.helper = LayerHelper(self.__class__.__name__)
+        self._update_param_device_map(block)
         self._create_accumulators(block, [p for p, g in parameters_and_grads if p.trainable])
         self._create_global_learning_rate()
         for param_and_grad in parameters_and_grads:
             if param_and_grad[1] is None or not param_and_grad[0].trainable:
                 continue
             with default_main_program()._optimized_guard(list(param_and_grad)):
-                self._append_optimize_op(block, param_and_grad)
+                with places.device_guard(self._param_device_map.get(param_and_grad[0].name)):
+                    self._append_optimize_op(block, param_and_grad)
         self._finish_update(block, parameters_and_grads)
         return block.ops[start:]
 

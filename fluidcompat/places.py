@@ -79,9 +79,24 @@ class CUDAPinnedPlace(Place):
         return "CUDAPinnedPlace"
 
 
+_planning_as_asked = False
+
+
 def cpu_mode() -> bool:
     """True when the user asked for every GPU place and guard to run on the CPU."""
-    return os.environ.get(ENV_DEVICE, "").lower() == "cpu"
+    return not _planning_as_asked and os.environ.get(ENV_DEVICE, "").lower() == "cpu"
+
+
+@contextlib.contextmanager
+def as_asked() -> Iterator[None]:
+    """Map places as the script asked for them, ignoring ``--device cpu`` (to explain a GPU plan)."""
+    global _planning_as_asked
+    old = _planning_as_asked
+    _planning_as_asked = True
+    try:
+        yield
+    finally:
+        _planning_as_asked = old
 
 
 _announced = False

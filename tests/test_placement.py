@@ -94,3 +94,118 @@ def test_crop_program_runs_on_cuda(guard_slice):
     exe = fluid.Executor(fluid.CUDAPlace(0))
     got = exe.run(fetch_list=[out])[0]
     np.testing.assert_array_equal(got, np.full((1, 3, 5, 5), 0.5, "float32"))
+
+
+def test_out_of_memory_names_the_op_and_the_hint(monkeypatch):
+    import dataclasses
+
+    import torch
+
+    from fluidcompat_ops import registry
+
+    x = fluid.data("x", [None, 150])
+    y = fluid.layers.relu(x)
+    real = registry._REGISTRY["relu"]
+
+    def oom(ins, attrs):
+        raise torch.cuda.OutOfMemoryError("CUDA out of memory. Tried to allocate 5.59 GiB")
+
+    monkeypatch.setitem(registry._REGISTRY, "relu", dataclasses.replace(real, kernel=oom))
+    fluid.default_main_program().global_block().ops[0]._def = registry._REGISTRY["relu"]
+    exe = fluid.Executor(fluid.CPUPlace())
+    feed = {"x": np.ones((2, 150), "float32")}
+    with pytest.raises(MemoryError) as err:
+        exe.run(feed=feed, fetch_list=[y])
+    msg = str(err.value)
+    assert "Out of memory in op 0 (relu) of block 0 on cpu while allocating 'relu_0.tmp_0' shape [-1, 150]" in msg
+    assert "fluid.device_guard('cpu')" in msg and "test_placement.py" in msg
+    fluid.default_main_program().global_block().ops[0]._def = real
+    fluid.default_main_program()._bump()
+    assert exe.run(feed=feed, fetch_list=[y])[0].shape == (2, 150)
+
+
+def test_guarded_embedding_keeps_its_state_on_the_cpu():
+    data = L.fill_constant(shape=[1], value=128, dtype="int64")
+    label = L.fill_constant(shape=[1, 150], value=0.5, dtype="float32")
+    with fluid.device_guard("cpu"):
+        emb = fluid.embedding(input=data, size=(10000000, 150), dtype="float32")
+    cost = L.mean(L.square_error_cost(input=L.l2_normalize(x=emb, axis=-1), label=label))
+    fluid.optimizer.Adam(learning_rate=0.001).minimize(cost)
+    startup = plan_block(fluid.default_startup_program().global_block(), "cuda:0")
+    table_state = [n for n in startup.locations if n.startswith("embedding_0.w_0")]
+    assert len(table_state) == 5 and all(startup.locations[n] == "cpu" for n in table_state)
+    main = plan_block(fluid.default_main_program().global_block(), "cuda:0")
+    devices = {p.op.type: p.device for p in main.ops}
+    assert devices["lookup_table_v2"] == devices["lookup_table_v2_grad"] == devices["adam"] == "cpu"
+    assert devices["norm"] == "cuda:0"
+    assert all(main.externals[n] == "cpu" for n in table_state)
+
+
+def test_placement_report_and_suggestion(monkeypatch):
+    monkeypatch.setenv(places.ENV_DEVICE, "cpu")  # the report explains the GPU plan all the same
+    crop_program(guard_slice=False)
+    text = fluid.placement_report(fluid.default_main_program(), fluid.CUDAPlace(0))
+    assert "op 3   slice                    cuda:0" in text
+    assert "GpuMemcpySync:CPU->GPU     shape_0.tmp_0 (slot Input)" in text
+    assert "synchronous copies per run: 2" in text
+    assert "suggestion: put op 3 (slice) on the CPU with fluid.device_guard('cpu') to remove 2 of 2 copies" in text
+
+
+def test_explain_placement_flag(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "fluidcompat",
+            "run",
+            "--device",
+            "cpu",
+            "--explain-placement",
+            os.path.join(root, "samples", "device_guard_crop_guarded.py"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=root,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "op 3   slice                    cpu      (device_guard 'cpu')" in proc.stderr
+    assert "synchronous copies per run: 0" in proc.stderr
+
+
+def docs_embedding_program(guard: bool):
+    data = L.fill_constant(shape=[1], value=128, dtype="int64")
+    label = L.fill_constant(shape=[1, 150], value=0.5, dtype="float32")
+    with fluid.device_guard("cpu" if guard else None):
+        emb = fluid.embedding(input=data, size=(10000000, 150), dtype="float32")
+    cost = L.mean(L.square_error_cost(input=L.l2_normalize(x=emb, axis=-1), label=label))
+    fluid.optimizer.SGD(learning_rate=0.001).minimize(cost)
+    return cost
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not places.cuda_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("guard", [True, False])
+def test_docs_embedding_gpu_memory(guard):
+    """Guarded to the CPU, one SGD step of the 10,000,000 x 150 table uses under 256 MiB of GPU memory;
+    unguarded it needs over 5.5 GiB (or stops with the out-of-memory hint)."""
+    import torch
+
+    cost = docs_embedding_program(guard)
+    torch.cuda.reset_peak_memory_stats()
+    exe = fluid.Executor(fluid.CUDAPlace(0))
+    try:
+        exe.run(fluid.default_startup_program())
+        exe.run(fetch_list=[cost])
+    except MemoryError as e:
+        assert not guard and "device_guard('cpu')" in str(e)
+        return
+    peak = torch.cuda.max_memory_allocated()
+    if guard:
+        assert peak < 256 * 2**20
+    else:
+        assert peak > 5.5 * 2**30

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import warnings
 from typing import Any, Dict, List, Optional
 
@@ -16,6 +18,9 @@ from fluidcompat.executor.scope import LoDTensor, Scope, global_scope, vartype_o
 from fluidcompat.framework import Operator, Program, Variable, default_main_program
 from fluidcompat.logging import VLog, any_vlog, dims_text, place_text, var_debug
 from fluidcompat.profiler.events import ORDINARY, RECORDER, now_ns
+
+
+ENV_EXPLAIN = "FLUIDCOMPAT_EXPLAIN_PLACEMENT"
 
 
 class FetchedArray(np.ndarray):
@@ -326,6 +331,10 @@ class Executor:
 
     def _prepare(self, program: Program, fed, fetch_names) -> PreparedBlock:
         block = program.global_block()
+        if os.environ.get(ENV_EXPLAIN):
+            from fluidcompat.executor.explain import placement_report
+
+            sys.stderr.write(placement_report(program, self.place))
         plan = plan_block(block, self.place, fed)
         persist = [
             n

@@ -19,6 +19,10 @@ class EnforceNotMet(RuntimeError):
     its index and device, and the script line that built it."""
 
 
+class ResourceExhaustedError(EnforceNotMet, MemoryError):
+    """The device ran out of memory inside an op; the message names the op and what it allocated."""
+
+
 class UninitializedVariableError(EnforceNotMet):
     """An op reads a variable that was neither fed, produced earlier, nor found in the scope."""
 
@@ -307,6 +311,40 @@ def _op_error(step: Step, e: Exception, env) -> EnforceNotMet:
             f"The variable '{name}' read by {where} (input slot {slot}) is not initialized: it was not fed, no "
             f"earlier op produced it, and the scope does not hold it.\n  built at {op.callsite_text()}"
         )
+    if _is_oom(e):
+        return _oom_error(step, e, where)
     return EnforceNotMet(
         f"{type(e).__name__}: {e}\n  [operator < {op.type} > error] {where}\n  built at {op.callsite_text()}"
+    )
+
+
+def _is_oom(e: Exception) -> bool:
+    return isinstance(e, torch.cuda.OutOfMemoryError) or (
+        isinstance(e, RuntimeError) and "out of memory" in str(e).lower()
+    )
+
+
+def _oom_error(step: Step, e: Exception, where: str) -> "ResourceExhaustedError":
+    from fluidcompat.dtypes import VarType, np_dtype
+
+    op = step.plan.op
+    parts = []
+    for name in op.output_arg_names:
+        var = op.block._find_var_recursive(name)
+        if var is None or var.type != VarType.LOD_TENSOR:
+            continue
+        count = 1
+        for d in var.shape:
+            count *= d
+        size = f"{count * np_dtype(var.dtype).itemsize / 2**20:.1f} MiB" if count > 0 else "size known at run time"
+        parts.append(f"'{name}' shape {list(var.shape)} ({size})")
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+    first = str(e).splitlines()[0] if str(e) else ""
+    return ResourceExhaustedError(
+        f"Out of memory in {where} while allocating {', '.join(parts) or 'its outputs'}.\n"
+        "  Hint: put the layer that builds this op on the CPU with `with fluid.device_guard('cpu'):` (as the docs "
+        "do for a large embedding table); its parameters, gradients and optimizer state then stay in host memory. "
+        "The scope is unchanged and the program can run again.\n"
+        f"  built at {op.callsite_text()}\n  ({type(e).__name__}: {first})"
     )
