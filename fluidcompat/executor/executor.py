@@ -19,7 +19,6 @@ from fluidcompat.framework import Operator, Program, Variable, default_main_prog
 from fluidcompat.logging import VLog, any_vlog, dims_text, place_text, var_debug
 from fluidcompat.profiler.events import ORDINARY, RECORDER, now_ns
 
-
 ENV_EXPLAIN = "FLUIDCOMPAT_EXPLAIN_PLACEMENT"
 
 
