@@ -34,15 +34,16 @@ def shape_matches(declared, actual) -> bool:
     return len(declared) == len(actual) and all(d < 0 or d == a for d, a in zip(declared, actual))
 
 
-def run_case(case: Case):
-    """Build the case in fresh programs, run it on the CPU, compare with numpy and with the inferred shapes."""
+def run_case(case: Case, place=None):
+    """Build the case in fresh programs, run it (on the CPU unless ``place``), compare with numpy and with
+    the inferred shapes."""
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
         vars_ = {k: fluid.data(k, list(case.shapes.get(k, v.shape)), str(v.dtype)) for k, v in case.inputs.items()}
         outs = case.build(**vars_)
     single = not isinstance(outs, (list, tuple))
     outs = [outs] if single else list(outs)
-    exe = fluid.Executor(fluid.CPUPlace())
+    exe = fluid.Executor(place or fluid.CPUPlace())
     scope = fluid.Scope()
     if startup.global_block().ops:
         exe.run(startup, scope=scope)

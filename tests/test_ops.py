@@ -568,6 +568,14 @@ def test_op(case):
     run_case(case)
 
 
+@pytest.mark.cuda
+@pytest.mark.skipif(not fluid.places.cuda_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("case", CASES + RANDOM_CASES, ids=str)
+def test_op_on_cuda(case):
+    """The same table on cuda:0: every kernel, with its host slots, gives numpy's values there."""
+    run_case(case, fluid.CUDAPlace(0))
+
+
 def test_every_registered_op_has_a_case():
     covered = set()
     for case in CASES + RANDOM_CASES:

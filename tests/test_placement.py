@@ -209,3 +209,35 @@ def test_docs_embedding_gpu_memory(guard):
         assert peak < 256 * 2**20
     else:
         assert peak > 5.5 * 2**30
+
+
+def test_pinned_tensor_needs_cuda_or_cpu_mode(monkeypatch):
+    """fluid's CPU build refused CUDAPinnedPlace; here it is an error without CUDA, host memory with
+    --device cpu, and a feed from it gives the same values."""
+    arr = np.arange(6, dtype="float32").reshape(2, 3)
+    if not places.cuda_available():
+        with pytest.raises(Exception, match="CUDAPinnedPlace"):
+            fluid.LoDTensor().set(arr, fluid.CUDAPinnedPlace())
+    monkeypatch.setenv(places.ENV_DEVICE, "cpu")
+    t = fluid.LoDTensor()
+    t.set(arr, fluid.CUDAPinnedPlace())
+    assert not t._is_pinned()
+    x = fluid.data("x", [2, 3], "float32")
+    y = L.scale(x, 2.0)
+    out = fluid.Executor(fluid.CPUPlace()).run(feed={"x": t}, fetch_list=[y])[0]
+    np.testing.assert_array_equal(out, arr * 2)
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not places.cuda_available(), reason="needs a CUDA device")
+def test_pinned_feed_on_cuda():
+    """LoDTensor.set(a, CUDAPinnedPlace()) holds page-locked host memory; feeding it to a CUDA
+    executor copies it without blocking and gives the same values."""
+    arr = np.random.RandomState(0).rand(64, 32).astype("float32")
+    t = fluid.LoDTensor()
+    t.set(arr, fluid.CUDAPinnedPlace())
+    assert t._is_pinned()
+    x = fluid.data("x", [64, 32], "float32")
+    y = L.scale(x, 3.0)
+    out = fluid.Executor(fluid.CUDAPlace(0)).run(feed={"x": t}, fetch_list=[y])[0]
+    np.testing.assert_allclose(out, arr * 3, rtol=1e-6)

@@ -190,7 +190,8 @@ class Executor:
             t = value.detach()
             if var.need_check_feed:
                 _check_feed(var, list(t.shape), np_name(vartype_of(t)))
-            return t.to(self._device)
+            # a tensor in pinned host memory (LoDTensor.set(a, CUDAPinnedPlace())) copies asynchronously
+            return t.to(self._device, non_blocking=t.device.type == "cpu" and t.is_pinned())
         if isinstance(value, np.ndarray):
             arr = value
         elif np.isscalar(value):
