@@ -331,7 +331,7 @@ class Executor:
 
     def _prepare(self, program: Program, fed, fetch_names) -> PreparedBlock:
         block = program.global_block()
-        if os.environ.get(ENV_EXPLAIN):
+        if os.environ.get(ENV_EXPLAIN) and block.ops:
             from fluidcompat.executor.explain import placement_report
 
             sys.stderr.write(placement_report(program, self.place))
