@@ -73,6 +73,11 @@ def _no_grad_names(block: Block, no_grad_set) -> Set[str]:
     return names
 
 
+def _is_control(op: Operator) -> bool:
+    """Ops that carry values through control flow (sub-block ops and the merge of their results)."""
+    return op._def.control or op.type == "select_input"
+
+
 def _path(block: Block, ops: Sequence[Operator], targets: Set[str], no_grad: Set[str]):
     """The ops between differentiable leaves and the targets, and the variables needing grads."""
     produced: Set[str] = set()
@@ -92,6 +97,9 @@ def _path(block: Block, ops: Sequence[Operator], targets: Set[str], no_grad: Set
                 for n in op.output_arg_names:
                     if n not in no_grad and _differentiable(block._find_var_recursive(n)):
                         requires.add(n)
+        elif _is_control(op) and any(wants_grad(n) for n in op.input_arg_names):
+            # no gradient yet, but its outputs depend on inputs that need one: found below and refused
+            requires.update(n for n in op.output_arg_names if _differentiable(block._find_var_recursive(n)))
         produced.update(op.output_arg_names)
 
     need = set(targets)
@@ -104,6 +112,21 @@ def _path(block: Block, ops: Sequence[Operator], targets: Set[str], no_grad: Set
     for i in range(len(ops) - 1, -1, -1):
         op = ops[i]
         d = op._def
+        if _is_control(op) and need.intersection(op.output_arg_names):
+            carried = [
+                n
+                for n in op.input_arg_names
+                if n not in no_grad
+                and _differentiable(block._find_var_recursive(n))
+                and (n in requires or n not in produced_before[i])
+            ]
+            if carried:
+                raise NotImplementedError(
+                    f"Gradients through control flow are not supported yet: op {i} ({op.type}) of block "
+                    f"{block.idx} carries {sorted(carried)} to {sorted(need.intersection(op.output_arg_names))}, "
+                    "which the loss depends on. Without this error the gradient would silently miss that op; "
+                    "set stop_gradient=True on those inputs if no gradient should flow through it."
+                )
         if d.grad is None or not need.intersection(op.output_arg_names):
             continue
         _, _, in_slots = registry.grad_slots(d)

@@ -22,6 +22,17 @@ register(
     )
 )
 
+register(
+    OpDef(
+        "while",
+        ("X", "Condition"),
+        ("Out", "StepScopes"),
+        {"sub_block": -1, "is_test": False, "skip_eager_deletion_vars": []},
+        host_inputs=frozenset({"Condition"}),
+        control=True,
+    )
+)
+
 
 def _select_input_kernel(ins, attrs):
     mask = int(ins["Mask"][0].reshape(-1)[0])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 
@@ -132,3 +133,109 @@ def test_docs_control_flow_samples(name):
             ("thread0::select_input", 200),
         ]
     )
+
+
+def test_while_loop_matches_fluid():
+    """while_loop (counter sum, nested cond, gather of rows) and a While block: values, dtypes, names and
+    every block's op list as fluid 1.8.5 built and ran them."""
+    got = json.loads(run(os.path.join(ROOT, "tests", "golden", "while_loop.py")))
+    with open(os.path.join(ROOT, "tests", "golden", "while_loop.json")) as f:
+        assert got == json.load(f)
+
+
+def test_while_loop_feed_and_profiler(capsys):
+    """The loop count comes from a feed; each pass's ops nest under the while op in the report."""
+    from fluidcompat import profiler
+
+    n = fluid.data("n", [1], "int64")
+    i = L.fill_constant([1], "int64", 0)
+    x = L.fill_constant([2], "float32", 1.0)
+    i, x = L.while_loop(lambda i, x: L.less_than(i, n), lambda i, x: [L.increment(i, 1, False), x * 2.0], [i, x])
+    exe = fluid.Executor(fluid.CPUPlace())
+    for k in (0, 1, 5):
+        got = exe.run(feed={"n": np.array([k], "int64")}, fetch_list=[x, i])
+        np.testing.assert_array_equal(got[0], np.full([2], 2.0**k, "float32"))
+        assert got[1].tolist() == [k]
+    with profiler.profiler("CPU", "total", "", "OpDetail"):
+        exe.run(feed={"n": np.array([3], "int64")}, fetch_list=[x])
+    text = capsys.readouterr().out
+    assert re.search(r"thread0::while +1 ", text)
+    assert re.search(r"thread0::while +1 .*\n(  .*\n)*  scale +3 ", text), text
+
+
+class TestWhileErrors:
+    def test_condition_must_be_one_bool(self):
+        f = L.fill_constant([1], "float32", 1.0)
+        b = L.fill_constant([2], "bool", 1.0)
+        before = snapshot()
+        with pytest.raises(TypeError, match=r"The data type of 'cond' in fluid.layers.While must be \['bool'\]"):
+            L.While(f)
+        with pytest.raises(TypeError, match=r"condition expected shape as \[\], but given shape as \[2\]"):
+            L.While(b)
+        with pytest.raises(TypeError, match=r"the shape of the variable returned by cond should be \[1\]"):
+            L.while_loop(lambda v: L.fill_constant([2], "bool", 1.0), lambda v: [v], [f])
+        with pytest.raises(TypeError, match="cond in while_loop should be callable"):
+            L.while_loop(None, lambda v: [v], [f])
+        with pytest.raises(ValueError, match="loop_vars in while_loop should not be empty"):
+            L.while_loop(lambda: b, lambda: [], [])
+        assert snapshot()[0] == before[0]
+
+    def test_body_must_keep_arity_shape_and_dtype(self):
+        i = L.fill_constant([1], "int64", 0)
+        x = L.fill_constant([2, 3], "float32", 1.0)
+        before = snapshot()
+        cond = lambda i, x: L.less_than(i, L.fill_constant([1], "int64", 3))  # noqa: E731
+        with pytest.raises(ValueError, match="should return the same arity"):
+            L.while_loop(cond, lambda i, x: [i], [i, x])
+        with pytest.raises(
+            ValueError,
+            match=r"changes loop variable 'fill_constant_1.tmp_0': it enters as float32\[2, 3\] and the body "
+            r"returns float32\[2, 6\]",
+        ):
+            L.while_loop(cond, lambda i, x: [L.increment(i, 1, False), L.concat([x, x], axis=1)], [i, x])
+        with pytest.raises(ValueError, match=r"enters as float32\[2, 3\] and the body returns float64\[2, 3\]"):
+            L.while_loop(cond, lambda i, x: [L.increment(i, 1, False), L.cast(x, "float64")], [i, x])
+        assert snapshot() == before
+        assert len(fluid.default_main_program().blocks) == 1
+
+
+@pytest.mark.parametrize("kind", ["while_loop", "cond"])
+def test_backward_through_control_flow_is_refused(kind):
+    """A gradient that would have to pass a while/conditional_block op is refused by name (it would
+    otherwise skip the op silently); the program is left as it was."""
+    x = fluid.data("x", [2], "float32")
+    w = L.create_parameter([2], "float32")
+    y = L.elementwise_mul(x, w)
+    if kind == "while_loop":
+        i = L.fill_constant([1], "int64", 0)
+        _, y = L.while_loop(
+            lambda i, y: L.less_than(i, L.fill_constant([1], "int64", 2)),
+            lambda i, y: [L.increment(i, 1, False), y * 2.0],
+            [i, y],
+        )
+        op = "while"
+    else:
+        y = L.cond(L.reduce_sum(x) > 0.0, lambda: y * 2.0, lambda: y * 3.0)
+        op = "select_input"  # the merge of the two conditional_block results is met first
+    loss = L.mean(y)
+    before = snapshot()
+    with pytest.raises(NotImplementedError, match=rf"Gradients through control flow .*\({op}\)"):
+        fluid.optimizer.SGD(0.1).minimize(loss)
+    assert snapshot() == before
+
+
+def test_counter_loop_does_not_block_backward():
+    """A loop over values that need no gradient leaves training alone."""
+    x = fluid.data("x", [2], "float32")
+    w = L.create_parameter([2], "float32", default_initializer=fluid.initializer.Constant(1.0))
+    i = L.fill_constant([1], "int64", 0)
+    i = L.while_loop(
+        lambda i: L.less_than(i, L.fill_constant([1], "int64", 3)), lambda i: [L.increment(i, 1, False)], [i]
+    )[0]
+    loss = L.mean(L.elementwise_mul(x, w)) + L.cast(i, "float32")
+    fluid.optimizer.SGD(1.0).minimize(loss)
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(fluid.default_startup_program())
+    out = exe.run(feed={"x": np.array([2.0, 4.0], "float32")}, fetch_list=[loss, w])
+    assert out[0].tolist() == [6.0]
+    np.testing.assert_allclose(out[1], [0.0, -1.0])

@@ -46,6 +46,8 @@ class Step:
     optional: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
     # a control op's sub-block
     sub: Optional["PreparedBlock"] = None
+    # a while op: the name of its Condition, read again before each pass over the sub-block
+    loop_cond: str = ""
 
 
 class PreparedBlock:
@@ -77,6 +79,8 @@ class PreparedBlock:
             if d.control:
                 # sub-block values stay in the run's variables until the run ends
                 step.sub = PreparedBlock(plan.subplans[p.index], keep=(), free=False)
+                if op.type == "while":
+                    step.loop_cond = op.inputs["Condition"][0]
             first = next((names[0] for _, names in sorted(outs) if names), "")
             step.unique = f"{op.type}/{op.type}%{first}%"
             step.host_copies = frozenset((c.slot, c.var) for c in p.copies if c.slot in op._def.host_inputs)
@@ -150,7 +154,10 @@ class PreparedBlock:
                     ins[slot] = [env.get(n) for n in names]
                 t1 = now_ns()
                 if s.sub is not None:  # a control op: no kernel phases; its sub-block's ops nest under it
-                    if _branch_taken(ins, s.attrs):
+                    if s.loop_cond:
+                        while _holds(env[s.loop_cond], s.loop_cond):
+                            s.sub.run_instrumented(env, recorder, vlog, op_type + "/")
+                    elif _branch_taken(ins, s.attrs):
                         s.sub.run_instrumented(env, recorder, vlog, op_type + "/")
                     t4 = now_ns()
                     if vlog:
@@ -218,7 +225,10 @@ class PreparedBlock:
                 for slot, names in s.optional:
                     ins[slot] = [env.get(n) for n in names]
                 if s.sub is not None:
-                    if _branch_taken(ins, s.attrs):
+                    if s.loop_cond:
+                        while _holds(env[s.loop_cond], s.loop_cond):
+                            s.sub.run(env)
+                    elif _branch_taken(ins, s.attrs):
                         s.sub.run(env)
                     result = {}
                 else:
@@ -233,6 +243,13 @@ class PreparedBlock:
                     env.pop(n, None)
             except Exception as e:  # noqa: BLE001  (re-raised with the op attached)
                 raise _op_error(s, e, env) from e
+
+
+def _holds(cond: torch.Tensor, name: str) -> bool:
+    """A while op's Condition: one bool element."""
+    if cond.numel() != 1:
+        raise ValueError(f"while needs a one-element Condition. Received: {name} with shape {list(cond.shape)}")
+    return bool(cond.reshape(-1)[0])
 
 
 def _branch_taken(ins, attrs) -> bool:

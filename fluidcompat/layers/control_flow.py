@@ -1,4 +1,5 @@
-"""``fluid.layers`` comparisons, logical ops, ``increment``, and ``cond`` / ``case`` / ``switch_case``."""
+"""``fluid.layers`` comparisons, logical ops, ``increment``, ``cond`` / ``case`` / ``switch_case``, and
+``While`` / ``while_loop``."""
 
 from __future__ import annotations
 
@@ -25,6 +26,8 @@ __all__ = [
     "switch_case",
     "select_input",
     "ConditionalBlock",
+    "While",
+    "while_loop",
 ]
 
 
@@ -349,3 +352,118 @@ def switch_case(branch_index, branch_fns, default=None, name=None):
     for pred, true_fn in pairs:  # fluid 1.8 nests them in this order (the last pair outermost)
         false_fn = functools.partial(cond, pred=pred, true_fn=true_fn, false_fn=false_fn)
     return false_fn()
+
+
+# -- While, while_loop: a sub-block run by a ``while`` op as long as its Condition holds -----------------
+def _check_single_bool(cond, op_name: str) -> None:
+    check_variable(cond, "cond", op_name)
+    if cond.dtype != VarType.BOOL:
+        raise TypeError(f"The data type of 'cond' in {op_name} must be ['bool'], but received {np_name(cond.dtype)}. ")
+    numel = functools.reduce(lambda a, b: a * b, cond.shape, 1)
+    if numel != 1:
+        raise TypeError(f"condition expected shape as [], but given shape as {list(cond.shape)}.")
+
+
+class While:
+    """``with While(cond).block(): ...`` runs the block while ``cond`` (a bool of one element, which
+    the block must update) holds; built as fluid 1.8's ``while`` op."""
+
+    def __init__(self, cond, is_test=False, name=None) -> None:
+        _check_single_bool(cond, "fluid.layers.While")
+        self.cond_var = cond
+        self.is_test = is_test
+        self.helper = LayerHelper("while", name=name)
+
+    def block(self):
+        return _WhileGuard(self)
+
+    def _complete(self) -> None:
+        program = self.helper.main_program
+        inside = program.current_block()
+        parent = program.block(inside.parent_idx)
+        produced, reads = set(), []
+        for op in inside.ops:
+            for name in op.input_arg_names:
+                if name not in produced and name not in reads:
+                    reads.append(name)
+            produced.update(op.output_arg_names)
+        x_vars = [parent._find_var_recursive(n) for n in reads if parent._find_var_recursive(n) is not None]
+        out_vars = [
+            parent._find_var_recursive(n) for n in sorted(produced) if parent._find_var_recursive(n) is not None
+        ]
+        step_scope = parent.create_var(type=VarType.STEP_SCOPES)
+        parent.append_op(
+            type="while",
+            inputs={"X": x_vars, "Condition": [self.cond_var]},
+            outputs={"Out": out_vars, "StepScopes": [step_scope]},
+            attrs={"sub_block": inside.idx, "is_test": self.is_test},
+        )
+
+
+class _WhileGuard:
+    def __init__(self, w: While) -> None:
+        self.w = w
+
+    def __enter__(self):
+        self.w.helper.main_program._create_block()
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        program = self.w.helper.main_program
+        if exc_type is None:
+            self.w._complete()
+        program._rollback()
+        return False
+
+
+@layer
+def while_loop(cond, body, loop_vars, is_test=False, name=None):
+    """Repeat ``loop_vars = body(*loop_vars)`` while ``cond(*loop_vars)`` holds (a ``while`` op whose
+    sub-block assigns the body's results back to ``loop_vars``); returns ``loop_vars``."""
+    from fluidcompat.layers.tensor import assign
+
+    if not callable(cond):
+        raise TypeError("cond in while_loop should be callable")
+    if not callable(body):
+        raise TypeError("body in while_loop should be callable")
+    if not isinstance(loop_vars, (list, tuple)):
+        raise TypeError(f"The type of 'loop_vars' in while_loop must be (list, tuple), but received {type(loop_vars)}.")
+    if len(loop_vars) == 0:
+        raise ValueError("loop_vars in while_loop should not be empty")
+    pre_cond = cond(*loop_vars)
+    if not isinstance(pre_cond, Variable):
+        raise TypeError(
+            f"The type of 'var of cond returned' in fluid.layers.while_loop must be <class 'Variable'>, "
+            f"but received {type(pre_cond)}."
+        )
+    if functools.reduce(lambda a, b: a * b, pre_cond.shape, 1) != 1:
+        raise TypeError(
+            f"the shape of the variable returned by cond should be [1],but given shape as {list(pre_cond.shape)}."
+        )
+    loop = While(pre_cond, is_test, name)
+    with loop.block():
+        outs = body(*loop_vars)
+        if not isinstance(outs, (list, tuple)):
+            outs = [outs]
+        if len(outs) != len(loop_vars):
+            raise ValueError(
+                "body in while_loop should return the same arity (length and structure) and types as loop_vars. "
+                f"Received: {len(outs)} values for {len(loop_vars)} loop_vars"
+            )
+        for out, var in zip(outs, loop_vars):
+            if not isinstance(out, Variable):
+                raise TypeError(f"body in while_loop must return Variables. Received: {type(out).__name__}")
+            if out.dtype != var.dtype or (
+                len(out.shape) != len(var.shape)
+                or any(a >= 0 and b >= 0 and a != b for a, b in zip(out.shape, var.shape))
+            ):
+                raise ValueError(
+                    f"body in while_loop changes loop variable '{var.name}': it enters as "
+                    f"{np_name(var.dtype)}{list(var.shape)} and the body returns {np_name(out.dtype)}{list(out.shape)} "
+                    f"({out.name}). A loop variable must keep its shape and dtype."
+                )
+        now_cond = cond(*outs)
+        for out, var in zip(outs, loop_vars):
+            assign(out, var)
+        assign(now_cond, pre_cond)
+    return loop_vars
