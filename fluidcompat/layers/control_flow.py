@@ -117,6 +117,20 @@ def _error_message(what, arg_name, op_name, right_value, error_value):
     return f"{what} of '{arg_name}' in {op_name} must be {right_value}, but received: {error_value}."
 
 
+def _sub_block_io(inside, parent):
+    """The parent's variables a sub-block reads before writing them (in order of first read), and
+    the parent's variables it writes (sorted by name): a control op's inputs and outputs."""
+    produced, reads = set(), []
+    for op in inside.ops:
+        for name in op.input_arg_names:
+            if name not in produced and name not in reads:
+                reads.append(name)
+        produced.update(op.output_arg_names)
+    found = [parent._find_var_recursive(n) for n in reads]
+    written = [parent._find_var_recursive(n) for n in sorted(produced)]
+    return [v for v in found if v is not None], [v for v in written if v is not None]
+
+
 class ConditionalBlock:
     """A sub-block of the current block, run by a ``conditional_block`` op when ``inputs`` hold."""
 
@@ -126,22 +140,13 @@ class ConditionalBlock:
         self.helper = LayerHelper("conditional_block", name=name)
 
     def block(self):
-        return _ConditionalBlockGuard(self)
+        return _SubBlockGuard(self)
 
     def complete(self) -> None:
         program = self.helper.main_program
         inside = program.current_block()
         parent = program.block(inside.parent_idx)
-        produced, params = set(), []
-        for op in inside.ops:
-            for name in op.input_arg_names:
-                if name not in produced and name not in params:
-                    params.append(name)
-            produced.update(op.output_arg_names)
-        param_vars = [parent._find_var_recursive(n) for n in params if parent._find_var_recursive(n) is not None]
-        out_vars = [
-            parent._find_var_recursive(n) for n in sorted(produced) if parent._find_var_recursive(n) is not None
-        ]
+        param_vars, out_vars = _sub_block_io(inside, parent)
         step_scope = parent.create_var(type=VarType.STEP_SCOPES)
         parent.append_op(
             type="conditional_block",
@@ -151,18 +156,21 @@ class ConditionalBlock:
         )
 
 
-class _ConditionalBlockGuard:
-    def __init__(self, block: ConditionalBlock) -> None:
-        self.block = block
+class _SubBlockGuard:
+    """Opens a sub-block of the current block; on a clean exit ``owner.complete()`` appends the
+    control op that runs it to the parent block."""
+
+    def __init__(self, owner) -> None:
+        self.owner = owner
 
     def __enter__(self):
-        self.block.helper.main_program._create_block()
+        self.owner.helper.main_program._create_block()
         return self
 
     def __exit__(self, exc_type, exc, tb) -> bool:
-        program = self.block.helper.main_program
+        program = self.owner.helper.main_program
         if exc_type is None:
-            self.block.complete()
+            self.owner.complete()
         program._rollback()
         return False
 
@@ -375,22 +383,13 @@ class While:
         self.helper = LayerHelper("while", name=name)
 
     def block(self):
-        return _WhileGuard(self)
+        return _SubBlockGuard(self)
 
-    def _complete(self) -> None:
+    def complete(self) -> None:
         program = self.helper.main_program
         inside = program.current_block()
         parent = program.block(inside.parent_idx)
-        produced, reads = set(), []
-        for op in inside.ops:
-            for name in op.input_arg_names:
-                if name not in produced and name not in reads:
-                    reads.append(name)
-            produced.update(op.output_arg_names)
-        x_vars = [parent._find_var_recursive(n) for n in reads if parent._find_var_recursive(n) is not None]
-        out_vars = [
-            parent._find_var_recursive(n) for n in sorted(produced) if parent._find_var_recursive(n) is not None
-        ]
+        x_vars, out_vars = _sub_block_io(inside, parent)
         step_scope = parent.create_var(type=VarType.STEP_SCOPES)
         parent.append_op(
             type="while",
@@ -398,22 +397,6 @@ class While:
             outputs={"Out": out_vars, "StepScopes": [step_scope]},
             attrs={"sub_block": inside.idx, "is_test": self.is_test},
         )
-
-
-class _WhileGuard:
-    def __init__(self, w: While) -> None:
-        self.w = w
-
-    def __enter__(self):
-        self.w.helper.main_program._create_block()
-        return self
-
-    def __exit__(self, exc_type, exc, tb) -> bool:
-        program = self.w.helper.main_program
-        if exc_type is None:
-            self.w._complete()
-        program._rollback()
-        return False
 
 
 @layer
