@@ -150,6 +150,8 @@ register(
         same_as(),
         lambda ins, attrs: {"Out": [ins["X"][0].clone()]},
         grad=GradDef(in_grads=("X",), maker=_assign_grad_maker),
+        # fluid's assign takes no data transform and copies onto its input's place
+        place_from_input="X",
     )
 )
 

@@ -239,3 +239,36 @@ def test_counter_loop_does_not_block_backward():
     out = exe.run(feed={"x": np.array([2.0, 4.0], "float32")}, fetch_list=[loss, w])
     assert out[0].tolist() == [6.0]
     np.testing.assert_allclose(out[1], [0.0, -1.0])
+
+
+def _all_copies(plan):
+    out = list(plan.copies)
+    for sub in plan.subplans.values():
+        out += _all_copies(sub)
+    return out
+
+
+@pytest.mark.parametrize("guard,copies", [(False, [("GpuMemcpySync:GPU->CPU", "Condition")]), (True, [])])
+def test_loop_counter_guarded_to_the_cpu_stays_there(monkeypatch, guard, copies):
+    """On cuda:0 a while_loop whose counter and bound are made under device_guard('cpu') plans no
+    copies: less_than and the sub-block's assigns run where their inputs live, as in fluid."""
+    monkeypatch.delenv(places.ENV_DEVICE, raising=False)
+    with fluid.device_guard("cpu" if guard else None):
+        i = L.fill_constant([1], "int64", 0)
+        n = L.fill_constant([1], "int64", 5)
+    x = L.fill_constant([4], "float32", 1.0)
+
+    def body(i, x):
+        with fluid.device_guard("cpu" if guard else None):
+            j = L.increment(i, 1, in_place=False)
+        return [j, x * 2.0]
+
+    L.while_loop(lambda i, x: L.less_than(i, n), body, [i, x])
+    plan = plan_block(fluid.default_main_program().global_block(), "cuda:0")
+    assert [(c.kind, c.slot) for c in _all_copies(plan)] == copies
+    sub = next(iter(plan.subplans.values()))
+    want = "cpu" if guard else "cuda:0"
+    assert {p.op.type: p.device for p in sub.ops if p.op.type in ("increment", "less_than")} == {
+        "increment": want,
+        "less_than": want,
+    }
