@@ -109,17 +109,20 @@ def _path(block: Block, ops: Sequence[Operator], targets: Set[str], no_grad: Set
     for i, op in enumerate(ops):
         produced_before[i] = set(seen)
         seen.update(op.output_arg_names)
+
+    def grad_flows_in(name: str, i: int) -> bool:
+        """Whether a gradient of input ``name`` of op ``i`` is wanted."""
+        return (
+            name not in no_grad
+            and _differentiable(block._find_var_recursive(name))
+            and (name in requires or name not in produced_before[i])
+        )
+
     for i in range(len(ops) - 1, -1, -1):
         op = ops[i]
         d = op._def
         if _is_control(op) and need.intersection(op.output_arg_names):
-            carried = [
-                n
-                for n in op.input_arg_names
-                if n not in no_grad
-                and _differentiable(block._find_var_recursive(n))
-                and (n in requires or n not in produced_before[i])
-            ]
+            carried = [n for n in op.input_arg_names if grad_flows_in(n, i)]
             if carried:
                 raise NotImplementedError(
                     f"Gradients through control flow are not supported yet: op {i} ({op.type}) of block "
@@ -130,14 +133,7 @@ def _path(block: Block, ops: Sequence[Operator], targets: Set[str], no_grad: Set
         if d.grad is None or not need.intersection(op.output_arg_names):
             continue
         _, _, in_slots = registry.grad_slots(d)
-        inputs = [
-            n
-            for s in in_slots
-            for n in op.inputs.get(s, ())
-            if n not in no_grad
-            and _differentiable(block._find_var_recursive(n))
-            and (n in requires or n not in produced_before[i])
-        ]
+        inputs = [n for s in in_slots for n in op.inputs.get(s, ()) if grad_flows_in(n, i)]
         if inputs:
             on_path.append(op)
             need.update(inputs)

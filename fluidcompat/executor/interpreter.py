@@ -154,11 +154,7 @@ class PreparedBlock:
                     ins[slot] = [env.get(n) for n in names]
                 t1 = now_ns()
                 if s.sub is not None:  # a control op: no kernel phases; its sub-block's ops nest under it
-                    if s.loop_cond:
-                        while _holds(env[s.loop_cond], s.loop_cond):
-                            s.sub.run_instrumented(env, recorder, vlog, op_type + "/")
-                    elif _branch_taken(ins, s.attrs):
-                        s.sub.run_instrumented(env, recorder, vlog, op_type + "/")
+                    _run_sub_block(s, ins, env, lambda: s.sub.run_instrumented(env, recorder, vlog, op_type + "/"))
                     t4 = now_ns()
                     if vlog:
                         vlog("operator", 180, f"{place} {_debug_string(s.plan.op, env, var_debug, vartype_of)}")
@@ -225,11 +221,7 @@ class PreparedBlock:
                 for slot, names in s.optional:
                     ins[slot] = [env.get(n) for n in names]
                 if s.sub is not None:
-                    if s.loop_cond:
-                        while _holds(env[s.loop_cond], s.loop_cond):
-                            s.sub.run(env)
-                    elif _branch_taken(ins, s.attrs):
-                        s.sub.run(env)
+                    _run_sub_block(s, ins, env, lambda: s.sub.run(env))
                     result = {}
                 else:
                     result = s.kernel(ins, s.attrs)
@@ -243,6 +235,16 @@ class PreparedBlock:
                     env.pop(n, None)
             except Exception as e:  # noqa: BLE001  (re-raised with the op attached)
                 raise _op_error(s, e, env) from e
+
+
+def _run_sub_block(s: Step, ins, env, run_once) -> None:
+    """A control op: ``run_once`` (one pass over its sub-block) while a while op's Condition holds,
+    or once when a conditional_block's Cond holds."""
+    if s.loop_cond:
+        while _holds(env[s.loop_cond], s.loop_cond):
+            run_once()
+    elif _branch_taken(ins, s.attrs):
+        run_once()
 
 
 def _holds(cond: torch.Tensor, name: str) -> bool:

@@ -117,9 +117,12 @@ def _error_message(what, arg_name, op_name, right_value, error_value):
     return f"{what} of '{arg_name}' in {op_name} must be {right_value}, but received: {error_value}."
 
 
-def _sub_block_io(inside, parent):
-    """The parent's variables a sub-block reads before writing them (in order of first read), and
-    the parent's variables it writes (sorted by name): a control op's inputs and outputs."""
+def _sub_block_parts(program):
+    """For the control op that runs the current sub-block: the parent block, the sub-block's index,
+    the parent's variables it reads before writing them (in order of first read), the parent's
+    variables it writes (sorted by name), and a new step-scope variable in the parent."""
+    inside = program.current_block()
+    parent = program.block(inside.parent_idx)
     produced, reads = set(), []
     for op in inside.ops:
         for name in op.input_arg_names:
@@ -128,7 +131,8 @@ def _sub_block_io(inside, parent):
         produced.update(op.output_arg_names)
     found = [parent._find_var_recursive(n) for n in reads]
     written = [parent._find_var_recursive(n) for n in sorted(produced)]
-    return [v for v in found if v is not None], [v for v in written if v is not None]
+    step_scope = parent.create_var(type=VarType.STEP_SCOPES)
+    return parent, inside.idx, [v for v in found if v is not None], [v for v in written if v is not None], step_scope
 
 
 class ConditionalBlock:
@@ -143,16 +147,12 @@ class ConditionalBlock:
         return _SubBlockGuard(self)
 
     def complete(self) -> None:
-        program = self.helper.main_program
-        inside = program.current_block()
-        parent = program.block(inside.parent_idx)
-        param_vars, out_vars = _sub_block_io(inside, parent)
-        step_scope = parent.create_var(type=VarType.STEP_SCOPES)
+        parent, sub_idx, reads, writes, step_scope = _sub_block_parts(self.helper.main_program)
         parent.append_op(
             type="conditional_block",
-            inputs={"Cond": self.inputs, "Input": param_vars},
-            outputs={"Out": out_vars, "Scope": [step_scope]},
-            attrs={"sub_block": inside.idx, "is_scalar_condition": self.is_scalar_condition},
+            inputs={"Cond": self.inputs, "Input": reads},
+            outputs={"Out": writes, "Scope": [step_scope]},
+            attrs={"sub_block": sub_idx, "is_scalar_condition": self.is_scalar_condition},
         )
 
 
@@ -386,16 +386,12 @@ class While:
         return _SubBlockGuard(self)
 
     def complete(self) -> None:
-        program = self.helper.main_program
-        inside = program.current_block()
-        parent = program.block(inside.parent_idx)
-        x_vars, out_vars = _sub_block_io(inside, parent)
-        step_scope = parent.create_var(type=VarType.STEP_SCOPES)
+        parent, sub_idx, reads, writes, step_scope = _sub_block_parts(self.helper.main_program)
         parent.append_op(
             type="while",
-            inputs={"X": x_vars, "Condition": [self.cond_var]},
-            outputs={"Out": out_vars, "StepScopes": [step_scope]},
-            attrs={"sub_block": inside.idx, "is_test": self.is_test},
+            inputs={"X": reads, "Condition": [self.cond_var]},
+            outputs={"Out": writes, "StepScopes": [step_scope]},
+            attrs={"sub_block": sub_idx, "is_test": self.is_test},
         )
 
 
