@@ -19,6 +19,7 @@ from fluidcompat.framework import (
     OpRole,
     Program,
     Variable,
+    program_transaction,
 )
 from fluidcompat_ops import registry
 
@@ -73,11 +74,6 @@ def _no_grad_names(block: Block, no_grad_set) -> Set[str]:
     return names
 
 
-def _is_control(op: Operator) -> bool:
-    """Ops that carry values through control flow (sub-block ops and the merge of their results)."""
-    return op._def.control or op.type == "select_input"
-
-
 def _path(block: Block, ops: Sequence[Operator], targets: Set[str], no_grad: Set[str]):
     """The ops between differentiable leaves and the targets, and the variables needing grads."""
     produced: Set[str] = set()
@@ -97,9 +93,6 @@ def _path(block: Block, ops: Sequence[Operator], targets: Set[str], no_grad: Set
                 for n in op.output_arg_names:
                     if n not in no_grad and _differentiable(block._find_var_recursive(n)):
                         requires.add(n)
-        elif _is_control(op) and any(wants_grad(n) for n in op.input_arg_names):
-            # no gradient yet, but its outputs depend on inputs that need one: found below and refused
-            requires.update(n for n in op.output_arg_names if _differentiable(block._find_var_recursive(n)))
         produced.update(op.output_arg_names)
 
     need = set(targets)
@@ -121,15 +114,6 @@ def _path(block: Block, ops: Sequence[Operator], targets: Set[str], no_grad: Set
     for i in range(len(ops) - 1, -1, -1):
         op = ops[i]
         d = op._def
-        if _is_control(op) and need.intersection(op.output_arg_names):
-            carried = [n for n in op.input_arg_names if grad_flows_in(n, i)]
-            if carried:
-                raise NotImplementedError(
-                    f"Gradients through control flow are not supported yet: op {i} ({op.type}) of block "
-                    f"{block.idx} carries {sorted(carried)} to {sorted(need.intersection(op.output_arg_names))}, "
-                    "which the loss depends on. Without this error the gradient would silently miss that op; "
-                    "set stop_gradient=True on those inputs if no gradient should flow through it."
-                )
         if d.grad is None or not need.intersection(op.output_arg_names):
             continue
         _, _, in_slots = registry.grad_slots(d)
@@ -140,7 +124,41 @@ def _path(block: Block, ops: Sequence[Operator], targets: Set[str], no_grad: Set
     return on_path, need
 
 
-def _make_grad_ops(block: Block, on_path: Sequence[Operator], grad_of: Dict[str, str], need: Set[str]):
+class _SubBlockGrads:
+    """What a control op's grad maker asks of backward: differentiate one of its sub-blocks into a
+    new grad block (child of ``dest``, whose forward block is the sub-block)."""
+
+    def __init__(self, dest: Block, no_grad: Set[str]) -> None:
+        self.dest = dest
+        self.no_grad = no_grad
+
+    @staticmethod
+    def grad_name(name: str) -> str:
+        return _grad_name(name)
+
+    def differentiable(self, name: str) -> bool:
+        return name not in self.no_grad and _differentiable(self.dest._find_var_recursive(name))
+
+    def differentiate(self, sub_idx: int, seeds: Dict[str, str]) -> Tuple[int, Set[str]]:
+        """Append the backward of block ``sub_idx`` for targets ``seeds`` (forward name -> the name its
+        gradient is read from) to a new block; returns its index and the names its ops write."""
+        program = self.dest.program
+        for o, g in seeds.items():  # the seeds live where the grad op runs, as its other gradients do
+            if self.dest._find_var_recursive(g) is None:
+                fwd_var = self.dest._find_var_recursive(o)
+                self.dest.create_var(name=g, shape=fwd_var.shape, dtype=fwd_var.dtype, persistable=False)
+        current = program.current_block_idx
+        grad_block = program._create_block(parent_idx=self.dest.idx)
+        program.current_block_idx = current
+        grad_block.forward_block_idx = sub_idx
+        fwd = program.block(sub_idx)
+        _backward(fwd, {o: (g, None) for o, g in seeds.items()}, self.no_grad, dest=grad_block)
+        return grad_block.idx, {n for op in grad_block.ops for n in op.output_arg_names}
+
+
+def _make_grad_ops(
+    block: Block, on_path: Sequence[Operator], grad_of: Dict[str, str], need: Set[str], ctx: _SubBlockGrads
+):
     """Grad ops for the path (last forward op first), before renaming."""
     result: List[_GradOp] = []
     for op in on_path:
@@ -155,7 +173,8 @@ def _make_grad_ops(block: Block, on_path: Sequence[Operator], grad_of: Dict[str,
         attrs = {k: v for k, v in op.attrs.items() if k not in ("op_role", "op_role_var", "op_namescope")}
         attrs["op_role"] = OpRole.Backward
         if d.grad.maker is not None:
-            for t, ins, outs, extra in d.grad.maker(op, out_grads, in_grads):
+            made = d.grad.maker(op, out_grads, in_grads, ctx) if d.control else d.grad.maker(op, out_grads, in_grads)
+            for t, ins, outs, extra in made:
                 a = {"op_role": OpRole.Backward, "op_device": op.attrs.get("op_device", "")}
                 a.update(extra)
                 result.append(_GradOp(t, ins, outs, a, op))
@@ -198,7 +217,11 @@ def _add_up_repeated_outputs(ops: List[_GradOp], block_idx: int) -> List[_GradOp
                 renamed[name] = [name]
         for names in op.outputs.values():
             for i, name in enumerate(names):
-                if name in ("", EMPTY_VAR_NAME) or name in op.input_names():
+                if name in ("", EMPTY_VAR_NAME):
+                    continue
+                if name in op.input_names():  # read and written (while_grad): from here on a new gradient
+                    renamed[name] = [name]
+                    first_writer[name] = op
                     continue
                 if name not in renamed:
                     renamed[name] = [name]
@@ -251,30 +274,64 @@ def _append(block: Block, ops: Sequence[_GradOp], callbacks) -> None:
             cb(block=block, context={})
 
 
+def _check_loop_overwrites(grad_ops: Sequence[_GradOp]) -> None:
+    """A ``while`` op leaves its loop variables holding their last values; the grad op of an op
+    before the loop that reads one of them would get that last value instead of the one it read."""
+    overwritten: Dict[str, int] = {}
+    for g in grad_ops:
+        if g.type == "while_grad":
+            for n in g.fwd.outputs.get("Out", ()):
+                overwritten.setdefault(n, g.fwd.idx)
+            continue
+        if g.fwd is None or g.fwd.type == "while":
+            continue
+        for slot, names in g.inputs.items():
+            if slot.endswith(GRAD_VAR_SUFFIX):
+                continue
+            for n in names:
+                if n in overwritten and g.fwd.idx < overwritten[n]:
+                    raise NotImplementedError(
+                        f"Backward through the while op {overwritten[n]} of block {g.fwd.block.idx}: op "
+                        f"{g.fwd.idx} ({g.fwd.type}) before the loop reads '{n}', which the loop overwrites, and "
+                        f"its gradient ({g.type}) needs the value it read. Give the loop a copy instead, "
+                        f"e.g. while_loop(cond, body, [fluid.layers.assign({n})])."
+                    )
+
+
 def _backward(
     block: Block,
     targets: Dict[str, Tuple[str, Optional[Operator]]],
     no_grad: Set[str],
     callbacks=None,
     stop_at: int = -1,
+    dest: Optional[Block] = None,
 ) -> None:
-    """Append grad ops for ``targets`` (forward name -> (grad name, seed op's forward op))."""
+    """Append grad ops for ``targets`` (forward name -> (grad name, seed op's forward op)) of
+    ``block``'s ops to ``dest`` (``block`` itself unless it is a grad block of a sub-block)."""
+    dest = block if dest is None else dest
     ops = block.ops[: stop_at + 1] if stop_at >= 0 else list(block.ops)
     on_path, need = _path(block, ops, set(targets), no_grad)
     grad_of = {name: grad for name, (grad, _) in targets.items()}
-    grad_ops = _make_grad_ops(block, on_path, grad_of, need)
+    grad_ops = _make_grad_ops(block, on_path, grad_of, need, _SubBlockGrads(dest, no_grad))
+    _check_loop_overwrites(grad_ops)
     grad_ops = _add_up_repeated_outputs(grad_ops, block.idx)
-    _create_grad_vars(block, grad_ops)
-    _append(block, grad_ops, callbacks)
+    _create_grad_vars(dest, grad_ops)
+    _append(dest, grad_ops, callbacks)
 
 
 def append_backward(loss: Variable, parameter_list=None, no_grad_set=None, callbacks=None, checkpoints=None):
-    """Append the backward pass of ``loss`` and return ``[(param, param@GRAD), ...]``.
+    """Append the backward pass of ``loss`` and return ``[(param, param@GRAD), ...]``; when it
+    raises, the program is left as it was.
 
     Compat: ``checkpoints`` (recompute) is accepted and ignored.
     """
     if not isinstance(loss, Variable):
         raise TypeError(f"The type of 'loss' in append_backward must be Variable, but received {type(loss)}.")
+    with program_transaction(loss.block.program):
+        return _append_backward(loss, parameter_list, no_grad_set, callbacks)
+
+
+def _append_backward(loss: Variable, parameter_list, no_grad_set, callbacks):
     block = loss.block.program.global_block()
     if loss.block is not block:
         raise ValueError("append_backward supports a loss in the global block only")
@@ -330,8 +387,14 @@ def append_backward(loss: Variable, parameter_list=None, no_grad_set=None, callb
 
 
 def gradients(targets, inputs, target_gradients=None, no_grad_set=None):
-    """Gradients of ``targets`` with respect to ``inputs`` (``fluid.gradients``)."""
+    """Gradients of ``targets`` with respect to ``inputs`` (``fluid.gradients``); when it raises, the
+    program is left as it was."""
     targets = [targets] if isinstance(targets, Variable) else list(targets)
+    with program_transaction(targets[0].block.program):
+        return _gradients(targets, inputs, target_gradients, no_grad_set)
+
+
+def _gradients(targets, inputs, target_gradients, no_grad_set):
     inputs = [inputs] if isinstance(inputs, Variable) else list(inputs)
     if target_gradients is None:
         target_gradients = [None] * len(targets)

@@ -332,12 +332,22 @@ class Block:
         return v
 
     def _find_var_recursive(self, name: str) -> Optional[Variable]:
-        block: Optional[Block] = self
-        while block is not None:
+        """This block's variable, else its forward block's (a grad block reads the forward values of
+        the sub-block it differentiates), else its parent's, and so on."""
+        frontier: List[Block] = [self]
+        seen = set()
+        while frontier:
+            block = frontier.pop(0)
+            if block.idx in seen:
+                continue
+            seen.add(block.idx)
             v = block.vars.get(name)
             if v is not None:
                 return v
-            block = block.parent_block
+            if block.forward_block_idx >= 0:
+                frontier.append(self.program.block(block.forward_block_idx))
+            if block.parent_idx >= 0:
+                frontier.append(self.program.block(block.parent_idx))
         return None
 
     def _var_recursive(self, name: str) -> Variable:

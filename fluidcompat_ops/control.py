@@ -1,15 +1,66 @@
-"""Control-flow ops: ``conditional_block`` (runs its sub-block when Cond holds) and ``select_input``.
+"""Control-flow ops: ``conditional_block`` (runs its sub-block when Cond holds), ``while``,
+``select_input``, and their gradients (``conditional_block_grad``, ``while_grad``, ``select_output``).
 
-``conditional_block`` has no kernel: the interpreter runs its sub-block (see interpreter.py).
+The sub-block ops have no kernel: the interpreter runs their blocks (see interpreter.py). Their grad
+makers get a ``ctx`` from backward.py that differentiates a sub-block into a new grad block and says
+which gradients that block writes.
 """
 
 from __future__ import annotations
 
-from fluidcompat_ops.registry import OpDef, register
+from fluidcompat_ops.registry import GradDef, OpDef, register
 from fluidcompat_ops.shapes import first
+
+EMPTY = "@EMPTY@"  # fluid's name for "no variable here" (framework.EMPTY_VAR_NAME)
 
 torch = None  # NOTE: [Lazy torch] in registry.py
 F = None
+
+
+def _inner_grads(names, written, grad_of):
+    """Per forward name, the gradient its grad block writes for it, or "" when it writes none."""
+    return [grad_of(n) if grad_of(n) in written else "" for n in names]
+
+
+def _conditional_block_grad_maker(op, out_grads, in_grads, ctx):
+    """``conditional_block_grad``: the grad block of the sub-block, seeded with the outputs' grads, run
+    when Cond held; each wanted input gradient is then copied out of it (zeros when the branch was not
+    taken, or when the block writes none)."""
+    outs = op.outputs.get("Out", [])
+    seeds = {o: g for o, g in zip(outs, out_grads["Out"]) if g != EMPTY}
+    sub, written = ctx.differentiate(op.attrs["sub_block"], seeds)
+    inputs = {
+        "Cond": op.inputs["Cond"],
+        "Input": op.inputs["Input"],
+        "Out": outs,
+        "Out@GRAD": out_grads["Out"],
+        "Scope": op.outputs.get("Scope", []),
+    }
+    attrs = {
+        "sub_block": sub,
+        "is_scalar_condition": op.attrs.get("is_scalar_condition", False),
+        "inner_input_grads": _inner_grads(op.inputs["Input"], written, ctx.grad_name),
+    }
+    return [("conditional_block_grad", inputs, {"Input@GRAD": [g or EMPTY for g in in_grads["Input"]]}, attrs)]
+
+
+def _while_grad_maker(op, out_grads, in_grads, ctx):
+    """``while_grad``: the grad block of the loop body, run once per recorded step, last step first.
+    Every differentiable loop-carried variable (read and written by the body) is a target seeded with
+    ``name@GRAD``: the outer gradient before the last step, then what the step after wrote."""
+    xs, outs = op.inputs.get("X", []), op.outputs.get("Out", [])
+    seeds = {o: ctx.grad_name(o) for o, g in zip(outs, out_grads["Out"]) if g != EMPTY}
+    seeds.update({x: ctx.grad_name(x) for x in xs if x in outs and ctx.differentiable(x)})
+    sub, written = ctx.differentiate(op.attrs["sub_block"], seeds)
+    inputs = {"X": xs, "Out": outs, "Out@GRAD": out_grads["Out"], "StepScopes": op.outputs.get("StepScopes", [])}
+    attrs = {
+        "sub_block": sub,
+        "original_output_grad": [g for g in out_grads["Out"] if g != EMPTY],
+        "inner_output_grads": [seeds.get(o, "") for o in outs],
+        "inner_input_grads": _inner_grads(xs, written, ctx.grad_name),
+    }
+    return [("while_grad", inputs, {"X@GRAD": [g or EMPTY for g in in_grads["X"]]}, attrs)]
+
 
 register(
     OpDef(
@@ -19,6 +70,21 @@ register(
         {"sub_block": -1, "is_scalar_condition": False, "skip_eager_deletion_vars": []},
         host_inputs=frozenset({"Cond"}),
         control=True,
+        grad=GradDef(in_grads=("Input",), maker=_conditional_block_grad_maker),
+    )
+)
+
+register(
+    OpDef(
+        "conditional_block_grad",
+        ("Cond", "Input", "Out", "Out@GRAD", "Scope"),
+        ("Input@GRAD",),
+        {"sub_block": -1, "is_scalar_condition": False, "inner_input_grads": []},
+        host_inputs=frozenset({"Cond"}),
+        # a branch not taken wrote no Out, and its Out@GRAD is never set
+        optional_inputs=frozenset({"Out", "Out@GRAD", "Scope"}),
+        control=True,
+        forward="conditional_block",
     )
 )
 
@@ -30,6 +96,25 @@ register(
         {"sub_block": -1, "is_test": False, "skip_eager_deletion_vars": []},
         host_inputs=frozenset({"Condition"}),
         control=True,
+        grad=GradDef(in_grads=("X",), maker=_while_grad_maker),
+    )
+)
+
+register(
+    OpDef(
+        "while_grad",
+        ("X", "Out", "Out@GRAD", "StepScopes"),
+        ("X@GRAD",),
+        {
+            "sub_block": -1,
+            "original_output_grad": [],
+            "inner_output_grads": [],
+            "inner_input_grads": [],
+            "skip_eager_deletion_vars": [],
+        },
+        optional_inputs=frozenset({"Out", "Out@GRAD"}),
+        control=True,
+        forward="while",
     )
 )
 
@@ -53,6 +138,11 @@ def _select_input_infer(ins, attrs):
     return {"Out": [(xs[-1].shape, xs[-1].dtype)]}
 
 
+def _select_input_grad_maker(op, out_grads, in_grads):
+    outs = {"Out": [g or EMPTY for g in in_grads["X"]]}
+    return [("select_output", {"X": out_grads["Out"], "Mask": op.inputs["Mask"]}, outs, {})]
+
+
 register(
     OpDef(
         "select_input",
@@ -63,5 +153,29 @@ register(
         _select_input_kernel,
         host_inputs=frozenset({"Mask"}),
         optional_inputs=frozenset({"X"}),
+        grad=GradDef(in_grads=("X",), maker=_select_input_grad_maker),
+    )
+)
+
+
+def _select_output_kernel(ins, attrs):
+    """``Out[Mask] = X``; the outputs before it hold no value (their branch did not run) and the
+    ones after it are not written."""
+    mask = int(ins["Mask"][0].reshape(-1)[0])
+    if mask < 0:
+        raise ValueError(f"select_output: Mask must index Out. Received: {mask}")
+    return {"Out": [None] * mask + [ins["X"][0]]}
+
+
+register(
+    OpDef(
+        "select_output",
+        ("X", "Mask"),
+        ("Out",),
+        {},
+        None,
+        _select_output_kernel,
+        host_inputs=frozenset({"Mask"}),
+        forward="select_input",
     )
 )

@@ -275,6 +275,27 @@ CASES = [
         lambda a: L.sigmoid_cross_entropy_with_logits(a, L.assign((B > 0).astype("float64"))),
         {"a": A},
     ),
+    # control flow: conditional_block + select_input (each branch), while (a read-only input and a
+    # loop-carried one)
+    *[
+        G(
+            f"cond_{name}",
+            lambda a, b, k: L.cond(
+                L.equal(k, L.fill_constant([1], "int64", 1)), lambda: L.tanh(a) * b, lambda: a * a - b
+            ),
+            {"a": A, "b": B, "k": np.array([kv], "int64")},
+        )
+        for name, kv in (("true", 1), ("false", 0))
+    ],
+    G(
+        "while_loop",
+        lambda a, b: L.while_loop(
+            lambda i, h: L.less_than(i, L.fill_constant([1], "int64", 3)),
+            lambda i, h: [L.increment(i, 1, False), L.sin(h) * b + h],
+            [L.fill_constant([1], "int64", 0), a],
+        )[1],
+        ab,
+    ),
 ]
 
 

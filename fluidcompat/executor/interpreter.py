@@ -48,6 +48,9 @@ class Step:
     sub: Optional["PreparedBlock"] = None
     # a while op: the name of its Condition, read again before each pass over the sub-block
     loop_cond: str = ""
+    # a while op whose while_grad runs later: where its steps are recorded, and what each step writes
+    record: str = ""
+    written: Tuple[str, ...] = ()
 
 
 class PreparedBlock:
@@ -87,8 +90,21 @@ class PreparedBlock:
             step.copy_kinds = {(c.slot, c.var): c.kind for c in p.copies}
             steps.append(step)
         self.steps = steps
-        if free:
+        if free:  # the top block of a run
             self._plan_deletions(set(keep))
+            self._mark_recorded_loops(set(self.reads()))
+
+    def _mark_recorded_loops(self, reads: set) -> None:
+        """While ops whose StepScopes a while_grad reads record each step's values for it."""
+        for s in self.steps:
+            if s.sub is None:
+                continue
+            if s.loop_cond:
+                name = s.plan.op.outputs.get("StepScopes", [""])[0]
+                if name in reads:
+                    s.record = name
+                    s.written = tuple(dict.fromkeys(s.sub.writes()))
+            s.sub._mark_recorded_loops(reads)
 
     def _plan_deletions(self, keep: set) -> None:
         """Free each temporary after its last reader (fluid's eager deletion)."""
@@ -195,6 +211,16 @@ class PreparedBlock:
             except Exception as e:  # noqa: BLE001  (re-raised with the op attached)
                 raise _op_error(s, e, env) from e
 
+    def writes(self) -> List[str]:
+        """Every variable the block's ops write, sub-blocks included."""
+        names = []
+        for s in self.steps:
+            for _, ns in s.outs:
+                names.extend(ns)
+            if s.sub is not None:
+                names.extend(s.sub.writes())
+        return names
+
     def reads(self) -> List[str]:
         """Every variable the block's ops read, sub-blocks included."""
         names = []
@@ -238,13 +264,89 @@ class PreparedBlock:
 
 
 def _run_sub_block(s: Step, ins, env, run_once) -> None:
-    """A control op: ``run_once`` (one pass over its sub-block) while a while op's Condition holds,
-    or once when a conditional_block's Cond holds."""
-    if s.loop_cond:
+    """A control op; ``run_once`` is one pass over its sub-block."""
+    op_type = s.plan.op.type
+    if op_type == "while":
+        _run_while(s, env, run_once)
+    elif op_type == "conditional_block":
+        if _branch_taken(ins, s.attrs):
+            run_once()
+    elif op_type == "conditional_block_grad":
+        _run_conditional_block_grad(s, ins, env, run_once)
+    elif op_type == "while_grad":
+        _run_while_grad(s, ins, env, run_once)
+    else:
+        raise ValueError(f"no runner for the control op {op_type}")
+
+
+def _run_while(s: Step, env, run_once) -> None:
+    """Pass over the body while Condition holds. Recording (for a while_grad): per step, the values
+    of what the body writes before it ran and after (fluid's step scopes)."""
+    if not s.record:
         while _holds(env[s.loop_cond], s.loop_cond):
             run_once()
-    elif _branch_taken(ins, s.attrs):
+        return
+    steps = []
+    while _holds(env[s.loop_cond], s.loop_cond):
+        before = {n: env[n] for n in s.written if n in env}
         run_once()
+        steps.append((before, {n: env[n] for n in s.written if n in env}))
+    env[s.record] = steps
+
+
+def _run_conditional_block_grad(s: Step, ins, env, run_once) -> None:
+    """Run the grad block when the forward branch ran; each wanted input gradient is what the block
+    wrote for it, or zeros (branch not taken, or the input does not reach the outputs)."""
+    op = s.plan.op
+    taken = _branch_taken(ins, s.attrs)
+    if taken:
+        run_once()
+    for value, inner, name in zip(ins["Input"], s.attrs["inner_input_grads"], op.outputs.get("Input@GRAD", ())):
+        if name == EMPTY_VAR_NAME:
+            continue
+        got = env.get(inner) if taken and inner else None
+        env[name] = got if got is not None else torch.zeros_like(value)
+
+
+def _run_while_grad(s: Step, ins, env, run_once) -> None:
+    """The loop body's grad block once per recorded step, last step first. Before a step, the values
+    of that step are put back (what the loop overwrote: as the step began; the body's own
+    variables: as it ended) and each seed set: a loop-carried variable's gradient is what the step
+    after wrote for it (at first, the outer gradient); any other output's is the outer gradient for
+    the last step and zeros before. Inputs the body only reads add up their gradients over the steps.
+    Afterwards every variable holds its value after the loop again."""
+    op = s.plan.op
+    xs, outs = op.inputs.get("X", []), op.inputs.get("Out", [])
+    out_set = set(outs)
+    steps = env.get(op.inputs["StepScopes"][0])
+    if steps is None:
+        raise ValueError(
+            f"while_grad: the while op did not record its steps in '{op.inputs['StepScopes'][0]}' (is_test=True "
+            "loops keep none)"
+        )
+    final = {n: env[n] for n in outs if n in env}
+    seeds = dict(zip(outs, s.attrs["inner_output_grads"]))
+    inner = dict(zip(xs, s.attrs["inner_input_grads"]))
+    state = {o: g for o, g in zip(outs, ins["Out@GRAD"]) if seeds.get(o)}
+    acc: Dict[str, torch.Tensor] = {}
+    for before, after in reversed(steps):
+        env.update(after)
+        env.update({n: v for n, v in before.items() if n in out_set})
+        for o, g in state.items():
+            env[seeds[o]] = g if g is not None else torch.zeros_like(after[o])
+        run_once()
+        for o in state:
+            state[o] = env.get(inner[o]) if inner.get(o) else None
+        for x, g in inner.items():
+            if g and x not in out_set and env.get(g) is not None:
+                acc[x] = env[g] if x not in acc else acc[x] + env[g]
+    start = steps[0][0] if steps else {}
+    for x, value, name in zip(xs, ins["X"], op.outputs.get("X@GRAD", ())):
+        if name == EMPTY_VAR_NAME:
+            continue
+        got = state.get(x) if x in out_set else acc.get(x)
+        env[name] = got if got is not None else torch.zeros_like(start.get(x, value))
+    env.update(final)
 
 
 def _holds(cond: torch.Tensor, name: str) -> bool:
