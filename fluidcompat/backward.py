@@ -263,6 +263,7 @@ def _create_grad_vars(block: Block, ops: Sequence[_GradOp]) -> None:
 
 
 def _append(block: Block, ops: Sequence[_GradOp], callbacks) -> None:
+    positions: Dict[int, Dict[int, int]] = {}  # forward block -> op -> index
     for g in ops:
         attrs = dict(g.attrs)
         if g.fwd is not None:
@@ -270,32 +271,12 @@ def _append(block: Block, ops: Sequence[_GradOp], callbacks) -> None:
         op = block.append_op(type=g.type, inputs=g.inputs, outputs=g.outputs, attrs=attrs)
         if g.fwd is not None:
             op._callsite = g.fwd._callsite
+            fwd_block = g.fwd.block
+            if id(fwd_block) not in positions:
+                positions[id(fwd_block)] = {id(o): i for i, o in enumerate(fwd_block.ops)}
+            op._fwd_at = (fwd_block.idx, positions[id(fwd_block)][id(g.fwd)])
         for cb in callbacks or ():
             cb(block=block, context={})
-
-
-def _check_loop_overwrites(grad_ops: Sequence[_GradOp]) -> None:
-    """A ``while`` op leaves its loop variables holding their last values; the grad op of an op
-    before the loop that reads one of them would get that last value instead of the one it read."""
-    overwritten: Dict[str, int] = {}
-    for g in grad_ops:
-        if g.type == "while_grad":
-            for n in g.fwd.outputs.get("Out", ()):
-                overwritten.setdefault(n, g.fwd.idx)
-            continue
-        if g.fwd is None or g.fwd.type == "while":
-            continue
-        for slot, names in g.inputs.items():
-            if slot.endswith(GRAD_VAR_SUFFIX):
-                continue
-            for n in names:
-                if n in overwritten and g.fwd.idx < overwritten[n]:
-                    raise NotImplementedError(
-                        f"Backward through the while op {overwritten[n]} of block {g.fwd.block.idx}: op "
-                        f"{g.fwd.idx} ({g.fwd.type}) before the loop reads '{n}', which the loop overwrites, and "
-                        f"its gradient ({g.type}) needs the value it read. Give the loop a copy instead, "
-                        f"e.g. while_loop(cond, body, [fluid.layers.assign({n})])."
-                    )
 
 
 def _backward(
@@ -313,7 +294,6 @@ def _backward(
     on_path, need = _path(block, ops, set(targets), no_grad)
     grad_of = {name: grad for name, (grad, _) in targets.items()}
     grad_ops = _make_grad_ops(block, on_path, grad_of, need, _SubBlockGrads(dest, no_grad))
-    _check_loop_overwrites(grad_ops)
     grad_ops = _add_up_repeated_outputs(grad_ops, block.idx)
     _create_grad_vars(dest, grad_ops)
     _append(dest, grad_ops, callbacks)

@@ -187,6 +187,8 @@ class Operator:
         self.attrs = attrs
         self._def = opdef
         self._callsite: Optional[Tuple[str, int, str]] = None
+        # a grad op: (block index, op index) of the forward op it differentiates
+        self._fwd_at: Optional[Tuple[int, int]] = None
 
     # -- fluid's accessors --------------------------------------------------------------------
     def input(self, name: str) -> List[str]:
@@ -278,6 +280,7 @@ class Operator:
             self._def,
         )
         new._callsite = self._callsite
+        new._fwd_at = self._fwd_at
         return new
 
 

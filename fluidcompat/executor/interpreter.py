@@ -51,13 +51,17 @@ class Step:
     # a while op whose while_grad runs later: where its steps are recorded, and what each step writes
     record: str = ""
     written: Tuple[str, ...] = ()
+    # (variable, key): before the op overwrites the variable, its value is kept under key for a grad
+    # op that needs it (see _keep_overwritten_values)
+    saves: Tuple[Tuple[str, str], ...] = ()
 
 
 class PreparedBlock:
     """A block planned for one executor place and one set of feed/fetch names."""
 
-    def __init__(self, plan: BlockPlan, keep: Sequence[str], free: bool = True) -> None:
+    def __init__(self, plan: BlockPlan, keep: Sequence[str], free: bool = True, block_idx: int = -1) -> None:
         self.plan = plan
+        self.block_idx = block_idx if block_idx >= 0 else (plan.ops[0].op.block.idx if plan.ops else 0)
         self.externals = {n: (torch.device(d) if d else None) for n, d in plan.externals.items()}
         steps: List[Step] = []
         for p in plan.ops:
@@ -81,7 +85,7 @@ class PreparedBlock:
             step.optional = tuple(optional)
             if d.control:
                 # sub-block values stay in the run's variables until the run ends
-                step.sub = PreparedBlock(plan.subplans[p.index], keep=(), free=False)
+                step.sub = PreparedBlock(plan.subplans[p.index], keep=(), free=False, block_idx=op.attrs["sub_block"])
                 if op.type == "while":
                     step.loop_cond = op.inputs["Condition"][0]
             first = next((names[0] for _, names in sorted(outs) if names), "")
@@ -91,6 +95,7 @@ class PreparedBlock:
             steps.append(step)
         self.steps = steps
         if free:  # the top block of a run
+            _keep_overwritten_values(self)
             self._plan_deletions(set(keep))
             self._mark_recorded_loops(set(self.reads()))
 
@@ -116,6 +121,8 @@ class PreparedBlock:
             for names in reads:
                 for n in names:
                     last[n] = i
+            for _, key in s.saves:
+                last.setdefault(key, i)
             for _, names in s.outs:
                 for n in names:
                     last.setdefault(n, i)
@@ -147,6 +154,9 @@ class PreparedBlock:
             place = place_text(s.plan.device)
             try:
                 t0 = now_ns()
+                for v, key in s.saves:
+                    if v in env:
+                        env[key] = env[v]
                 if vlog:
                     vlog("operator", 1066, f"expected_kernel_key:{_kernel_key(s, env, place, vartype_of)}")
                 ins = {}
@@ -217,6 +227,7 @@ class PreparedBlock:
         for s in self.steps:
             for _, ns in s.outs:
                 names.extend(ns)
+            names.extend(key for _, key in s.saves)
             if s.sub is not None:
                 names.extend(s.sub.writes())
         return names
@@ -238,6 +249,9 @@ class PreparedBlock:
         env[EMPTY_VAR_NAME] = None  # a gradient nobody produced reads as None
         for s in self.steps:
             try:
+                for v, key in s.saves:
+                    if v in env:
+                        env[key] = env[v]
                 ins = {}
                 for slot, names, targets in s.ins:
                     if targets is None:
@@ -263,6 +277,85 @@ class PreparedBlock:
                 raise _op_error(s, e, env) from e
 
 
+def _keep_overwritten_values(top: PreparedBlock) -> None:
+    """Give every grad op the values its forward op saw. The run keeps one value per name, so when
+    an op overwrites a variable (an in-place ``increment``, a loop writing its loop variables, an
+    ``assign`` onto a name) after a forward op read it and before that op's grad op reads it, the
+    overwriting op first keeps the old value under a new key and the grad op reads that key.
+
+    Versions count writes per block; a variable a sub-block reads but never writes has the version
+    its control op saw in the enclosing block. A grad op in the same block as its forward op sees
+    the version before it; one in a grad block sees the forward block's last (a while_grad puts each
+    step's last values back before running it)."""
+    prepared: Dict[int, PreparedBlock] = {}
+    runner: Dict[int, Tuple[int, int]] = {}  # sub-block -> (block, step) of the control op running it
+
+    def walk(p: PreparedBlock) -> None:
+        prepared[p.block_idx] = p
+        for j, s in enumerate(p.steps):
+            if s.sub is not None:
+                runner[s.sub.block_idx] = (p.block_idx, j)
+                walk(s.sub)
+
+    walk(top)
+    writers: Dict[int, Dict[str, List[int]]] = {}
+
+    def writes_of(b: int) -> Dict[str, List[int]]:
+        if b not in writers:
+            w: Dict[str, List[int]] = {}
+            for j, s in enumerate(prepared[b].steps):
+                for _, names in s.outs:
+                    for n in names:
+                        w.setdefault(n, []).append(j)
+            writers[b] = w
+        return writers[b]
+
+    def resolve(v: str, gb: int, gj: int, fb: int, fj: int, written_by_f: bool):
+        w = writes_of(fb).get(v)
+        if w:
+            wanted = sum(1 for j in w if j < fj or (written_by_f and j == fj))
+            current = sum(1 for j in w if j < gj) if gb == fb else len(w)
+            return (fb, w, wanted) if wanted != current else None
+        if gb == fb or fb not in runner or gb not in runner:
+            return None
+        (pb, pj), (gpb, gpj) = runner[fb], runner[gb]
+        return resolve(v, gpb, gpj, pb, pj, False)
+
+    for gb, p in prepared.items():
+        for gj, g in enumerate(p.steps):
+            op = g.plan.op
+            if op._fwd_at is None or g.sub is not None or op._fwd_at[0] not in prepared:
+                continue
+            fb, fj = op._fwd_at
+            f_steps = prepared[fb].steps
+            if fj >= len(f_steps):
+                continue
+            f_op = f_steps[fj].plan.op
+            f_ins, f_outs = set(f_op.input_arg_names), set(f_op.output_arg_names)
+
+            def renamed(slot, names):
+                if slot.endswith("@GRAD"):
+                    return names
+                result = []
+                for v in names:
+                    found = None
+                    if v != EMPTY_VAR_NAME and (v in f_ins or v in f_outs):
+                        found = resolve(v, gb, gj, fb, fj, v in f_outs and v not in f_ins)
+                    if found is None:
+                        result.append(v)
+                        continue
+                    b, w, wanted = found
+                    key = f"{v}@VERSION@block{b}@{wanted}"
+                    saver = prepared[b].steps[w[wanted]]
+                    if (v, key) not in saver.saves:
+                        saver.saves = saver.saves + ((v, key),)
+                    result.append(key)
+                return tuple(result)
+
+            g.ins = tuple((slot, renamed(slot, names), t) for slot, names, t in g.ins)
+            g.optional = tuple((slot, renamed(slot, names)) for slot, names in g.optional)
+
+
 def _run_sub_block(s: Step, ins, env, run_once) -> None:
     """A control op; ``run_once`` is one pass over its sub-block."""
     op_type = s.plan.op.type
@@ -281,16 +374,15 @@ def _run_sub_block(s: Step, ins, env, run_once) -> None:
 
 def _run_while(s: Step, env, run_once) -> None:
     """Pass over the body while Condition holds. Recording (for a while_grad): per step, the values
-    of what the body writes before it ran and after (fluid's step scopes)."""
+    of what the body wrote (fluid's step scopes), old values it kept included."""
     if not s.record:
         while _holds(env[s.loop_cond], s.loop_cond):
             run_once()
         return
     steps = []
     while _holds(env[s.loop_cond], s.loop_cond):
-        before = {n: env[n] for n in s.written if n in env}
         run_once()
-        steps.append((before, {n: env[n] for n in s.written if n in env}))
+        steps.append({n: env[n] for n in s.written if n in env})
     env[s.record] = steps
 
 
@@ -310,11 +402,11 @@ def _run_conditional_block_grad(s: Step, ins, env, run_once) -> None:
 
 def _run_while_grad(s: Step, ins, env, run_once) -> None:
     """The loop body's grad block once per recorded step, last step first. Before a step, the values
-    of that step are put back (what the loop overwrote: as the step began; the body's own
-    variables: as it ended) and each seed set: a loop-carried variable's gradient is what the step
-    after wrote for it (at first, the outer gradient); any other output's is the outer gradient for
-    the last step and zeros before. Inputs the body only reads add up their gradients over the steps.
-    Afterwards every variable holds its value after the loop again."""
+    the step wrote are put back (values it overwrote are under the keys its grad ops read) and each
+    seed set: a loop-carried variable's gradient is what the step after wrote for it (at first, the
+    outer gradient); any other output's is the outer gradient for the last step and zeros before.
+    Inputs the body only reads add up their gradients over the steps. Afterwards every variable
+    holds its value after the loop again."""
     op = s.plan.op
     xs, outs = op.inputs.get("X", []), op.inputs.get("Out", [])
     out_set = set(outs)
@@ -329,9 +421,8 @@ def _run_while_grad(s: Step, ins, env, run_once) -> None:
     inner = dict(zip(xs, s.attrs["inner_input_grads"]))
     state = {o: g for o, g in zip(outs, ins["Out@GRAD"]) if seeds.get(o)}
     acc: Dict[str, torch.Tensor] = {}
-    for before, after in reversed(steps):
+    for after in reversed(steps):
         env.update(after)
-        env.update({n: v for n, v in before.items() if n in out_set})
         for o, g in state.items():
             env[seeds[o]] = g if g is not None else torch.zeros_like(after[o])
         run_once()
@@ -340,12 +431,11 @@ def _run_while_grad(s: Step, ins, env, run_once) -> None:
         for x, g in inner.items():
             if g and x not in out_set and env.get(g) is not None:
                 acc[x] = env[g] if x not in acc else acc[x] + env[g]
-    start = steps[0][0] if steps else {}
     for x, value, name in zip(xs, ins["X"], op.outputs.get("X@GRAD", ())):
         if name == EMPTY_VAR_NAME:
             continue
         got = state.get(x) if x in out_set else acc.get(x)
-        env[name] = got if got is not None else torch.zeros_like(start.get(x, value))
+        env[name] = got if got is not None else torch.zeros_like(value)
     env.update(final)
 
 
