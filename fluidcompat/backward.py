@@ -64,7 +64,15 @@ def _names(items) -> Set[str]:
 
 
 def _differentiable(var: Optional[Variable]) -> bool:
-    return var is not None and var.dtype in FLOAT_TYPES and var.type in (VarType.LOD_TENSOR, VarType.SELECTED_ROWS)
+    return var is not None and var.dtype in FLOAT_TYPES and var.type in _GRAD_TYPES
+
+
+_GRAD_TYPES = (VarType.LOD_TENSOR, VarType.SELECTED_ROWS, VarType.LOD_TENSOR_ARRAY)
+
+
+def _is_array(block: Block, name: str) -> bool:
+    var = block._find_var_recursive(_forward_name(name))
+    return var is not None and var.type == VarType.LOD_TENSOR_ARRAY
 
 
 def _no_grad_names(block: Block, no_grad_set) -> Set[str]:
@@ -146,7 +154,9 @@ class _SubBlockGrads:
         for o, g in seeds.items():  # the seeds live where the grad op runs, as its other gradients do
             if self.dest._find_var_recursive(g) is None:
                 fwd_var = self.dest._find_var_recursive(o)
-                self.dest.create_var(name=g, shape=fwd_var.shape, dtype=fwd_var.dtype, persistable=False)
+                self.dest.create_var(
+                    name=g, shape=fwd_var.shape, dtype=fwd_var.dtype, type=fwd_var.type, persistable=False
+                )
         current = program.current_block_idx
         grad_block = program._create_block(parent_idx=self.dest.idx)
         program.current_block_idx = current
@@ -194,9 +204,10 @@ def _make_grad_ops(
     return result
 
 
-def _add_up_repeated_outputs(ops: List[_GradOp], block_idx: int) -> List[_GradOp]:
+def _add_up_repeated_outputs(ops: List[_GradOp], block_idx: int, adds_in_place=lambda name: False) -> List[_GradOp]:
     """Rename each extra contribution to a gradient and insert the ``sum`` that adds them up,
-    right before the first op that reads the gradient (or at the end)."""
+    right before the first op that reads the gradient (or at the end). Gradients of arrays are left
+    alone: their writers add to them (NOTE: [Array values] in fluidcompat_ops/array.py)."""
     count: Dict[str, int] = defaultdict(int)
     renamed: Dict[str, List[str]] = {}
     first_writer: Dict[str, _GradOp] = {}
@@ -217,7 +228,7 @@ def _add_up_repeated_outputs(ops: List[_GradOp], block_idx: int) -> List[_GradOp
                 renamed[name] = [name]
         for names in op.outputs.values():
             for i, name in enumerate(names):
-                if name in ("", EMPTY_VAR_NAME):
+                if name in ("", EMPTY_VAR_NAME) or adds_in_place(name):
                     continue
                 if name in op.input_names():  # read and written (while_grad): from here on a new gradient
                     renamed[name] = [name]
@@ -253,11 +264,14 @@ def _create_grad_vars(block: Block, ops: Sequence[_GradOp]) -> None:
                 if n in ("", EMPTY_VAR_NAME) or block.has_var(n):
                     continue
                 fwd = block._find_var_recursive(_forward_name(n))
+                vtype = VarType.SELECTED_ROWS if sparse else VarType.LOD_TENSOR
+                if fwd is not None and fwd.type == VarType.LOD_TENSOR_ARRAY:
+                    vtype = VarType.LOD_TENSOR_ARRAY
                 block.create_var(
                     name=n,
                     shape=fwd.shape if fwd is not None else None,
                     dtype=fwd.dtype if fwd is not None else VarType.FP32,
-                    type=VarType.SELECTED_ROWS if sparse else VarType.LOD_TENSOR,
+                    type=vtype,
                     persistable=False,
                 )
 
@@ -294,7 +308,7 @@ def _backward(
     on_path, need = _path(block, ops, set(targets), no_grad)
     grad_of = {name: grad for name, (grad, _) in targets.items()}
     grad_ops = _make_grad_ops(block, on_path, grad_of, need, _SubBlockGrads(dest, no_grad))
-    grad_ops = _add_up_repeated_outputs(grad_ops, block.idx)
+    grad_ops = _add_up_repeated_outputs(grad_ops, block.idx, lambda name: _is_array(dest, name))
     _create_grad_vars(dest, grad_ops)
     _append(dest, grad_ops, callbacks)
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fluidcompat.dtypes import VarType
+from fluidcompat_ops.array import add_values
 from fluidcompat_ops.grad import SelectedRows
 from fluidcompat_ops.registry import GradDef, OpDef, register
 from fluidcompat_ops.shapes import (
@@ -239,6 +240,11 @@ def _sum_infer(ins, attrs):
 
 def _sum_kernel(ins, attrs):
     xs = [x for x in ins["X"] if x is not None]
+    if any(isinstance(x, list) for x in xs):  # arrays: element by element
+        acc = None
+        for x in xs:
+            acc = add_values(acc, x)
+        return {"Out": [acc]}
     sparse = [x for x in xs if isinstance(x, SelectedRows)]
     dense = [x for x in xs if not isinstance(x, SelectedRows)]
     if sparse and not dense:

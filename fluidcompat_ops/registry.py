@@ -66,6 +66,9 @@ class OpDef:
     place_from_input: str = ""
     # Input slots whose variables may hold no value (read as None), e.g. select_input's branches.
     optional_inputs: FrozenSet[str] = frozenset()
+    # Output slots the kernel also reads, under the same slot name (None when unset): write_to_array
+    # writes one element of the array already there.
+    reads_outputs: FrozenSet[str] = frozenset()
     # Run by the interpreter itself (sub-blocks), not by a kernel.
     control: bool = False
     grad: Optional[GradDef] = None

@@ -298,6 +298,25 @@ def test_value_a_loop_overwrites_reaches_the_grad_op_before_the_loop():
     np.testing.assert_allclose(gx, _numeric_grad(lambda a: np.mean(np.tanh(a) ** 4), x64), atol=1e-6)
 
 
+def test_in_place_increment_between_array_writes():
+    """``increment(i)`` in place between two array_writes: each write's gradient reads the index it
+    wrote at (fluid 1.8.5 read the last one for both)."""
+    a = fluid.data("a", [2], "float32")
+    b = fluid.data("b", [2], "float32")
+    a.stop_gradient = b.stop_gradient = False
+    i = L.zeros([1], "int64")
+    arr = L.array_write(a, i)
+    i = L.increment(i)
+    L.array_write(b, i, array=arr)
+    j0, j1 = L.fill_constant([1], "int64", 0), L.fill_constant([1], "int64", 1)
+    loss = L.mean(L.array_read(arr, j0) * 3.0 + L.array_read(arr, j1) * L.array_read(arr, j1))
+    fluid.backward.append_backward(loss)
+    av, bv = np.array([1.0, 2.0], "float32"), np.array([0.5, -1.5], "float32")
+    ga, gb = fluid.Executor(fluid.CPUPlace()).run(feed={"a": av, "b": bv}, fetch_list=["a@GRAD", "b@GRAD"])
+    np.testing.assert_allclose(ga, [1.5, 1.5])
+    np.testing.assert_allclose(gb, bv, rtol=1e-6)
+
+
 def test_counter_loop_does_not_block_backward():
     """A loop over values that need no gradient leaves training alone."""
     x = fluid.data("x", [2], "float32")
@@ -346,3 +365,109 @@ def test_loop_counter_guarded_to_the_cpu_stays_there(monkeypatch, guard, copies)
         "increment": want,
         "less_than": want,
     }
+
+
+def _mem_loop_np(ds):
+    """The golden While over arrays: mem[k + 1] = tanh(d[k]) + 0.5 * mem[k]; loss = mean(mem[3]^2)."""
+    mem = np.zeros_like(ds[0])
+    for d in ds:
+        mem = np.tanh(d) + 0.5 * mem
+    return np.mean(mem * mem)
+
+
+def test_tensor_arrays_match_fluid_and_finite_differences():
+    """create_array, array_write/read/length, tensor_array_to_tensor (concat and stack on both axes),
+    a while_loop summing an array, and While over arrays: names, shapes, dtypes, values and every
+    block's op types as fluid 1.8.5 built them. The gradients of While over arrays are checked by
+    finite differences instead: fluid 1.8.5 gives every d_k the gradient of the last one."""
+    got = json.loads(run(os.path.join(ROOT, "tests", "golden", "tensor_array.py")))
+    with open(os.path.join(ROOT, "tests", "golden", "tensor_array.json")) as f:
+        want = json.load(f)
+    for part in ("ops", "sum"):
+        assert got[part] == want[part], part
+    g, w = got["while_grad"], want["while_grad"]
+    assert g["blocks"][:2] == w["blocks"][:2]
+    # fluid's grad block also decrements the in-place loop index; fluidcompat restores each step's values
+    assert g["blocks"][2][:3] == [2, 0, 1]
+    assert g["blocks"][2][3] == [t for t in w["blocks"][2][3] if t != "increment"]
+    assert g["values"][0] == w["values"][0]  # the loss
+    ds = [(np.arange(6, dtype="float64").reshape(2, 3) / 10.0 - 0.2 * k) for k in range(3)]
+    for k in range(3):
+        dtype, grad = g["values"][1 + k]
+        assert dtype == "float32"
+
+        def f(dk, k=k):
+            return _mem_loop_np([dk if j == k else ds[j] for j in range(3)])
+
+        np.testing.assert_allclose(grad, _numeric_grad(f, ds[k]), atol=2e-6)
+
+
+def test_array_errors_name_the_problem():
+    """Build-time errors carry fluid 1.8.5's texts; reading past the end, which fluid 1.8.5 answered
+    with no value at all, names the index and the length; the program is left as it was."""
+    f = L.fill_constant([1], "float32", 0.0)
+    i32, i64 = L.fill_constant([1], "int32", 0), L.fill_constant([1], "int64", 0)
+    before = snapshot()
+    with pytest.raises(TypeError, match=re.escape("The type of 'x' in array_write must be")):
+        L.array_write(np.zeros(2, "float32"), i64)
+    with pytest.raises(TypeError, match=re.escape("The data type of 'i' in array_write must be ['int64'], but received int32. ")):
+        L.array_write(f, i32)
+    with pytest.raises(TypeError, match="^array should be tensor array vairable$"):
+        L.array_read(f, i64)
+    with pytest.raises(TypeError, match="^array should be tensor array vairable in array_length Op$"):
+        L.array_length(f)
+    with pytest.raises(TypeError, match="^array should be tensor array vairable in array_write Op$"):
+        L.array_write(f, i64, array=f)
+    assert snapshot() == before
+    arr = L.array_write(f, i64)
+    r = L.array_read(arr, L.fill_constant([1], "int64", 2))
+    with pytest.raises(fluid.core.EnforceNotMet, match=r"read_from_array.*index 2 is out of range: the array X holds 1 elements"):
+        fluid.Executor(fluid.CPUPlace()).run(fetch_list=[r])
+
+
+def test_array_fetch_and_gradient_of_tensor_array_to_tensor():
+    """An array fetches as the list of its elements; tensor_array_to_tensor's gradient splits (or
+    unstacks) Out@GRAD back into the elements."""
+    x = fluid.data("x", [2, 3], "float32")
+    y = fluid.data("y", [2, 2], "float32")
+    x.stop_gradient = y.stop_gradient = False
+    arr = L.array_write(x, L.fill_constant([1], "int64", 0))
+    L.array_write(y, L.fill_constant([1], "int64", 1), array=arr)
+    t, idx = L.tensor_array_to_tensor(arr, axis=1)
+    w = L.assign(np.arange(10, dtype="float32").reshape(2, 5))
+    loss = L.mean(t * w)
+    fluid.backward.append_backward(loss)
+    xv = np.ones((2, 3), "float32")
+    yv = np.full((2, 2), 2.0, "float32")
+    a, tv, iv, gx, gy = fluid.Executor(fluid.CPUPlace()).run(
+        feed={"x": xv, "y": yv}, fetch_list=[arr, t, idx, "x@GRAD", "y@GRAD"]
+    )
+    assert isinstance(a, list) and len(a) == 2
+    np.testing.assert_array_equal(a[0], xv)
+    np.testing.assert_array_equal(a[1], yv)
+    np.testing.assert_array_equal(tv, np.concatenate([xv, yv], 1))
+    assert iv.dtype == np.int32 and iv.tolist() == [3, 2]
+    wv = np.arange(10, dtype="float32").reshape(2, 5) / 10.0
+    np.testing.assert_allclose(gx, wv[:, :3], rtol=1e-6)
+    np.testing.assert_allclose(gy, wv[:, 3:], rtol=1e-6)
+
+
+@pytest.mark.parametrize("axis", [0, 1, -1])
+def test_gradient_of_stacked_tensor_array_to_tensor(axis):
+    """use_stack: OutIndex holds each element's size along axis (fluid 1.8.5's values for 0 and 1; it
+    crashed on -1, which stacks last here), and the gradient unstacks Out@GRAD."""
+    xs = [fluid.data(f"x{k}", [2, 3], "float32") for k in range(3)]
+    arr = L.create_array("float32")
+    for k, x in enumerate(xs):
+        x.stop_gradient = False
+        L.array_write(x, L.fill_constant([1], "int64", k), array=arr)
+    t, idx = L.tensor_array_to_tensor(arr, axis=axis, use_stack=True)
+    w = np.random.RandomState(0).rand(*np.stack([np.zeros((2, 3))] * 3, axis).shape).astype("float32")
+    loss = L.reduce_sum(t * L.assign(w))
+    fluid.backward.append_backward(loss)
+    feed = {f"x{k}": np.full((2, 3), k, "float32") for k in range(3)}
+    got = fluid.Executor(fluid.CPUPlace()).run(feed=feed, fetch_list=[t, idx] + [f"x{k}@GRAD" for k in range(3)])
+    np.testing.assert_array_equal(got[0], np.stack([feed[f"x{k}"] for k in range(3)], axis))
+    assert got[1].dtype == np.int32 and got[1].tolist() == {0: [2, 2, 2], 1: [3, 3, 3], -1: [1, 1, 1]}[axis]
+    for k in range(3):
+        np.testing.assert_allclose(got[2 + k], np.take(w, k, axis=axis if axis >= 0 else 2), rtol=1e-6)

@@ -354,6 +354,14 @@ class Executor:
             t = sv.tensor._t if sv is not None else None
         if t is None:
             return None
+        if isinstance(t, list):  # a tensor array: its elements
+            return [Executor._fetched_value(v, return_numpy) for v in t]
+        return Executor._fetched_value(t, return_numpy)
+
+    @staticmethod
+    def _fetched_value(t, return_numpy: bool):
+        if t is None:
+            return None
         if not torch.is_tensor(t):  # a sparse gradient: fetched as the dense tensor it stands for
             t = t.to_dense()
         if return_numpy:

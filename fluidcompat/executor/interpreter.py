@@ -9,6 +9,7 @@ import torch
 
 from fluidcompat.executor.placement import BlockPlan, OpPlan
 from fluidcompat.framework import EMPTY_VAR_NAME
+from fluidcompat_ops.array import add_values, zeros_like
 from fluidcompat_ops.registry import bind_torch
 
 bind_torch()
@@ -80,6 +81,7 @@ class PreparedBlock:
                     continue
                 targets = tuple(copy_to.get((slot, n)) for n in names)
                 ins.append((slot, tuple(names), targets if any(t is not None for t in targets) else None))
+            optional.extend((slot, tuple(op.outputs[slot])) for slot in d.reads_outputs if op.outputs.get(slot))
             outs = tuple((slot, tuple(names)) for slot, names in op.outputs.items() if names)
             step = Step(p, d.kernel, attrs, tuple(ins), outs)
             step.optional = tuple(optional)
@@ -397,7 +399,9 @@ def _run_conditional_block_grad(s: Step, ins, env, run_once) -> None:
         if name == EMPTY_VAR_NAME:
             continue
         got = env.get(inner) if taken and inner else None
-        env[name] = got if got is not None else torch.zeros_like(value)
+        if got is None and isinstance(env.get(name), list):
+            continue  # an array's gradient keeps what other ops added to it (NOTE: [Array values])
+        env[name] = got if got is not None else zeros_like(value)
 
 
 def _run_while_grad(s: Step, ins, env, run_once) -> None:
@@ -405,8 +409,8 @@ def _run_while_grad(s: Step, ins, env, run_once) -> None:
     the step wrote are put back (values it overwrote are under the keys its grad ops read) and each
     seed set: a loop-carried variable's gradient is what the step after wrote for it (at first, the
     outer gradient); any other output's is the outer gradient for the last step and zeros before.
-    Inputs the body only reads add up their gradients over the steps. Afterwards every variable
-    holds its value after the loop again."""
+    Inputs the body only reads add up their gradients over the steps (an array's onto what other ops
+    added to its gradient before). Afterwards every variable holds its value after the loop again."""
     op = s.plan.op
     xs, outs = op.inputs.get("X", []), op.inputs.get("Out", [])
     out_set = set(outs)
@@ -420,22 +424,24 @@ def _run_while_grad(s: Step, ins, env, run_once) -> None:
     seeds = dict(zip(outs, s.attrs["inner_output_grads"]))
     inner = dict(zip(xs, s.attrs["inner_input_grads"]))
     state = {o: g for o, g in zip(outs, ins["Out@GRAD"]) if seeds.get(o)}
-    acc: Dict[str, torch.Tensor] = {}
+    read_only = {x: g for x, g in inner.items() if g and x not in out_set}
+    acc = {x: env.get(g) if isinstance(env.get(g), list) else None for x, g in read_only.items()}
     for after in reversed(steps):
         env.update(after)
         for o, g in state.items():
-            env[seeds[o]] = g if g is not None else torch.zeros_like(after[o])
+            env[seeds[o]] = g if g is not None else zeros_like(after[o])
+        for g in read_only.values():  # each step's contribution on its own
+            env.pop(g, None)
         run_once()
         for o in state:
             state[o] = env.get(inner[o]) if inner.get(o) else None
-        for x, g in inner.items():
-            if g and x not in out_set and env.get(g) is not None:
-                acc[x] = env[g] if x not in acc else acc[x] + env[g]
+        for x, g in read_only.items():
+            acc[x] = add_values(acc[x], env.get(g))
     for x, value, name in zip(xs, ins["X"], op.outputs.get("X@GRAD", ())):
         if name == EMPTY_VAR_NAME:
             continue
         got = state.get(x) if x in out_set else acc.get(x)
-        env[name] = got if got is not None else torch.zeros_like(value)
+        env[name] = got if got is not None else zeros_like(value)
     env.update(final)
 
 

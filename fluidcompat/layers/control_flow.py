@@ -7,7 +7,7 @@ import functools
 
 from fluidcompat.dtypes import VarType, np_name
 from fluidcompat.framework import Variable, default_main_program, layer
-from fluidcompat.layer_helper import LayerHelper, check_variable
+from fluidcompat.layer_helper import LayerHelper, check_dtype, check_variable
 
 __all__ = [
     "less_than",
@@ -21,6 +21,11 @@ __all__ = [
     "logical_not",
     "logical_xor",
     "increment",
+    "create_array",
+    "array_write",
+    "array_read",
+    "array_length",
+    "tensor_array_to_tensor",
     "cond",
     "case",
     "switch_case",
@@ -110,6 +115,75 @@ def increment(x, value=1.0, in_place=True) -> Variable:
     out = x if in_place else helper.create_variable_for_type_inference(dtype=x.dtype)
     helper.append_op(type="increment", inputs={"X": [x]}, outputs={"Out": [out]}, attrs={"step": float(value)})
     return out
+
+
+# -- tensor arrays: Python lists of tensors at run time (fluidcompat_ops/array.py) ------------------------
+def _check_array(array, api: str) -> None:
+    if not isinstance(array, Variable) or array.type != VarType.LOD_TENSOR_ARRAY:
+        where = f" in {api} Op" if api else ""
+        raise TypeError(f"array should be tensor array vairable{where}")
+
+
+@layer
+def create_array(dtype) -> Variable:
+    """An empty tensor array (``LOD_TENSOR_ARRAY`` variable ``array_N.out``)."""
+    helper = LayerHelper("array", **locals())
+    return helper.create_variable(name=f"{helper.name}.out", type=VarType.LOD_TENSOR_ARRAY, dtype=dtype)
+
+
+@layer
+def array_write(x, i, array=None) -> Variable:
+    """``array[i] = x`` (op ``write_to_array``); with no ``array``, a new one holding ``x`` at ``i``."""
+    check_variable(i, "i", "array_write")
+    check_dtype(i.dtype, "i", ["int64"], "array_write")
+    check_variable(x, "x", "array_write")
+    helper = LayerHelper("array_write", **locals())
+    if array is not None:
+        _check_array(array, "array_write")
+    else:
+        array = helper.create_variable(name=f"{helper.name}.out", type=VarType.LOD_TENSOR_ARRAY, dtype=x.dtype)
+    helper.append_op(type="write_to_array", inputs={"X": [x], "I": [i]}, outputs={"Out": [array]})
+    return array
+
+
+@layer
+def array_read(array, i) -> Variable:
+    """``array[i]`` (op ``read_from_array``)."""
+    _check_array(array, "")
+    check_variable(i, "i", "array_read")
+    check_dtype(i.dtype, "i", ["int64"], "array_read")
+    helper = LayerHelper("array_read", **locals())
+    out = helper.create_variable_for_type_inference(dtype=array.dtype)
+    helper.append_op(type="read_from_array", inputs={"X": [array], "I": [i]}, outputs={"Out": [out]})
+    return out
+
+
+@layer
+def array_length(array) -> Variable:
+    """The number of elements of ``array``, an int64 tensor of shape [1] (op ``lod_array_length``)."""
+    _check_array(array, "array_length")
+    helper = LayerHelper("array_length", **locals())
+    out = helper.create_variable_for_type_inference(dtype="int64")
+    out.stop_gradient = True
+    helper.append_op(type="lod_array_length", inputs={"X": [array]}, outputs={"Out": [out]})
+    return out
+
+
+@layer
+def tensor_array_to_tensor(input, axis=1, name=None, use_stack=False):
+    """The array's elements concatenated (or, with ``use_stack``, stacked) along ``axis``, and an int32
+    tensor of each element's size along ``axis``."""
+    _check_array(input, "tensor_array_to_tensor")
+    helper = LayerHelper("tensor_array_to_tensor", **locals())
+    out = helper.create_variable_for_type_inference(dtype=helper.input_dtype())
+    out_index = helper.create_variable_for_type_inference(dtype="int32")
+    helper.append_op(
+        type="tensor_array_to_tensor",
+        inputs={"X": [input]},
+        outputs={"Out": [out], "OutIndex": [out_index]},
+        attrs={"axis": axis, "use_stack": use_stack},
+    )
+    return out, out_index
 
 
 # -- cond, case, switch_case: sub-blocks run by conditional_block ops, merged by select_input ----------
