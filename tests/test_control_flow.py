@@ -410,7 +410,8 @@ def test_array_errors_name_the_problem():
     before = snapshot()
     with pytest.raises(TypeError, match=re.escape("The type of 'x' in array_write must be")):
         L.array_write(np.zeros(2, "float32"), i64)
-    with pytest.raises(TypeError, match=re.escape("The data type of 'i' in array_write must be ['int64'], but received int32. ")):
+    want = "The data type of 'i' in array_write must be ['int64'], but received int32. "
+    with pytest.raises(TypeError, match=re.escape(want)):
         L.array_write(f, i32)
     with pytest.raises(TypeError, match="^array should be tensor array vairable$"):
         L.array_read(f, i64)
@@ -421,7 +422,8 @@ def test_array_errors_name_the_problem():
     assert snapshot() == before
     arr = L.array_write(f, i64)
     r = L.array_read(arr, L.fill_constant([1], "int64", 2))
-    with pytest.raises(fluid.core.EnforceNotMet, match=r"read_from_array.*index 2 is out of range: the array X holds 1 elements"):
+    want = r"read_from_array.*index 2 is out of range: the array X holds 1 elements"
+    with pytest.raises(fluid.core.EnforceNotMet, match=want):
         fluid.Executor(fluid.CPUPlace()).run(fetch_list=[r])
 
 
