@@ -184,6 +184,8 @@ def _make_grad_ops(
         attrs["op_role"] = OpRole.Backward
         if d.grad.maker is not None:
             made = d.grad.maker(op, out_grads, in_grads, ctx) if d.control else d.grad.maker(op, out_grads, in_grads)
+            if not made:  # no gradient flows through this op (a py_func without backward_func)
+                continue
             for t, ins, outs, extra in made:
                 a = {"op_role": OpRole.Backward, "op_device": op.attrs.get("op_device", "")}
                 a.update(extra)

@@ -179,3 +179,95 @@ register(
         forward="select_input",
     )
 )
+
+
+# -- split_lod_tensor / merge_lod_tensor: IfElse's row routing (no LoD: level 0 rows) ----------------
+def _row_mask(mask, rows: int, op: str):
+    m = mask.reshape(-1)
+    if m.numel() != rows:
+        raise ValueError(f"{op}: Mask must hold one value per row of X ({rows}). Received: {m.numel()} values")
+    return m.to(torch.bool)
+
+
+def _split_kernel(ins, attrs):
+    x = ins["X"][0]
+    m = _row_mask(ins["Mask"][0], x.shape[0], "split_lod_tensor").to(x.device)
+    return {"OutTrue": [x[m]], "OutFalse": [x[~m]]}
+
+
+def _split_infer(ins, attrs):
+    x = first(ins, "X")
+    rows = (-1,) + tuple(x.shape[1:])
+    return {"OutTrue": [(rows, x.dtype)], "OutFalse": [(rows, x.dtype)]}
+
+
+def _split_grad_maker(op, out_grads, in_grads):
+    ins = {
+        "X": op.inputs["X"],
+        "Mask": op.inputs["Mask"],
+        "InTrue": out_grads["OutTrue"],
+        "InFalse": out_grads["OutFalse"],
+    }
+    return [("merge_lod_tensor", ins, {"Out": in_grads["X"]}, {"level": 0})]
+
+
+register(
+    OpDef(
+        "split_lod_tensor",
+        ("X", "Mask"),
+        ("OutTrue", "OutFalse"),
+        {"level": 0},
+        _split_infer,
+        _split_kernel,
+        grad=GradDef(out_grads=("OutTrue", "OutFalse"), in_grads=("X",), maker=_split_grad_maker),
+        doc="the rows of X where Mask holds, and the others",
+    )
+)
+
+
+def _merge_kernel(ins, attrs):
+    """Rows of InTrue where Mask holds, of InFalse elsewhere. A missing side (no gradient reached it)
+    reads as zeros; with both missing, zeros shaped as X (the forward input, in a gradient)."""
+    t, f = first(ins, "InTrue"), first(ins, "InFalse")
+    if t is None and f is None:
+        return {"Out": [torch.zeros_like(ins["X"][0])]}
+    like = t if t is not None else f
+    m = _row_mask(ins["Mask"][0], ins["Mask"][0].numel(), "merge_lod_tensor").to(like.device)
+    out_t = torch.zeros((m.numel(),) + tuple(like.shape[1:]), dtype=like.dtype, device=like.device)
+    for part, rows in ((t, m), (f, ~m)):
+        if part is None:
+            continue
+        if part.shape[0] != int(rows.sum()):
+            side = "InTrue" if rows is m else "InFalse"
+            raise ValueError(
+                f"merge_lod_tensor: {side} has {part.shape[0]} rows but Mask selects {int(rows.sum())} for it"
+            )
+        out_t[rows] = part
+    return {"Out": [out_t]}
+
+
+def _merge_infer(ins, attrs):
+    like = first(ins, "InTrue")
+    like = first(ins, "InFalse") if like is None else like
+    return {"Out": [(like.shape, like.dtype)]}
+
+
+def _merge_grad_maker(op, out_grads, in_grads):
+    outs = {"OutTrue": [in_grads["InTrue"][0] or EMPTY], "OutFalse": [in_grads["InFalse"][0] or EMPTY]}
+    return [("split_lod_tensor", {"X": out_grads["Out"], "Mask": op.inputs["Mask"]}, outs, {"level": 0})]
+
+
+register(
+    OpDef(
+        "merge_lod_tensor",
+        ("X", "Mask", "InTrue", "InFalse"),
+        ("Out",),
+        {"level": 0},
+        _merge_infer,
+        _merge_kernel,
+        no_buffer_inputs=frozenset({"X"}),
+        optional_inputs=frozenset({"InTrue", "InFalse"}),
+        grad=GradDef(in_grads=("InTrue", "InFalse"), maker=_merge_grad_maker),
+        doc="the rows of InTrue where Mask holds and of InFalse elsewhere",
+    )
+)

@@ -137,6 +137,10 @@ register(
 
 
 # -- assign, assign_value, cast -------------------------------------------------------------------
+def _copy(x):
+    return list(x) if isinstance(x, list) else x.clone()  # a tensor array: NOTE: [Array values]
+
+
 def _assign_grad_maker(op, out_grads, in_grads):
     return [("assign", {"X": out_grads["Out"]}, {"Out": in_grads["X"]}, {})]
 
@@ -148,7 +152,7 @@ register(
         ("Out",),
         {},
         same_as(),
-        lambda ins, attrs: {"Out": [ins["X"][0].clone()]},
+        lambda ins, attrs: {"Out": [_copy(ins["X"][0])]},
         grad=GradDef(in_grads=("X",), maker=_assign_grad_maker),
         # fluid's assign takes no data transform and copies onto its input's place
         place_from_input="X",

@@ -473,3 +473,112 @@ def test_gradient_of_stacked_tensor_array_to_tensor(axis):
     assert got[1].dtype == np.int32 and got[1].tolist() == {0: [2, 2, 2], 1: [3, 3, 3], -1: [1, 1, 1]}[axis]
     for k in range(3):
         np.testing.assert_allclose(got[2 + k], np.take(w, k, axis=axis if axis >= 0 else 2), rtol=1e-6)
+
+
+def test_switch_ifelse_print_py_func_match_fluid():
+    """Switch, IfElse (forward and gradients, rows on both sides, all on one side), Print's text in
+    forward and backward, and py_func with and without a backward function: ops with their slots, and
+    values, as fluid 1.8.5 built and ran them (golden/switch_ifelse_print.txt)."""
+    got = run(os.path.join(ROOT, "tests", "golden", "switch_ifelse_print.py")).strip().splitlines()
+    with open(os.path.join(ROOT, "tests", "golden", "switch_ifelse_print.txt")) as f:
+        want = f.read().strip().splitlines()
+    g_json, w_json = json.loads(got[-1]), json.loads(want[-1])
+    # fluid also names the gradient of y's rows, which no op reads (y needs no gradient)
+    ops = w_json["ifelse"]["blocks"][0][2]
+    ops[12][2]["Input@GRAD"][1] = "@EMPTY@"
+    assert g_json == w_json
+
+    def text(lines):
+        return [re.sub(r"^\d+\t", "T\t", line) for line in lines[:-1]]
+
+    g_text, w_text = text(got), text(want)
+    # fluid 1.8.5 could not print float64 data
+    assert w_text[11] == "\tdata: unprintable type: c"
+    w_text[11] = "\tdata: 0.1,0.2,0.3,0.45,-0.5,6e-08,"
+    assert g_text == w_text
+    assert all(re.match(r"^\d+\t", line) for line in got[:-1] if "The place is:" in line)
+
+
+def test_assert_passes_or_fails_naming_cond_and_data():
+    x = fluid.data("x", [3], "float32")
+    ok = L.reduce_max(x) < 10.0
+    L.Assert(ok, [x], summarize=2)
+    y = x * 2.0
+    exe = fluid.Executor(fluid.CPUPlace())
+    (got,) = exe.run(feed={"x": np.array([1, 2, 3], "float32")}, fetch_list=[y])
+    np.testing.assert_array_equal(got, [2, 4, 6])
+    want = rf"The condition variable '{ok.name}' of Assert must be true, but received false\n"
+    want += r".*\nTensor\[x\]\n(.*\n)*\tdata: 1,20,\n"
+    with pytest.raises(fluid.core.EnforceNotMet, match=want):
+        exe.run(feed={"x": np.array([1, 20, 3], "float32")}, fetch_list=[y])
+    with pytest.raises(TypeError, match=r"The data type of 'cond' in fluid.layers.Assert must be \['bool'\]"):
+        L.Assert(x)
+
+
+def test_py_func_errors_name_the_function_and_output():
+    x = fluid.data("x", [2], "float32")
+    block = fluid.default_main_program().current_block()
+    y = block.create_var(name="y", dtype="float32", shape=[2])
+    with pytest.raises(TypeError, match="^func must be a Python function$"):
+        L.py_func(1, x, y)
+    with pytest.raises(TypeError, match=r"The type of 'X' in py_func must be .* but received <class 'int'>. $"):
+        L.py_func(np.tanh, 1, y)
+
+    def pair(a):
+        return np.array(a), np.array(a)
+
+    def wide(a):
+        return np.array(a).astype("float64")
+
+    exe = fluid.Executor(fluid.CPUPlace())
+    for fn, want in (
+        (pair, r"'pair' returned 2 values for the 1 outputs \['y'\]"),
+        (wide, r"'wide' returned float64 for the output 'y', which is declared float32"),
+    ):
+        main = fluid.Program()
+        with fluid.program_guard(main, fluid.Program()):
+            x = fluid.data("x", [2], "float32")
+            y = main.current_block().create_var(name="y", dtype="float32", shape=[2])
+            L.py_func(fn, x, y)
+        with pytest.raises(fluid.core.EnforceNotMet, match=want):
+            exe.run(main, feed={"x": np.ones(2, "float32")}, fetch_list=[y])
+
+
+def test_switch_and_ifelse_misuse_is_refused():
+    sw = L.Switch()
+    c = L.fill_constant([1], "bool", True)
+    with pytest.raises(ValueError, match="case should be called inside with"):
+        sw.case(c)
+    with L.Switch() as sw:
+        with pytest.raises(ValueError, match="there should be at least one condition"):
+            sw.default()
+        with pytest.raises(
+            TypeError, match=r"The data type of 'condition' .* must be \['bool'\], but received float32"
+        ):
+            sw.case(L.fill_constant([1], "float32", 1.0))
+    x = fluid.data("x", [None, 2], "float32")
+    ie = L.IfElse(L.greater_than(x, x))
+    with pytest.raises(ValueError, match="input must in true/false blocks"):
+        ie.input(x)
+    with pytest.raises(ValueError, match="Must invoke true_block/false_block before __call__"):
+        ie()
+    with ie.true_block():
+        ie.output(ie.input(x), ie.input(x))
+    with ie.false_block():
+        ie.output(ie.input(x))
+    with pytest.raises(
+        ValueError, match="The output side must be same: the true block gave 2 outputs and the false block 1"
+    ):
+        ie()
+    with pytest.raises(ValueError, match="print_phase must be 'forward', 'backward' or 'both'"):
+        L.Print(x, print_phase="never")
+
+
+def test_print_first_n_counts_over_runs(capfd):
+    """first_n limits how often the op prints (fluid 1.8.5 restarted the count on every run)."""
+    x = fluid.data("x", [1], "float32")
+    y = L.Print(x, first_n=2, message="seen")
+    exe = fluid.Executor(fluid.CPUPlace())
+    for _ in range(4):
+        exe.run(feed={"x": np.ones(1, "float32")}, fetch_list=[y])
+    assert capfd.readouterr().out.count("seen\tThe place is:CPUPlace") == 2

@@ -70,6 +70,7 @@ class PreparedBlock:
             d = op._def
             attrs = dict(op.attrs)
             attrs["_device"] = torch.device(p.device)
+            attrs["_op"] = op  # for kernels that name their variables (print, py_func, assert)
             if op._def.forward:
                 # the forward input slots whose gradients this grad op is asked for
                 attrs["_wanted"] = frozenset(s[: -len("@GRAD")] for s, names in op.outputs.items() if names)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 
+from fluidcompat import unique_name
 from fluidcompat.dtypes import VarType, np_name
 from fluidcompat.framework import Variable, default_main_program, layer
 from fluidcompat.layer_helper import LayerHelper, check_dtype, check_variable
@@ -33,6 +34,11 @@ __all__ = [
     "ConditionalBlock",
     "While",
     "while_loop",
+    "Switch",
+    "IfElse",
+    "Print",
+    "Assert",
+    "py_func",
 ]
 
 
@@ -520,3 +526,254 @@ def while_loop(cond, body, loop_vars, is_test=False, name=None):
             assign(out, var)
         assign(now_cond, pre_cond)
     return loop_vars
+
+
+# -- Switch, IfElse ---------------------------------------------------------------------------------
+class Switch:
+    """``with Switch() as switch:`` then ``with switch.case(cond):`` blocks and an optional
+    ``with switch.default():``: the first case whose bool scalar holds runs. Built as fluid 1.8 did:
+    one ``conditional_block`` per case, its condition ``cond and not (any earlier cond)``."""
+
+    def __init__(self, name=None) -> None:
+        self.helper = LayerHelper("switch", name=name)
+        self.inside_scope = False
+        self.pre_not_conditions = []
+
+    def case(self, condition):
+        if not self.inside_scope:
+            raise ValueError("case should be called inside with")
+        check_variable(condition, "condition", "the member function case of fluid.layers.Switch")
+        check_dtype(condition.dtype, "condition", ["bool"], "the member function case of fluid.layers.Switch")
+        if not self.pre_not_conditions:
+            block = ConditionalBlock([condition], is_scalar_condition=True)
+            self.pre_not_conditions.append(logical_not(condition))
+        else:
+            pre_not = self.pre_not_conditions[-1]
+            self.pre_not_conditions.append(logical_and(pre_not, logical_not(condition)))
+            block = ConditionalBlock([logical_and(pre_not, condition)], is_scalar_condition=True)
+        return block.block()
+
+    def default(self):
+        if not self.pre_not_conditions:
+            raise ValueError("there should be at least one condition")
+        return ConditionalBlock([self.pre_not_conditions[-1]], is_scalar_condition=True).block()
+
+    def __enter__(self):
+        self.inside_scope = True
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        self.inside_scope = False
+        return False
+
+
+class IfElse:
+    """Row-wise if/else over a batch: ``cond`` is a bool [N, 1]; ``ie.input(x)`` inside
+    ``ie.true_block()`` gives the rows of ``x`` where it holds (``false_block()``: the others), and
+    ``ie()`` merges each branch's ``ie.output(...)`` back into N rows. Built as fluid 1.8 did, with
+    ``split_lod_tensor``, two ``conditional_block`` ops and ``merge_lod_tensor`` (rows only, no LoD)."""
+
+    OUT_IF_ELSE_BLOCKS = 0
+    IN_IF_ELSE_TRUE_BLOCKS = 1
+    IN_IF_ELSE_FALSE_BLOCKS = 2
+
+    def __init__(self, cond, name=None) -> None:
+        check_variable(cond, "cond", "fluid.layers.IfElse")
+        if name is not None and not isinstance(name, str):
+            raise TypeError(
+                f"The type of 'name' in fluid.layers.IfElse must be (<class 'str'>, <class 'NoneType'>), but "
+                f"received {type(name)}. "
+            )
+        self.helper = LayerHelper("ifelse", name=name)
+        self.cond = cond
+        self.input_table = {}
+        self.status = IfElse.OUT_IF_ELSE_BLOCKS
+        self.conditional_true_block = ConditionalBlock(inputs=[cond])
+        self.conditional_false_block = ConditionalBlock(inputs=[cond])
+        self.output_table = ([], [])  # (false outputs, true outputs)
+
+    def _parent_block(self):
+        program = self.helper.main_program
+        return program.block(program.current_block().parent_idx)
+
+    def input(self, x):
+        if self.status == IfElse.OUT_IF_ELSE_BLOCKS:
+            raise ValueError("input must in true/false blocks")
+        if id(x) not in self.input_table:
+            parent = self._parent_block()
+            sides = [
+                parent.create_var(
+                    name=unique_name.generate_with_ignorable_key("ifelse_input" + self.helper.name), dtype=x.dtype
+                )
+                for _ in range(2)
+            ]
+            parent.append_op(
+                type="split_lod_tensor",
+                inputs={"X": [x], "Mask": [self.cond]},
+                outputs={"OutTrue": [sides[0]], "OutFalse": [sides[1]]},
+                attrs={"level": 0},
+            )
+            self.input_table[id(x)] = (sides[0], sides[1], x)  # x kept alive: its id stays its own
+        out_true, out_false, _ = self.input_table[id(x)]
+        return out_true if self.status == IfElse.IN_IF_ELSE_TRUE_BLOCKS else out_false
+
+    def true_block(self):
+        return _IfElseBlockGuard(True, self)
+
+    def false_block(self):
+        return _IfElseBlockGuard(False, self)
+
+    def output(self, *outs):
+        from fluidcompat.layers.tensor import assign
+
+        if self.status == IfElse.OUT_IF_ELSE_BLOCKS:
+            raise ValueError("output can only be invoked in the sub-block")
+        table = self.output_table[1 if self.status == IfElse.IN_IF_ELSE_TRUE_BLOCKS else 0]
+        parent = self._parent_block()
+        for each in outs:
+            check_variable(each, "each output", "fluid.layers.IfElse.output")
+            outside = parent.create_var(
+                name=unique_name.generate_with_ignorable_key(f"{self.helper.name}_output"), dtype=each.dtype
+            )
+            table.append(outside)
+            assign(each, outside)
+
+    def __call__(self):
+        if self.status != IfElse.OUT_IF_ELSE_BLOCKS:
+            raise ValueError("IfElse::__call__ must be out of sub-block")
+        false_len, true_len = map(len, self.output_table)
+        if false_len == 0 and true_len == 0:
+            raise ValueError("Must invoke true_block/false_block before __call__")
+        if false_len != true_len and false_len != 0 and true_len != 0:
+            raise ValueError(
+                f"The output side must be same: the true block gave {true_len} outputs and the false block {false_len}"
+            )
+        if false_len == 0 or true_len == 0:
+            return self.output_table[0 if false_len != 0 else 1]
+        return [
+            _merge_lod_tensor(true_var, false_var, self.cond, self.cond)
+            for false_var, true_var in zip(*self.output_table)
+        ]
+
+
+def _merge_lod_tensor(in_true, in_false, x, mask):
+    helper = LayerHelper("merge_lod_tensor")
+    out = helper.create_variable_for_type_inference(dtype=in_true.dtype)
+    helper.append_op(
+        type="merge_lod_tensor",
+        inputs={"X": [x], "Mask": [mask], "InTrue": [in_true], "InFalse": [in_false]},
+        outputs={"Out": [out]},
+        attrs={"level": 0},
+    )
+    return out
+
+
+class _IfElseBlockGuard:
+    def __init__(self, is_true: bool, ifelse: IfElse) -> None:
+        if ifelse.status != IfElse.OUT_IF_ELSE_BLOCKS:
+            raise ValueError("You cannot invoke IfElse.block() inside a block")
+        self.is_true = is_true
+        self.ie = ifelse
+        owner = ifelse.conditional_true_block if is_true else ifelse.conditional_false_block
+        self.guard = owner.block()
+
+    def __enter__(self):
+        self.ie.status = IfElse.IN_IF_ELSE_TRUE_BLOCKS if self.is_true else IfElse.IN_IF_ELSE_FALSE_BLOCKS
+        self.guard.__enter__()
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        self.guard.__exit__(exc_type, exc, tb)
+        self.ie.status = IfElse.OUT_IF_ELSE_BLOCKS
+        return False
+
+
+# -- Print, Assert, py_func: ops that hand tensors to Python ----------------------------------------
+@layer
+def Print(
+    input,
+    first_n=-1,
+    message=None,
+    summarize=20,
+    print_tensor_name=True,
+    print_tensor_type=True,
+    print_tensor_shape=True,
+    print_tensor_lod=True,
+    print_phase="both",
+) -> Variable:
+    """``input`` unchanged, written to stdout each time the op runs (and its gradient in backward),
+    as fluid 1.8's print op wrote it."""
+    check_variable(input, "input", "fluid.layers.Print")
+    check_dtype(input.dtype, "input", ["float32", "float64", "int32", "int64", "bool"], "fluid.layers.Print")
+    if print_phase.upper() not in ("FORWARD", "BACKWARD", "BOTH"):
+        raise ValueError(f"print_phase must be 'forward', 'backward' or 'both'. Received: {print_phase!r}")
+    helper = LayerHelper("print_" + input.name, **locals())
+    out = helper.create_variable_for_type_inference(dtype=input.dtype)
+    helper.append_op(
+        type="print",
+        inputs={"In": [input]},
+        outputs={"Out": [out]},
+        attrs={
+            "first_n": first_n,
+            "summarize": summarize,
+            "message": message or "",
+            "print_tensor_name": print_tensor_name,
+            "print_tensor_type": print_tensor_type,
+            "print_tensor_shape": print_tensor_shape,
+            "print_tensor_lod": print_tensor_lod,
+            "print_phase": print_phase.upper(),
+        },
+    )
+    return out
+
+
+@layer
+def Assert(cond, data=None, summarize=20, name=None):
+    """Fail the run when the bool scalar ``cond`` is false, printing ``data`` (op ``assert``; fluid
+    1.8 had no Assert: this is Paddle 2's)."""
+    _check_single_bool(cond, "fluid.layers.Assert")
+    helper = LayerHelper("assert", name=name)
+    data = [] if data is None else list(data)
+    for d in data:
+        check_variable(d, "data", "fluid.layers.Assert")
+    return helper.append_op(type="assert", inputs={"Cond": [cond], "Data": data}, attrs={"summarize": summarize})
+
+
+@layer
+def py_func(func, x, out, backward_func=None, skip_vars_in_backward_input=None):
+    """``out = func(*x)`` run in Python on each pass (op ``py_func``): ``func`` gets LoDTensors and
+    returns numpy arrays (or LoDTensors) for the Variables in ``out``, which the caller created;
+    ``backward_func`` gets x, out and out's gradients (less ``skip_vars_in_backward_input``) and
+    returns x's gradients."""
+    from fluidcompat_ops.python import register_callable
+
+    if not callable(func):
+        raise TypeError("func must be a Python function")
+    allowed = (list, tuple, Variable, type(None))
+    for value, arg in ((x, "X"), (out, "Out")):
+        if not isinstance(value, allowed):
+            names = ", ".join(repr(t) for t in allowed)
+            raise TypeError(f"The type of '{arg}' in py_func must be ({names}), but received {type(value)!r}. ")
+    xs = [] if x is None else [x] if isinstance(x, Variable) else list(x)
+    outs = [] if out is None else [out] if isinstance(out, Variable) else list(out)
+    for v in xs + outs:
+        check_variable(v, "each of x and out", "py_func")
+    if backward_func is not None and not callable(backward_func):
+        raise TypeError("backward_func must be a Python function")
+    skip = skip_vars_in_backward_input
+    skip = [] if skip is None else [skip] if isinstance(skip, Variable) else list(skip)
+    known = {v.name for v in xs + outs}
+    for v in skip:
+        if v.name not in known:
+            raise ValueError(f"Variable {v.name} is not found in forward inputs and outputs")
+    helper = LayerHelper("py_func")
+    helper.append_op(
+        type="py_func",
+        inputs={"X": xs},
+        outputs={"Out": outs},
+        attrs={
+            "forward_callable_id": register_callable(func),
+            "backward_callable_id": register_callable(backward_func) if backward_func is not None else -1,
+            "backward_skip_vars": [v.name for v in skip],
+        },
+    )
+    return out

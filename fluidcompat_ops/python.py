@@ -1,0 +1,221 @@
+"""Ops that hand tensors to Python: ``print`` (``layers.Print``), ``py_func`` and ``assert``.
+
+Their kernels read the op's variable names from the private attribute ``_op`` (the Operator), which
+the interpreter adds for every op.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from typing import Callable, List
+
+import numpy as np
+
+from fluidcompat_ops.control import EMPTY
+from fluidcompat_ops.registry import GradDef, OpDef, register
+from fluidcompat_ops.shapes import same_as
+
+torch = None  # NOTE: [Lazy torch] in registry.py
+F = None
+
+# -- print ----------------------------------------------------------------------------------------
+# the one-letter type names fluid 1.8 printed (C++ typeid names)
+_TYPE_CODES = {
+    "float32": "f",
+    "float64": "d",
+    "int32": "i",
+    "int64": "l",
+    "bool": "b",
+    "int16": "s",
+    "int8": "a",
+    "uint8": "h",
+    "float16": "N8paddle8platform7float16E",
+}
+
+
+def _place_text(device) -> str:
+    return "CPUPlace" if device.type == "cpu" else f"CUDAPlace({device.index or 0})"
+
+
+def _number(v) -> str:
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    if isinstance(v, float):
+        return f"{v:g}"  # C++ ostream's default: 6 significant digits
+    return str(v)
+
+
+def format_tensor(t, name: str, message: str, summarize: int, show_name=True, show_type=True, show_shape=True):
+    """One tensor as fluid 1.8's print op wrote it."""
+    lines = [f"{int(time.time())}\t{message}\tThe place is:{_place_text(t.device)}"]
+    if show_name:
+        lines.append(f"Tensor[{name}]")
+    if show_shape:
+        lines.append("\tshape: [" + "".join(f"{d}," for d in t.shape) + "]")
+    if show_type:
+        lines.append(f"\tdtype: {_TYPE_CODES.get(str(t.dtype).replace('torch.', ''), str(t.dtype))}")
+    flat = t.detach().reshape(-1)
+    if summarize >= 0:
+        flat = flat[:summarize]
+    lines.append("\tdata: " + "".join(_number(v) + "," for v in flat.cpu().tolist()))
+    return "\n".join(lines) + "\n"
+
+
+def _print_kernel(ins, attrs):
+    x = ins["In"][0]
+    phase = attrs.get("print_phase", "BOTH").upper()
+    forward = attrs.get("is_forward", True)
+    wanted = phase == "BOTH" or phase == ("FORWARD" if forward else "BACKWARD")
+    count = attrs.get("_printed", 0)
+    first_n = attrs.get("first_n", -1)
+    if wanted and x is not None and (first_n < 0 or count < first_n):
+        attrs["_printed"] = count + 1  # first_n counts over every run of the prepared program
+        name = attrs["_op"].inputs["In"][0]
+        text = format_tensor(
+            x,
+            name,
+            attrs.get("message", ""),
+            attrs.get("summarize", 20),
+            attrs.get("print_tensor_name", True),
+            attrs.get("print_tensor_type", True),
+            attrs.get("print_tensor_shape", True),
+        )
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    return {"Out": [None if x is None else x.clone()]}
+
+
+def _print_grad_maker(op, out_grads, in_grads):
+    attrs = {k: v for k, v in op.attrs.items() if k not in ("op_role", "op_role_var", "op_namescope", "op_device")}
+    attrs["is_forward"] = False
+    return [("print", {"In": out_grads["Out"]}, {"Out": in_grads["In"]}, attrs)]
+
+
+register(
+    OpDef(
+        "print",
+        ("In",),
+        ("Out",),
+        {
+            "first_n": -1,
+            "message": "",
+            "summarize": 20,
+            "print_tensor_name": True,
+            "print_tensor_type": True,
+            "print_tensor_shape": True,
+            "print_tensor_lod": True,
+            "print_phase": "BOTH",
+            "is_forward": True,
+        },
+        same_as("In"),
+        _print_kernel,
+        grad=GradDef(in_grads=("In",), maker=_print_grad_maker),
+        doc="Out = In, writing In to stdout as fluid 1.8 did",
+    )
+)
+
+
+# -- py_func --------------------------------------------------------------------------------------
+_CALLABLES: List[Callable] = []
+
+
+def register_callable(fn: Callable) -> int:
+    """The id a py_func op's attributes name ``fn`` by (fluid's PyFuncRegistry)."""
+    _CALLABLES.append(fn)
+    return len(_CALLABLES) - 1
+
+
+def _py_func_kernel(ins, attrs):
+    from fluidcompat.dtypes import np_name
+    from fluidcompat.executor.scope import LoDTensor
+
+    op = attrs["_op"]
+    fn = _CALLABLES[attrs["forward_callable_id"]]
+    args = [None if t is None else LoDTensor(t) for t in ins.get("X", [])]
+    names = op.outputs.get("Out", [])
+    ret = fn(*args)
+    if ret is None:
+        ret = []
+    elif not isinstance(ret, (list, tuple)):
+        ret = [ret]
+    if len(ret) != len(names):
+        raise ValueError(
+            f"py_func: the Python function {getattr(fn, '__name__', fn)!r} returned {len(ret)} values for the "
+            f"{len(names)} outputs {names}"
+        )
+    outs = []
+    for name, value in zip(names, ret):
+        if value is None:
+            if name != EMPTY:
+                raise ValueError(f"py_func: {getattr(fn, '__name__', fn)!r} returned None for the output '{name}'")
+            outs.append(None)
+            continue
+        t = value._t if isinstance(value, LoDTensor) else torch.as_tensor(np.asarray(value))
+        var = op.block._find_var_recursive(name)
+        want = np_name(var.dtype) if var is not None else None
+        got = str(t.dtype).replace("torch.", "")
+        if want is not None and got != want:
+            raise TypeError(
+                f"py_func: {getattr(fn, '__name__', fn)!r} returned {got} for the output '{name}', which is "
+                f"declared {want}. Return an array of dtype {want}."
+            )
+        outs.append(t.to(attrs["_device"]))
+    return {"Out": outs}
+
+
+def _py_func_grad_maker(op, out_grads, in_grads):
+    """The backward function reads the forward inputs and outputs (less the skipped ones) and the
+    outputs' gradients, and returns one gradient per forward input."""
+    back = op.attrs.get("backward_callable_id", -1)
+    if back < 0:
+        return []
+    skip = set(op.attrs.get("backward_skip_vars", []))
+    xs = [n for n in op.inputs.get("X", []) + op.outputs.get("Out", []) if n not in skip]
+    ins = {"X": xs + list(out_grads["Out"])}
+    attrs = {"forward_callable_id": back, "backward_callable_id": -1, "backward_skip_vars": []}
+    return [("py_func", ins, {"Out": [g or EMPTY for g in in_grads["X"]]}, attrs)]
+
+
+register(
+    OpDef(
+        "py_func",
+        ("X",),
+        ("Out",),
+        {"forward_callable_id": -1, "backward_callable_id": -1, "backward_skip_vars": []},
+        None,
+        _py_func_kernel,
+        optional_inputs=frozenset({"X"}),
+        grad=GradDef(in_grads=("X",), maker=_py_func_grad_maker),
+        doc="Out = a Python function of X",
+    )
+)
+
+
+# -- assert (fluid 1.8 had none; Paddle 2's Assert) ------------------------------------------------
+def _assert_kernel(ins, attrs):
+    cond = ins["Cond"][0]
+    if cond.numel() != 1:
+        raise ValueError(f"Assert needs a one-element bool Cond. Received: shape {list(cond.shape)}")
+    if bool(cond.reshape(-1)[0]):
+        return {}
+    op = attrs["_op"]
+    text = [f"The condition variable '{op.inputs['Cond'][0]}' of Assert must be true, but received false"]
+    for name, t in zip(op.inputs.get("Data", []), ins.get("Data", [])):
+        if t is not None:
+            text.append(format_tensor(t, name, "", attrs.get("summarize", 20)).rstrip("\n"))
+    raise AssertionError("\n".join(text))
+
+
+register(
+    OpDef(
+        "assert",
+        ("Cond", "Data"),
+        (),
+        {"summarize": 20},
+        None,
+        _assert_kernel,
+        host_inputs=frozenset({"Cond"}),
+        doc="fails the run, printing Data, when Cond is false",
+    )
+)
