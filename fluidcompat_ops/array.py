@@ -6,9 +6,11 @@
 # change a list they are given: a write returns a new list. The interpreter may keep an old value of
 # an array for a grad op (a loop overwrites it), and that value must stay what it was.
 # An array's gradient is an array of the same length; elements nobody wrote a gradient for are
-# ``None`` and read back as zeros. Gradient writes (op_role Backward) add to the element already
-# there, so every contribution to an array's gradient, whichever op and loop step wrote it, adds up
-# in the one variable.
+# ``None`` and read back as zeros. Every write of an array's gradient adds to what it holds:
+# write_to_array in backward adds to the element already there, the interpreter adds what other
+# ops write (tensor_array_to_tensor_grad, assign; Step.adds), and while_grad/conditional_block_grad
+# add their results. So every contribution, whichever op and loop step wrote it, adds up in the
+# one variable, and backward does not rename and sum array gradients as it does tensors'.
 """
 
 from __future__ import annotations
@@ -97,8 +99,8 @@ def _read_kernel(ins, attrs):
     arr, k = first(ins, "X"), _index(ins["I"][0], "read_from_array")
     shape_of = first(ins, "X_W")
     value = arr[k] if arr is not None and k < len(arr) else None
-    if value is not None:
-        return {"Out": [value]}
+    if value is not None:  # an element lives where it was written; Out lives on the op's device
+        return {"Out": [value.to(attrs["_device"])]}
     if shape_of is not None:  # a gradient array without this element: no gradient reached it
         return {"Out": [torch.zeros_like(shape_of)]}
     if arr is None:
@@ -127,7 +129,8 @@ register(
         _read_infer,
         _read_kernel,
         host_inputs=frozenset({"I"}),
-        no_buffer_inputs=frozenset({"X_W"}),
+        # arrays are never copied whole: the element read is moved to the op's device
+        no_buffer_inputs=frozenset({"X", "X_W"}),
         optional_inputs=frozenset({"X", "X_W"}),
         grad=GradDef(in_grads=("X",), maker=_read_grad_maker),
         doc="Out = X[I]",
@@ -149,6 +152,7 @@ register(
         lambda ins, attrs: out("Out", (1,), "int64"),
         _length_kernel,
         host_outputs=frozenset({"Out"}),
+        no_buffer_inputs=frozenset({"X"}),
         optional_inputs=frozenset({"X"}),
     )
 )
@@ -164,7 +168,8 @@ def _elements(arr, op: str):
 
 
 def _to_tensor_kernel(ins, attrs):
-    xs = _elements(ins["X"][0], "tensor_array_to_tensor")
+    dev = attrs["_device"]  # elements live where they were written
+    xs = [x.to(dev) for x in _elements(ins["X"][0], "tensor_array_to_tensor")]
     axis = attrs.get("axis", 1)
     rank = xs[0].dim()
     if attrs.get("use_stack"):
@@ -176,7 +181,7 @@ def _to_tensor_kernel(ins, attrs):
     else:
         out_t = torch.cat(xs, norm_axis(axis, rank))
         sizes = [x.shape[norm_axis(axis, rank)] for x in xs]
-    return {"Out": [out_t], "OutIndex": [torch.tensor(sizes, dtype=torch.int32)]}
+    return {"Out": [out_t], "OutIndex": [torch.tensor(sizes, dtype=torch.int32, device=dev)]}
 
 
 def _to_tensor_infer(ins, attrs):

@@ -582,3 +582,23 @@ def test_print_first_n_counts_over_runs(capfd):
     for _ in range(4):
         exe.run(feed={"x": np.ones(1, "float32")}, fetch_list=[y])
     assert capfd.readouterr().out.count("seen\tThe place is:CPUPlace") == 2
+
+
+def test_arrays_are_never_copied_whole_on_a_gpu_plan(monkeypatch):
+    """Planned for cuda:0 with the writes guarded to the CPU: no copy moves an array (a read moves
+    its one element to the reading op's device); the indexes are read on the host."""
+    monkeypatch.delenv(places.ENV_DEVICE, raising=False)
+    x = fluid.data("x", [2, 3], "float32")
+    with fluid.device_guard("cpu"):
+        arr = L.array_write(x, L.fill_constant([1], "int64", 0))
+        L.array_write(x * 2.0, L.fill_constant([1], "int64", 1), array=arr)
+    r = L.array_read(arr, L.fill_constant([1], "int64", 1))
+    t, _ = L.tensor_array_to_tensor(arr)
+    n = L.array_length(arr)
+    plan = plan_block(fluid.default_main_program().global_block(), "cuda:0")
+    assert arr.type == fluid.core.VarDesc.VarType.LOD_TENSOR_ARRAY
+    assert not [c for c in plan.copies if c.var == arr.name]
+    by_type = {p.op.type: p for p in plan.ops}
+    assert by_type["read_from_array"].device == "cuda:0" and by_type["write_to_array"].device == "cpu"
+    assert plan.locations[r.name] == "cuda:0" and plan.locations[n.name] == "cpu"
+    assert plan.locations[t.name] == "cuda:0"

@@ -296,7 +296,40 @@ CASES = [
         )[1],
         ab,
     ),
+    G("tensor_array", lambda a, b: _array_case(a, b), ab),
+    G("ifelse", lambda a, b, k: _ifelse_case(a, b, k), {"a": A, "b": B, "k": np.array([[1], [0]], "int64")}),
+    G("print", lambda a: L.Print(a, first_n=1, summarize=1) * 2.0, {"a": A}),
+    G("py_func", lambda a: _py_func_case(a), {"a": A}),
 ]
+
+
+def _array_case(a, b):
+    """write_to_array, read_from_array and tensor_array_to_tensor."""
+    i0, i1 = L.fill_constant([1], "int64", 0), L.fill_constant([1], "int64", 1)
+    arr = L.array_write(a, i0)
+    L.array_write(L.tanh(b), i1, array=arr)
+    t, _ = L.tensor_array_to_tensor(arr, axis=0)
+    return [t * t, L.array_read(arr, i1) * a]
+
+
+def _ifelse_case(a, b, k):
+    """split_lod_tensor and merge_lod_tensor: row 0 takes the true branch, row 1 the false one."""
+    ie = L.IfElse(L.equal(k, L.fill_constant([1], "int64", 1)))
+    with ie.true_block():
+        ie.output(L.tanh(ie.input(a)) * ie.input(b))
+    with ie.false_block():
+        ie.output(ie.input(a) * ie.input(a) - ie.input(b))
+    return ie()[0]
+
+
+def _py_func_case(a):
+    out = fluid.default_main_program().current_block().create_var(name="py_out", dtype="float64", shape=[2, 3])
+
+    def tanh_grad(x, y, dy):
+        return np.array(dy) * (1 - np.square(np.array(y)))
+
+    L.py_func(lambda x: np.tanh(np.array(x)), a, out, backward_func=tanh_grad)
+    return out * a
 
 
 @pytest.mark.parametrize("case", CASES, ids=str)

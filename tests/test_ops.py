@@ -521,7 +521,50 @@ CASES = [
         {"x": X},
         lambda x: x,
     ),
+    # tensor arrays, IfElse's row routing, and the ops that call Python
+    Case(
+        "tensor_array_ops",
+        lambda x, y: _array_ops(x, y),
+        xy,
+        lambda x, y: [y, np.array([3], "int64"), np.concatenate([x, y, x], 1)],
+    ),
+    Case(
+        "split_merge_lod_tensor",
+        lambda x, m: _split_merge(x, m),
+        {"x": X, "m": np.array([[False], [True]])},
+        lambda x, m: [x[1:], x[:1], np.concatenate([x[:1] * 3.0, x[1:] * 2.0])],
+    ),
+    Case("print", lambda x: L.Print(x, first_n=1, summarize=2), {"x": X}, lambda x: x),
+    Case("py_func", lambda x: _py_func(x), {"x": X}, lambda x: x * 2.0),
+    Case("assert", lambda x: _assert_then(x), {"x": X}, lambda x: x + 1.0),
 ]
+
+
+def _array_ops(x, y):
+    arr = L.create_array("float32")
+    for k, v in enumerate((x, y, x)):
+        L.array_write(v, L.fill_constant([1], "int64", k), array=arr)
+    t, _ = L.tensor_array_to_tensor(arr, axis=1)  # OutIndex: shape [] when built, as in fluid 1.8.5
+    return [L.array_read(arr, L.fill_constant([1], "int64", 1)), L.array_length(arr), t]
+
+
+def _split_merge(x, m):
+    t, f = append("split_lod_tensor", {"X": [x], "Mask": [m]}, {"OutTrue": "float32", "OutFalse": "float32"})
+    merged = append(
+        "merge_lod_tensor", {"X": [m], "Mask": [m], "InTrue": [t * 2.0], "InFalse": [f * 3.0]}, {"Out": "float32"}
+    )
+    return [t, f, merged[0]]
+
+
+def _py_func(x):
+    out = fluid.default_main_program().current_block().create_var(name="py_out", dtype="float32", shape=[2, 3, 4])
+    L.py_func(lambda a: np.array(a) * 2.0, x, out)
+    return out
+
+
+def _assert_then(x):
+    L.Assert(L.reduce_max(x) < 100.0, [x])
+    return x + 1.0
 
 
 def _check_uniform(out):

@@ -55,6 +55,8 @@ class Step:
     # (variable, key): before the op overwrites the variable, its value is kept under key for a grad
     # op that needs it (see _keep_overwritten_values)
     saves: Tuple[Tuple[str, str], ...] = ()
+    # gradients of arrays this op writes: added to what they hold (NOTE: [Array values])
+    adds: Tuple[str, ...] = ()
 
 
 class PreparedBlock:
@@ -86,6 +88,8 @@ class PreparedBlock:
             outs = tuple((slot, tuple(names)) for slot, names in op.outputs.items() if names)
             step = Step(p, d.kernel, attrs, tuple(ins), outs)
             step.optional = tuple(optional)
+            if not d.control and not d.reads_outputs:
+                step.adds = _array_grads(op)
             if d.control:
                 # sub-block values stay in the run's variables until the run ends
                 step.sub = PreparedBlock(plan.subplans[p.index], keep=(), free=False, block_idx=op.attrs["sub_block"])
@@ -200,7 +204,7 @@ class PreparedBlock:
                     g0, g1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                     g0.record()
                 t2 = now_ns()
-                result = s.kernel(ins, s.attrs)
+                result = s.kernel(ins, s.attrs) if not s.adds else _adding(s, ins, env)
                 if cuda:
                     g1.record()
                 for slot, names in s.outs:
@@ -267,7 +271,7 @@ class PreparedBlock:
                     _run_sub_block(s, ins, env, lambda: s.sub.run(env))
                     result = {}
                 else:
-                    result = s.kernel(ins, s.attrs)
+                    result = s.kernel(ins, s.attrs) if not s.adds else _adding(s, ins, env)
                 for slot, names in s.outs:
                     vals = result.get(slot)
                     if vals is not None:
@@ -278,6 +282,27 @@ class PreparedBlock:
                     env.pop(n, None)
             except Exception as e:  # noqa: BLE001  (re-raised with the op attached)
                 raise _op_error(s, e, env) from e
+
+
+def _array_grads(op) -> Tuple[str, ...]:
+    from fluidcompat.dtypes import VarType
+
+    names = []
+    for n in op.output_arg_names:
+        var = op.block._find_var_recursive(n) if "@GRAD" in n else None
+        if var is not None and var.type == VarType.LOD_TENSOR_ARRAY:
+            names.append(n)
+    return tuple(names)
+
+
+def _adding(s: Step, ins, env):
+    """Run the kernel; each array gradient it writes is added to the value already there."""
+    result = s.kernel(ins, s.attrs)
+    for slot, names in s.outs:
+        vals = result.get(slot)
+        if vals is not None and any(n in s.adds for n in names):
+            result[slot] = [add_values(env.get(n), v) if n in s.adds else v for n, v in zip(names, vals)]
+    return result
 
 
 def _keep_overwritten_values(top: PreparedBlock) -> None:
