@@ -123,5 +123,7 @@ def __getattr__(name):
         return importlib.import_module(f"fluidcompat.{name}")
     module = _LAZY_ATTRS.get(name)
     if module is None:
-        raise AttributeError(f"module 'paddle.fluid' (fluidcompat) has no attribute '{name}'")
+        from fluidcompat.coverage import unsupported
+
+        return unsupported("paddle.fluid")(name)
     return getattr(importlib.import_module(module), name)

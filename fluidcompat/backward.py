@@ -435,3 +435,11 @@ def _gradients(targets, inputs, target_gradients, no_grad_set):
 
 
 calc_gradient = gradients
+
+
+def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from fluidcompat.coverage import unsupported
+
+    return unsupported("paddle.fluid.backward")(name)

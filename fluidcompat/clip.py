@@ -138,3 +138,11 @@ def append_gradient_clip_ops(params_grads):
     chosen = [(p, g) for p, g in params_grads if names is None or p.name in names]
     clipped = dict((p.name, g) for p, g in clip(chosen))
     return [(p, clipped.get(p.name, g)) for p, g in params_grads]
+
+
+def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from fluidcompat.coverage import unsupported
+
+    return unsupported("paddle.fluid.clip")(name)

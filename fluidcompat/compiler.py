@@ -3,3 +3,11 @@
 from fluidcompat.executor.executor import BuildStrategy, CompiledProgram, ExecutionStrategy
 
 __all__ = ["BuildStrategy", "CompiledProgram", "ExecutionStrategy"]
+
+
+def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from fluidcompat.coverage import unsupported
+
+    return unsupported("paddle.fluid.compiler")(name)

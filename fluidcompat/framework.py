@@ -806,3 +806,11 @@ def _current_expected_place():
 
 
 device_guard = places.device_guard
+
+
+def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from fluidcompat.coverage import unsupported
+
+    return unsupported("paddle.fluid.framework")(name)

@@ -196,3 +196,11 @@ __all__ = [
     "MSRAInitializer",
     "NumpyArrayInitializer",
 ]
+
+
+def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from fluidcompat.coverage import unsupported
+
+    return unsupported("paddle.fluid.initializer")(name)

@@ -421,3 +421,11 @@ def set_program_state(program, state_dict) -> None:
     from fluidcompat.places import CPUPlace
 
     _set_all(values, CPUPlace())
+
+
+def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from fluidcompat.coverage import unsupported
+
+    return unsupported("paddle.fluid.io")(name)

@@ -635,3 +635,11 @@ Lamb = LambOptimizer
 LarsMomentum = LarsMomentumOptimizer
 
 from fluidcompat.averaging import ExponentialMovingAverage, ModelAverage  # noqa: E402
+
+
+def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from fluidcompat.coverage import unsupported
+
+    return unsupported("paddle.fluid.optimizer")(name)

@@ -68,3 +68,11 @@ class WeightNormParamAttr(ParamAttr):
     def __init__(self, dim=None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.dim = dim
+
+
+def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from fluidcompat.coverage import unsupported
+
+    return unsupported("paddle.fluid.param_attr")(name)

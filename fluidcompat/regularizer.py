@@ -92,3 +92,11 @@ def append_regularization_ops(parameters_and_grads, regularization=None):
             block.append_op(type="sum", inputs={"X": [grad, term]}, outputs={"Out": [new_grad]})
             result.append((param, new_grad))
     return result
+
+
+def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from fluidcompat.coverage import unsupported
+
+    return unsupported("paddle.fluid.regularizer")(name)

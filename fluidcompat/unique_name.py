@@ -50,3 +50,11 @@ def guard(new_generator=None) -> Iterator[None]:
         yield
     finally:
         switch(old)
+
+
+def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from fluidcompat.coverage import unsupported
+
+    return unsupported("paddle.fluid.unique_name")(name)

@@ -25,5 +25,7 @@ __all__ = sorted(_LAZY)
 def __getattr__(name):
     module = _LAZY.get(name)
     if module is None:
-        raise AttributeError(f"module 'fluidcompat.executor' has no attribute '{name}'")
+        from fluidcompat.coverage import unsupported
+
+        return unsupported("paddle.fluid.executor")(name)
     return getattr(importlib.import_module(module), name)

@@ -20,3 +20,11 @@ __all__ = (
     + ops.__all__
     + tensor.__all__
 )
+
+
+def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from fluidcompat.coverage import unsupported
+
+    return unsupported("paddle.fluid.layers")(name)

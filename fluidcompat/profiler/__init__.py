@@ -21,3 +21,11 @@ __all__ = [
     "stop_profiler",
     "timer",
 ]
+
+
+def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from fluidcompat.coverage import unsupported
+
+    return unsupported("paddle.fluid.profiler")(name)

@@ -1,0 +1,211 @@
+"""fluid 1.8.5's public static-graph API, name by name: what fluidcompat supports.
+
+``fluid18_api.json`` (beside this file) holds the public names of fluid 1.8.5 per module. This
+module answers, for each name of the static-graph core, whether fluidcompat has it (supported),
+has it with a difference (partial, see ``PARTIAL``), or not (missing); writes
+``docs/compatibility.md`` from that (``python -m fluidcompat.coverage --write``); and gives the
+modules a ``__getattr__`` that turns a missing fluid name into ``UnsupportedAPIError`` naming the
+API and the nearest supported alternative.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import sys
+from typing import Dict, List, Tuple
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+NAMES_FILE = os.path.join(_HERE, "fluid18_api.json")
+DOC = os.path.join(os.path.dirname(_HERE), "docs", "compatibility.md")
+
+# The static-graph core: the modules a fluid 1.8 training or inference script uses.
+CORE_MODULES = (
+    "paddle.fluid",
+    "paddle.fluid.layers.nn",
+    "paddle.fluid.layers.tensor",
+    "paddle.fluid.layers.control_flow",
+    "paddle.fluid.layers.loss",
+    "paddle.fluid.layers.io",
+    "paddle.fluid.layers.ops",
+    "paddle.fluid.layers.learning_rate_scheduler",
+    "paddle.fluid.layers.metric_op",
+    "paddle.fluid.layers.math_op_patch",
+    "paddle.fluid.optimizer",
+    "paddle.fluid.initializer",
+    "paddle.fluid.io",
+    "paddle.fluid.profiler",
+    "paddle.fluid.backward",
+    "paddle.fluid.clip",
+    "paddle.fluid.regularizer",
+    "paddle.fluid.metrics",
+    "paddle.fluid.nets",
+    "paddle.fluid.unique_name",
+    "paddle.fluid.param_attr",
+    "paddle.fluid.compiler",
+    "paddle.fluid.executor",
+    "paddle.fluid.framework",
+    "paddle.fluid.data_feeder",
+)
+# Modules of fluid 1.8 that come later (dygraph, LoD sequences, detection, RNN cells).
+LATER_MODULES = (
+    "paddle.fluid.dygraph",
+    "paddle.fluid.layers.sequence_lod",
+    "paddle.fluid.layers.detection",
+    "paddle.fluid.layers.rnn",
+    "paddle.fluid.layers.distributions",
+)
+
+# Names fluidcompat has, but not quite as fluid 1.8 had them: what differs.
+PARTIAL: Dict[str, str] = {
+    "paddle.fluid.layers.IfElse": "rows only: inputs with LoD levels are not split by sequence",
+    "paddle.fluid.layers.data": "no LoD: lod_level is accepted and ignored",
+    "paddle.fluid.CUDAPinnedPlace": "host memory pinned through torch; on a machine without CUDA, plain host memory",
+    "paddle.fluid.compiler.CompiledProgram": "with_data_parallel runs on one device",
+}
+
+# For names fluidcompat lacks: the nearest thing it has.
+ALTERNATIVES: Dict[str, str] = {
+    "DynamicRNN": "fluid.layers.While over tensor arrays (create_array, array_read, array_write)",
+    "StaticRNN": "fluid.layers.While or while_loop over tensor arrays",
+    "ParallelExecutor": "fluid.Executor with fluid.CompiledProgram",
+    "dygraph": "the static-graph API (fluid.Program, fluid.Executor)",
+    "enable_dygraph": "the static-graph API (fluid.Program, fluid.Executor)",
+    "enable_imperative": "the static-graph API (fluid.Program, fluid.Executor)",
+    "DistributeTranspiler": "single-process training (fluid.Executor)",
+    "transpiler": "single-process training (fluid.Executor)",
+    "py_reader": "feeding numpy arrays to Executor.run(feed=...)",
+    "create_py_reader_by_data": "feeding numpy arrays to Executor.run(feed=...)",
+    "double_buffer": "feeding numpy arrays to Executor.run(feed=...)",
+    "read_file": "feeding numpy arrays to Executor.run(feed=...)",
+}
+
+
+class UnsupportedAPIError(NotImplementedError, AttributeError):
+    """A fluid 1.8 name fluidcompat does not have. An AttributeError too, so ``hasattr`` says False."""
+
+
+_names_cache: Dict[str, List[str]] = {}
+
+
+def fluid_names() -> Dict[str, List[str]]:
+    """fluid 1.8.5's public names per module."""
+    if not _names_cache:
+        with open(NAMES_FILE) as f:
+            _names_cache.update(json.load(f))
+    return _names_cache
+
+
+def _module_for(fluid_module: str):
+    """The fluidcompat module a fluid module's names are looked up in (layers.* in fluid.layers)."""
+    if fluid_module.startswith("paddle.fluid.layers."):
+        fluid_module = "paddle.fluid.layers"
+    real = "fluidcompat" + fluid_module[len("paddle.fluid") :]
+    try:
+        return importlib.import_module(real)
+    except ImportError:
+        return None
+
+
+def unsupported(fluid_module: str):
+    """A module ``__getattr__``: fluid 1.8 names it lacks raise UnsupportedAPIError, others
+    AttributeError."""
+    layers = fluid_module == "paddle.fluid.layers"
+
+    def __getattr__(name: str):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        names = fluid_names()
+        known = name in names.get(fluid_module, ()) or (
+            fluid_module == "paddle.fluid" and name in names["paddle.fluid (dir)"]
+        )
+        if layers:
+            known = known or any(name in v for k, v in names.items() if k.startswith("paddle.fluid.layers."))
+        if known:
+            hint = ALTERNATIVES.get(name)
+            hint = f" The nearest supported: {hint}." if hint else ""
+            raise UnsupportedAPIError(
+                f"{fluid_module}.{name} (fluid 1.8) is not supported by fluidcompat yet.{hint} "
+                f"docs/compatibility.md lists what is."
+            )
+        raise AttributeError(f"module '{fluid_module}' (fluidcompat) has no attribute '{name}'")
+
+    return __getattr__
+
+
+def status(fluid_module: str, name: str) -> Tuple[str, str]:
+    """("supported" | "partial" | "missing", note) for one fluid 1.8 name."""
+    module = _module_for(fluid_module)
+    qualified = f"{fluid_module}.{name}"
+    if fluid_module.startswith("paddle.fluid.layers."):
+        qualified = f"paddle.fluid.layers.{name}"
+    if module is None or not hasattr(module, name):
+        return "missing", ALTERNATIVES.get(name, "")
+    if qualified in PARTIAL:
+        return "partial", PARTIAL[qualified]
+    return "supported", ""
+
+
+def table() -> Dict[str, List[Tuple[str, str, str]]]:
+    names = fluid_names()
+    return {m: [(n, *status(m, n)) for n in names[m]] for m in CORE_MODULES}
+
+
+def figures(rows=None) -> Tuple[int, int, int]:
+    """(supported, partial, total) over the static-graph core."""
+    rows = rows or table()
+    flat = [r for m in rows.values() for r in m]
+    return (
+        sum(1 for r in flat if r[1] == "supported"),
+        sum(1 for r in flat if r[1] == "partial"),
+        len(flat),
+    )
+
+
+def render() -> str:
+    rows = table()
+    sup, part, total = figures(rows)
+    out = [
+        "# Compatibility with the fluid 1.8.5 static-graph API",
+        "",
+        "Generated by `python -m fluidcompat.coverage --write` from fluid 1.8.5's public names",
+        "(`fluidcompat/fluid18_api.json`) and what fluidcompat provides; `make test` fails when this",
+        "file is stale. A missing name raises `NotImplementedError` naming the nearest alternative.",
+        "",
+        f"**{sup} of {total} names supported ({100.0 * sup / total:.1f}%), {part} partial, "
+        f"{total - sup - part} missing.**",
+        "",
+        "Later: " + ", ".join(f"`{m}`" for m in LATER_MODULES) + ".",
+        "",
+        "| module | names | supported | partial | missing |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    for m, rs in rows.items():
+        s = sum(1 for r in rs if r[1] == "supported")
+        p = sum(1 for r in rs if r[1] == "partial")
+        out.append(f"| `{m}` | {len(rs)} | {s} | {p} | {len(rs) - s - p} |")
+    for m, rs in rows.items():
+        if not rs:
+            continue
+        out += ["", f"## `{m}`", "", "| name | status | notes |", "| --- | --- | --- |"]
+        out += [f"| `{n}` | {st} | {note} |" for n, st, note in rs]
+    return "\n".join(out) + "\n"
+
+
+def main(argv=None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    text = render()
+    if "--write" in argv:
+        os.makedirs(os.path.dirname(DOC), exist_ok=True)
+        with open(DOC, "w") as f:
+            f.write(text)
+        sup, part, total = figures()
+        print(f"wrote {DOC}: {sup} of {total} supported, {part} partial")
+        return 0
+    sys.stdout.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
