@@ -10,6 +10,7 @@ import pytest
 import fluidcompat as fluid
 from fluidcompat.framework import OpRole
 from fluidcompat_ops import all_defs
+from tests.grads_extra_cases import make_cases
 
 L = fluid.layers
 rng = np.random.RandomState(7)
@@ -301,6 +302,9 @@ CASES = [
     G("print", lambda a: L.Print(a, first_n=1, summarize=1) * 2.0, {"a": A}),
     G("py_func", lambda a: _py_func_case(a), {"a": A}),
 ]
+
+
+CASES += make_cases(G)
 
 
 def _array_case(a, b):

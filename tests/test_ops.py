@@ -9,6 +9,7 @@ import fluidcompat as fluid
 from fluidcompat_ops import all_defs
 from tests import numpy_ref as R
 from tests.op_harness import Case, run_case
+from tests.ops_extra_cases import EXTRA_CASES
 
 L = fluid.layers
 rng = np.random.RandomState(42)
@@ -604,6 +605,9 @@ def _check_dropout_train_big(out):
     kept = out != 0
     np.testing.assert_allclose(out[kept], (big * 2.0)[kept], rtol=1e-6)
     assert 0.45 < kept.mean() < 0.55
+
+
+CASES += EXTRA_CASES
 
 
 @pytest.mark.parametrize("case", CASES + RANDOM_CASES, ids=str)

@@ -1,7 +1,8 @@
 """``fluid.layers``: thin functions that check arguments, create outputs and append ops."""
 
-from fluidcompat.layers import control_flow, io, learning_rate_scheduler, loss, math_op_patch, nn, ops, tensor
+from fluidcompat.layers import control_flow, extra, io, learning_rate_scheduler, loss, math_op_patch, nn, ops, tensor
 from fluidcompat.layers.control_flow import *  # noqa: F401,F403
+from fluidcompat.layers.extra import *  # noqa: F401,F403
 from fluidcompat.layers.io import data  # noqa: F401
 from fluidcompat.layers.learning_rate_scheduler import *  # noqa: F401,F403
 from fluidcompat.layers.loss import *  # noqa: F401,F403
@@ -13,6 +14,7 @@ math_op_patch.monkey_patch_variable()
 
 __all__ = (
     control_flow.__all__
+    + extra.__all__
     + io.__all__
     + learning_rate_scheduler.__all__
     + loss.__all__

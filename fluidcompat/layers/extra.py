@@ -1,0 +1,1016 @@
+"""More of ``fluid.layers`` with fluid 1.8's signatures: activations and math, indexing, creation,
+losses, normalization, 3-D conv/pool, resizing (ops in fluidcompat_ops/extra.py)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fluidcompat.dtypes import VarType, to_vartype
+from fluidcompat.framework import Variable, layer
+from fluidcompat.initializer import ConstantInitializer, NormalInitializer
+from fluidcompat.layer_helper import LayerHelper, check_dtype, check_variable
+from fluidcompat.layers.nn import _activation, _pair, _reduce, elementwise_mul, reduce_mean, reduce_sum
+from fluidcompat.param_attr import ParamAttr
+
+__all__ = []
+
+
+def _export(fn):
+    __all__.append(fn.__name__)
+    return layer(fn)
+
+
+def _one(op_type, inputs, attrs=None, dtype=None, out_slot="Out", name=None, helper_name=None, stop_gradient=False):
+    """Append ``op_type`` with one output (dtype: the first input's unless given)."""
+    helper = LayerHelper(helper_name or op_type, name=name)
+    first_in = next(v[0] for v in inputs.values() if v)
+    out = helper.create_variable_for_type_inference(dtype=dtype if dtype is not None else first_in.dtype)
+    out.stop_gradient = stop_gradient
+    helper.append_op(type=op_type, inputs=inputs, outputs={out_slot: [out]}, attrs=attrs or {})
+    return out
+
+
+# -- activations and elementwise math --------------------------------------------------------------
+def _simple_activation(op_type):
+    def fn(x, name=None):
+        return _activation(op_type, x, name=name)
+
+    fn.__name__ = op_type
+    fn.__doc__ = f"Elementwise ``{op_type}`` (op ``{op_type}``)."
+    return _export(fn)
+
+
+acos = _simple_activation("acos")
+asin = _simple_activation("asin")
+atan = _simple_activation("atan")
+tanh_shrink = _simple_activation("tanh_shrink")
+
+
+@_export
+def erf(x):
+    return _activation("erf", x)
+
+
+@_export
+def log1p(x, out=None, name=None):
+    return _activation("log1p", x, name=name)
+
+
+@_export
+def hard_shrink(x, threshold=None):
+    return _activation("hard_shrink", x, {"threshold": 0.5 if threshold is None else threshold})
+
+
+@_export
+def softshrink(x, alpha=None):
+    return _activation("softshrink", x, {"lambda": 0.5 if alpha is None else alpha})
+
+
+@_export
+def thresholded_relu(x, threshold=None):
+    return _activation("thresholded_relu", x, {"threshold": 1.0 if threshold is None else threshold})
+
+
+@_export
+def brelu(x, t_min=0.0, t_max=24.0, name=None):
+    return _activation("brelu", x, {"t_min": t_min, "t_max": t_max}, name)
+
+
+@_export
+def soft_relu(x, threshold=40.0, name=None):
+    return _activation("soft_relu", x, {"threshold": threshold}, name)
+
+
+@_export
+def stanh(x, scale_a=0.67, scale_b=1.7159, name=None):
+    return _activation("stanh", x, {"scale_a": scale_a, "scale_b": scale_b}, name)
+
+
+@_export
+def selu(x, scale=None, alpha=None, name=None):
+    attrs = {}
+    if scale is not None:
+        attrs["scale"] = scale
+    if alpha is not None:
+        attrs["alpha"] = alpha
+    return _activation("selu", x, attrs, name)
+
+
+@_export
+def mish(x, threshold=20, name=None):
+    return _activation("mish", x, {"threshold": float(threshold)}, name)
+
+
+@_export
+def sign(x):
+    """-1, 0 or 1 per element (op ``sign``); a numpy array is assigned first, as in fluid."""
+    if not isinstance(x, Variable):
+        from fluidcompat.layers.tensor import assign
+
+        x = assign(np.asarray(x))
+    return _activation("sign", x)
+
+
+@_export
+def cumsum(x, axis=None, exclusive=None, reverse=None):
+    attrs = {"flatten": axis is None, "axis": -1 if axis is None else axis}
+    if exclusive is not None:
+        attrs["exclusive"] = exclusive
+    if reverse is not None:
+        attrs["reverse"] = reverse
+    return _activation("cumsum", x, attrs)
+
+
+@_export
+def clamp(input, min=None, max=None, output=None, name=None):
+    """``input`` clipped to [min, max] (op ``clip``); a bound not given is the dtype's extreme."""
+    from fluidcompat.layers.nn import clip
+
+    lo = float(np.finfo(np.float32).min) if min is None else min
+    hi = float(np.finfo(np.float32).max) if max is None else max
+    return clip(input, lo, hi, name=name)
+
+
+@_export
+def addcmul(input, tensor1, tensor2, value=1.0, out=None, name=None):
+    from fluidcompat.layers.nn import elementwise_add, scale
+
+    return elementwise_add(input, scale(elementwise_mul(tensor1, tensor2), value), name=name)
+
+
+@_export
+def addmm(input, x, y, alpha=1.0, beta=1.0, name=None):
+    return _one(
+        "addmm", {"Input": [input], "X": [x], "Y": [y]}, {"Alpha": float(alpha), "Beta": float(beta)}, name=name
+    )
+
+
+@_export
+def bmm(x, y, name=None):
+    check_variable(x, "x", "bmm")
+    check_variable(y, "y", "bmm")
+    return _one("bmm", {"X": [x], "Y": [y]}, name=name)
+
+
+@_export
+def dot(x, y, name=None):
+    return _one("dot", {"X": [x], "Y": [y]}, name=name)
+
+
+@_export
+def cross(input, other, dim=None):
+    return _one("cross", {"X": [input], "Y": [other]}, {"dim": -100 if dim is None else dim})
+
+
+@_export
+def dist(x, y, p=2):
+    return _one("dist", {"X": [x], "Y": [y]}, {"p": float(p)})
+
+
+@_export
+def cos_sim(X, Y):
+    helper = LayerHelper("cos_sim")
+    out, xn, yn = (helper.create_variable_for_type_inference(dtype=X.dtype) for _ in range(3))
+    helper.append_op(type="cos_sim", inputs={"X": [X], "Y": [Y]}, outputs={"Out": [out], "XNorm": [xn], "YNorm": [yn]})
+    return out
+
+
+@_export
+def kron(x, y, out=None, name=None):
+    return _one("kron", {"X": [x], "Y": [y]}, name=name)
+
+
+@_export
+def trace(input, offset=0, dim1=0, dim2=1, out=None, name=None):
+    return _one("trace", {"Input": [input]}, {"offset": offset, "dim1": dim1, "dim2": dim2}, name=name)
+
+
+@_export
+def logsumexp(x, dim=None, keepdim=False, out=None, name=None):
+    return _reduce("logsumexp", x, dim, keepdim, name)
+
+
+def _bool_reduce(op_type, input, dim, keep_dim, name):
+    check_variable(input, "input", op_type)
+    check_dtype(input.dtype, "input", ["bool"], op_type)
+    return _reduce(op_type, input, dim, keep_dim, name)
+
+
+@_export
+def reduce_all(input, dim=None, keep_dim=False, name=None):
+    return _bool_reduce("reduce_all", input, dim, keep_dim, name)
+
+
+@_export
+def reduce_any(input, dim=None, keep_dim=False, name=None):
+    return _bool_reduce("reduce_any", input, dim, keep_dim, name)
+
+
+@_export
+def allclose(input, other, rtol=1e-05, atol=1e-08, equal_nan=False, name=None):
+    attrs = {"rtol": rtol, "atol": atol, "equal_nan": equal_nan}
+    return _one("allclose", {"Input": [input], "Other": [other]}, attrs, VarType.BOOL, name=name)
+
+
+@_export
+def elementwise_equal(x, y, name=None):
+    from fluidcompat.layers.control_flow import equal
+
+    return equal(x, y)
+
+
+# -- shapes, creation ------------------------------------------------------------------------------
+@_export
+def rank(input):
+    """The number of dimensions of ``input``, as an int32 constant of shape [1]."""
+    from fluidcompat.layers.tensor import fill_constant
+
+    check_variable(input, "input", "rank")
+    return fill_constant([1], "int32", len(input.shape))
+
+
+@_export
+def size(input):
+    return _one("size", {"Input": [input]}, dtype=VarType.INT64, stop_gradient=True)
+
+
+@_export
+def t(input, name=None):
+    """The transpose of a tensor of at most 2 dimensions."""
+    from fluidcompat.layers.tensor import transpose
+
+    if len(input.shape) > 2:
+        raise ValueError(
+            f"Input(input) only support N-D (N<=2) tensor, but received length of Input(input) is {len(input.shape)}. "
+            "Perhaps you can use paddle.tensor.transpose() instead."
+        )
+    if len(input.shape) < 2:
+        return input
+    return transpose(input, [1, 0], name=name)
+
+
+@_export
+def flip(input, dims, name=None):
+    return _one("flip", {"X": [input]}, {"dims": list(dims)}, name=name)
+
+
+@_export
+def reverse(x, axis):
+    """``x`` reversed along ``axis`` (fluid 1.8: op ``reverse``; here op ``flip``)."""
+    return flip(x, [axis] if isinstance(axis, int) else list(axis))
+
+
+@_export
+def roll(input, shifts, dims=None):
+    shifts = [shifts] if isinstance(shifts, int) else list(shifts)
+    dims = [] if dims is None else [dims] if isinstance(dims, int) else list(dims)
+    return _one("roll", {"X": [input]}, {"shifts": shifts, "dims": dims})
+
+
+@_export
+def tril(input, diagonal=0, name=None):
+    return _one("tril_triu", {"X": [input]}, {"diagonal": diagonal, "lower": True}, name=name, helper_name="tril")
+
+
+@_export
+def triu(input, diagonal=0, name=None):
+    return _one("tril_triu", {"X": [input]}, {"diagonal": diagonal, "lower": False}, name=name, helper_name="triu")
+
+
+@_export
+def diag(diagonal):
+    from fluidcompat.layers.tensor import assign
+
+    if not isinstance(diagonal, Variable):
+        diagonal = assign(np.asarray(diagonal))
+    return _one("diag", {"Diagonal": [diagonal]})
+
+
+@_export
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    return _one("diag_embed", {"Input": [input]}, {"offset": offset, "dim1": dim1, "dim2": dim2})
+
+
+@_export
+def eye(num_rows, num_columns=None, batch_shape=None, dtype="float32"):
+    from fluidcompat.layers.tensor import expand, reshape
+
+    helper = LayerHelper("eye")
+    out = helper.create_variable_for_type_inference(dtype=dtype)
+    out.stop_gradient = True
+    cols = num_rows if num_columns is None else num_columns
+    helper.append_op(
+        type="eye",
+        outputs={"Out": [out]},
+        attrs={"num_rows": num_rows, "num_columns": cols, "dtype": int(to_vartype(dtype))},
+    )
+    if batch_shape:
+        batch = list(batch_shape)
+        out = reshape(out, [1] * len(batch) + [num_rows, cols])
+        out = expand(out, batch + [1, 1])
+        out.stop_gradient = True
+    return out
+
+
+@_export
+def full(shape, fill_value, out=None, dtype=None, device=None, stop_gradient=True, name=None):
+    from fluidcompat.layers.tensor import fill_constant
+
+    result = fill_constant(shape, dtype or "float32", fill_value, out=out)
+    result.stop_gradient = stop_gradient
+    return result
+
+
+@_export
+def full_like(input, fill_value, out=None, dtype=None, device=None, stop_gradient=True, name=None):
+    dtype = input.dtype if dtype is None else to_vartype(dtype)
+    result = _one("fill_any_like", {"X": [input]}, {"value": float(fill_value), "dtype": int(dtype)}, dtype, name=name)
+    result.stop_gradient = stop_gradient
+    return result
+
+
+@_export
+def arange(start, end, step=1, dtype=None, name=None):
+    from fluidcompat.layers.tensor import range as range_
+
+    return range_(start, end, step, dtype or "int64")
+
+
+@_export
+def isfinite(x):
+    return _one("isfinite", {"X": [x]}, dtype=VarType.BOOL, stop_gradient=True)
+
+
+@_export
+def has_inf(x):
+    return _one("isinf", {"X": [x]}, dtype=VarType.BOOL, stop_gradient=True)
+
+
+@_export
+def has_nan(x):
+    return _one("isnan", {"X": [x]}, dtype=VarType.BOOL, stop_gradient=True)
+
+
+@_export
+def expand_as(x, target_tensor, name=None):
+    return _one("expand_as", {"X": [x], "target_tensor": [target_tensor]}, name=name)
+
+
+@_export
+def pad_constant_like(x, y, pad_value=0.0, name=None):
+    return _one("pad_constant_like", {"X": [x], "Y": [y]}, {"pad_value": float(pad_value)}, y.dtype, name=name)
+
+
+@_export
+def strided_slice(input, axes, starts, ends, strides):
+    attrs = {"axes": list(axes), "starts": list(starts), "ends": list(ends), "strides": list(strides)}
+    attrs["infer_flags"] = [1] * len(axes)
+    return _one("strided_slice", {"Input": [input]}, attrs)
+
+
+@_export
+def unstack(x, axis=0, num=None):
+    helper = LayerHelper("unstack")
+    n = x.shape[axis] if num is None else num
+    if n is None or n < 0:
+        raise ValueError(f"unstack: the size of axis {axis} of x is unknown; pass num. Received: shape={x.shape}")
+    outs = [helper.create_variable_for_type_inference(dtype=x.dtype) for _ in range(n)]
+    helper.append_op(type="unstack", inputs={"X": [x]}, outputs={"Y": outs}, attrs={"axis": axis, "num": n})
+    return outs
+
+
+def _unique(op_type, x, dtype, counts):
+    check_dtype(dtype, "dtype", ["int32", "int64"], op_type)
+    helper = LayerHelper(op_type)
+    out = helper.create_variable_for_type_inference(dtype=x.dtype)
+    index = helper.create_variable_for_type_inference(dtype=dtype)
+    outs = {"Out": [out], "Index": [index]}
+    if counts:
+        outs["Count"] = [helper.create_variable_for_type_inference(dtype=dtype)]
+    helper.append_op(type=op_type, inputs={"X": [x]}, outputs=outs, attrs={"dtype": int(to_vartype(dtype))})
+    return (out, index, outs["Count"][0]) if counts else (out, index)
+
+
+@_export
+def unique(x, dtype="int32"):
+    return _unique("unique", x, dtype, False)
+
+
+@_export
+def unique_with_counts(x, dtype="int32"):
+    return _unique("unique_with_counts", x, dtype, True)
+
+
+@_export
+def meshgrid(input, name=None):
+    helper = LayerHelper("meshgrid", name=name)
+    outs = [helper.create_variable_for_type_inference(dtype=v.dtype) for v in input]
+    helper.append_op(type="meshgrid", inputs={"X": list(input)}, outputs={"Out": outs})
+    return outs
+
+
+@_export
+def nonzero(input, as_tuple=False):
+    """The indices of the non-zero elements, an int64 [N, rank] tensor (op ``where_index``)."""
+    from fluidcompat.layers.tensor import slice as slice_
+
+    out = _one("where_index", {"Condition": [input]}, dtype=VarType.INT64, stop_gradient=True)
+    if not as_tuple:
+        return out
+    return [slice_(out, axes=[1], starts=[k], ends=[k + 1]) for k in range(len(input.shape))]
+
+
+@_export
+def index_select(input, index, dim=0):
+    return _one("index_select", {"X": [input], "Index": [index]}, {"dim": dim})
+
+
+@_export
+def index_sample(x, index):
+    return _one("index_sample", {"X": [x], "Index": [index]})
+
+
+@_export
+def gather_nd(input, index, name=None):
+    return _one("gather_nd", {"X": [input], "Index": [index]}, name=name)
+
+
+@_export
+def scatter_nd_add(ref, index, updates, name=None):
+    return _one("scatter_nd_add", {"X": [ref], "Index": [index], "Updates": [updates]}, name=name)
+
+
+@_export
+def scatter_nd(index, updates, shape, name=None):
+    from fluidcompat.layers.tensor import zeros
+
+    return scatter_nd_add(zeros(shape, updates.dtype), index, updates, name=name)
+
+
+@_export
+def multiplex(inputs, index):
+    return _one("multiplex", {"X": list(inputs), "Ids": [index]})
+
+
+@_export
+def shard_index(input, index_num, nshards, shard_id, ignore_value=-1):
+    attrs = {"index_num": index_num, "nshards": nshards, "shard_id": shard_id, "ignore_value": ignore_value}
+    return _one("shard_index", {"X": [input]}, attrs)
+
+
+@_export
+def pixel_shuffle(x, upscale_factor):
+    return _one("pixel_shuffle", {"X": [x]}, {"upscale_factor": upscale_factor})
+
+
+@_export
+def shuffle_channel(x, group, name=None):
+    return _one("shuffle_channel", {"X": [x]}, {"group": group}, name=name)
+
+
+@_export
+def space_to_depth(x, blocksize, name=None):
+    return _one("space_to_depth", {"X": [x]}, {"blocksize": blocksize}, name=name)
+
+
+@_export
+def maxout(x, groups, name=None, axis=1):
+    return _one("maxout", {"X": [x]}, {"groups": groups, "axis": axis}, name=name)
+
+
+@_export
+def prelu(x, mode, param_attr=None, name=None):
+    if mode not in ("all", "channel", "element"):
+        raise ValueError(f"mode should be one of all, channel, element. Received: {mode!r}")
+    helper = LayerHelper("prelu", name=name)
+    shape = [1] if mode == "all" else [x.shape[1]] if mode == "channel" else list(x.shape[1:])
+    alpha = helper.create_parameter(
+        attr=ParamAttr._to_attr(param_attr), shape=shape, dtype=x.dtype, default_initializer=ConstantInitializer(0.25)
+    )
+    out = helper.create_variable_for_type_inference(dtype=x.dtype)
+    helper.append_op(type="prelu", inputs={"X": [x], "Alpha": [alpha]}, outputs={"Out": [out]}, attrs={"mode": mode})
+    return out
+
+
+# -- random ----------------------------------------------------------------------------------------
+@_export
+def randint(low, high=None, shape=None, out=None, dtype=None, device=None, stop_gradient=False, seed=0, name=None):
+    if high is None:
+        low, high = 0, low
+    if low >= high:
+        raise ValueError(f"randint's low must be less than high, but received low = {low}, high = {high}")
+    helper = LayerHelper("randint", name=name)
+    dtype = dtype or "int64"
+    result = helper.create_variable_for_type_inference(dtype=dtype)
+    attrs = {"shape": list(shape or [1]), "low": low, "high": high, "seed": seed, "dtype": int(to_vartype(dtype))}
+    helper.append_op(type="randint", outputs={"Out": [result]}, attrs=attrs)
+    result.stop_gradient = True
+    return result
+
+
+@_export
+def randn(shape, out=None, dtype=None, device=None, stop_gradient=True, name=None):
+    from fluidcompat.layers.tensor import gaussian_random
+
+    result = gaussian_random(list(shape), 0.0, 1.0, 0, dtype or "float32")
+    result.stop_gradient = stop_gradient
+    return result
+
+
+@_export
+def randperm(n, out=None, dtype="int64", device=None, stop_gradient=True, seed=0):
+    if n < 1:
+        raise ValueError(f"The input n should be greater than 0 in randperm op. Received: n={n}")
+    helper = LayerHelper("randperm")
+    result = helper.create_variable_for_type_inference(dtype=dtype)
+    helper.append_op(
+        type="randperm", outputs={"Out": [result]}, attrs={"n": n, "seed": seed, "dtype": int(to_vartype(dtype))}
+    )
+    result.stop_gradient = stop_gradient
+    return result
+
+
+def _batch_size_like(op_type, input, shape, dtype, input_dim_idx, output_dim_idx, seed, extra):
+    helper = LayerHelper(op_type)
+    out = helper.create_variable_for_type_inference(dtype=dtype)
+    attrs = {"shape": list(shape), "input_dim_idx": input_dim_idx, "output_dim_idx": output_dim_idx, "seed": seed}
+    attrs["dtype"] = int(to_vartype(dtype))
+    attrs.update(extra)
+    helper.append_op(type=op_type, inputs={"Input": [input]}, outputs={"Out": [out]}, attrs=attrs)
+    out.stop_gradient = True
+    return out
+
+
+@_export
+def uniform_random_batch_size_like(
+    input, shape, dtype="float32", input_dim_idx=0, output_dim_idx=0, min=-1.0, max=1.0, seed=0
+):
+    extra = {"min": float(min), "max": float(max)}
+    return _batch_size_like(
+        "uniform_random_batch_size_like", input, shape, dtype, input_dim_idx, output_dim_idx, seed, extra
+    )
+
+
+@_export
+def gaussian_random_batch_size_like(
+    input, shape, input_dim_idx=0, output_dim_idx=0, mean=0.0, std=1.0, seed=0, dtype="float32"
+):
+    extra = {"mean": float(mean), "std": float(std)}
+    return _batch_size_like(
+        "gaussian_random_batch_size_like", input, shape, dtype, input_dim_idx, output_dim_idx, seed, extra
+    )
+
+
+# -- losses ----------------------------------------------------------------------------------------
+@_export
+def label_smooth(label, prior_dist=None, epsilon=0.1, dtype="float32", name=None):
+    if epsilon > 1.0 or epsilon < 0.0:
+        raise ValueError("The value of epsilon must be between 0 and 1.")
+    ins = {"X": [label]}
+    if prior_dist is not None:
+        ins["PriorDist"] = [prior_dist]
+    return _one("label_smooth", ins, {"epsilon": float(epsilon)}, name=name)
+
+
+@_export
+def log_loss(input, label, epsilon=0.0001, name=None):
+    return _one("log_loss", {"Predicted": [input], "Labels": [label]}, {"epsilon": epsilon}, out_slot="Loss", name=name)
+
+
+@_export
+def smooth_l1(x, y, inside_weight=None, outside_weight=None, sigma=None):
+    helper = LayerHelper("smooth_l1_loss")
+    diff = helper.create_variable_for_type_inference(dtype=x.dtype)
+    loss = helper.create_variable_for_type_inference(dtype=x.dtype)
+    ins = {"X": [x], "Y": [y]}
+    if inside_weight is not None:
+        ins["InsideWeight"] = [inside_weight]
+    if outside_weight is not None:
+        ins["OutsideWeight"] = [outside_weight]
+    helper.append_op(
+        type="smooth_l1_loss",
+        inputs=ins,
+        outputs={"Diff": [diff], "Out": [loss]},
+        attrs={"sigma": sigma if sigma is not None else 1.0},
+    )
+    return loss
+
+
+@_export
+def mse_loss(input, label):
+    """mean((input - label)^2), built as fluid 1.8 did (elementwise_sub, square, reduce_mean)."""
+    from fluidcompat.layers.nn import elementwise_sub
+    from fluidcompat.layers.ops import square
+
+    return reduce_mean(square(elementwise_sub(input, label)))
+
+
+@_export
+def kldiv_loss(x, target, reduction="mean", name=None):
+    if reduction not in ("none", "batchmean", "mean", "sum"):
+        raise ValueError(f"reduction must be 'none', 'batchmean', 'mean' or 'sum'. Received: {reduction!r}")
+    return _one("kldiv_loss", {"X": [x], "Target": [target]}, {"reduction": reduction}, out_slot="Loss", name=name)
+
+
+@_export
+def huber_loss(input, label, delta):
+    helper = LayerHelper("huber_loss")
+    residual = helper.create_variable_for_type_inference(dtype=input.dtype)
+    out = helper.create_variable_for_type_inference(dtype=input.dtype)
+    helper.append_op(
+        type="huber_loss",
+        inputs={"X": [input], "Y": [label]},
+        outputs={"Out": [out], "Residual": [residual]},
+        attrs={"delta": float(delta)},
+    )
+    return out
+
+
+@_export
+def margin_rank_loss(label, left, right, margin=0.1, name=None):
+    helper = LayerHelper("margin_rank_loss", name=name)
+    out = helper.create_variable_for_type_inference(dtype=left.dtype)
+    act = helper.create_variable_for_type_inference(dtype=left.dtype)
+    helper.append_op(
+        type="margin_rank_loss",
+        inputs={"Label": [label], "X1": [left], "X2": [right]},
+        outputs={"Out": [out], "Activated": [act]},
+        attrs={"margin": float(margin)},
+    )
+    return out
+
+
+@_export
+def rank_loss(label, left, right, name=None):
+    return _one("rank_loss", {"Label": [label], "Left": [left], "Right": [right]}, dtype=left.dtype, name=name)
+
+
+@_export
+def bpr_loss(input, label, name=None):
+    return _one("bpr_loss", {"X": [input], "Label": [label]}, out_slot="Y", name=name)
+
+
+@_export
+def teacher_student_sigmoid_loss(input, label, soft_max_up_bound=15.0, soft_max_lower_bound=-15.0):
+    attrs = {"soft_max_up_bound": float(soft_max_up_bound), "soft_max_lower_bound": float(soft_max_lower_bound)}
+    return _one("teacher_student_sigmoid_loss", {"X": [input], "Label": [label]}, attrs, out_slot="Y")
+
+
+@_export
+def dice_loss(input, label, epsilon=1e-05, name=None):
+    """1 - 2|X.Y| / (|X| + |Y| + epsilon) against the one-hot label, averaged over the batch (fluid
+    1.8's composition)."""
+    from fluidcompat.layers.nn import one_hot
+
+    label = one_hot(label, depth=input.shape[-1])
+    dims = list(range(1, len(input.shape)))
+    inse = reduce_sum(input * label, dim=dims)
+    denominator = reduce_sum(input, dim=dims) + reduce_sum(label, dim=dims)
+    return reduce_mean(1 - inse * 2 / (denominator + epsilon))
+
+
+@_export
+def npair_loss(anchor, positive, labels, l2_reg=0.002):
+    """The N-pair loss of anchors and positives (fluid 1.8's composition): soft-label cross entropy of
+    anchor . positive^T against same-label targets, plus 0.25 * l2_reg * the mean squared norms."""
+    from fluidcompat.layers.control_flow import equal
+    from fluidcompat.layers.loss import softmax_with_cross_entropy
+    from fluidcompat.layers.nn import matmul
+    from fluidcompat.layers.ops import square
+    from fluidcompat.layers.tensor import expand, reshape, transpose
+
+    batch = labels.shape[0]
+    labels = expand(reshape(labels, [batch, 1]), [1, batch])
+    labels = equal(labels, transpose(labels, [1, 0])).astype("float32")
+    labels = labels / reduce_sum(labels, dim=1, keep_dim=True)
+    l2loss = reduce_mean(reduce_sum(square(anchor), 1)) + reduce_mean(reduce_sum(square(positive), 1))
+    l2loss = l2loss * 0.25 * l2_reg
+    similarity = matmul(anchor, positive, transpose_x=False, transpose_y=True)
+    softmax_ce = softmax_with_cross_entropy(logits=similarity, label=labels, soft_label=True)
+    celoss = reduce_mean(reduce_sum(labels * softmax_ce, 0))
+    return l2loss + celoss
+
+
+# -- normalization, 3-D conv and pooling, resizing ---------------------------------------------------
+@_export
+def group_norm(input, groups, epsilon=1e-05, param_attr=None, bias_attr=None, act=None, data_layout="NCHW", name=None):
+    helper = LayerHelper("group_norm", act=act, name=name)
+    c = input.shape[1]
+    ins = {"X": [input]}
+    scale = helper.create_parameter(
+        attr=param_attr, shape=[c], dtype=input.dtype, default_initializer=ConstantInitializer(1.0)
+    )
+    if scale is not None:
+        ins["Scale"] = [scale]
+    bias = helper.create_parameter(attr=bias_attr, shape=[c], dtype=input.dtype, is_bias=True)
+    if bias is not None:
+        ins["Bias"] = [bias]
+    y, mean, var = (helper.create_variable_for_type_inference(dtype=input.dtype) for _ in range(3))
+    mean.stop_gradient = var.stop_gradient = True
+    helper.append_op(
+        type="group_norm",
+        inputs=ins,
+        outputs={"Y": [y], "Mean": [mean], "Variance": [var]},
+        attrs={"epsilon": epsilon, "groups": groups, "data_layout": data_layout},
+    )
+    return helper.append_activation(y)
+
+
+@_export
+def instance_norm(input, epsilon=1e-05, param_attr=None, bias_attr=None, name=None):
+    helper = LayerHelper("instance_norm", name=name)
+    c = input.shape[1]
+    scale = helper.create_parameter(
+        attr=param_attr, shape=[c], dtype=input.dtype, default_initializer=ConstantInitializer(1.0)
+    )
+    bias = helper.create_parameter(attr=bias_attr, shape=[c], dtype=input.dtype, is_bias=True)
+    y, mean, var = (helper.create_variable_for_type_inference(dtype=input.dtype) for _ in range(3))
+    mean.stop_gradient = var.stop_gradient = True
+    helper.append_op(
+        type="instance_norm",
+        inputs={"X": [input], "Scale": [scale], "Bias": [bias]},
+        outputs={"Y": [y], "SavedMean": [mean], "SavedVariance": [var]},
+        attrs={"epsilon": epsilon},
+    )
+    return y
+
+
+@_export
+def lrn(input, n=5, k=1.0, alpha=0.0001, beta=0.75, name=None, data_format="NCHW"):
+    if len(input.shape) != 4:
+        raise ValueError(f"Input's dimension size of Op(lrn) must be 4, but received {len(input.shape)}.")
+    helper = LayerHelper("lrn", name=name)
+    out = helper.create_variable_for_type_inference(dtype=input.dtype)
+    mid = helper.create_variable_for_type_inference(dtype=input.dtype)
+    helper.append_op(
+        type="lrn",
+        inputs={"X": [input]},
+        outputs={"Out": [out], "MidOut": [mid]},
+        attrs={"n": n, "k": k, "alpha": alpha, "beta": beta, "data_format": data_format},
+    )
+    return out
+
+
+@_export
+def affine_channel(x, scale=None, bias=None, data_layout="NCHW", name=None, act=None):
+    helper = LayerHelper("affine_channel", act=act, name=name)
+    out = helper.create_variable_for_type_inference(dtype=x.dtype)
+    helper.append_op(
+        type="affine_channel",
+        inputs={"X": [x], "Scale": [scale], "Bias": [bias]},
+        outputs={"Out": [out]},
+        attrs={"data_layout": data_layout},
+    )
+    return helper.append_activation(out)
+
+
+def _triple(v, what):
+    if isinstance(v, int):
+        return [v, v, v]
+    v = list(v)
+    if len(v) != 3:
+        raise ValueError(f"{what} must be an int or 3 ints. Received: {v}")
+    return v
+
+
+@_export
+def conv3d(
+    input,
+    num_filters,
+    filter_size,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups=None,
+    param_attr=None,
+    bias_attr=None,
+    use_cudnn=True,
+    act=None,
+    name=None,
+    data_format="NCDHW",
+):
+    if data_format != "NCDHW":
+        raise ValueError(f"conv3d in fluidcompat takes NCDHW input. Received: data_format={data_format!r}")
+    helper = LayerHelper("conv3d", act=act, name=name, param_attr=param_attr, bias_attr=bias_attr)
+    c = input.shape[1]
+    groups = groups or 1
+    k = _triple(filter_size, "filter_size")
+    std = (2.0 / (k[0] * k[1] * k[2] * c)) ** 0.5
+    w = helper.create_parameter(
+        attr=param_attr,
+        shape=[num_filters, c // groups] + k,
+        dtype=input.dtype,
+        default_initializer=NormalInitializer(0.0, std, 0),
+    )
+    pre = helper.create_variable_for_type_inference(dtype=input.dtype)
+    helper.append_op(
+        type="conv3d",
+        inputs={"Input": [input], "Filter": [w]},
+        outputs={"Output": [pre]},
+        attrs={
+            "strides": _triple(stride, "stride"),
+            "paddings": _triple(padding, "padding"),
+            "dilations": _triple(dilation, "dilation"),
+            "groups": groups,
+            "use_cudnn": use_cudnn,
+            "data_format": data_format,
+        },
+    )
+    return helper.append_activation(helper.append_bias_op(pre, dim_start=1, dim_end=2))
+
+
+@_export
+def pool3d(
+    input,
+    pool_size=-1,
+    pool_type="max",
+    pool_stride=1,
+    pool_padding=0,
+    global_pooling=False,
+    use_cudnn=True,
+    ceil_mode=False,
+    name=None,
+    exclusive=True,
+    data_format="NCDHW",
+):
+    if pool_type not in ("max", "avg"):
+        raise ValueError(f"Unknown Attr(pool_type): '{pool_type}'. It can only be 'max' or 'avg'.")
+    attrs = {
+        "pooling_type": pool_type,
+        "ksize": [1, 1, 1] if pool_size == -1 else _triple(pool_size, "pool_size"),
+        "global_pooling": global_pooling,
+        "strides": _triple(pool_stride, "pool_stride"),
+        "paddings": _triple(pool_padding, "pool_padding"),
+        "ceil_mode": ceil_mode,
+        "exclusive": exclusive,
+        "data_format": data_format,
+        "use_cudnn": use_cudnn,
+    }
+    return _one("pool3d", {"X": [input]}, attrs, name=name)
+
+
+def _adaptive(op_type, input, pool_size, pool_type, require_index, nd):
+    if pool_type not in ("max", "avg"):
+        raise ValueError(f"Unknown Attr(pool_type): '{pool_type}'. It can only be 'max' or 'avg'.")
+    if require_index:
+        raise NotImplementedError(f"adaptive_{op_type}: require_index=True (the Mask output) is not supported yet")
+    size = [pool_size] * nd if isinstance(pool_size, int) else list(pool_size)
+    attrs = {"pooling_type": pool_type, "ksize": size, "adaptive": True}
+    if nd == 2:
+        attrs.update(strides=[1, 1], paddings=[0, 0])
+    return _one(op_type, {"X": [input]}, attrs)
+
+
+@_export
+def adaptive_pool2d(input, pool_size, pool_type="max", require_index=False, name=None):
+    return _adaptive("pool2d", input, pool_size, pool_type, require_index, 2)
+
+
+@_export
+def adaptive_pool3d(input, pool_size, pool_type="max", require_index=False, name=None):
+    return _adaptive("pool3d", input, pool_size, pool_type, require_index, 3)
+
+
+_RESAMPLE = {"BILINEAR": ("bilinear_interp", 2), "NEAREST": ("nearest_interp", 2), "TRILINEAR": ("trilinear_interp", 3)}
+
+
+@_export
+def image_resize(
+    input,
+    out_shape=None,
+    scale=None,
+    name=None,
+    resample="BILINEAR",
+    actual_shape=None,
+    align_corners=True,
+    align_mode=1,
+    data_format="NCHW",
+):
+    if resample not in _RESAMPLE:
+        raise ValueError("The 'resample' of image_resize can only be 'BILINEAR', 'TRILINEAR' or 'NEAREST' currently.")
+    op_type, nd = _RESAMPLE[resample]
+    if out_shape is None and scale is None:
+        raise ValueError("One of out_shape and scale must not be None.")
+    attrs = {"align_corners": align_corners, "align_mode": align_mode, "interp_method": op_type.split("_")[0]}
+    attrs["data_layout"] = data_format
+    ins = {"X": [input]}
+    if actual_shape is not None:
+        ins["OutSize"] = [actual_shape]
+    if isinstance(out_shape, Variable):
+        ins["OutSize"] = [out_shape]
+    elif out_shape is not None:
+        dims = [int(d) for d in out_shape]
+        if len(dims) != nd:
+            raise ValueError(f"out_shape of {op_type} must have {nd} values. Received: {list(out_shape)}")
+        attrs.update(dict(zip(["out_d", "out_h", "out_w"][3 - nd :], dims)))
+    else:
+        attrs["scale"] = float(scale)
+    return _one(op_type, ins, attrs, name=name, helper_name=op_type)
+
+
+@_export
+def interpolate(
+    input,
+    out_shape=None,
+    scale=None,
+    name=None,
+    resample="BILINEAR",
+    actual_shape=None,
+    align_corners=True,
+    align_mode=1,
+    data_format="NCHW",
+):
+    return image_resize(input, out_shape, scale, name, resample, actual_shape, align_corners, align_mode, data_format)
+
+
+@_export
+def resize_bilinear(
+    input,
+    out_shape=None,
+    scale=None,
+    name=None,
+    actual_shape=None,
+    align_corners=True,
+    align_mode=1,
+    data_format="NCHW",
+):
+    return image_resize(input, out_shape, scale, name, "BILINEAR", actual_shape, align_corners, align_mode, data_format)
+
+
+@_export
+def resize_nearest(
+    input, out_shape=None, scale=None, name=None, actual_shape=None, align_corners=True, data_format="NCHW"
+):
+    return image_resize(input, out_shape, scale, name, "NEAREST", actual_shape, align_corners, 1, data_format)
+
+
+@_export
+def resize_trilinear(
+    input,
+    out_shape=None,
+    scale=None,
+    name=None,
+    actual_shape=None,
+    align_corners=True,
+    align_mode=1,
+    data_format="NCDHW",
+):
+    return image_resize(
+        input, out_shape, scale, name, "TRILINEAR", actual_shape, align_corners, align_mode, data_format
+    )
+
+
+@_export
+def image_resize_short(input, out_short_len, resample="BILINEAR"):
+    h, w = input.shape[2], input.shape[3]
+    if h < 0 or w < 0:
+        raise ValueError(f"image_resize_short needs a known height and width. Received: {input.shape}")
+    short, long_ = (h, w) if h < w else (w, h)
+    long_out = int(long_ * out_short_len / short + 0.5)
+    out_shape = [out_short_len, long_out] if h < w else [long_out, out_short_len]
+    return image_resize(input, out_shape, resample=resample)
+
+
+@_export
+def unfold(x, kernel_sizes, strides=1, paddings=0, dilations=1, name=None):
+    paddings = [paddings] * 4 if isinstance(paddings, int) else list(paddings)
+    if len(paddings) == 2:
+        paddings = paddings * 2
+    attrs = {
+        "kernel_sizes": _pair(kernel_sizes, "kernel_sizes"),
+        "strides": _pair(strides, "strides"),
+        "paddings": paddings,
+        "dilations": _pair(dilations, "dilations"),
+    }
+    return _one("unfold", {"X": [x]}, attrs, out_slot="Y", name=name)
+
+
+@_export
+def temporal_shift(x, seg_num, shift_ratio=0.25, name=None):
+    return _one("temporal_shift", {"X": [x]}, {"seg_num": seg_num, "shift_ratio": shift_ratio}, name=name)
+
+
+@_export
+def grid_sampler(x, grid, name=None):
+    return _one("grid_sampler", {"X": [x], "Grid": [grid]}, out_slot="Output", name=name)
+
+
+@_export
+def affine_grid(theta, out_shape, name=None):
+    ins = {"Theta": [theta]}
+    attrs = {}
+    if isinstance(out_shape, Variable):
+        ins["OutputShape"] = [out_shape]
+    else:
+        attrs["output_shape"] = [int(d) for d in out_shape]
+    return _one("affine_grid", ins, attrs, out_slot="Output", name=name)
+
+
+@_export
+def crop(x, shape=None, offsets=None, name=None):
+    """fluid 1.8's deprecated crop, through crop_tensor (shape may be a Variable to match)."""
+    from fluidcompat.layers.tensor import crop_tensor
+
+    if isinstance(shape, Variable) and shape.dtype not in (VarType.INT32, VarType.INT64):
+        shape = [int(d) for d in shape.shape]
+    return crop_tensor(x, shape=shape, offsets=offsets, name=name)

@@ -1,0 +1,1272 @@
+"""More of fluid 1.8's ops, with fluid's op types and attributes: activations (acos ... mish),
+cumsum, flip, roll, tril_triu, diag, eye, kron, trace, isfinite/isinf/isnan, index_select,
+index_sample, gather_nd, scatter_nd_add, bmm, dot, cross, dist, addmm, cos_sim, logsumexp,
+reduce_all/any, size, unstack, unique, meshgrid, pixel_shuffle, shuffle_channel, space_to_depth,
+maxout, prelu, label_smooth, log_loss, smooth_l1, kldiv_loss, huber_loss, margin_rank_loss,
+rank_loss, bpr_loss, teacher_student_sigmoid_loss, strided_slice, expand_as, pad_constant_like,
+allclose, multiplex, shard_index, diag_embed, randint, randperm, the batch-size-like random ops,
+group_norm, instance_norm, lrn, affine_channel, conv3d, pool3d, interpolation, unfold,
+temporal_shift, grid_sampler, affine_grid.
+"""
+
+from __future__ import annotations
+
+from fluidcompat_ops.math import _unary
+from fluidcompat_ops.registry import GradDef, OpDef, register
+from fluidcompat_ops.shapes import first, norm_axis, out, prod_or_unknown, same_as
+from fluidcompat_ops.tensor import _tdtype
+
+torch = None  # NOTE: [Lazy torch] in registry.py
+F = None
+TORCH_DTYPES = None
+
+# -- activations ----------------------------------------------------------------------------------
+_unary("acos", lambda x, a: torch.acos(x))
+_unary("asin", lambda x, a: torch.asin(x))
+_unary("atan", lambda x, a: torch.atan(x))
+_unary("erf", lambda x, a: torch.erf(x))
+_unary("log1p", lambda x, a: torch.log1p(x))
+_unary("tanh_shrink", lambda x, a: x - torch.tanh(x))
+_unary("hard_shrink", lambda x, a: F.hardshrink(x, a["threshold"]), {"threshold": 0.5})
+_unary("softshrink", lambda x, a: F.softshrink(x, a["lambda"]), {"lambda": 0.5})
+_unary("thresholded_relu", lambda x, a: torch.where(x > a["threshold"], x, torch.zeros_like(x)), {"threshold": 1.0})
+_unary("brelu", lambda x, a: torch.clamp(x, a["t_min"], a["t_max"]), {"t_min": 0.0, "t_max": 24.0})
+_unary(
+    "soft_relu",
+    lambda x, a: torch.log1p(torch.exp(torch.clamp(x, -a["threshold"], a["threshold"]))),
+    {"threshold": 40.0},
+)
+_unary("stanh", lambda x, a: a["scale_b"] * torch.tanh(a["scale_a"] * x), {"scale_a": 0.67, "scale_b": 1.7159})
+_unary(
+    "selu",
+    lambda x, a: a["scale"] * torch.where(x > 0, x, a["alpha"] * (torch.exp(x) - 1)),
+    {"scale": 1.0507009873554804934193349852946, "alpha": 1.6732632423543772848170429916717},
+)
+_unary(
+    "mish",
+    lambda x, a: x * torch.tanh(torch.where(x > a["threshold"], x, torch.log1p(torch.exp(x)))),
+    {"threshold": 20.0},
+)
+
+
+def _op(name, inputs, outputs, attrs, infer, kernel, grad=True, **kw):
+    grad_def = GradDef(out_grads=tuple(outputs)) if grad else None
+    register(OpDef(name, inputs, outputs, attrs, infer, kernel, grad=grad_def, **kw))
+
+
+def _x(ins):
+    return ins["X"][0]
+
+
+# -- shape-preserving ops -------------------------------------------------------------------------
+def _cumsum(ins, a):
+    x = _x(ins)
+    if a["flatten"]:
+        x = x.reshape(-1)
+    axis = a["axis"] if not a["flatten"] else 0
+    if a["reverse"]:
+        x = torch.flip(x, [axis])
+    y = torch.cumsum(x, axis)
+    if a["exclusive"]:
+        y = y - x
+    if a["reverse"]:
+        y = torch.flip(y, [axis])
+    return {"Out": [y]}
+
+
+def _cumsum_infer(ins, a):
+    x = first(ins, "X")
+    return out("Out", (prod_or_unknown(x.shape),) if a["flatten"] else x.shape, x.dtype)
+
+
+_op(
+    "cumsum",
+    ("X",),
+    ("Out",),
+    {"axis": -1, "exclusive": False, "reverse": False, "flatten": False},
+    _cumsum_infer,
+    _cumsum,
+)
+_op("flip", ("X",), ("Out",), {"dims": []}, same_as(), lambda ins, a: {"Out": [torch.flip(_x(ins), list(a["dims"]))]})
+_op(
+    "roll",
+    ("X",),
+    ("Out",),
+    {"shifts": [], "dims": []},
+    same_as(),
+    lambda ins, a: {"Out": [torch.roll(_x(ins), list(a["shifts"]), list(a["dims"]) or None)]},
+)
+
+
+def _tril_triu(ins, a):
+    x = _x(ins)
+    return {"Out": [torch.tril(x, a["diagonal"]) if a["lower"] else torch.triu(x, a["diagonal"])]}
+
+
+_op("tril_triu", ("X",), ("Out",), {"diagonal": 0, "lower": False}, same_as(), _tril_triu)
+
+
+# -- creation -------------------------------------------------------------------------------------
+def _eye_infer(ins, a):
+    cols = a["num_columns"] if a["num_columns"] >= 0 else a["num_rows"]
+    return out("Out", (a["num_rows"], cols), a["dtype"])
+
+
+def _eye(ins, a):
+    cols = a["num_columns"] if a["num_columns"] >= 0 else a["num_rows"]
+    return {"Out": [torch.eye(a["num_rows"], cols, dtype=_tdtype(a["dtype"]), device=a["_device"])]}
+
+
+_op("eye", (), ("Out",), {"num_rows": 0, "num_columns": -1, "dtype": 5}, _eye_infer, _eye, grad=False)
+
+
+def _diag_infer(ins, a):
+    d = first(ins, "Diagonal")
+    n = d.shape[0] if d.shape else 1
+    return out("Out", (n, n), d.dtype)
+
+
+_op(
+    "diag",
+    ("Diagonal",),
+    ("Out",),
+    {},
+    _diag_infer,
+    lambda ins, a: {"Out": [torch.diag(ins["Diagonal"][0].reshape(-1))]},
+)
+
+
+def _diag_embed_infer(ins, a):
+    x = first(ins, "Input")
+    n = x.shape[-1] + abs(a["offset"]) if x.shape[-1] >= 0 else -1
+    shape = list(x.shape[:-1])
+    rank = len(shape) + 2
+    d1, d2 = sorted((norm_axis(a["dim1"], rank), norm_axis(a["dim2"], rank)))
+    shape.insert(d1, n)
+    shape.insert(d2, n)
+    return out("Out", shape, x.dtype)
+
+
+def _diag_embed(ins, a):
+    x = ins["Input"][0]
+    return {"Out": [torch.diag_embed(x, a["offset"], a["dim1"], a["dim2"])]}
+
+
+_op("diag_embed", ("Input",), ("Out",), {"offset": 0, "dim1": -2, "dim2": -1}, _diag_embed_infer, _diag_embed)
+
+
+def _kron_infer(ins, a):
+    x, y = first(ins, "X"), first(ins, "Y")
+    rank = max(len(x.shape), len(y.shape))
+    xs = [1] * (rank - len(x.shape)) + list(x.shape)
+    ys = [1] * (rank - len(y.shape)) + list(y.shape)
+    return out("Out", [p * q if p >= 0 and q >= 0 else -1 for p, q in zip(xs, ys)], x.dtype)
+
+
+_op("kron", ("X", "Y"), ("Out",), {}, _kron_infer, lambda ins, a: {"Out": [torch.kron(ins["X"][0], ins["Y"][0])]})
+
+
+def _trace_infer(ins, a):
+    x = first(ins, "Input")
+    rank = len(x.shape)
+    d1, d2 = norm_axis(a["dim1"], rank), norm_axis(a["dim2"], rank)
+    shape = [s for i, s in enumerate(x.shape) if i not in (d1, d2)] or [1]
+    return out("Out", shape, x.dtype)
+
+
+def _trace(ins, a):
+    x = ins["Input"][0]
+    d = torch.diagonal(x, a["offset"], a["dim1"], a["dim2"]).sum(-1)
+    return {"Out": [d.reshape(1) if d.dim() == 0 else d]}
+
+
+_op("trace", ("Input",), ("Out",), {"offset": 0, "dim1": 0, "dim2": 1}, _trace_infer, _trace)
+
+
+def _all_of(fn):
+    return lambda ins, a: {"Out": [fn(_x(ins)).reshape(1)]}
+
+
+for _name, _fn in (
+    ("isfinite", lambda x: torch.isfinite(x).all()),
+    ("isinf", lambda x: torch.isinf(x).any()),
+    ("isnan", lambda x: torch.isnan(x).any()),
+):
+    _op(_name, ("X",), ("Out",), {}, lambda ins, a: out("Out", (1,), "bool"), _all_of(_fn), grad=False)
+
+
+# -- indexing -------------------------------------------------------------------------------------
+def _index_select_infer(ins, a):
+    x, idx = first(ins, "X"), first(ins, "Index")
+    shape = list(x.shape)
+    shape[norm_axis(a["dim"], len(shape))] = idx.shape[0]
+    return out("Out", shape, x.dtype)
+
+
+_op(
+    "index_select",
+    ("X", "Index"),
+    ("Out",),
+    {"dim": 0},
+    _index_select_infer,
+    lambda ins, a: {"Out": [torch.index_select(_x(ins), a["dim"], ins["Index"][0].reshape(-1).long())]},
+)
+_op(
+    "index_sample",
+    ("X", "Index"),
+    ("Out",),
+    {},
+    lambda ins, a: out("Out", first(ins, "Index").shape, first(ins, "X").dtype),
+    lambda ins, a: {"Out": [torch.gather(_x(ins), 1, ins["Index"][0].long())]},
+)
+
+
+def _gather_nd_infer(ins, a):
+    x, idx = first(ins, "X"), first(ins, "Index")
+    k = idx.shape[-1]
+    return out("Out", list(idx.shape[:-1]) + list(x.shape[k:]), x.dtype)
+
+
+def _gather_nd(ins, a):
+    x, idx = _x(ins), ins["Index"][0].long()
+    k = idx.shape[-1]
+    flat = idx.reshape(-1, k)
+    got = x[tuple(flat[:, j] for j in range(k))] if k else x.expand(flat.shape[0], *x.shape)
+    return {"Out": [got.reshape(tuple(idx.shape[:-1]) + tuple(x.shape[k:]))]}
+
+
+_op("gather_nd", ("X", "Index"), ("Out",), {}, _gather_nd_infer, _gather_nd)
+
+
+def _scatter_nd_add(ins, a):
+    x, idx, upd = _x(ins), ins["Index"][0].long(), ins["Updates"][0]
+    k = idx.shape[-1]
+    flat = idx.reshape(-1, k)
+    result = x.clone()
+    result.index_put_(tuple(flat[:, j] for j in range(k)), upd.reshape((flat.shape[0],) + tuple(x.shape[k:])), True)
+    return {"Out": [result]}
+
+
+_op("scatter_nd_add", ("X", "Index", "Updates"), ("Out",), {}, same_as(), _scatter_nd_add)
+
+
+# -- products, distances --------------------------------------------------------------------------
+def _bmm_infer(ins, a):
+    x, y = first(ins, "X"), first(ins, "Y")
+    if len(x.shape) != 3 or len(y.shape) != 3:
+        raise ValueError(f"bmm needs 3-D inputs. Received: X {list(x.shape)}, Y {list(y.shape)}")
+    if x.shape[2] >= 0 and y.shape[1] >= 0 and x.shape[2] != y.shape[1]:
+        raise ValueError(f"bmm: X's last dim must equal Y's second. Received: X {list(x.shape)}, Y {list(y.shape)}")
+    return out("Out", (x.shape[0], x.shape[1], y.shape[2]), x.dtype)
+
+
+_op("bmm", ("X", "Y"), ("Out",), {}, _bmm_infer, lambda ins, a: {"Out": [torch.bmm(ins["X"][0], ins["Y"][0])]})
+
+
+def _dot_infer(ins, a):
+    x = first(ins, "X")
+    return out("Out", list(x.shape[:-1]) + [1] if len(x.shape) > 1 else [1], x.dtype)
+
+
+_op(
+    "dot",
+    ("X", "Y"),
+    ("Out",),
+    {},
+    _dot_infer,
+    lambda ins, a: {"Out": [(ins["X"][0] * ins["Y"][0]).sum(-1, keepdim=True)]},
+)
+
+
+def _cross(ins, a):
+    x, y = ins["X"][0], ins["Y"][0]
+    dim = a["dim"]
+    if dim == -100:  # fluid's "not given": the first axis of size 3
+        dim = next(i for i, s in enumerate(x.shape) if s == 3)
+    return {"Out": [torch.linalg.cross(x, y, dim=dim)]}
+
+
+_op("cross", ("X", "Y"), ("Out",), {"dim": -100}, same_as(), _cross)
+
+
+def _dist(ins, a):
+    d = (ins["X"][0] - ins["Y"][0]).reshape(-1)
+    return {"Out": [torch.linalg.vector_norm(d, ord=a["p"]).reshape(1)]}
+
+
+_op("dist", ("X", "Y"), ("Out",), {"p": 2.0}, lambda ins, a: out("Out", (1,), first(ins, "X").dtype), _dist)
+
+
+def _addmm(ins, a):
+    return {"Out": [a["Beta"] * ins["Input"][0] + a["Alpha"] * (ins["X"][0] @ ins["Y"][0])]}
+
+
+def _addmm_infer(ins, a):
+    x, y = first(ins, "X"), first(ins, "Y")
+    return out("Out", (x.shape[0], y.shape[1]), x.dtype)
+
+
+_op("addmm", ("Input", "X", "Y"), ("Out",), {"Alpha": 1.0, "Beta": 1.0}, _addmm_infer, _addmm)
+
+
+def _cos_sim(ins, a):
+    x, y = ins["X"][0], ins["Y"][0]
+    xf, yf = x.reshape(x.shape[0], -1), y.reshape(y.shape[0], -1)
+    xn = torch.linalg.vector_norm(xf, dim=1, keepdim=True)
+    yn = torch.linalg.vector_norm(yf, dim=1, keepdim=True)
+    return {"Out": [(xf * yf).sum(1, keepdim=True) / (xn * yn)], "XNorm": [xn], "YNorm": [yn]}
+
+
+def _cos_sim_infer(ins, a):
+    x, y = first(ins, "X"), first(ins, "Y")
+    n = x.shape[0]
+    return {"Out": [((n, 1), x.dtype)], "XNorm": [((n, 1), x.dtype)], "YNorm": [((y.shape[0], 1), x.dtype)]}
+
+
+register(OpDef("cos_sim", ("X", "Y"), ("Out", "XNorm", "YNorm"), {}, _cos_sim_infer, _cos_sim, grad=GradDef()))
+
+
+# -- reductions -----------------------------------------------------------------------------------
+def _reduce_dims(x, a):
+    return list(range(x.dim())) if a["reduce_all"] or not a["dim"] else list(a["dim"])
+
+
+def _reduced(x, y, a):
+    return y.reshape(1) if y.dim() == 0 else y
+
+
+def _reduce_infer(ins, a):
+    from fluidcompat_ops.shapes import reduce_shape
+
+    x = first(ins, "X")
+    shape = reduce_shape(x.shape, a["dim"], a["keep_dim"], a["reduce_all"] or not a["dim"])
+    return out("Out", shape or (1,), a.get("_dtype", x.dtype))
+
+
+_REDUCE_ATTRS = {"dim": [0], "keep_dim": False, "reduce_all": False}
+_op(
+    "logsumexp",
+    ("X",),
+    ("Out",),
+    dict(_REDUCE_ATTRS),
+    _reduce_infer,
+    lambda ins, a: {"Out": [_reduced(_x(ins), torch.logsumexp(_x(ins), _reduce_dims(_x(ins), a), a["keep_dim"]), a)]},
+)
+
+
+def _bool_reduce(kind):
+    def kernel(ins, a):
+        x = _x(ins).bool()
+        dims = _reduce_dims(x, a)
+        y = x
+        for d in sorted((norm_axis(d, x.dim()) for d in dims), reverse=True):
+            y = (y.all if kind == "all" else y.any)(d, keepdim=a["keep_dim"])
+        return {"Out": [_reduced(x, y, a)]}
+
+    return kernel
+
+
+_op("reduce_all", ("X",), ("Out",), dict(_REDUCE_ATTRS), _reduce_infer, _bool_reduce("all"), grad=False)
+_op("reduce_any", ("X",), ("Out",), dict(_REDUCE_ATTRS), _reduce_infer, _bool_reduce("any"), grad=False)
+_op(
+    "size",
+    ("Input",),
+    ("Out",),
+    {},
+    lambda ins, a: out("Out", (1,), "int64"),
+    lambda ins, a: {"Out": [torch.tensor([ins["Input"][0].numel()], dtype=torch.int64)]},
+    grad=False,
+    no_buffer_inputs=frozenset({"Input"}),
+    host_outputs=frozenset({"Out"}),
+)
+
+
+# -- splitting, rearranging -----------------------------------------------------------------------
+def _unstack_infer(ins, a):
+    x = first(ins, "X")
+    axis = norm_axis(a["axis"], len(x.shape))
+    shape = [s for i, s in enumerate(x.shape) if i != axis]
+    return {"Y": [(shape, x.dtype)] * a["num"]}
+
+
+def _unstack(ins, a):
+    return {"Y": list(torch.unbind(_x(ins), a["axis"]))}
+
+
+register(
+    OpDef("unstack", ("X",), ("Y",), {"axis": 0, "num": 0}, _unstack_infer, _unstack, grad=GradDef(out_grads=("Y",)))
+)
+
+
+def _unique_infer(ins, a):
+    x = first(ins, "X")
+    result = {"Out": [((-1,), x.dtype)], "Index": [(x.shape, a["dtype"])]}
+    result["Count"] = [((-1,), a["dtype"])]
+    return result
+
+
+def _unique(ins, a):
+    x = _x(ins).reshape(-1)
+    # fluid 1.8's unique keeps the order of first appearance
+    uniq, inverse, counts = torch.unique(x, sorted=True, return_inverse=True, return_counts=True)
+    first_at = torch.full((uniq.numel(),), x.numel(), dtype=torch.int64, device=x.device)
+    first_at.scatter_reduce_(0, inverse, torch.arange(x.numel(), device=x.device), "amin")
+    order = torch.argsort(first_at)
+    rank = torch.empty_like(order)
+    rank[order] = torch.arange(order.numel(), device=x.device)
+    dt = _tdtype(a["dtype"])
+    return {"Out": [uniq[order]], "Index": [rank[inverse].to(dt)], "Count": [counts[order].to(dt)]}
+
+
+_op("unique", ("X",), ("Out", "Index"), {"dtype": 2}, _unique_infer, _unique, grad=False)
+_op("unique_with_counts", ("X",), ("Out", "Index", "Count"), {"dtype": 2}, _unique_infer, _unique, grad=False)
+
+
+def _meshgrid_infer(ins, a):
+    xs = ins["X"]
+    shape = [x.shape[0] for x in xs]
+    return {"Out": [(shape, x.dtype) for x in xs]}
+
+
+register(
+    OpDef(
+        "meshgrid",
+        ("X",),
+        ("Out",),
+        {},
+        _meshgrid_infer,
+        lambda ins, a: {"Out": list(torch.meshgrid(*ins["X"], indexing="ij"))},
+        grad=GradDef(),
+    )
+)
+
+
+def _pixel_shuffle_infer(ins, a):
+    x, r = first(ins, "X"), a["upscale_factor"]
+    n, c, h, w = x.shape
+    return out("Out", (n, c // (r * r) if c >= 0 else -1, h * r if h >= 0 else -1, w * r if w >= 0 else -1), x.dtype)
+
+
+_op(
+    "pixel_shuffle",
+    ("X",),
+    ("Out",),
+    {"upscale_factor": 1},
+    _pixel_shuffle_infer,
+    lambda ins, a: {"Out": [F.pixel_shuffle(_x(ins), a["upscale_factor"])]},
+)
+
+
+def _shuffle_channel(ins, a):
+    x, g = _x(ins), a["group"]
+    n, c, h, w = x.shape
+    return {"Out": [x.reshape(n, g, c // g, h, w).transpose(1, 2).reshape(n, c, h, w)]}
+
+
+_op("shuffle_channel", ("X",), ("Out",), {"group": 1}, same_as(), _shuffle_channel)
+
+
+def _space_to_depth_infer(ins, a):
+    x, b = first(ins, "X"), a["blocksize"]
+    n, c, h, w = x.shape
+    return out("Out", (n, c * b * b if c >= 0 else -1, h // b if h >= 0 else -1, w // b if w >= 0 else -1), x.dtype)
+
+
+def _space_to_depth(ins, a):
+    x, b = _x(ins), a["blocksize"]
+    n, c, h, w = x.shape
+    # fluid's order: out channel (bh * b + bw) * c + ci
+    y = x.reshape(n, c, h // b, b, w // b, b).permute(0, 3, 5, 1, 2, 4)
+    return {"Out": [y.reshape(n, c * b * b, h // b, w // b)]}
+
+
+_op("space_to_depth", ("X",), ("Out",), {"blocksize": 1}, _space_to_depth_infer, _space_to_depth)
+
+
+def _maxout_infer(ins, a):
+    x, g = first(ins, "X"), a["groups"]
+    shape = list(x.shape)
+    axis = norm_axis(a["axis"], len(shape))
+    shape[axis] = shape[axis] // g if shape[axis] >= 0 else -1
+    return out("Out", shape, x.dtype)
+
+
+def _maxout(ins, a):
+    x, g = _x(ins), a["groups"]
+    axis = norm_axis(a["axis"], x.dim())
+    shape = list(x.shape)
+    new = shape[:axis] + [shape[axis] // g, g] + shape[axis + 1 :]
+    return {"Out": [x.reshape(new).amax(axis + 1)]}
+
+
+_op("maxout", ("X",), ("Out",), {"groups": 1, "axis": 1}, _maxout_infer, _maxout)
+
+
+def _prelu(ins, a):
+    x, alpha = _x(ins), ins["Alpha"][0]
+    if a["mode"] == "channel":
+        alpha = alpha.reshape((1, -1) + (1,) * (x.dim() - 2))
+    elif a["mode"] == "element":
+        alpha = alpha.reshape((1,) + tuple(x.shape[1:]))
+    else:
+        alpha = alpha.reshape(())
+    return {"Out": [torch.where(x > 0, x, alpha * x)]}
+
+
+_op("prelu", ("X", "Alpha"), ("Out",), {"mode": "all"}, same_as(), _prelu)
+
+
+def _strided_slice_infer(ins, a):
+    x = first(ins, "Input")
+    shape = list(x.shape)
+    for axis, s, e, st in zip(a["axes"], a["starts"], a["ends"], a["strides"]):
+        n = shape[axis]
+        if n < 0:
+            continue
+        shape[axis] = len(range(*slice(s, e, st).indices(n)))
+    return out("Out", shape, x.dtype)
+
+
+def _strided_slice(ins, a):
+    x = ins["Input"][0]
+    idx = [slice(None)] * x.dim()
+    flips = []
+    for axis, s, e, st in zip(a["axes"], a["starts"], a["ends"], a["strides"]):
+        n = x.shape[axis]
+        r = range(*slice(s, e, st).indices(n))
+        if st > 0:
+            idx[axis] = slice(r.start, r.stop, st)
+        else:
+            idx[axis] = torch.tensor(list(r), dtype=torch.long, device=x.device)
+            flips.append(axis)
+    y = x
+    for axis, ix in enumerate(idx):
+        if isinstance(ix, slice):
+            y = y[(slice(None),) * axis + (ix,)]
+        else:
+            y = torch.index_select(y, axis, ix)
+    return {"Out": [y]}
+
+
+_op(
+    "strided_slice",
+    ("Input",),
+    ("Out",),
+    {"axes": [], "starts": [], "ends": [], "strides": [], "infer_flags": [], "decrease_axis": []},
+    _strided_slice_infer,
+    _strided_slice,
+)
+
+
+def _expand_as(ins, a):
+    x, t = _x(ins), ins["target_tensor"][0]
+    reps = [ts // xs for ts, xs in zip(t.shape, x.shape)]
+    return {"Out": [x.repeat(reps)]}
+
+
+_op(
+    "expand_as",
+    ("X", "target_tensor"),
+    ("Out",),
+    {},
+    lambda ins, a: out("Out", first(ins, "target_tensor").shape, first(ins, "X").dtype),
+    _expand_as,
+    no_buffer_inputs=frozenset({"target_tensor"}),
+)
+
+
+def _pad_constant_like(ins, a):
+    x, y = ins["X"][0], ins["Y"][0]
+    pads = []
+    for xs, ys in reversed(list(zip(x.shape, y.shape))):
+        pads += [0, xs - ys]
+    return {"Out": [F.pad(y, pads, value=a["pad_value"])]}
+
+
+_op(
+    "pad_constant_like",
+    ("X", "Y"),
+    ("Out",),
+    {"pad_value": 0.0},
+    lambda ins, a: out("Out", first(ins, "X").shape, first(ins, "Y").dtype),
+    _pad_constant_like,
+    no_buffer_inputs=frozenset({"X"}),
+)
+
+
+def _allclose(ins, a):
+    x, y = ins["Input"][0], ins["Other"][0]
+    ok = torch.allclose(x, y, rtol=float(a["rtol"]), atol=float(a["atol"]), equal_nan=a["equal_nan"])
+    return {"Out": [torch.tensor([ok], device=x.device)]}
+
+
+_op(
+    "allclose",
+    ("Input", "Other"),
+    ("Out",),
+    {"rtol": 1e-05, "atol": 1e-08, "equal_nan": False},
+    lambda ins, a: out("Out", (1,), "bool"),
+    _allclose,
+    grad=False,
+)
+
+
+def _multiplex(ins, a):
+    xs, ids = ins["X"], ins["Ids"][0].reshape(-1).long()
+    stacked = torch.stack(xs, 0)
+    return {"Out": [stacked[ids, torch.arange(ids.numel(), device=ids.device)]]}
+
+
+_op(
+    "multiplex", ("X", "Ids"), ("Out",), {}, lambda ins, a: out("Out", ins["X"][0].shape, ins["X"][0].dtype), _multiplex
+)
+
+
+def _shard_index(ins, a):
+    x = _x(ins)
+    size = (a["index_num"] + a["nshards"] - 1) // a["nshards"]
+    mine = (x // size) == a["shard_id"]
+    return {"Out": [torch.where(mine, x % size, torch.full_like(x, a["ignore_value"]))]}
+
+
+_op(
+    "shard_index",
+    ("X",),
+    ("Out",),
+    {"index_num": 0, "nshards": 0, "shard_id": 0, "ignore_value": -1},
+    same_as(),
+    _shard_index,
+    grad=False,
+)
+
+
+# -- losses ---------------------------------------------------------------------------------------
+def _label_smooth(ins, a):
+    x, prior = _x(ins), first(ins, "PriorDist")
+    eps = a["epsilon"]
+    if prior is not None:
+        return {"Out": [(1 - eps) * x + eps * prior.reshape(1, -1)]}
+    return {"Out": [(1 - eps) * x + eps / x.shape[-1]]}
+
+
+_op("label_smooth", ("X", "PriorDist"), ("Out",), {"epsilon": 0.0}, same_as(), _label_smooth)
+
+
+def _log_loss(ins, a):
+    p, y, eps = ins["Predicted"][0], ins["Labels"][0], a["epsilon"]
+    return {"Loss": [-y * torch.log(p + eps) - (1 - y) * torch.log(1 - p + eps)]}
+
+
+_op("log_loss", ("Predicted", "Labels"), ("Loss",), {"epsilon": 1e-4}, same_as("Predicted", "Loss"), _log_loss)
+
+
+def _smooth_l1(ins, a):
+    x, y = ins["X"][0], ins["Y"][0]
+    iw, ow = first(ins, "InsideWeight"), first(ins, "OutsideWeight")
+    s2 = a["sigma"] ** 2
+    d = x - y
+    if iw is not None:
+        d = d * iw
+    ad = d.abs()
+    v = torch.where(ad < 1.0 / s2, 0.5 * d * d * s2, ad - 0.5 / s2)
+    if ow is not None:
+        v = v * ow
+    return {"Out": [v.reshape(v.shape[0], -1).sum(1, keepdim=True)], "Diff": [d]}
+
+
+def _smooth_l1_infer(ins, a):
+    x = first(ins, "X")
+    return {"Out": [((x.shape[0], 1), x.dtype)], "Diff": [(x.shape, x.dtype)]}
+
+
+register(
+    OpDef(
+        "smooth_l1_loss",
+        ("X", "Y", "InsideWeight", "OutsideWeight"),
+        ("Diff", "Out"),
+        {"sigma": 1.0},
+        _smooth_l1_infer,
+        _smooth_l1,
+        grad=GradDef(),
+    )
+)
+
+
+def _kldiv(ins, a):
+    x, t = ins["X"][0], ins["Target"][0]
+    v = torch.where(t > 0, t * (torch.log(torch.clamp(t, min=1e-38)) - x), torch.zeros_like(t))
+    r = a["reduction"]
+    if r == "mean":
+        v = v.mean().reshape(1)
+    elif r == "sum":
+        v = v.sum().reshape(1)
+    elif r == "batchmean":
+        v = (v.sum() / x.shape[0]).reshape(1)
+    return {"Loss": [v]}
+
+
+def _kldiv_infer(ins, a):
+    x = first(ins, "X")
+    return out("Loss", x.shape if a["reduction"] == "none" else (1,), x.dtype)
+
+
+_op("kldiv_loss", ("X", "Target"), ("Loss",), {"reduction": "mean"}, _kldiv_infer, _kldiv)
+
+
+def _huber(ins, a):
+    x, y, d = ins["X"][0], ins["Y"][0], a["delta"]
+    r = y - x
+    ar = r.abs()
+    return {"Out": [torch.where(ar <= d, 0.5 * r * r, d * (ar - 0.5 * d))], "Residual": [r]}
+
+
+register(
+    OpDef(
+        "huber_loss",
+        ("X", "Y"),
+        ("Out", "Residual"),
+        {"delta": 1.0},
+        lambda ins, a: {
+            "Out": [(first(ins, "X").shape, first(ins, "X").dtype)],
+            "Residual": [(first(ins, "X").shape, first(ins, "X").dtype)],
+        },
+        _huber,
+        grad=GradDef(),
+    )
+)
+
+
+def _margin_rank(ins, a):
+    label, x1, x2 = ins["Label"][0], ins["X1"][0], ins["X2"][0]
+    act = -label * (x1 - x2) + a["margin"]
+    return {"Out": [torch.relu(act)], "Activated": [(act > 0).to(x1.dtype)]}
+
+
+register(
+    OpDef(
+        "margin_rank_loss",
+        ("X1", "X2", "Label"),
+        ("Out", "Activated"),
+        {"margin": 0.0},
+        lambda ins, a: {
+            "Out": [(first(ins, "X1").shape, first(ins, "X1").dtype)],
+            "Activated": [(first(ins, "X1").shape, first(ins, "X1").dtype)],
+        },
+        _margin_rank,
+        grad=GradDef(),
+    )
+)
+
+
+def _rank_loss(ins, a):
+    label, left, right = ins["Label"][0], ins["Left"][0], ins["Right"][0]
+    d = left - right
+    return {"Out": [torch.log1p(torch.exp(d)) - label * d]}
+
+
+_op("rank_loss", ("Label", "Left", "Right"), ("Out",), {}, same_as("Left"), _rank_loss)
+
+
+def _bpr(ins, a):
+    x, label = ins["X"][0], ins["Label"][0].reshape(-1).long()
+    n, c = x.shape
+    pos = x[torch.arange(n, device=x.device), label].reshape(n, 1)
+    mask = torch.ones_like(x, dtype=torch.bool)
+    mask[torch.arange(n, device=x.device), label] = False
+    v = -torch.log(torch.sigmoid(pos - x)) * mask
+    return {"Y": [v.sum(1, keepdim=True) / (c - 1)]}
+
+
+_op(
+    "bpr_loss",
+    ("X", "Label"),
+    ("Y",),
+    {},
+    lambda ins, a: out("Y", (first(ins, "X").shape[0], 1), first(ins, "X").dtype),
+    _bpr,
+)
+
+
+def _teacher_student(ins, a):
+    """fluid's encoding of Label: < -1: no click, no teacher; [-1, 0): click, no teacher; [0, 1): no
+    click, teacher score Label; >= 1: click, teacher score Label - 1. The loss is the click's sigmoid
+    cross entropy plus the teacher score's; outside [lower, up] bound X gets no gradient (fluid 1.8.5)."""
+    x, label = ins["X"][0], ins["Label"][0]
+    inside = (x >= a["soft_max_lower_bound"]) & (x <= a["soft_max_up_bound"])
+    x = torch.where(inside, x, x.detach())
+
+    def ce(t):
+        return torch.relu(x) - x * t + torch.log1p(torch.exp(-x.abs()))
+
+    click = ((label >= -1.0) & (label < 0.0)) | (label >= 1.0)
+    teacher = label >= 0.0
+    score = torch.where(label >= 1.0, label - 1.0, label)
+    loss = ce(click.to(x.dtype)) + torch.where(teacher, ce(score), torch.zeros_like(x))
+    return {"Y": [loss]}
+
+
+_op(
+    "teacher_student_sigmoid_loss",
+    ("X", "Label"),
+    ("Y",),
+    {"soft_max_up_bound": 15.0, "soft_max_lower_bound": -15.0},
+    same_as("X", "Y"),
+    _teacher_student,
+)
+
+
+# -- random ---------------------------------------------------------------------------------------
+def _generator(a):
+    seed = a.get("seed", 0)
+    if not seed:
+        return None
+    g = torch.Generator(device=a["_device"])
+    g.manual_seed(seed)
+    return g
+
+
+def _randint(ins, a):
+    shape = list(a["shape"])
+    return {
+        "Out": [
+            torch.randint(
+                a["low"], a["high"], shape, generator=_generator(a), dtype=_tdtype(a["dtype"]), device=a["_device"]
+            )
+        ]
+    }
+
+
+_op(
+    "randint",
+    (),
+    ("Out",),
+    {"shape": [], "low": 0, "high": 0, "seed": 0, "dtype": 3},
+    lambda ins, a: out("Out", a["shape"], a["dtype"]),
+    _randint,
+    grad=False,
+)
+
+
+def _randperm(ins, a):
+    p = torch.randperm(a["n"], generator=_generator(a), device=a["_device"])
+    return {"Out": [p.to(_tdtype(a["dtype"]))]}
+
+
+_op(
+    "randperm",
+    (),
+    ("Out",),
+    {"n": 1, "seed": 0, "dtype": 3},
+    lambda ins, a: out("Out", (a["n"],), a["dtype"]),
+    _randperm,
+    grad=False,
+)
+
+
+def _bsl_shape(ins, a):
+    x = ins["Input"][0]
+    shape = list(a["shape"])
+    shape[a["output_dim_idx"]] = x.shape[a["input_dim_idx"]]
+    return shape
+
+
+def _bsl_infer(ins, a):
+    x = first(ins, "Input")
+    shape = list(a["shape"])
+    shape[a["output_dim_idx"]] = x.shape[a["input_dim_idx"]]
+    return out("Out", shape, a["dtype"])
+
+
+def _uniform_bsl(ins, a):
+    shape = _bsl_shape(ins, a)
+    t = torch.empty(shape, dtype=_tdtype(a["dtype"]), device=a["_device"])
+    return {"Out": [t.uniform_(a["min"], a["max"], generator=_generator(a))]}
+
+
+def _gaussian_bsl(ins, a):
+    shape = _bsl_shape(ins, a)
+    t = torch.empty(shape, dtype=_tdtype(a["dtype"]), device=a["_device"])
+    return {"Out": [t.normal_(a["mean"], a["std"], generator=_generator(a))]}
+
+
+_BSL = {"shape": [], "input_dim_idx": 0, "output_dim_idx": 0, "seed": 0, "dtype": 5}
+_op(
+    "uniform_random_batch_size_like",
+    ("Input",),
+    ("Out",),
+    dict(_BSL, min=-1.0, max=1.0),
+    _bsl_infer,
+    _uniform_bsl,
+    grad=False,
+    no_buffer_inputs=frozenset({"Input"}),
+)
+_op(
+    "gaussian_random_batch_size_like",
+    ("Input",),
+    ("Out",),
+    dict(_BSL, mean=0.0, std=1.0),
+    _bsl_infer,
+    _gaussian_bsl,
+    grad=False,
+    no_buffer_inputs=frozenset({"Input"}),
+)
+
+
+# -- normalization --------------------------------------------------------------------------------
+def _group_norm(ins, a):
+    x, scale, bias = _x(ins), first(ins, "Scale"), first(ins, "Bias")
+    n, g = x.shape[0], a["groups"]
+    xg = x.reshape(n, g, -1)
+    mean = xg.mean(-1)
+    var = xg.var(-1, unbiased=False)
+    y = ((xg - mean[..., None]) / torch.sqrt(var[..., None] + a["epsilon"])).reshape(x.shape)
+    shape = (1, -1) + (1,) * (x.dim() - 2)
+    if scale is not None:
+        y = y * scale.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return {"Y": [y], "Mean": [mean], "Variance": [var]}
+
+
+def _group_norm_infer(ins, a):
+    x = first(ins, "X")
+    return {
+        "Y": [(x.shape, x.dtype)],
+        "Mean": [((x.shape[0], a["groups"]), x.dtype)],
+        "Variance": [((x.shape[0], a["groups"]), x.dtype)],
+    }
+
+
+register(
+    OpDef(
+        "group_norm",
+        ("X", "Scale", "Bias"),
+        ("Y", "Mean", "Variance"),
+        {"epsilon": 1e-5, "groups": 1, "data_layout": "NCHW"},
+        _group_norm_infer,
+        _group_norm,
+        grad=GradDef(out_grads=("Y",)),
+    )
+)
+
+
+def _instance_norm(ins, a):
+    x, scale, bias = _x(ins), first(ins, "Scale"), first(ins, "Bias")
+    n, c = x.shape[:2]
+    xf = x.reshape(n, c, -1)
+    mean = xf.mean(-1)
+    var = xf.var(-1, unbiased=False)
+    y = ((xf - mean[..., None]) / torch.sqrt(var[..., None] + a["epsilon"])).reshape(x.shape)
+    shape = (1, -1) + (1,) * (x.dim() - 2)
+    if scale is not None:
+        y = y * scale.reshape(shape)
+    if bias is not None:
+        y = y + bias.reshape(shape)
+    return {"Y": [y], "SavedMean": [mean.reshape(-1)], "SavedVariance": [torch.rsqrt(var + a["epsilon"]).reshape(-1)]}
+
+
+def _instance_norm_infer(ins, a):
+    x = first(ins, "X")
+    nc = x.shape[0] * x.shape[1] if x.shape[0] >= 0 and x.shape[1] >= 0 else -1
+    return {"Y": [(x.shape, x.dtype)], "SavedMean": [((nc,), x.dtype)], "SavedVariance": [((nc,), x.dtype)]}
+
+
+register(
+    OpDef(
+        "instance_norm",
+        ("X", "Scale", "Bias"),
+        ("Y", "SavedMean", "SavedVariance"),
+        {"epsilon": 1e-5},
+        _instance_norm_infer,
+        _instance_norm,
+        grad=GradDef(out_grads=("Y",)),
+    )
+)
+
+
+def _lrn(ins, a):
+    x = _x(ins)
+    n, k, alpha, beta = a["n"], a["k"], a["alpha"], a["beta"]
+    sq = (x * x).unsqueeze(1)
+    pad = F.pad(sq, (0, 0, 0, 0, n // 2, (n - 1) // 2))
+    s = F.avg_pool3d(pad, (n, 1, 1), stride=1).squeeze(1) * n
+    mid = k + alpha * s
+    return {"Out": [x / mid**beta], "MidOut": [mid]}
+
+
+register(
+    OpDef(
+        "lrn",
+        ("X",),
+        ("Out", "MidOut"),
+        {"n": 5, "k": 1.0, "alpha": 1e-4, "beta": 0.75, "data_format": "AnyLayout"},
+        lambda ins, a: {
+            "Out": [(first(ins, "X").shape, first(ins, "X").dtype)],
+            "MidOut": [(first(ins, "X").shape, first(ins, "X").dtype)],
+        },
+        _lrn,
+        grad=GradDef(),
+    )
+)
+
+
+def _affine_channel(ins, a):
+    x, scale, bias = _x(ins), ins["Scale"][0], ins["Bias"][0]
+    shape = (1, -1) + (1,) * (x.dim() - 2) if a["data_layout"] == "NCHW" else (1,) * (x.dim() - 1) + (-1,)
+    return {"Out": [x * scale.reshape(shape) + bias.reshape(shape)]}
+
+
+_op("affine_channel", ("X", "Scale", "Bias"), ("Out",), {"data_layout": "NCHW"}, same_as(), _affine_channel)
+
+
+# -- 3-D convolution and pooling, adaptive pooling, resizing, unfold --------------------------------
+def _conv3d(ins, a):
+    x, w = ins["Input"][0], ins["Filter"][0]
+    p = list(a["paddings"])
+    if len(p) == 6:
+        x = F.pad(x, (p[4], p[5], p[2], p[3], p[0], p[1]))
+        p = [0, 0, 0]
+    y = F.conv3d(x, w, None, list(a["strides"]), p, list(a["dilations"]), a["groups"])
+    return {"Output": [y]}
+
+
+def _conv3d_infer(ins, a):
+    from fluidcompat_ops.shapes import conv_out, expand_paddings
+
+    x, w = first(ins, "Input"), first(ins, "Filter")
+    pads = expand_paddings(a["paddings"], 3)
+    dims = [
+        conv_out(x.shape[2 + i], w.shape[2 + i], pads[2 * i], pads[2 * i + 1], a["strides"][i], a["dilations"][i])
+        for i in range(3)
+    ]
+    return out("Output", [x.shape[0], w.shape[0]] + dims, x.dtype)
+
+
+register(
+    OpDef(
+        "conv3d",
+        ("Input", "Filter"),
+        ("Output",),
+        {
+            "strides": [1, 1, 1],
+            "paddings": [0, 0, 0],
+            "dilations": [1, 1, 1],
+            "groups": 1,
+            "data_format": "NCDHW",
+            "padding_algorithm": "EXPLICIT",
+            "use_cudnn": True,
+        },
+        _conv3d_infer,
+        _conv3d,
+        grad=GradDef(out_grads=("Output",)),
+    )
+)
+
+
+def _pool3d(ins, a):
+    x = _x(ins)
+    if a["global_pooling"]:
+        ks, st, pd = list(x.shape[2:]), [1, 1, 1], [0, 0, 0]
+    else:
+        ks, st, pd = list(a["ksize"]), list(a["strides"]), list(a["paddings"])
+    if a["adaptive"]:
+        fn = F.adaptive_max_pool3d if a["pooling_type"] == "max" else F.adaptive_avg_pool3d
+        return {"Out": [fn(x, ks)]}
+    if a["pooling_type"] == "max":
+        y = F.max_pool3d(x, ks, st, pd, ceil_mode=a["ceil_mode"])
+    else:
+        y = F.avg_pool3d(x, ks, st, pd, ceil_mode=a["ceil_mode"], count_include_pad=not a["exclusive"])
+    return {"Out": [y]}
+
+
+def _pool_infer(nd):
+    def infer(ins, a):
+
+        x = first(ins, "X")
+        if a["global_pooling"]:
+            dims = [1] * nd
+        elif a["adaptive"]:
+            dims = list(a["ksize"])
+        else:
+            dims = []
+            for i in range(nd):
+                s = x.shape[2 + i]
+                if s < 0:
+                    dims.append(-1)
+                    continue
+                k, p, st = a["ksize"][i], a["paddings"][i], a["strides"][i]
+                extra = st - 1 if a["ceil_mode"] else 0
+                dims.append((s - k + 2 * p + extra) // st + 1)
+        return out("Out", list(x.shape[:2]) + dims, x.dtype)
+
+    return infer
+
+
+_POOL = {
+    "pooling_type": "max",
+    "ksize": [],
+    "global_pooling": False,
+    "strides": [1, 1, 1],
+    "paddings": [0, 0, 0],
+    "exclusive": True,
+    "adaptive": False,
+    "ceil_mode": False,
+    "data_format": "NCDHW",
+    "use_cudnn": True,
+    "padding_algorithm": "EXPLICIT",
+}
+_op("pool3d", ("X",), ("Out",), dict(_POOL), _pool_infer(3), _pool3d)
+
+
+def _interp(mode):
+    def kernel(ins, a):
+        x = _x(ins)
+        size_t = first(ins, "OutSize")
+        nd = x.dim() - 2
+        if size_t is not None:
+            size = [int(v) for v in size_t.reshape(-1).tolist()]
+        elif a.get("scale", 0) and a["scale"] > 0:
+            size = [int(s * a["scale"]) for s in x.shape[2:]]
+        else:
+            size = [a["out_d"], a["out_h"], a["out_w"]][3 - nd :]
+        if mode == "nearest":
+            if a["align_corners"]:
+                idx = [
+                    torch.round(torch.arange(o, device=x.device) * ((i - 1) / max(o - 1, 1))).long()
+                    for i, o in zip(x.shape[2:], size)
+                ]
+            else:
+                idx = [(torch.arange(o, device=x.device) * (i / o)).floor().long() for i, o in zip(x.shape[2:], size)]
+            y = x
+            for k, ix in enumerate(idx):
+                y = torch.index_select(y, 2 + k, ix)
+            return {"Out": [y]}
+        tmode = {"bilinear": "bilinear", "trilinear": "trilinear", "linear": "linear"}[mode]
+        if a["align_corners"] or a.get("align_mode", 1) == 1:
+            y = F.interpolate(x, size=size, mode=tmode, align_corners=bool(a["align_corners"]))
+        else:  # align_mode 0 without align_corners: half-pixel centres, as torch's default
+            y = F.interpolate(x, size=size, mode=tmode, align_corners=False)
+        return {"Out": [y]}
+
+    return kernel
+
+
+def _interp_infer(nd):
+    def infer(ins, a):
+        x = first(ins, "X")
+        if first(ins, "OutSize") is not None:
+            dims = [-1] * nd
+        elif a.get("scale", 0) and a["scale"] > 0:
+            dims = [int(s * a["scale"]) if s >= 0 else -1 for s in x.shape[2:]]
+        else:
+            dims = [a["out_d"], a["out_h"], a["out_w"]][3 - nd :]
+        return out("Out", list(x.shape[:2]) + dims, x.dtype)
+
+    return infer
+
+
+_INTERP = {
+    "out_d": -1,
+    "out_h": -1,
+    "out_w": -1,
+    "scale": 0.0,
+    "interp_method": "bilinear",
+    "align_corners": True,
+    "align_mode": 1,
+    "data_layout": "NCHW",
+}
+for _name, _mode, _nd in (
+    ("bilinear_interp", "bilinear", 2),
+    ("nearest_interp", "nearest", 2),
+    ("trilinear_interp", "trilinear", 3),
+):
+    _op(
+        _name,
+        ("X", "OutSize"),
+        ("Out",),
+        dict(_INTERP, interp_method=_mode),
+        _interp_infer(_nd),
+        _interp(_mode),
+        host_inputs=frozenset({"OutSize"}),
+    )
+
+
+def _unfold(ins, a):
+    x = _x(ins)
+    p = list(a["paddings"])
+    x = F.pad(x, (p[1], p[3], p[0], p[2]))
+    y = F.unfold(x, list(a["kernel_sizes"]), list(a["dilations"]), 0, list(a["strides"]))
+    return {"Y": [y]}
+
+
+def _unfold_infer(ins, a):
+    from fluidcompat_ops.shapes import conv_out
+
+    x = first(ins, "X")
+    k, s, p, d = a["kernel_sizes"], a["strides"], a["paddings"], a["dilations"]
+    oh = conv_out(x.shape[2], k[0], p[0], p[2], s[0], d[0])
+    ow = conv_out(x.shape[3], k[1], p[1], p[3], s[1], d[1])
+    c = x.shape[1] * k[0] * k[1] if x.shape[1] >= 0 else -1
+    return out("Y", (x.shape[0], c, oh * ow if oh >= 0 and ow >= 0 else -1), x.dtype)
+
+
+_op(
+    "unfold",
+    ("X",),
+    ("Y",),
+    {"kernel_sizes": [], "strides": [1, 1], "paddings": [0, 0, 0, 0], "dilations": [1, 1]},
+    _unfold_infer,
+    _unfold,
+)
+
+
+def _temporal_shift(ins, a):
+    x, t, r = _x(ins), a["seg_num"], a["shift_ratio"]
+    nt, c, h, w = x.shape
+    x5 = x.reshape(nt // t, t, c, h, w)
+    c1, c2 = int(c * r), int(c * 2 * r)
+    y = torch.zeros_like(x5)
+    y[:, 1:, :c1] = x5[:, :-1, :c1]
+    y[:, :-1, c1:c2] = x5[:, 1:, c1:c2]
+    y[:, :, c2:] = x5[:, :, c2:]
+    return {"Out": [y.reshape(nt, c, h, w)]}
+
+
+_op("temporal_shift", ("X",), ("Out",), {"seg_num": 1, "shift_ratio": 0.25}, same_as(), _temporal_shift)
+
+
+def _grid_sampler(ins, a):
+    x, grid = ins["X"][0], ins["Grid"][0]
+    return {"Output": [F.grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=True)]}
+
+
+def _grid_sampler_infer(ins, a):
+    x, g = first(ins, "X"), first(ins, "Grid")
+    return out("Output", (x.shape[0], x.shape[1], g.shape[1], g.shape[2]), x.dtype)
+
+
+_op("grid_sampler", ("X", "Grid"), ("Output",), {"use_cudnn": True}, _grid_sampler_infer, _grid_sampler)
+
+
+def _affine_grid(ins, a):
+    theta = ins["Theta"][0]
+    shape_t = first(ins, "OutputShape")
+    shape = [int(v) for v in shape_t.reshape(-1).tolist()] if shape_t is not None else list(a["output_shape"])
+    return {"Output": [F.affine_grid(theta, shape, align_corners=True)]}
+
+
+def _affine_grid_infer(ins, a):
+    theta = first(ins, "Theta")
+    s = list(a["output_shape"]) or [-1, -1, -1, -1]
+    return out("Output", (theta.shape[0], s[2], s[3], 2), theta.dtype)
+
+
+_op(
+    "affine_grid",
+    ("Theta", "OutputShape"),
+    ("Output",),
+    {"output_shape": [], "use_cudnn": True},
+    _affine_grid_infer,
+    _affine_grid,
+    host_inputs=frozenset({"OutputShape"}),
+)

@@ -1,0 +1,103 @@
+"""Gradient cases (finite differences, float64) for the ops of fluidcompat_ops/extra.py; test_grads.py
+runs them."""
+
+from __future__ import annotations
+
+import numpy as np
+
+import fluidcompat as fluid
+
+L = fluid.layers
+rng = np.random.RandomState(11)
+
+
+def afz(shape, lo=0.2, hi=1.5):
+    return rng.uniform(lo, hi, shape) * rng.choice([-1.0, 1.0], shape)
+
+
+A = afz((2, 3))
+B = afz((2, 3))
+SQ = afz((3, 3))
+IN = rng.uniform(-0.8, 0.8, (2, 3))
+P = rng.uniform(0.2, 0.8, (2, 3))
+IMG = afz((1, 4, 4, 4))
+VOL = afz((1, 2, 3, 3, 3))
+I64 = np.array([2, 0], "int64")
+
+
+def c64(a):
+    """A float64 constant (assign_value has no float64: cast a float32 one)."""
+    return L.cast(L.assign(np.asarray(a, "float32")), "float64")
+
+
+def make_cases(G):
+    ab = {"a": A, "b": B}
+    a = {"a": A}
+    return [
+        *[G(n, (lambda n: lambda a: getattr(L, n)(a))(n), {"a": IN}) for n in ("acos", "asin", "atan", "erf", "log1p")],
+        *[G(n, (lambda n: lambda a: getattr(L, n)(a))(n), a) for n in ("tanh_shrink", "selu", "mish", "stanh")],
+        G("hard_shrink", lambda a: L.hard_shrink(a, 0.1), a),
+        G("softshrink", lambda a: L.softshrink(a, 0.1), a),
+        G("thresholded_relu", lambda a: L.thresholded_relu(a, 0.1), a),
+        G("brelu", lambda a: L.brelu(a, -1.6, 1.6), a),
+        G("soft_relu", lambda a: L.soft_relu(a, 5.0), a),
+        G("cumsum", lambda a: L.cumsum(a, axis=1, exclusive=True), a),
+        G("flip_roll", lambda a: L.roll(L.flip(a, [1]), [1], [0]), a),
+        G("tril_triu", lambda s: L.tril(s) + L.triu(s, 1) * 2.0, {"s": SQ}),
+        G("diag_trace", lambda s: L.diag(L.trace(s)) + L.trace(s * s), {"s": SQ}),
+        G("diag_embed", lambda a: L.diag_embed(a), a),
+        G("kron", lambda a, b: L.kron(a, b), ab),
+        G("index_select", lambda a: L.index_select(a, L.assign(I64), dim=1), a),
+        G("index_sample", lambda a: L.index_sample(a, L.assign(np.array([[2, 2], [0, 1]], "int64"))), a),
+        G("gather_nd", lambda a: L.gather_nd(a, L.assign(np.array([[1, 2], [1, 2], [0, 0]], "int64"))), a),
+        G("scatter_nd_add", lambda a, b: L.scatter_nd_add(a, L.assign(np.array([[1], [1]], "int64")), b), ab),
+        G("bmm", lambda a, b: L.bmm(L.unsqueeze(a, [0]), L.unsqueeze(L.transpose(b, [1, 0]), [0])), ab),
+        G("dot", lambda a, b: L.dot(a, b), ab),
+        G("cross", lambda s: L.cross(s, s * s, dim=1), {"s": SQ}),
+        G("dist", lambda a, b: L.dist(a, b, p=3), ab),
+        G("addmm", lambda s: L.addmm(s, s, s * 0.5, alpha=2.0, beta=0.5), {"s": SQ}),
+        G("cos_sim", lambda a, b: L.cos_sim(a, b), ab),
+        G("logsumexp", lambda a: L.logsumexp(a, dim=[1]), a),
+        G("unstack", lambda a: L.unstack(a, axis=1), a),
+        G("meshgrid", lambda a: L.meshgrid([L.reshape(a, [6]), L.reshape(a * 2.0, [6])]), a),
+        G("pixel_shuffle", lambda x: L.pixel_shuffle(x, 2), {"x": IMG}),
+        G("shuffle_channel", lambda x: L.shuffle_channel(x, 2), {"x": IMG}),
+        G("space_to_depth", lambda x: L.space_to_depth(x, 2), {"x": IMG}),
+        G("maxout", lambda x: L.maxout(x, 2), {"x": IMG}),
+        G("prelu", lambda x: L.prelu(x, "element"), {"x": IMG}),
+        G("strided_slice", lambda x: L.strided_slice(x, [1, 2], [3, 0], [0, 4], [-2, 3]), {"x": IMG}),
+        G("expand_as", lambda a: L.expand_as(a, c64(np.zeros((4, 6)))), a),
+        G("pad_constant_like", lambda a: L.pad_constant_like(c64(np.zeros((3, 5))), a, 0.5), a),
+        G("multiplex", lambda a, b: L.multiplex([a, b], L.assign(np.array([[1], [0]], "int32"))), ab),
+        G("label_smooth", lambda p: L.label_smooth(p, epsilon=0.2), {"p": P}),
+        G("log_loss", lambda p, q: L.log_loss(p, q), {"p": P, "q": rng.uniform(0, 1, (2, 3))}),
+        G("smooth_l1", lambda a, b: L.smooth_l1(a, b, sigma=0.7), ab),
+        G("kldiv_loss", lambda a, p: L.kldiv_loss(a, p, "batchmean"), {"a": A, "p": P}),
+        G("huber_loss", lambda a, b: L.huber_loss(a, b, 0.4), ab),
+        G("margin_rank_loss", lambda a, b: L.margin_rank_loss(c64(np.sign(A)), a, b, 0.3), ab),
+        G("rank_loss", lambda a, b: L.rank_loss(c64(np.ones((2, 3)) * 0.3), a, b), ab),
+        G("bpr_loss", lambda a: L.bpr_loss(a, L.assign(np.array([[1], [2]], "int64"))), a),
+        G(
+            "teacher_student_sigmoid_loss",
+            lambda a: L.teacher_student_sigmoid_loss(
+                L.reshape(a, [6, 1]), c64(np.array([[-2.0], [-0.5], [0.3], [1.7], [0.9], [0.1]]))
+            ),
+            a,
+        ),
+        G("group_norm", lambda x: L.group_norm(x, 2), {"x": IMG}, rtol=1e-4, atol=1e-6),
+        G("instance_norm", lambda x: L.instance_norm(x), {"x": IMG}, rtol=1e-4, atol=1e-6),
+        G("lrn", lambda x: L.lrn(x, n=3, k=1.0, alpha=0.1), {"x": IMG}),
+        G("affine_channel", lambda x: L.affine_channel(x, c64(np.arange(4)), c64(np.ones(4))), {"x": IMG}),
+        G("conv3d", lambda v: L.conv3d(v, 2, 2), {"v": VOL}, rtol=1e-4, atol=1e-6),
+        G("pool3d", lambda v: L.pool3d(v, 2, "max", 1), {"v": VOL}),
+        G("resize_bilinear", lambda x: L.resize_bilinear(x, [5, 3]), {"x": IMG}),
+        G("resize_nearest", lambda x: L.resize_nearest(x, [8, 8], align_corners=False), {"x": IMG}),
+        G("resize_trilinear", lambda v: L.resize_trilinear(v, [4, 2, 4]), {"v": VOL}),
+        G("unfold", lambda x: L.unfold(x, [2, 2], strides=1, paddings=1), {"x": IMG}),
+        G("temporal_shift", lambda x: L.temporal_shift(L.reshape(x, [2, 2, 4, 4]), 2, 0.25), {"x": IMG}),
+        G(
+            "affine_grid_grid_sampler",
+            lambda x, t: L.grid_sampler(x, L.affine_grid(t, [1, 4, 3, 3])),
+            {"x": IMG, "t": np.array([[[0.93, 0.07, 0.031], [-0.11, 0.83, 0.077]]])},
+        ),
+    ]

@@ -1,0 +1,509 @@
+"""Op-table cases (numpy references) for the ops of fluidcompat_ops/extra.py; test_ops.py runs them."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+import fluidcompat as fluid
+from tests import numpy_ref as R
+from tests.op_harness import Case
+
+L = fluid.layers
+rng = np.random.RandomState(7)
+X = rng.uniform(-2, 2, (2, 3, 4)).astype("float32")
+U = rng.uniform(-0.9, 0.9, (2, 3)).astype("float32")
+M = rng.uniform(-1, 1, (3, 3)).astype("float32")
+IMG = rng.uniform(-1, 1, (2, 4, 4, 4)).astype("float32")
+VOL = rng.uniform(-1, 1, (1, 2, 4, 4, 4)).astype("float32")
+PROB = rng.uniform(0.05, 0.95, (4, 1)).astype("float32")
+LBL = (rng.uniform(0, 1, (4, 1)) > 0.5).astype("float32")
+erf = np.vectorize(math.erf)
+
+
+def const(a):
+    return L.assign(np.asarray(a))
+
+
+def _soft_relu(x, t=40.0):
+    return np.log1p(np.exp(np.clip(x, -t, t)))
+
+
+def _selu(x):
+    scale, alpha = 1.0507009873554804934193349852946, 1.6732632423543772848170429916717
+    return (scale * np.where(x > 0, x, alpha * (np.exp(x) - 1))).astype("float32")
+
+
+def _space_to_depth(x, b):
+    n, c, h, w = x.shape
+    return x.reshape(n, c, h // b, b, w // b, b).transpose(0, 3, 5, 1, 2, 4).reshape(n, c * b * b, h // b, w // b)
+
+
+def _group_norm(x, g, eps=1e-5):
+    n = x.shape[0]
+    xg = x.reshape(n, g, -1)
+    return ((xg - xg.mean(-1, keepdims=True)) / np.sqrt(xg.var(-1, keepdims=True) + eps)).reshape(x.shape)
+
+
+def _smooth_l1(x, y, sigma=1.0):
+    d = x - y
+    s2 = sigma * sigma
+    v = np.where(np.abs(d) < 1.0 / s2, 0.5 * d * d * s2, np.abs(d) - 0.5 / s2)
+    return v.reshape(v.shape[0], -1).sum(1, keepdims=True)
+
+
+def _huber(x, y, d):
+    r = y - x
+    return np.where(np.abs(r) <= d, 0.5 * r * r, d * (np.abs(r) - 0.5 * d))
+
+
+def _lrn(x, n=5, k=1.0, alpha=1e-4, beta=0.75):
+    c = x.shape[1]
+    sq = np.square(x)
+    mid = np.zeros_like(x)
+    for i in range(c):
+        lo, hi = max(0, i - n // 2), min(c, i + (n - 1) // 2 + 1)
+        mid[:, i] = k + alpha * sq[:, lo:hi].sum(1)
+    return x / mid**beta
+
+
+def _bilinear_align(x, oh, ow):
+    n, c, h, w = x.shape
+    ys = np.arange(oh) * ((h - 1) / (oh - 1))
+    xs = np.arange(ow) * ((w - 1) / (ow - 1))
+    y0, x0 = np.floor(ys).astype(int), np.floor(xs).astype(int)
+    y1, x1 = np.minimum(y0 + 1, h - 1), np.minimum(x0 + 1, w - 1)
+    wy, wx = (ys - y0)[:, None], (xs - x0)[None, :]
+    a, b = x[:, :, y0][:, :, :, x0], x[:, :, y0][:, :, :, x1]
+    c_, d = x[:, :, y1][:, :, :, x0], x[:, :, y1][:, :, :, x1]
+    return (a * (1 - wy) * (1 - wx) + b * (1 - wy) * wx + c_ * wy * (1 - wx) + d * wy * wx).astype("float32")
+
+
+def _conv3d_ref(x, w):
+    n, c, d, h, ww = x.shape
+    o, _, kd, kh, kw = w.shape
+    out = np.zeros((n, o, d - kd + 1, h - kh + 1, ww - kw + 1), "float64")
+    for i in range(out.shape[2]):
+        for j in range(out.shape[3]):
+            for k in range(out.shape[4]):
+                patch = x[:, :, i : i + kd, j : j + kh, k : k + kw]
+                out[:, :, i, j, k] = np.tensordot(patch, w, axes=([1, 2, 3, 4], [1, 2, 3, 4]))
+    return out.astype("float32")
+
+
+def _unique_first(x):
+    vals, first = [], {}
+    for v in x.reshape(-1):
+        if v not in first:
+            first[v] = len(vals)
+            vals.append(v)
+    return np.array(vals, x.dtype), np.array([first[v] for v in x.reshape(-1)], "int32")
+
+
+def _at_1_2(v):
+    return np.where((np.arange(2)[:, None, None] == 1) & (np.arange(3)[None, :, None] == 2), v, 0.0).astype("float32")
+
+
+W3 = rng.uniform(-1, 1, (3, 2, 2, 2, 2)).astype("float32")
+
+EXTRA_CASES = [
+    Case("acos", lambda u: L.acos(u), {"u": U}, np.arccos, rtol=1e-5),
+    Case("asin", lambda u: L.asin(u), {"u": U}, np.arcsin, rtol=1e-5),
+    Case("atan", lambda x: L.atan(x), {"x": X}, np.arctan),
+    Case("erf", lambda x: L.erf(x), {"x": X}, lambda x: erf(x).astype("float32"), atol=1e-6),
+    Case("log1p", lambda u: L.log1p(u), {"u": U}, np.log1p, rtol=1e-5),
+    Case("tanh_shrink", lambda x: L.tanh_shrink(x), {"x": X}, lambda x: x - np.tanh(x), atol=1e-6),
+    Case("hard_shrink", lambda x: L.hard_shrink(x, 0.7), {"x": X}, lambda x: np.where(np.abs(x) > 0.7, x, 0)),
+    Case("softshrink", lambda x: L.softshrink(x, 0.3), {"x": X}, lambda x: np.sign(x) * np.maximum(np.abs(x) - 0.3, 0)),
+    Case("thresholded_relu", lambda x: L.thresholded_relu(x, 0.4), {"x": X}, lambda x: np.where(x > 0.4, x, 0)),
+    Case("brelu", lambda x: L.brelu(x, -1.0, 1.5), {"x": X}, lambda x: np.clip(x, -1.0, 1.5)),
+    Case("soft_relu", lambda x: L.soft_relu(x, 1.0), {"x": X}, lambda x: _soft_relu(x, 1.0).astype("float32")),
+    Case("stanh", lambda x: L.stanh(x), {"x": X}, lambda x: (1.7159 * np.tanh(0.67 * x)).astype("float32")),
+    Case("selu", lambda x: L.selu(x), {"x": X}, _selu),
+    Case("mish", lambda x: L.mish(x), {"x": X}, lambda x: (x * np.tanh(np.log1p(np.exp(x)))).astype("float32")),
+    Case("sign", lambda x: L.sign(x), {"x": X}, np.sign),
+    Case("cumsum", lambda x: L.cumsum(x, axis=1), {"x": X}, lambda x: np.cumsum(x, 1)),
+    Case(
+        "cumsum_exclusive_reverse",
+        lambda x: L.cumsum(x, axis=2, exclusive=True, reverse=True),
+        {"x": X},
+        lambda x: np.flip(np.cumsum(np.flip(x, 2), 2), 2) - x,
+        atol=1e-5,
+    ),
+    Case("cumsum_flat", lambda x: L.cumsum(x), {"x": X}, lambda x: np.cumsum(x.reshape(-1)), atol=1e-5),
+    Case("flip", lambda x: L.flip(x, [0, 2]), {"x": X}, lambda x: x[::-1, :, ::-1]),
+    Case("reverse", lambda x: L.reverse(x, 1), {"x": X}, lambda x: x[:, ::-1]),
+    Case("roll", lambda x: L.roll(x, [1, -1], [1, 2]), {"x": X}, lambda x: np.roll(x, (1, -1), (1, 2))),
+    Case("tril", lambda m: L.tril(m, -1), {"m": M}, lambda m: np.tril(m, -1)),
+    Case("triu", lambda m: L.triu(m, 1), {"m": M}, lambda m: np.triu(m, 1)),
+    Case("eye", lambda: L.eye(2, 3, dtype="float32"), {}, lambda: np.eye(2, 3, dtype="float32")),
+    Case("eye_batch", lambda: L.eye(2, batch_shape=[3]), {}, lambda: np.tile(np.eye(2, dtype="float32"), (3, 1, 1))),
+    Case(
+        "diag",
+        lambda: L.diag(np.array([1.0, 2.0, 3.0], "float32")),
+        {},
+        lambda: np.diag([1.0, 2.0, 3.0]).astype("float32"),
+    ),
+    Case(
+        "diag_embed",
+        lambda u: L.diag_embed(u),
+        {"u": U},
+        lambda u: np.stack([np.diag(r) for r in u]).astype("float32"),
+    ),
+    Case("kron", lambda u, m: L.kron(u, m), {"u": U, "m": M}, np.kron, rtol=1e-5),
+    Case("trace", lambda m: L.trace(m), {"m": M}, lambda m: np.array([np.trace(m)], "float32"), rtol=1e-5),
+    Case("isfinite", lambda x: L.isfinite(x), {"x": X}, lambda x: np.array([True])),
+    Case("has_inf", lambda x: L.has_inf(L.log(x * 0.0)), {"x": X}, lambda x: np.array([True])),
+    Case("has_nan", lambda x: L.has_nan(x), {"x": X}, lambda x: np.array([False])),
+    Case("full", lambda: L.full([2, 2], 3.5), {}, lambda: np.full((2, 2), 3.5, "float32")),
+    Case("full_like", lambda x: L.full_like(x, 2.0), {"x": X}, lambda x: np.full_like(x, 2.0)),
+    Case("arange", lambda: L.arange(1, 7, 2), {}, lambda: np.arange(1, 7, 2)),
+    Case(
+        "index_select",
+        lambda x, i: L.index_select(x, i, dim=2),
+        {"x": X, "i": np.array([3, 0, 3], "int64")},
+        lambda x, i: x[:, :, i],
+    ),
+    Case(
+        "index_sample",
+        lambda u, i: L.index_sample(u, i),
+        {"u": U, "i": np.array([[2, 0], [1, 1]], "int64")},
+        lambda u, i: np.take_along_axis(u, i, 1),
+    ),
+    Case(
+        "gather_nd",
+        lambda x, i: L.gather_nd(x, i),
+        {"x": X, "i": np.array([[1, 2], [0, 0]], "int64")},
+        lambda x, i: x[i[:, 0], i[:, 1]],
+    ),
+    Case(
+        "scatter_nd_add",
+        lambda x, i, v: L.scatter_nd_add(x, i, v),
+        {"x": X, "i": np.array([[1, 2], [1, 2]], "int64"), "v": np.ones((2, 4), "float32")},
+        lambda x, i, v: (
+            x
+            + np.where((np.arange(2)[:, None, None] == 1) & (np.arange(3)[None, :, None] == 2), 2.0, 0.0).astype(
+                "float32"
+            )
+        ),
+    ),
+    Case(
+        "scatter_nd",
+        lambda i, v: L.scatter_nd(i, v, [3, 2]),
+        {"i": np.array([[1], [1], [2]], "int64"), "v": np.ones((3, 2), "float32")},
+        lambda i, v: np.array([[0, 0], [2, 2], [1, 1]], "float32"),
+    ),
+    Case("bmm", lambda x: L.bmm(x, L.transpose(x, [0, 2, 1])), {"x": X}, lambda x: x @ x.transpose(0, 2, 1), rtol=1e-5),
+    Case("dot", lambda u: L.dot(u, u), {"u": U}, lambda u: (u * u).sum(-1, keepdims=True), rtol=1e-5),
+    Case("cross", lambda m: L.cross(m, m * 2.0 + 1.0), {"m": M}, lambda m: np.cross(m, m * 2 + 1, axis=0), rtol=1e-5),
+    Case(
+        "dist",
+        lambda u: L.dist(u, u * 0.5, p=3),
+        {"u": U},
+        lambda u: np.array([np.sum(np.abs(u * 0.5) ** 3) ** (1 / 3)], "float32"),
+    ),
+    Case(
+        "addmm", lambda m: L.addmm(m, m, m, alpha=2.0, beta=0.5), {"m": M}, lambda m: 0.5 * m + 2.0 * m @ m, rtol=1e-5
+    ),
+    Case("addcmul", lambda u: L.addcmul(u, u, u, value=3.0), {"u": U}, lambda u: u + 3.0 * u * u, rtol=1e-5),
+    Case("clamp", lambda x: L.clamp(x, min=-0.5), {"x": X}, lambda x: np.maximum(x, -0.5)),
+    Case(
+        "cos_sim",
+        lambda u: L.cos_sim(u, L.reverse(u, 0)),
+        {"u": U},
+        lambda u: ((u * u[::-1]).sum(1) / (np.linalg.norm(u, axis=1) * np.linalg.norm(u[::-1], axis=1)))[:, None],
+        rtol=1e-5,
+    ),
+    Case("logsumexp", lambda x: L.logsumexp(x, dim=[1]), {"x": X}, lambda x: np.log(np.exp(x).sum(1)), rtol=1e-5),
+    Case("reduce_all", lambda x: L.reduce_all(x > 0.0, dim=[1]), {"x": X}, lambda x: (x > 0).all(1)),
+    Case("reduce_any", lambda x: L.reduce_any(x > 1.5), {"x": X}, lambda x: np.array([(x > 1.5).any()])),
+    Case("size", lambda x: L.size(x), {"x": X}, lambda x: np.array([24], "int64")),
+    Case("rank", lambda x: L.rank(x), {"x": X}, lambda x: np.array([3], "int32")),
+    Case("t", lambda u: L.t(u), {"u": U}, lambda u: u.T),
+    Case("unstack", lambda x: L.unstack(x, axis=1), {"x": X}, lambda x: [x[:, k] for k in range(3)]),
+    Case(
+        "unique",
+        lambda i: list(L.unique(i)),
+        {"i": np.array([3, 1, 3, 2, 1], "int64")},
+        lambda i: list(_unique_first(i)),
+    ),
+    Case(
+        "unique_with_counts",
+        lambda i: list(L.unique_with_counts(i, dtype="int64"))[2],
+        {"i": np.array([3, 1, 3, 2, 1], "int64")},
+        lambda i: np.array([2, 2, 1], "int64"),
+    ),
+    Case(
+        "meshgrid",
+        lambda: L.meshgrid([const(np.array([1.0, 2.0], "float32")), const(np.array([3.0, 4.0, 5.0], "float32"))]),
+        {},
+        lambda: list(np.meshgrid(np.array([1.0, 2.0], "float32"), np.array([3.0, 4.0, 5.0], "float32"), indexing="ij")),
+    ),
+    Case(
+        "nonzero",
+        lambda m: L.nonzero(m > 0.0),
+        {"m": M},
+        lambda m: np.argwhere(m > 0).astype("int64"),
+        shapes={},
+    ),
+    Case(
+        "pixel_shuffle",
+        lambda x: L.pixel_shuffle(x, 2),
+        {"x": IMG},
+        lambda x: x.reshape(2, 1, 2, 2, 4, 4).transpose(0, 1, 4, 2, 5, 3).reshape(2, 1, 8, 8),
+    ),
+    Case(
+        "shuffle_channel",
+        lambda x: L.shuffle_channel(x, 2),
+        {"x": IMG},
+        lambda x: x.reshape(2, 2, 2, 4, 4).transpose(0, 2, 1, 3, 4).reshape(2, 4, 4, 4),
+    ),
+    Case("space_to_depth", lambda x: L.space_to_depth(x, 2), {"x": IMG}, lambda x: _space_to_depth(x, 2)),
+    Case("maxout", lambda x: L.maxout(x, 2), {"x": IMG}, lambda x: x.reshape(2, 2, 2, 4, 4).max(2)),
+    Case(
+        "prelu_channel",
+        lambda x: L.prelu(x, "channel"),
+        {"x": IMG},
+        lambda x: np.where(x > 0, x, 0.25 * x).astype("float32"),
+    ),
+    Case(
+        "strided_slice",
+        lambda x: L.strided_slice(x, [1, 2], [0, 3], [3, 0], [2, -1]),
+        {"x": X},
+        lambda x: x[:, 0:3:2, 3:0:-1],
+    ),
+    Case(
+        "expand_as",
+        lambda u: L.expand_as(u, L.fill_constant([4, 6], "float32", 0.0)),
+        {"u": U},
+        lambda u: np.tile(u, (2, 2)),
+    ),
+    Case(
+        "pad_constant_like",
+        lambda u: L.pad_constant_like(L.fill_constant([3, 5], "float32", 0.0), u, 1.5),
+        {"u": U},
+        lambda u: np.pad(u, ((0, 1), (0, 2)), constant_values=1.5),
+    ),
+    Case("allclose", lambda u: L.allclose(u, u + 1e-9), {"u": U}, lambda u: np.array([True])),
+    Case("elementwise_equal", lambda u: L.elementwise_equal(u, u), {"u": U}, lambda u: np.ones_like(u, bool)),
+    Case(
+        "multiplex",
+        lambda u, i: L.multiplex([u, u * 2.0], i),
+        {"u": U, "i": np.array([[1], [0]], "int32")},
+        lambda u, i: np.stack([u[0] * 2, u[1]]),
+    ),
+    Case(
+        "shard_index",
+        lambda i: L.shard_index(i, 20, 2, 1),
+        {"i": np.array([[1], [12], [19]], "int64")},
+        lambda i: np.array([[-1], [2], [9]], "int64"),
+    ),
+    Case("label_smooth", lambda u: L.label_smooth(u, epsilon=0.2), {"u": U}, lambda u: 0.8 * u + 0.2 / 3, rtol=1e-5),
+    Case(
+        "log_loss",
+        lambda p, y: L.log_loss(p, y),
+        {"p": PROB, "y": LBL},
+        lambda p, y: (-y * np.log(p + 1e-4) - (1 - y) * np.log(1 - p + 1e-4)).astype("float32"),
+        rtol=1e-5,
+    ),
+    Case(
+        "smooth_l1",
+        lambda x: L.smooth_l1(x, x * 0.3),
+        {"x": X},
+        lambda x: _smooth_l1(x, x * np.float32(0.3)),
+        rtol=1e-5,
+    ),
+    Case(
+        "mse_loss",
+        lambda u: L.mse_loss(u, u * 0.5),
+        {"u": U},
+        lambda u: np.array([np.mean((u * 0.5) ** 2)], "float32"),
+        rtol=1e-5,
+    ),
+    Case(
+        "kldiv_loss",
+        lambda u: L.kldiv_loss(u, L.abs(u), "sum"),
+        {"u": U},
+        lambda u: np.array([np.sum(np.abs(u) * (np.log(np.abs(u)) - u))], "float32"),
+        rtol=1e-5,
+    ),
+    Case("huber_loss", lambda u: L.huber_loss(u, u * -1.0, 0.5), {"u": U}, lambda u: _huber(u, -u, 0.5), rtol=1e-5),
+    Case(
+        "margin_rank_loss",
+        lambda p, y: L.margin_rank_loss(y * 2.0 - 1.0, p, p * 0.5, margin=0.2),
+        {"p": PROB, "y": LBL},
+        lambda p, y: np.maximum(0, -(y * 2 - 1) * (p - p * 0.5) + 0.2).astype("float32"),
+        rtol=1e-5,
+    ),
+    Case(
+        "rank_loss",
+        lambda p, y: L.rank_loss(y, p, p * 0.5),
+        {"p": PROB, "y": LBL},
+        lambda p, y: (np.log1p(np.exp(p * 0.5)) - y * (p * 0.5)).astype("float32"),
+        rtol=1e-5,
+    ),
+    Case(
+        "bpr_loss",
+        lambda u, i: L.bpr_loss(u, i),
+        {"u": U, "i": np.array([[0], [2]], "int64")},
+        lambda u, i: np.array(
+            [
+                [sum(-np.log(R.sigmoid(u[r, i[r, 0]] - u[r, j])) for j in range(3) if j != i[r, 0]) / 2]
+                for r in range(2)
+            ],
+            "float32",
+        ),
+        rtol=1e-5,
+    ),
+    Case(
+        "teacher_student_sigmoid_loss",
+        lambda x, y: L.teacher_student_sigmoid_loss(x, y),
+        {
+            "x": np.array([[0.5], [2.0], [-3.0], [1.5], [0.2]], "float32"),
+            "y": np.array([[-2.0], [-0.5], [0.3], [1.7], [0.9]], "float32"),
+        },
+        lambda x, y: np.array([[0.974077], [0.126928], [0.997174], [0.852826], [1.416278]], "float32"),  # fluid 1.8.5
+        rtol=1e-5,
+    ),
+    Case(
+        "dice_loss",
+        lambda p: L.dice_loss(L.softmax(p), L.assign(np.array([[1], [0]], "int64"))),
+        {"p": U},
+        lambda p: np.array(
+            [np.mean(1 - 2 * (R.softmax(p) * np.eye(3)[[1, 0]]).sum(1) / (R.softmax(p).sum(1) + 1 + 1e-5))], "float32"
+        ),
+        rtol=1e-5,
+    ),
+    Case(
+        "group_norm",
+        lambda x: L.group_norm(x, 2),
+        {"x": IMG},
+        lambda x: _group_norm(x, 2).astype("float32"),
+        atol=1e-5,
+    ),
+    Case(
+        "instance_norm",
+        lambda x: L.instance_norm(x),
+        {"x": IMG},
+        lambda x: _group_norm(x, 4).astype("float32"),
+        atol=1e-5,
+    ),
+    Case("lrn", lambda x: L.lrn(x, n=3), {"x": IMG}, lambda x: _lrn(x, 3).astype("float32"), rtol=1e-5),
+    Case(
+        "affine_channel",
+        lambda x: L.affine_channel(x, const(np.arange(4, dtype="float32")), const(np.ones(4, "float32"))),
+        {"x": IMG},
+        lambda x: x * np.arange(4, dtype="float32").reshape(1, 4, 1, 1) + 1,
+    ),
+    Case(
+        "conv3d",
+        lambda v: L.conv3d(
+            v,
+            3,
+            2,
+            param_attr=fluid.ParamAttr(initializer=fluid.initializer.NumpyArrayInitializer(W3)),
+            bias_attr=False,
+        ),
+        {"v": VOL},
+        lambda v: _conv3d_ref(v, W3),
+        rtol=1e-4,
+        atol=1e-5,
+    ),
+    Case(
+        "pool3d",
+        lambda v: L.pool3d(v, 2, "avg", 2),
+        {"v": VOL},
+        lambda v: v.reshape(1, 2, 2, 2, 2, 2, 2, 2).mean((3, 5, 7)),
+        rtol=1e-5,
+    ),
+    Case(
+        "adaptive_pool2d",
+        lambda x: L.adaptive_pool2d(x, 2, "max"),
+        {"x": IMG},
+        lambda x: x.reshape(2, 4, 2, 2, 2, 2).max((3, 5)),
+    ),
+    Case(
+        "adaptive_pool3d",
+        lambda v: L.adaptive_pool3d(v, 1, "avg"),
+        {"v": VOL},
+        lambda v: v.mean((2, 3, 4), keepdims=True),
+        rtol=1e-5,
+    ),
+    Case(
+        "resize_bilinear",
+        lambda x: L.resize_bilinear(x, [7, 5]),
+        {"x": IMG},
+        lambda x: _bilinear_align(x, 7, 5),
+        atol=1e-5,
+    ),
+    Case(
+        "resize_nearest",
+        lambda x: L.resize_nearest(x, scale=2.0, align_corners=False),
+        {"x": IMG},
+        lambda x: x.repeat(2, 2).repeat(2, 3),
+    ),
+    Case(
+        "resize_trilinear",
+        lambda v: L.resize_trilinear(v, [4, 4, 4]),
+        {"v": VOL},
+        lambda v: v,
+        atol=1e-6,
+    ),
+    Case(
+        "unfold",
+        lambda x: L.unfold(x, [2, 2], strides=2),
+        {"x": IMG},
+        lambda x: x.reshape(2, 4, 2, 2, 2, 2).transpose(0, 1, 3, 5, 2, 4).reshape(2, 16, 4),
+    ),
+    Case(
+        "temporal_shift",
+        lambda x: L.temporal_shift(x, 2, 0.25),
+        {"x": IMG},
+        lambda x: np.concatenate(
+            [
+                np.stack([np.zeros_like(x[0, :1]), x[0, :1]])[:, 0:1],
+                np.stack([x[1, 1:2], np.zeros_like(x[0, 1:2])]),
+                x[:, 2:],
+            ],
+            1,
+        ),
+    ),
+    Case(
+        "affine_grid_and_grid_sampler",
+        lambda x: L.grid_sampler(
+            x, L.affine_grid(const(np.tile(np.eye(2, 3, dtype="float32"), (2, 1, 1))), [2, 4, 4, 4])
+        ),
+        {"x": IMG},
+        lambda x: x,
+        atol=1e-5,
+    ),
+    Case(
+        "randint",
+        lambda: L.randint(3, 9, [50], seed=5),
+        {},
+        check=lambda out: (out.dtype == np.int64 and out.min() >= 3 and out.max() < 9 and len(set(out)) > 3) or _fail(),
+    ),
+    Case(
+        "randperm",
+        lambda: L.randperm(10, seed=3),
+        {},
+        check=lambda out: sorted(out.tolist()) == list(range(10)) or _fail(),
+    ),
+    Case(
+        "uniform_random_batch_size_like",
+        lambda x: L.uniform_random_batch_size_like(x, [-1, 100], min=2.0, max=3.0),
+        {"x": X},
+        check=lambda out: (out.shape == (2, 100) and out.min() >= 2.0 and out.max() < 3.0) or _fail(),
+    ),
+    Case(
+        "gaussian_random_batch_size_like",
+        lambda x: L.gaussian_random_batch_size_like(x, [-1, 500], mean=1.0, std=0.5),
+        {"x": X},
+        check=lambda out: (out.shape == (2, 500) and abs(out.mean() - 1.0) < 0.1) or _fail(),
+    ),
+]
+
+
+def _fail():
+    raise AssertionError("random op output out of its range")
