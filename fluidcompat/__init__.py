@@ -21,6 +21,7 @@ from fluidcompat import (
 )
 from fluidcompat.backward import append_backward, gradients
 from fluidcompat.executor.explain import placement_report
+from fluidcompat.flags import get_flags, memory_optimize, release_memory, require_version, set_flags
 from fluidcompat.framework import (
     Block,
     Operator,
@@ -50,6 +51,13 @@ from fluidcompat.places import (
 
 __version__ = "0.1.0"
 
+
+def disable_dygraph():
+    """Static-graph mode, the only one fluidcompat has: nothing to do."""
+
+
+disable_imperative = disable_dygraph
+
 _LAZY_ATTRS = {
     "Executor": "fluidcompat.executor.executor",
     "CompiledProgram": "fluidcompat.executor.executor",
@@ -62,11 +70,22 @@ _LAZY_ATTRS = {
     "scope_guard": "fluidcompat.executor.scope",
     "save": "fluidcompat.io",
     "load": "fluidcompat.io",
+    "DataFeeder": "fluidcompat.data_feeder",
+    "create_lod_tensor": "fluidcompat.lod_tensor",
+    "create_random_int_lodtensor": "fluidcompat.lod_tensor",
+    "LoDTensorArray": "fluidcompat.lod_tensor",
 }
-_LAZY_MODULES = {"core", "compiler", "executor", "io"}
+_LAZY_MODULES = {"core", "compiler", "executor", "io", "metrics", "nets", "data_feeder", "install_check", "reader"}
 
 __all__ = [
     "append_backward",
+    "disable_dygraph",
+    "disable_imperative",
+    "get_flags",
+    "memory_optimize",
+    "release_memory",
+    "require_version",
+    "set_flags",
     "placement_report",
     "backward",
     "clip",

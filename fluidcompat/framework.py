@@ -808,9 +808,24 @@ def _current_expected_place():
 device_guard = places.device_guard
 
 
+_REEXPORTS = {  # names fluid 1.8's framework module also offered
+    "cpu_places": "fluidcompat.places",
+    "cuda_places": "fluidcompat.places",
+    "cuda_pinned_places": "fluidcompat.places",
+    "is_compiled_with_cuda": "fluidcompat.places",
+    "get_flags": "fluidcompat.flags",
+    "set_flags": "fluidcompat.flags",
+    "require_version": "fluidcompat.flags",
+}
+
+
 def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError
     if name.startswith("__"):
         raise AttributeError(name)
+    if name in _REEXPORTS:
+        import importlib
+
+        return getattr(importlib.import_module(_REEXPORTS[name]), name)
     from fluidcompat.coverage import unsupported
 
     return unsupported("paddle.fluid.framework")(name)

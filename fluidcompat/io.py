@@ -20,6 +20,22 @@ from fluidcompat import proto
 from fluidcompat.dtypes import VarType, np_name, to_vartype
 from fluidcompat.executor.scope import global_scope
 from fluidcompat.framework import Parameter, Program, Variable, default_main_program, program_guard
+from fluidcompat.reader import (  # noqa: F401  (fluid.io re-exports the reader decorators)
+    ComposeNotAligned,
+    DataLoader,
+    PyReader,
+    batch,
+    buffered,
+    cache,
+    chain,
+    compose,
+    default_collate_fn,
+    firstn,
+    map_readers,
+    multiprocess_reader,
+    shuffle,
+    xmap_readers,
+)
 
 __all__ = [
     "save_vars",
@@ -37,7 +53,23 @@ __all__ = [
     "is_parameter",
     "is_persistable",
     "is_belong_to_optimizer",
+    "get_program_parameter",
+    "get_program_persistable_vars",
+    "DataLoader",
+    "PyReader",
+    "batch",
 ]
+
+
+def get_program_parameter(program) -> List[Variable]:
+    """The program's parameters."""
+    return [v for v in program.list_vars() if is_parameter(v)]
+
+
+def get_program_persistable_vars(program) -> List[Variable]:
+    """The program's persistable variables (feed and fetch holders left out)."""
+    return [v for v in program.list_vars() if is_persistable(v)]
+
 
 _SKIPPED_TYPES = (VarType.FEED_MINIBATCH, VarType.FETCH_LIST, VarType.RAW, VarType.READER)
 

@@ -1,0 +1,73 @@
+"""``fluid.DataFeeder``: minibatches of samples (tuples, one field per feed variable) to feed dicts."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from fluidcompat.dtypes import np_name
+from fluidcompat.framework import Variable, default_main_program
+
+__all__ = ["DataFeeder"]
+
+
+class DataFeeder:
+    """Converts a list of samples into ``{name: array}`` for ``Executor.run(feed=...)``: field k of
+    every sample is stacked into variable k's dtype and shape (batch dimension first)."""
+
+    def __init__(self, feed_list, place, program=None):
+        program = program or default_main_program()
+        self.feed_vars = []
+        for v in feed_list:
+            if isinstance(v, str):
+                found = program.global_block()._find_var_recursive(v)
+                if found is None:
+                    raise ValueError(f"DataFeeder: the feed variable '{v}' is not in the program")
+                v = found
+            if not isinstance(v, Variable):
+                raise TypeError(f"Feed list should contain a list of variable. Received: {type(v)}")
+            if v.lod_level:
+                raise NotImplementedError(
+                    f"DataFeeder: '{v.name}' has lod_level {v.lod_level}; fluidcompat feeds dense tensors only"
+                )
+            self.feed_vars.append(v)
+        self.feed_names = [v.name for v in self.feed_vars]
+        self.place = place
+
+    def feed(self, iterable):
+        columns = [[] for _ in self.feed_vars]
+        for i, sample in enumerate(iterable):
+            if len(sample) != len(self.feed_vars):
+                raise ValueError(
+                    f"The number of fields in data ({len(sample)}) does not match len(feed_list) "
+                    f"({len(self.feed_vars)}) in sample {i}"
+                )
+            for col, field in zip(columns, sample):
+                col.append(field)
+        result = {}
+        for var, col in zip(self.feed_vars, columns):
+            arr = np.asarray(col, dtype=np_name(var.dtype))
+            shape = list(var.shape)
+            if shape and all(d >= 0 for d in shape[1:]):
+                want = [-1] + shape[1:]
+                try:
+                    arr = arr.reshape(want)
+                except ValueError:
+                    raise ValueError(
+                        f"DataFeeder: the samples of '{var.name}' have shape {list(arr.shape[1:])}, which does not "
+                        f"fit the variable's shape {shape}"
+                    ) from None
+            result[var.name] = arr
+        return result
+
+    def feed_parallel(self, iterable, num_places=None):
+        for batch in iterable:
+            yield self.feed(batch)
+
+    def decorate_reader(self, reader, multi_devices, num_places=None, drop_last=True):
+        def decorated():
+            for batch in reader():
+                yield self.feed(batch)
+
+        if multi_devices:
+            raise NotImplementedError("DataFeeder.decorate_reader(multi_devices=True): fluidcompat runs one place")
+        return decorated

@@ -1,0 +1,103 @@
+"""``fluid.get_flags`` / ``set_flags``, ``require_version`` and fluid 1.8's retired memory helpers."""
+
+from __future__ import annotations
+
+import os
+import re
+import warnings
+
+__all__ = ["get_flags", "set_flags", "require_version", "memory_optimize", "release_memory"]
+
+# The FLAGS_ that scripts set through set_flags and read back; values start from the environment.
+_FLAGS = {
+    "FLAGS_eager_delete_tensor_gb": 0.0,
+    "FLAGS_fraction_of_gpu_memory_to_use": 0.92,
+    "FLAGS_allocator_strategy": "auto_growth",
+    "FLAGS_check_nan_inf": False,
+    "FLAGS_cudnn_deterministic": False,
+    "FLAGS_cudnn_exhaustive_search": False,
+    "FLAGS_benchmark": False,
+    "FLAGS_paddle_num_threads": 1,
+    "FLAGS_use_mkldnn": False,
+    "FLAGS_selected_gpus": "",
+    "FLAGS_memory_fraction_of_eager_deletion": 1.0,
+    "FLAGS_fast_eager_deletion_mode": True,
+    "FLAGS_conv_workspace_size_limit": 512,
+}
+
+
+def _current(name):
+    default = _FLAGS[name]
+    raw = os.environ.get(name)
+    if raw is None:
+        return default
+    if isinstance(default, bool):
+        return raw.lower() in ("1", "true")
+    return type(default)(raw)
+
+
+def get_flags(flags):
+    """``{name: value}`` for a flag name or a list of them."""
+    names = [flags] if isinstance(flags, str) else list(flags) if isinstance(flags, (list, tuple)) else None
+    if names is None:
+        raise TypeError("Flags in get_flags should be a list, tuple or string.")
+    result = {}
+    for name in names:
+        if name not in _FLAGS:
+            raise ValueError(f"Flag {name} cannot get its value through this function.")
+        result[name] = _current(name)
+    return result
+
+
+def set_flags(flags):
+    """Set flags from a dict; they are kept in the environment (FLAGS_selected_gpus there picks the
+    device of CUDAPlace(0) as in fluid)."""
+    if not isinstance(flags, dict):
+        raise TypeError("flags in set_flags should be a dict")
+    for name, value in flags.items():
+        if name not in _FLAGS:
+            raise ValueError(f"Flag {name} cannot set its value through this function.")
+        os.environ[name] = str(value)
+
+
+def _parse(version: str, what: str):
+    if not isinstance(version, str):
+        raise TypeError(f"The type of '{what}' in require_version must be str, but received {type(version)}.")
+    if not re.match(r"^\d+(\.\d+){0,3}$", version):
+        raise ValueError(
+            f"The value of '{what}' in require_version must be in format '\\d+(\\.\\d+){{0,3}}', like '1.5.2.0', "
+            f"but received {version}"
+        )
+    parts = [int(p) for p in version.split(".")]
+    return parts + [0] * (4 - len(parts))
+
+
+def require_version(min_version, max_version=None):
+    """Fails unless the fluid version this runtime provides (1.8.5) is within [min, max]."""
+    have = [1, 8, 5, 0]
+    lo = _parse(min_version, "min_version")
+    hi = _parse(max_version, "max_version") if max_version is not None else None
+    if have < lo or (hi is not None and have > hi):
+        wanted = f">= {min_version}" + (f" and <= {max_version}" if max_version is not None else "")
+        raise Exception(
+            f"VersionError: PaddlePaddle version {wanted} required, but 1.8.5 installed (fluidcompat provides the "
+            "fluid 1.8.5 API)."
+        )
+
+
+def memory_optimize(input_program, skip_opt_set=None, print_log=False, level=0, skip_grads=True):
+    """Retired in fluid 1.8 (a warning, no change); fluidcompat frees each temporary after its last use."""
+    warnings.warn(
+        "Caution! paddle.fluid.memory_optimize() is deprecated and not maintained any more, since it is not "
+        "stable!\nThis API would not take any memory optimizations on your Program now, since we have provided "
+        "default strategies for you.",
+        stacklevel=2,
+    )
+
+
+def release_memory(input_program, skip_opt_set=None):
+    """Retired in fluid 1.8 (a warning, no change)."""
+    warnings.warn(
+        "paddle.fluid.release_memory() is deprecated, it would not take any memory release on your program",
+        stacklevel=2,
+    )

@@ -1,0 +1,225 @@
+"""``fluid.metrics``: metrics accumulated in Python over the batches' fetched values (numpy)."""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+__all__ = ["MetricBase", "CompositeMetric", "Precision", "Recall", "Accuracy", "ChunkEvaluator", "EditDistance", "Auc"]
+
+
+def _is_number_or_matrix(v) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating, np.ndarray))
+
+
+class MetricBase:
+    """A metric's state is its public attributes: ``reset`` zeroes them, ``get_config`` returns them."""
+
+    def __init__(self, name):
+        self._name = str(name) if name is not None else self.__class__.__name__
+
+    def __str__(self) -> str:
+        return self._name
+
+    def reset(self) -> None:
+        for attr, value in self.__dict__.items():
+            if attr.startswith("_"):
+                continue
+            if isinstance(value, (int, np.integer)):
+                setattr(self, attr, 0)
+            elif isinstance(value, (float, np.floating)):
+                setattr(self, attr, 0.0)
+            elif isinstance(value, np.ndarray):
+                setattr(self, attr, np.zeros_like(value))
+            else:
+                setattr(self, attr, None)
+
+    def get_config(self) -> dict:
+        states = {a: v for a, v in self.__dict__.items() if not a.startswith("_")}
+        config = {"name": self._name}
+        config.update(copy.deepcopy(states))
+        return config
+
+    def update(self, preds, labels):
+        raise NotImplementedError(f"{self.__class__.__name__} must implement update")
+
+    def eval(self):
+        raise NotImplementedError(f"{self.__class__.__name__} must implement eval")
+
+
+class CompositeMetric(MetricBase):
+    """Several metrics updated with the same predictions and labels."""
+
+    def __init__(self, name=None):
+        super().__init__(name)
+        self._metrics = []
+
+    def add_metric(self, metric) -> None:
+        if not isinstance(metric, MetricBase):
+            raise ValueError("SubMetric should be inherit from MetricBase.")
+        self._metrics.append(metric)
+
+    def update(self, preds, labels):
+        for m in self._metrics:
+            m.update(preds, labels)
+
+    def eval(self):
+        return [m.eval() for m in self._metrics]
+
+
+def _binary(preds, labels, name):
+    preds, labels = np.asarray(preds), np.asarray(labels)
+    if preds.shape[0] != labels.shape[0]:
+        raise ValueError(
+            f"{name}: preds and labels must have the same batch size. Received: {preds.shape}, {labels.shape}"
+        )
+    return np.rint(preds).astype("int32").reshape(-1), labels.astype("int32").reshape(-1)
+
+
+class Precision(MetricBase):
+    """Binary precision: true positives / predicted positives (predictions rounded)."""
+
+    def __init__(self, name=None):
+        super().__init__(name)
+        self.tp = 0
+        self.fp = 0
+
+    def update(self, preds, labels):
+        p, y = _binary(preds, labels, "Precision")
+        self.tp += int(np.sum((p == 1) & (y == 1)))
+        self.fp += int(np.sum((p == 1) & (y != 1)))
+
+    def eval(self):
+        ap = self.tp + self.fp
+        return float(self.tp) / ap if ap != 0 else 0.0
+
+
+class Recall(MetricBase):
+    """Binary recall: true positives / actual positives (predictions rounded)."""
+
+    def __init__(self, name=None):
+        super().__init__(name)
+        self.tp = 0
+        self.fn = 0
+
+    def update(self, preds, labels):
+        p, y = _binary(preds, labels, "Recall")
+        self.tp += int(np.sum((p == 1) & (y == 1)))
+        self.fn += int(np.sum((p != 1) & (y == 1)))
+
+    def eval(self):
+        recall = self.tp + self.fn
+        return float(self.tp) / recall if recall != 0 else 0.0
+
+
+class Accuracy(MetricBase):
+    """The weighted mean of per-batch accuracies (``layers.accuracy``'s output, batch size as weight)."""
+
+    def __init__(self, name=None):
+        super().__init__(name)
+        self.value = 0.0
+        self.weight = 0.0
+
+    def update(self, value, weight):
+        if not _is_number_or_matrix(value):
+            raise ValueError("The 'value' must be a number(int, float) or a numpy ndarray.")
+        if not _is_number_or_matrix(weight):
+            raise ValueError("The 'weight' must be a number(int, float) or a numpy ndarray.")
+        self.value += float(np.sum(np.asarray(value) * weight))
+        self.weight += float(np.sum(weight))
+
+    def eval(self):
+        if self.weight == 0:
+            raise ValueError(
+                "There is no data in Accuracy Metrics. Please check layers.accuracy output has added to Accuracy."
+            )
+        return self.value / self.weight
+
+
+class ChunkEvaluator(MetricBase):
+    """Precision, recall and F1 of chunks from ``chunk_eval``'s counts."""
+
+    def __init__(self, name=None):
+        super().__init__(name)
+        self.num_infer_chunks = 0
+        self.num_label_chunks = 0
+        self.num_correct_chunks = 0
+
+    def update(self, num_infer_chunks, num_label_chunks, num_correct_chunks):
+        self.num_infer_chunks += int(np.sum(num_infer_chunks))
+        self.num_label_chunks += int(np.sum(num_label_chunks))
+        self.num_correct_chunks += int(np.sum(num_correct_chunks))
+
+    def eval(self):
+        precision = float(self.num_correct_chunks) / self.num_infer_chunks if self.num_infer_chunks else 0.0
+        recall = float(self.num_correct_chunks) / self.num_label_chunks if self.num_label_chunks else 0.0
+        f1 = 2 * precision * recall / (precision + recall) if self.num_correct_chunks else 0.0
+        return precision, recall, f1
+
+
+class EditDistance(MetricBase):
+    """Average edit distance and the fraction of sequences with any error."""
+
+    def __init__(self, name):
+        super().__init__(name)
+        self.total_distance = 0.0
+        self.seq_num = 0
+        self.instance_error = 0
+
+    def update(self, distances, seq_num):
+        distances = np.asarray(distances)
+        self.total_distance += float(np.sum(distances))
+        self.seq_num += int(np.sum(seq_num))
+        self.instance_error += int(np.sum(distances != 0))
+
+    def eval(self):
+        if self.seq_num == 0:
+            raise ValueError(
+                "There is no data in EditDistance Metric. Please check layers.edit_distance output has "
+                "been added to EditDistance."
+            )
+        return self.total_distance / self.seq_num, float(self.instance_error) / self.seq_num
+
+
+class Auc(MetricBase):
+    """Area under the ROC curve from per-threshold positive/negative counts (``preds``: [N, 2]
+    probabilities, column 1 the positive class)."""
+
+    def __init__(self, name, curve="ROC", num_thresholds=4095):
+        super().__init__(name=name)
+        if curve != "ROC":
+            raise ValueError(f"fluidcompat's Auc computes the ROC curve only. Received: curve={curve!r}")
+        self._curve = curve
+        self._num_thresholds = num_thresholds
+        self._stat_pos = [0] * (num_thresholds + 1)
+        self._stat_neg = [0] * (num_thresholds + 1)
+
+    def update(self, preds, labels):
+        preds, labels = np.asarray(preds), np.asarray(labels).reshape(-1)
+        for i, label in enumerate(labels):
+            bucket = int(preds[i, 1] * self._num_thresholds)
+            if not 0 <= bucket <= self._num_thresholds:
+                raise ValueError(f"Auc: predictions must lie in [0, 1]. Received: {preds[i, 1]}")
+            if label:
+                self._stat_pos[bucket] += 1
+            else:
+                self._stat_neg[bucket] += 1
+
+    def reset(self) -> None:
+        self._stat_pos = [0] * (self._num_thresholds + 1)
+        self._stat_neg = [0] * (self._num_thresholds + 1)
+
+    @staticmethod
+    def trapezoid_area(x1, x2, y1, y2):
+        return abs(x1 - x2) * (y1 + y2) / 2.0
+
+    def eval(self):
+        tot_pos = tot_neg = 0.0
+        auc = 0.0
+        for idx in range(self._num_thresholds, -1, -1):
+            tot_pos_prev, tot_neg_prev = tot_pos, tot_neg
+            tot_pos += self._stat_pos[idx]
+            tot_neg += self._stat_neg[idx]
+            auc += self.trapezoid_area(tot_neg, tot_neg_prev, tot_pos, tot_pos_prev)
+        return auc / tot_pos / tot_neg if tot_pos > 0.0 and tot_neg > 0.0 else 0.0

@@ -1,0 +1,320 @@
+"""Readers as fluid 1.8 had them: ``paddle.reader`` decorators (a reader is a function returning an
+iterator of samples), ``paddle.batch``, and ``fluid.io.DataLoader`` / ``PyReader`` built from
+generators, which yield feed dicts for ``Executor.run``."""
+
+from __future__ import annotations
+
+import itertools
+import queue
+import random
+import threading
+from typing import Callable, Iterable, Optional
+
+import numpy as np
+
+__all__ = [
+    "ComposeNotAligned",
+    "batch",
+    "buffered",
+    "cache",
+    "chain",
+    "compose",
+    "firstn",
+    "map_readers",
+    "multiprocess_reader",
+    "shuffle",
+    "xmap_readers",
+    "default_collate_fn",
+    "DataLoader",
+    "PyReader",
+]
+
+
+class ComposeNotAligned(ValueError):
+    pass
+
+
+def batch(reader, batch_size, drop_last=False):
+    """A reader of lists of ``batch_size`` samples (the last shorter one kept unless ``drop_last``)."""
+    batch_size = int(batch_size)
+    if batch_size <= 0:
+        raise ValueError(f"batch_size should be a positive integeral value, but got batch_size={batch_size}")
+
+    def batch_reader():
+        b = []
+        for sample in reader():
+            b.append(sample)
+            if len(b) == batch_size:
+                yield b
+                b = []
+        if b and not drop_last:
+            yield b
+
+    return batch_reader
+
+
+def cache(reader):
+    """Reads ``reader`` once, then serves its samples from memory."""
+    all_data = tuple(reader())
+
+    def cached():
+        yield from all_data
+
+    return cached
+
+
+def chain(*readers):
+    def chained():
+        yield from itertools.chain(*[r() for r in readers])
+
+    return chained
+
+
+def compose(*readers, **kwargs):
+    """Samples of several readers side by side: tuples are spread, other samples kept whole."""
+    check_alignment = kwargs.pop("check_alignment", True)
+
+    def make_tuple(x):
+        return x if isinstance(x, tuple) else (x,)
+
+    def composed():
+        its = [r() for r in readers]
+        if not check_alignment:
+            for outputs in zip(*its):
+                yield sum((make_tuple(o) for o in outputs), ())
+            return
+        for outputs in itertools.zip_longest(*its):
+            if any(o is None for o in outputs):
+                raise ComposeNotAligned("outputs of readers are not aligned.")
+            yield sum((make_tuple(o) for o in outputs), ())
+
+    return composed
+
+
+def firstn(reader, n):
+    def first_n():
+        yield from itertools.islice(reader(), n)
+
+    return first_n
+
+
+def map_readers(func, *readers):
+    def mapped():
+        yield from map(func, *[r() for r in readers])
+
+    return mapped
+
+
+def shuffle(reader, buf_size):
+    """Shuffles within windows of ``buf_size`` samples."""
+
+    def shuffled():
+        buf = []
+        for sample in reader():
+            buf.append(sample)
+            if len(buf) >= buf_size:
+                random.shuffle(buf)
+                yield from buf
+                buf = []
+        if buf:
+            random.shuffle(buf)
+            yield from buf
+
+    return shuffled
+
+
+_END = object()
+
+
+def buffered(reader, size):
+    """Reads ahead up to ``size`` samples in a thread."""
+
+    def read_worker(r, q):
+        try:
+            for d in r:
+                q.put(d)
+        finally:
+            q.put(_END)
+
+    def buffered_reader():
+        q: queue.Queue = queue.Queue(maxsize=size)
+        t = threading.Thread(target=read_worker, args=(reader(), q), daemon=True)
+        t.start()
+        while True:
+            e = q.get()
+            if e is _END:
+                break
+            yield e
+
+    return buffered_reader
+
+
+def xmap_readers(mapper, reader, process_num, buffer_size, order=False):
+    """``mapper`` over the samples in ``process_num`` threads (in order when ``order``)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def xreader():
+        with ThreadPoolExecutor(max_workers=max(1, int(process_num))) as pool:
+            if order:
+                yield from pool.map(mapper, reader())
+                return
+            pending = []
+            for sample in reader():
+                pending.append(pool.submit(mapper, sample))
+                if len(pending) >= buffer_size:
+                    yield pending.pop(0).result()
+            for f in pending:
+                yield f.result()
+
+    return xreader
+
+
+def multiprocess_reader(readers, use_pipe=True, queue_size=1000):
+    """The samples of several readers, read concurrently (threads here, processes in fluid)."""
+
+    def reader():
+        q: queue.Queue = queue.Queue(maxsize=queue_size)
+
+        def work(r):
+            try:
+                for sample in r():
+                    q.put(sample)
+            finally:
+                q.put(_END)
+
+        threads = [threading.Thread(target=work, args=(r,), daemon=True) for r in readers]
+        for t in threads:
+            t.start()
+        finished = 0
+        while finished < len(readers):
+            sample = q.get()
+            if sample is _END:
+                finished += 1
+                continue
+            yield sample
+
+    return reader
+
+
+def default_collate_fn(batch):
+    """Samples (tuples of fields) -> one stacked numpy array per field."""
+    first = batch[0]
+    if isinstance(first, np.ndarray):
+        return [np.stack(batch, axis=0)]
+    if isinstance(first, (int, float, np.number)):
+        return [np.array(batch)]
+    return [np.stack([np.asarray(s[k]) for s in batch], axis=0) for k in range(len(first))]
+
+
+class _GeneratorLoader:
+    """``DataLoader.from_generator``: iterating gives, per batch, a list with one feed dict (one per
+    place in fluid; fluidcompat runs one place) or, with ``return_list``, the list of arrays."""
+
+    def __init__(
+        self, feed_list=None, capacity=None, use_double_buffer=True, iterable=True, return_list=False, drop_last=True
+    ):
+        if not iterable:
+            raise NotImplementedError(
+                "DataLoader.from_generator(iterable=False) (the reader op with start()/reset()) is not supported "
+                "by fluidcompat yet; use iterable=True and pass each batch to Executor.run(feed=...)"
+            )
+        if not return_list and not feed_list:
+            raise ValueError("feed_list should be set when return_list=False")
+        self.feed_list = list(feed_list or [])
+        self.return_list = return_list
+        self.drop_last = drop_last
+        self._batches: Optional[Callable[[], Iterable]] = None
+
+    def _names(self):
+        return [v.name if hasattr(v, "name") else str(v) for v in self.feed_list]
+
+    def set_sample_generator(self, reader, batch_size, drop_last=True, places=None):
+        return self.set_sample_list_generator(batch(reader, batch_size, drop_last), places)
+
+    def set_sample_list_generator(self, reader, places=None):
+        def batches():
+            for samples in reader():
+                yield default_collate_fn(samples)
+
+        self._batches = batches
+        return self
+
+    def set_batch_generator(self, reader, places=None):
+        def batches():
+            for b in reader():
+                yield [np.asarray(f) for f in b]
+
+        self._batches = batches
+        return self
+
+    def __call__(self):
+        return iter(self)
+
+    def __iter__(self):
+        if self._batches is None:
+            raise ValueError(
+                "Data source of DataLoader has not set yet: call set_sample_generator, "
+                "set_sample_list_generator or set_batch_generator first"
+            )
+        names = self._names()
+        for arrays in self._batches():
+            if self.return_list:
+                yield list(arrays)
+                continue
+            if len(arrays) != len(names):
+                raise ValueError(
+                    f"DataLoader: a batch has {len(arrays)} fields but feed_list names {len(names)} ({names})"
+                )
+            yield [dict(zip(names, arrays))]
+
+    def start(self):
+        raise NotImplementedError("start() is for iterable=False loaders, which fluidcompat does not support yet")
+
+    def reset(self):
+        raise NotImplementedError("reset() is for iterable=False loaders, which fluidcompat does not support yet")
+
+
+class DataLoader:
+    """``fluid.io.DataLoader``: ``from_generator(...)`` (and ``from_dataset``, not supported)."""
+
+    @staticmethod
+    def from_generator(
+        feed_list=None,
+        capacity=None,
+        use_double_buffer=True,
+        iterable=True,
+        return_list=False,
+        use_multiprocess=False,
+        drop_last=True,
+    ):
+        return _GeneratorLoader(feed_list, capacity, use_double_buffer, iterable, return_list, drop_last)
+
+    @staticmethod
+    def from_dataset(dataset, places, drop_last=True):
+        raise NotImplementedError(
+            "DataLoader.from_dataset (fluid's Dataset/DataFeed) is not supported by fluidcompat yet; "
+            "use DataLoader.from_generator"
+        )
+
+    def __init__(self, *args, **kwargs):
+        raise NotImplementedError(
+            "fluid.io.DataLoader(dataset, ...) (the dygraph Dataset loader) is not supported by fluidcompat yet; "
+            "use DataLoader.from_generator"
+        )
+
+
+class PyReader(_GeneratorLoader):
+    """``fluid.io.PyReader`` (iterable): ``decorate_sample_generator`` / ``decorate_sample_list_generator``
+    / ``decorate_batch_generator``."""
+
+    def __init__(self, feed_list=None, capacity=None, use_double_buffer=True, iterable=True, return_list=False):
+        super().__init__(feed_list, capacity, use_double_buffer, iterable, return_list)
+
+    def decorate_sample_generator(self, sample_generator, batch_size, drop_last=True, places=None):
+        return self.set_sample_generator(sample_generator, batch_size, drop_last, places)
+
+    def decorate_sample_list_generator(self, reader, places=None):
+        return self.set_sample_list_generator(reader, places)
+
+    def decorate_batch_generator(self, reader, places=None):
+        return self.set_batch_generator(reader, places)

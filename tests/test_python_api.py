@@ -1,0 +1,162 @@
+"""fluid 1.8's Python-side API: reader decorators, DataLoader.from_generator, DataFeeder, metrics,
+nets, flags, create_lod_tensor, install_check."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fluidcompat as fluid
+from fluidcompat import reader as R
+
+L = fluid.layers
+
+
+def counting(n):
+    return lambda: iter(range(n))
+
+
+def test_reader_decorators():
+    assert list(R.batch(counting(5), 2)()) == [[0, 1], [2, 3], [4]]
+    assert list(R.batch(counting(5), 2, drop_last=True)()) == [[0, 1], [2, 3]]
+    with pytest.raises(ValueError, match="batch_size should be a positive integeral value, but got batch_size=0"):
+        R.batch(counting(5), 0)
+    assert list(R.firstn(counting(10), 3)()) == [0, 1, 2]
+    assert list(R.chain(counting(2), counting(3))()) == [0, 1, 0, 1, 2]
+    assert list(R.map_readers(lambda a, b: a + b, counting(3), counting(3))()) == [0, 2, 4]
+    assert list(R.compose(counting(2), lambda: iter([(5, 6), (7, 8)]))()) == [(0, 5, 6), (1, 7, 8)]
+    with pytest.raises(R.ComposeNotAligned, match="outputs of readers are not aligned."):
+        list(R.compose(counting(2), counting(3))())
+    assert sorted(R.shuffle(counting(20), 7)()) == list(range(20))
+    assert list(R.buffered(counting(50), 4)()) == list(range(50))
+    assert list(R.xmap_readers(lambda x: x * x, counting(6), 3, 2, order=True)()) == [0, 1, 4, 9, 16, 25]
+    assert sorted(R.xmap_readers(lambda x: x * x, counting(6), 3, 2)()) == [0, 1, 4, 9, 16, 25]
+    assert sorted(R.multiprocess_reader([counting(3), counting(2)])()) == [0, 0, 1, 1, 2]
+    calls = []
+
+    def once():
+        calls.append(1)
+        return iter([1, 2])
+
+    cached = R.cache(once)
+    assert list(cached()) == [1, 2] and list(cached()) == [1, 2] and len(calls) == 1
+    assert fluid.io.batch is R.batch
+
+
+def _linear_program():
+    x = fluid.data("x", [None, 3], "float32")
+    y = fluid.data("y", [None, 1], "float32")
+    pred = L.fc(x, 1, param_attr=fluid.ParamAttr(initializer=fluid.initializer.Constant(0.5)), bias_attr=False)
+    return x, y, L.reduce_sum(L.elementwise_sub(pred, y))
+
+
+def _samples():
+    for k in range(5):
+        yield np.full(3, k, "float32"), np.array([k], "float32")
+
+
+def test_data_loader_from_generator_and_data_feeder_feed_the_executor():
+    x, y, out = _linear_program()
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(fluid.default_startup_program())
+    loader = fluid.io.DataLoader.from_generator(feed_list=[x, y], capacity=4)
+    loader.set_sample_generator(_samples, batch_size=2, drop_last=False)
+    got = [exe.run(feed=data, fetch_list=[out])[0].item() for data in loader()]
+    # per batch: sum_k (1.5 k - k)
+    assert got == [0.5, 2.5, 2.0]
+    feeder = fluid.DataFeeder(feed_list=[x, "y"], place=fluid.CPUPlace())
+    feed = feeder.feed(list(_samples())[:2])
+    assert feed["x"].shape == (2, 3) and feed["y"].dtype == np.float32
+    np.testing.assert_allclose(exe.run(feed=feed, fetch_list=[out])[0], [0.5])
+    with pytest.raises(ValueError, match=r"The number of fields in data \(1\) does not match len\(feed_list\) \(2\)"):
+        feeder.feed([(np.zeros(3),)])
+    batches = fluid.io.DataLoader.from_generator(feed_list=[x, y])
+    batches.set_batch_generator(lambda: iter([[np.ones((2, 3), "float32"), np.ones((2, 1), "float32")]]))
+    assert [sorted(d[0]) for d in batches()] == [["x", "y"]]
+    with pytest.raises(NotImplementedError, match="iterable=False"):
+        fluid.io.DataLoader.from_generator(feed_list=[x], iterable=False)
+
+
+def test_metrics():
+    acc = fluid.metrics.Accuracy()
+    with pytest.raises(ValueError, match="There is no data in Accuracy Metrics"):
+        acc.eval()
+    acc.update(0.5, 4)
+    acc.update(1.0, 4)
+    assert acc.eval() == 0.75
+    acc.reset()
+    assert acc.weight == 0.0
+    p, r = fluid.metrics.Precision(), fluid.metrics.Recall()
+    preds, labels = np.array([[0.9], [0.2], [0.7], [0.6]]), np.array([[1], [1], [0], [1]])
+    comp = fluid.metrics.CompositeMetric()
+    comp.add_metric(p)
+    comp.add_metric(r)
+    comp.update(preds, labels)
+    assert comp.eval() == [2 / 3, 2 / 3]
+    chunk = fluid.metrics.ChunkEvaluator()
+    chunk.update(np.array([4]), np.array([5]), np.array([2]))
+    assert chunk.eval() == pytest.approx((0.5, 0.4, 2 * 0.5 * 0.4 / 0.9))
+    ed = fluid.metrics.EditDistance("ed")
+    ed.update(np.array([[0.0], [2.0], [1.0]]), 3)
+    assert ed.eval() == (1.0, 2 / 3)
+    auc = fluid.metrics.Auc("auc", num_thresholds=100)
+    scores = np.array([0.1, 0.4, 0.35, 0.8])
+    auc.update(np.stack([1 - scores, scores], 1), np.array([0, 0, 1, 1]))
+    assert auc.eval() == pytest.approx(0.75)  # sklearn's roc_auc_score for these scores
+    assert fluid.metrics.MetricBase("m").get_config() == {"name": "m"}
+
+
+def test_nets_build_and_run():
+    img = fluid.data("img", [None, 1, 8, 8], "float32")
+    a = fluid.nets.simple_img_conv_pool(img, 4, 3, 2, 2, act="relu")
+    b = fluid.nets.img_conv_group(img, [2, 3], 2, conv_with_batchnorm=True, pool_stride=2)
+    seq = fluid.data("seq", [None, 5, 8], "float32")
+    att = fluid.nets.scaled_dot_product_attention(seq, seq, seq, num_heads=2)
+    g = fluid.nets.glu(seq, dim=-1)
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(fluid.default_startup_program())
+    sv = np.random.RandomState(0).rand(2, 5, 8).astype("float32")
+    ra, rb, ratt, rg = exe.run(feed={"img": np.ones((2, 1, 8, 8), "float32"), "seq": sv}, fetch_list=[a, b, att, g])
+    assert ra.shape == (2, 4, 3, 3) and rb.shape == (2, 3, 4, 4) and ratt.shape == (2, 5, 8)
+    np.testing.assert_allclose(rg, sv[..., :4] / (1 + np.exp(-sv[..., 4:])), rtol=1e-5)
+
+    def attention(q):  # two heads of 4
+        heads = q.reshape(2, 5, 2, 4).transpose(0, 2, 1, 3)
+        w = heads @ heads.transpose(0, 1, 3, 2) / 2.0
+        w = np.exp(w - w.max(-1, keepdims=True))
+        w /= w.sum(-1, keepdims=True)
+        return (w @ heads).transpose(0, 2, 1, 3).reshape(2, 5, 8)
+
+    np.testing.assert_allclose(ratt, attention(sv), rtol=1e-5)
+
+
+def test_flags_version_and_retired_helpers(monkeypatch):
+    monkeypatch.delenv("FLAGS_check_nan_inf", raising=False)
+    assert fluid.get_flags(["FLAGS_check_nan_inf"]) == {"FLAGS_check_nan_inf": False}
+    fluid.set_flags({"FLAGS_check_nan_inf": True})
+    assert fluid.get_flags("FLAGS_check_nan_inf") == {"FLAGS_check_nan_inf": True}
+    monkeypatch.delenv("FLAGS_check_nan_inf")
+    with pytest.raises(ValueError, match="Flag FLAGS_nope cannot get its value through this function."):
+        fluid.get_flags("FLAGS_nope")
+    fluid.require_version("1.7", "1.8.5")
+    with pytest.raises(Exception, match="VersionError: PaddlePaddle version >= 2.0 required, but 1.8.5 installed"):
+        fluid.require_version("2.0")
+    with pytest.warns(UserWarning, match="memory_optimize\\(\\) is deprecated"):
+        fluid.memory_optimize(fluid.default_main_program())
+    assert fluid.framework.cpu_places is fluid.places.cpu_places
+
+
+def test_create_lod_tensor_keeps_data_and_lengths():
+    t = fluid.create_lod_tensor([[1, 2], [3, 4, 5]], [[2, 3]], fluid.CPUPlace())
+    assert t.recursive_sequence_lengths() == [[2, 3]] and t.lod() == [[0, 2, 5]]
+    np.testing.assert_array_equal(np.array(t).reshape(-1), [1, 2, 3, 4, 5])
+    with pytest.raises(ValueError, match="recursive_seq_lens info is invalid"):
+        fluid.create_lod_tensor(np.zeros((4, 1)), [[2, 3]], fluid.CPUPlace())
+    r = fluid.create_random_int_lodtensor([[2, 2]], [3], fluid.CPUPlace(), 0, 9)
+    arr = np.array(r)
+    assert arr.shape == (4, 3) and arr.min() >= 0 and arr.max() <= 9
+
+
+def test_install_check(capsys):
+    fluid.install_check.run_check()
+    assert "installed successfully" in capsys.readouterr().out
