@@ -63,6 +63,18 @@ PARTIAL: Dict[str, str] = {
     "paddle.fluid.layers.data": "no LoD: lod_level is accepted and ignored",
     "paddle.fluid.CUDAPinnedPlace": "host memory pinned through torch; on a machine without CUDA, plain host memory",
     "paddle.fluid.compiler.CompiledProgram": "with_data_parallel runs on one device",
+    "paddle.fluid.optimizer.RecomputeOptimizer": "trains as its inner optimizer: activations are kept, not recomputed",
+    "paddle.fluid.io.multiprocess_reader": "threads, not processes",
+    "paddle.fluid.io.DataLoader": "from_generator with iterable=True only",
+    "paddle.fluid.io.PyReader": "iterable=True only",
+    "paddle.fluid.layers.warpctc": "padded input with input_length/label_length only (no LoD)",
+    "paddle.fluid.layers.edit_distance": "padded input with lengths; ignored_tokens not supported",
+    "paddle.fluid.layers.row_conv": "padded [batch, time, dim] input (no LoD)",
+    "paddle.fluid.DataFeeder": "variables with lod_level 0 only",
+    "paddle.fluid.data_feeder.DataFeeder": "variables with lod_level 0 only",
+    "paddle.fluid.create_lod_tensor": "the LoD is kept on the tensor; ops ignore it",
+    "paddle.fluid.layers.adaptive_pool2d": "require_index=True not supported",
+    "paddle.fluid.layers.adaptive_pool3d": "require_index=True not supported",
 }
 
 # For names fluidcompat lacks: the nearest thing it has.

@@ -44,6 +44,8 @@ __all__ = [
     "Optimizer",
     "ExponentialMovingAverage",
     "ModelAverage",
+    "LookaheadOptimizer",
+    "RecomputeOptimizer",
 ]
 
 
@@ -635,6 +637,92 @@ Lamb = LambOptimizer
 LarsMomentum = LarsMomentumOptimizer
 
 from fluidcompat.averaging import ExponentialMovingAverage, ModelAverage  # noqa: E402
+
+
+class LookaheadOptimizer:
+    """Lookahead (Zhang et al. 2019) around an inner optimizer, built as fluid 1.8 built it: after the
+    inner update, every k-th step sets slow = alpha * fast + (1 - alpha) * slow and fast = slow, in a
+    Switch over ``step % k == 0``. The slow copies start as the parameters' initial values."""
+
+    def __init__(self, inner_optimizer, alpha=0.5, k=5):
+        if inner_optimizer is None:
+            raise ValueError("inner optimizer can not be None")
+        if not 0.0 <= alpha <= 1.0:
+            raise ValueError(f"alpha should be larger or equal to 0.0, and less or equal than 1.0. Received: {alpha}")
+        if not isinstance(k, int) or k <= 0:
+            raise ValueError(f"k should be a positive integer. Received: {k!r}")
+        self.inner_optimizer = inner_optimizer
+        self.alpha = alpha
+        self.k = k
+        self.type = "lookahead"
+
+    def minimize(self, loss, startup_program=None):
+        from fluidcompat import layers
+
+        startup = startup_program or framework.default_startup_program()
+        main = loss.block.program
+        with framework.program_transaction(main, startup):
+            mini_out = self.inner_optimizer.minimize(loss, startup_program=startup)
+            block = main.global_block()
+            params = [p for p in block.all_parameters() if p.trainable]
+            slow = {}
+            for p in params:
+                name = p.name + "@SLOW"
+                slow[p.name] = block.create_var(name=name, shape=p.shape, dtype=p.dtype, persistable=True)
+                sb = startup.global_block()
+                sb.create_var(name=name, shape=p.shape, dtype=p.dtype, persistable=True)
+                sb.append_op(type="assign", inputs={"X": [sb.var(p.name)]}, outputs={"Out": [sb.var(name)]})
+            with program_guard(main, startup):
+                step = layers.create_global_var(
+                    name=unique_name.generate("lookahead_step"), shape=[1], value=0, dtype="int32", persistable=True
+                )
+                layers.increment(step, value=1.0, in_place=True)
+                k_var = layers.fill_constant([1], "int32", self.k)
+                zero = layers.fill_constant([1], "int32", 0)
+                cond = layers.equal(layers.elementwise_mod(step, k_var), zero)
+                with layers.Switch() as switch:
+                    with switch.case(cond):
+                        for p in params:
+                            s = slow[p.name]
+                            tmp = layers.elementwise_add(layers.scale(p, self.alpha), layers.scale(s, 1.0 - self.alpha))
+                            layers.assign(tmp, s)
+                            layers.assign(tmp, p)
+                    with switch.default():
+                        pass
+        return mini_out
+
+
+class RecomputeOptimizer(Optimizer):
+    """Recompute around an inner optimizer. fluidcompat trains exactly as the inner optimizer does: the
+    checkpoints are accepted, and activations are kept rather than recomputed (same values, the
+    memory of training without recompute)."""
+
+    def __init__(self, optimizer):
+        self._optimizer = optimizer
+        self._checkpoints = None
+        self.type = "recompute"
+
+    def _set_checkpoints(self, checkpoints):
+        self._checkpoints = list(checkpoints)
+
+    def load(self, stat_dict):
+        raise NotImplementedError("load function is not supported by Recompute Optimizer for now")
+
+    def backward(self, loss, startup_program=None, parameter_list=None, no_grad_set=None, callbacks=None):
+        return self._optimizer.backward(loss, startup_program, parameter_list, no_grad_set, callbacks)
+
+    def apply_gradients(self, params_grads):
+        return self._optimizer.apply_gradients(params_grads)
+
+    def apply_optimize(self, loss, startup_program, params_grads):
+        return self._optimizer.apply_optimize(loss, startup_program, params_grads)
+
+    def minimize(self, loss, startup_program=None, parameter_list=None, no_grad_set=None):
+        if not isinstance(loss, Variable):
+            raise TypeError("The loss should be an Variable.")
+        if self._checkpoints is None:
+            raise ValueError("You should call _set_checkpoints first")
+        return self._optimizer.minimize(loss, startup_program, parameter_list, no_grad_set)
 
 
 def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError

@@ -1270,3 +1270,343 @@ _op(
     _affine_grid,
     host_inputs=frozenset({"OutputShape"}),
 )
+
+
+# -- more nn ops ----------------------------------------------------------------------------------
+def _add_position_encoding(ins, a):
+    x = _x(ins)
+    _, m, p = x.shape
+    half = p // 2
+    j = torch.arange(m, dtype=torch.float64, device=x.device)[:, None]
+    k = torch.arange(half, dtype=torch.float64, device=x.device)[None, :]
+    val = j / (10000.0 ** (k / (half - 1))) if half > 1 else j / 10000.0
+    enc = torch.cat([torch.sin(val), torch.cos(val)], 1).to(x.dtype)
+    return {"Out": [x * a["alpha"] + enc[None] * a["beta"]]}
+
+
+_op("add_position_encoding", ("X",), ("Out",), {"alpha": 1.0, "beta": 1.0}, same_as(), _add_position_encoding)
+
+
+def _bilinear_tp(ins, a):
+    x, y, w, b = ins["X"][0], ins["Y"][0], ins["Weight"][0], first(ins, "Bias")
+    out_t = torch.einsum("ni,kij,nj->nk", x, w, y)
+    return {"Out": [out_t + b.reshape(1, -1) if b is not None else out_t]}
+
+
+_op(
+    "bilinear_tensor_product",
+    ("X", "Y", "Weight", "Bias"),
+    ("Out",),
+    {},
+    lambda ins, a: out("Out", (first(ins, "X").shape[0], first(ins, "Weight").shape[0]), first(ins, "X").dtype),
+    _bilinear_tp,
+)
+
+
+def _conv3d_transpose(ins, a):
+    x, w = ins["Input"][0], ins["Filter"][0]
+    y = F.conv_transpose3d(x, w, None, list(a["strides"]), list(a["paddings"]), 0, a["groups"], list(a["dilations"]))
+    size = list(a["output_size"])
+    if size and list(y.shape[2:]) != size:
+        extra = [s - d for s, d in zip(size, y.shape[2:])]
+        y = F.conv_transpose3d(
+            x, w, None, list(a["strides"]), list(a["paddings"]), extra, a["groups"], list(a["dilations"])
+        )
+    return {"Output": [y]}
+
+
+def _conv3d_transpose_infer(ins, a):
+    x, w = first(ins, "Input"), first(ins, "Filter")
+    if a["output_size"]:
+        dims = list(a["output_size"])
+    else:
+        dims = [
+            (x.shape[2 + i] - 1) * a["strides"][i] - 2 * a["paddings"][i] + a["dilations"][i] * (w.shape[2 + i] - 1) + 1
+            if x.shape[2 + i] >= 0
+            else -1
+            for i in range(3)
+        ]
+    return out("Output", [x.shape[0], w.shape[1] * a["groups"]] + dims, x.dtype)
+
+
+register(
+    OpDef(
+        "conv3d_transpose",
+        ("Input", "Filter"),
+        ("Output",),
+        {
+            "strides": [1, 1, 1],
+            "paddings": [0, 0, 0],
+            "dilations": [1, 1, 1],
+            "groups": 1,
+            "output_size": [],
+            "data_format": "NCDHW",
+            "padding_algorithm": "EXPLICIT",
+            "use_cudnn": True,
+        },
+        _conv3d_transpose_infer,
+        _conv3d_transpose,
+        grad=GradDef(out_grads=("Output",)),
+    )
+)
+
+
+def _fsp(ins, a):
+    x, y = ins["X"][0], ins["Y"][0]
+    n, c1, h, w = x.shape
+    return {"Out": [torch.bmm(x.reshape(n, c1, h * w), y.reshape(n, y.shape[1], h * w).transpose(1, 2)) / (h * w)]}
+
+
+_op(
+    "fsp",
+    ("X", "Y"),
+    ("Out",),
+    {},
+    lambda ins, a: out(
+        "Out", (first(ins, "X").shape[0], first(ins, "X").shape[1], first(ins, "Y").shape[1]), first(ins, "X").dtype
+    ),
+    _fsp,
+)
+
+
+def _gather_tree(ins, a):
+    ids, parents = ins["Ids"][0], ins["Parents"][0]
+    t_max = ids.shape[0]
+    result = torch.empty_like(ids)
+    beam = torch.arange(ids.shape[2], device=ids.device).expand(ids.shape[1], -1)
+    batch = torch.arange(ids.shape[1], device=ids.device)[:, None].expand_as(beam)
+    for t in range(t_max - 1, -1, -1):
+        result[t] = ids[t, batch, beam]
+        beam = parents[t, batch, beam].long()
+    return {"Out": [result]}
+
+
+_op("gather_tree", ("Ids", "Parents"), ("Out",), {}, same_as("Ids"), _gather_tree, grad=False)
+
+
+def _selected_rows_values(ins, a):
+    from fluidcompat_ops.grad import SelectedRows
+
+    x = _x(ins)
+    return {"Out": [x.values if isinstance(x, SelectedRows) else x]}
+
+
+def _merge_selected_rows(ins, a):
+    from fluidcompat_ops.grad import SelectedRows
+
+    x = _x(ins)
+    if not isinstance(x, SelectedRows):
+        return {"Out": [x]}
+    rows, inverse = torch.unique(x.rows, sorted=True, return_inverse=True)
+    values = torch.zeros((rows.numel(),) + tuple(x.values.shape[1:]), dtype=x.values.dtype, device=x.values.device)
+    values.index_add_(0, inverse, x.values)
+    return {"Out": [SelectedRows(rows, values, x.height)]}
+
+
+_op(
+    "get_tensor_from_selected_rows",
+    ("X",),
+    ("Out",),
+    {},
+    lambda ins, a: out("Out", (-1,) + tuple(first(ins, "X").shape[1:]), first(ins, "X").dtype),
+    _selected_rows_values,
+    grad=False,
+)
+_op("merge_selected_rows", ("X",), ("Out",), {}, same_as(), _merge_selected_rows, grad=False)
+
+
+def _mean_iou(ins, a):
+    pred, label, c = ins["Predictions"][0].reshape(-1).long(), ins["Labels"][0].reshape(-1).long(), a["num_classes"]
+    correct = torch.bincount(pred[pred == label], minlength=c)
+    wrong = torch.bincount(pred[pred != label], minlength=c) + torch.bincount(label[pred != label], minlength=c)
+    denom = correct + wrong
+    valid = denom > 0
+    iou = torch.where(
+        valid, correct.double() / denom.clamp(min=1).double(), torch.zeros_like(correct, dtype=torch.float64)
+    )
+    mean = iou.sum() / valid.sum().clamp(min=1)
+    return {
+        "OutMeanIou": [mean.to(torch.float32).reshape(1)],
+        "OutWrong": [wrong.to(torch.int32)],
+        "OutCorrect": [correct.to(torch.int32)],
+    }
+
+
+def _mean_iou_infer(ins, a):
+    c = a["num_classes"]
+    return {"OutMeanIou": [((1,), "float32")], "OutWrong": [((c,), "int32")], "OutCorrect": [((c,), "int32")]}
+
+
+_op(
+    "mean_iou",
+    ("Predictions", "Labels"),
+    ("OutMeanIou", "OutWrong", "OutCorrect"),
+    {"num_classes": 0},
+    _mean_iou_infer,
+    _mean_iou,
+    grad=False,
+)
+
+
+def _random_crop(ins, a):
+    x = _x(ins)
+    shape = list(a["shape"])
+    k = len(shape)
+    g = _generator({"seed": a.get("startup_seed", 0), "_device": x.device})
+    lead = x.shape[: x.dim() - k]
+    flat = x.reshape((-1,) + tuple(x.shape[x.dim() - k :]))
+    outs = []
+    for inst in flat:
+        idx = []
+        for d, s in enumerate(shape):
+            hi = inst.shape[d] - s
+            off = int(torch.randint(0, hi + 1, (1,), generator=g).item()) if hi > 0 else 0
+            idx.append(slice(off, off + s))
+        outs.append(inst[tuple(idx)])
+    return {
+        "Out": [torch.stack(outs).reshape(tuple(lead) + tuple(shape))],
+        "SeedOut": [torch.zeros(1, dtype=torch.int64)],
+    }
+
+
+def _random_crop_infer(ins, a):
+    x = first(ins, "X")
+    k = len(a["shape"])
+    return {"Out": [(list(x.shape[: len(x.shape) - k]) + list(a["shape"]), x.dtype)], "SeedOut": [((1,), "int64")]}
+
+
+_op(
+    "random_crop",
+    ("X", "Seed"),
+    ("Out", "SeedOut"),
+    {"shape": [], "startup_seed": 0},
+    _random_crop_infer,
+    _random_crop,
+    grad=False,
+)
+
+
+def _sampling_id(ins, a):
+    x = _x(ins)
+    g = _generator({"seed": a["seed"], "_device": x.device})
+    r = torch.empty(x.shape[0], dtype=x.dtype, device=x.device).uniform_(a["min"], a["max"], generator=g)
+    cdf = torch.cumsum(x, 1)
+    idx = torch.sum(cdf < r[:, None], 1).clamp(max=x.shape[1] - 1)
+    return {"Out": [idx.to(torch.int64)]}
+
+
+_op(
+    "sampling_id",
+    ("X",),
+    ("Out",),
+    {"min": 0.0, "max": 1.0, "seed": 0},
+    lambda ins, a: out("Out", (first(ins, "X").shape[0],), "int64"),
+    _sampling_id,
+    grad=False,
+)
+
+
+def _spectral_norm(ins, a):
+    w, u, v = ins["Weight"][0], ins["U"][0], ins["V"][0]
+    dim = a["dim"]
+    perm = [dim] + [i for i in range(w.dim()) if i != dim]
+    mat = w.permute(perm).reshape(w.shape[dim], -1)
+    with torch.no_grad():
+        u, v = u.clone(), v.clone()
+        for _ in range(a["power_iters"]):
+            v = F.normalize(mat.t() @ u, dim=0, eps=a["eps"])
+            u = F.normalize(mat @ v, dim=0, eps=a["eps"])
+    sigma = u @ mat @ v
+    return {"Out": [w / sigma]}
+
+
+_op(
+    "spectral_norm",
+    ("Weight", "U", "V"),
+    ("Out",),
+    {"dim": 0, "power_iters": 1, "eps": 1e-12},
+    same_as("Weight"),
+    _spectral_norm,
+)
+
+
+def _row_conv(ins, a):
+    x, w = _x(ins), ins["Filter"][0]
+    k = w.shape[0]
+    t = x.shape[1]
+    padded = F.pad(x, (0, 0, 0, k - 1))
+    return {"Out": [sum(padded[:, i : i + t] * w[i] for i in range(k))]}
+
+
+_op("row_conv", ("X", "Filter"), ("Out",), {}, same_as(), _row_conv)
+_op(
+    "is_empty",
+    ("X",),
+    ("Out",),
+    {},
+    lambda ins, a: out("Out", (1,), "bool"),
+    lambda ins, a: {"Out": [torch.tensor([_x(ins).numel() == 0])]},
+    grad=False,
+    no_buffer_inputs=frozenset({"X"}),
+    host_outputs=frozenset({"Out"}),
+)
+
+
+def _levenshtein(a_seq, b_seq) -> int:
+    prev = list(range(len(b_seq) + 1))
+    for i, x in enumerate(a_seq, 1):
+        cur = [i] + [0] * len(b_seq)
+        for j, y in enumerate(b_seq, 1):
+            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y))
+        prev = cur
+    return prev[-1]
+
+
+def _edit_distance(ins, a):
+    hyp, ref = ins["Hyps"][0], ins["Refs"][0]
+    hl, rl = first(ins, "HypsLength"), first(ins, "RefsLength")
+    n = hyp.shape[0]
+    hyps = hyp.reshape(n, -1).tolist()
+    refs = ref.reshape(n, -1).tolist()
+    hl = hl.reshape(-1).tolist() if hl is not None else [len(h) for h in hyps]
+    rl = rl.reshape(-1).tolist() if rl is not None else [len(r) for r in refs]
+    dists = []
+    for h, r, lh, lr in zip(hyps, refs, hl, rl):
+        d = float(_levenshtein(h[: int(lh)], r[: int(lr)]))
+        if a["normalized"]:
+            d = d / lr if lr else d
+        dists.append([d])
+    return {"Out": [torch.tensor(dists, dtype=torch.float32)], "SequenceNum": [torch.tensor([n], dtype=torch.int64)]}
+
+
+_op(
+    "edit_distance",
+    ("Hyps", "Refs", "HypsLength", "RefsLength"),
+    ("Out", "SequenceNum"),
+    {"normalized": False},
+    lambda ins, a: {"Out": [((first(ins, "Hyps").shape[0], 1), "float32")], "SequenceNum": [((1,), "int64")]},
+    _edit_distance,
+    grad=False,
+    host_inputs=frozenset({"Hyps", "Refs", "HypsLength", "RefsLength"}),
+)
+
+
+def _warpctc(ins, a):
+    logits, label = ins["Logits"][0], ins["Label"][0]
+    il, ll = ins["LogitsLength"][0].reshape(-1).long(), ins["LabelLength"][0].reshape(-1).long()
+    logp = torch.log_softmax(logits, -1)
+    loss = F.ctc_loss(logp, label.long(), il, ll, blank=a["blank"], reduction="none", zero_infinity=False)
+    if a["norm_by_times"]:  # fluid scales only the gradient by 1 / the sequence's length
+        scaled = loss / il.to(loss.dtype)
+        loss = scaled + (loss - scaled).detach()
+    return {"Loss": [loss.reshape(-1, 1)]}
+
+
+_op(
+    "warpctc",
+    ("Logits", "Label", "LogitsLength", "LabelLength"),
+    ("Loss",),
+    {"blank": 0, "norm_by_times": False},
+    lambda ins, a: out("Loss", (first(ins, "Logits").shape[1], 1), first(ins, "Logits").dtype),
+    _warpctc,
+)

@@ -95,6 +95,28 @@ def make_cases(G):
         G("resize_trilinear", lambda v: L.resize_trilinear(v, [4, 2, 4]), {"v": VOL}),
         G("unfold", lambda x: L.unfold(x, [2, 2], strides=1, paddings=1), {"x": IMG}),
         G("temporal_shift", lambda x: L.temporal_shift(L.reshape(x, [2, 2, 4, 4]), 2, 0.25), {"x": IMG}),
+        G("add_position_encoding", lambda s: L.add_position_encoding(s, 0.5, 2.0), {"s": afz((2, 3, 4))}),
+        G("bilinear_tensor_product", lambda a, b: L.bilinear_tensor_product(a, b, 2), ab),
+        G(
+            "conv3d_transpose",
+            lambda v: L.conv3d_transpose(v, 2, filter_size=2, stride=2),
+            {"v": VOL},
+            rtol=1e-4,
+            atol=1e-6,
+        ),
+        G("fsp_matrix", lambda x: L.fsp_matrix(x, x * x), {"x": IMG}),
+        G("spectral_norm", lambda s: L.spectral_norm(s, power_iters=60), {"s": SQ}, rtol=1e-4, atol=1e-6),
+        G("row_conv", lambda s: L.row_conv(s, 2), {"s": afz((2, 4, 3))}),
+        G(
+            "warpctc",
+            lambda z: L.warpctc(
+                z,
+                L.assign(np.array([[1, 2], [2, 2]], "int32")),
+                input_length=L.assign(np.array([4, 3], "int64")),
+                label_length=L.assign(np.array([2, 1], "int64")),
+            ),
+            {"z": afz((4, 2, 3))},
+        ),
         G(
             "affine_grid_grid_sampler",
             lambda x, t: L.grid_sampler(x, L.affine_grid(t, [1, 4, 3, 3])),

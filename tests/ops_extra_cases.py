@@ -507,3 +507,170 @@ EXTRA_CASES = [
 
 def _fail():
     raise AssertionError("random op output out of its range")
+
+
+def _conv3d_transpose_ref(x, w):
+    n, c, d, h, ww = x.shape
+    _, o, kd, kh, kw = w.shape
+    out = np.zeros((n, o, d + kd - 1, h + kh - 1, ww + kw - 1), "float64")
+    for i in range(d):
+        for j in range(h):
+            for k in range(ww):
+                out[:, :, i : i + kd, j : j + kh, k : k + kw] += np.einsum("nc,cokij->nokij", x[:, :, i, j, k], w)
+    return out.astype("float32")
+
+
+def _sparse_grad_rows():
+    """W@GRAD of a sparse embedding (rows 1, 3, 1), merged, as a dense [2, 4] tensor."""
+    ids = L.assign(np.array([[1], [3], [1]], "int64"))
+    emb = L.embedding(ids, size=(5, 4), is_sparse=True, param_attr=fluid.ParamAttr(name="emb_w"))
+    (g,) = fluid.gradients([L.reduce_sum(emb * 2.0)], [fluid.default_main_program().global_block().var("emb_w")])
+    return L.get_tensor_from_selected_rows(L.merge_selected_rows(g))
+
+
+WT = rng.uniform(-1, 1, (2, 3, 2, 2, 2)).astype("float32")
+BW = rng.uniform(-1, 1, (2, 3, 4)).astype("float32")
+RW = rng.uniform(-1, 1, (3, 4)).astype("float32")
+SEQ = rng.uniform(-1, 1, (2, 5, 4)).astype("float32")
+
+
+def _param(arr):
+    return fluid.ParamAttr(initializer=fluid.initializer.NumpyArrayInitializer(arr))
+
+
+EXTRA_CASES += [
+    Case(
+        "conv3d_transpose",
+        lambda v: L.conv3d_transpose(v, 3, filter_size=2, param_attr=_param(WT), bias_attr=False),
+        {"v": VOL},
+        lambda v: _conv3d_transpose_ref(v, WT),
+        rtol=1e-4,
+        atol=1e-5,
+    ),
+    Case(
+        "bilinear_tensor_product",
+        lambda u, x: L.bilinear_tensor_product(
+            u, L.reshape(L.slice(x, [1, 2], [0, 0], [1, 4]), [2, 4]), 2, param_attr=_param(BW), bias_attr=False
+        ),
+        {"u": U, "x": X},
+        lambda u, x: np.einsum("ni,kij,nj->nk", u, BW, x[:, 0, :]),
+        rtol=1e-5,
+    ),
+    Case(
+        "fsp_matrix",
+        lambda x: L.fsp_matrix(x, x * 2.0),
+        {"x": IMG},
+        lambda x: np.einsum("nchw,ndhw->ncd", x, x * 2) / 16,
+        rtol=1e-5,
+    ),
+    Case(
+        "gather_tree",
+        lambda: L.gather_tree(
+            L.assign(np.array([[[2, 2], [6, 1]], [[3, 9], [6, 1]], [[0, 1], [9, 0]]], "int64")),
+            L.assign(np.array([[[0, 0], [1, 1]], [[1, 0], [1, 0]], [[0, 0], [0, 1]]], "int64")),
+        ),
+        {},
+        lambda: np.array([[[2, 2], [1, 6]], [[3, 3], [6, 1]], [[0, 1], [9, 0]]], "int64"),  # fluid 1.8's docs example
+    ),
+    Case(
+        "selected_rows",
+        lambda: _sparse_grad_rows(),
+        {},
+        lambda: np.full((2, 4), 2.0, "float32") * np.array([[2], [1]], "float32"),
+    ),
+    Case(
+        "random_crop",
+        lambda x: L.random_crop(x, [2, 3], seed=4),
+        {"x": X},
+        check=lambda out: (
+            (
+                out.shape == (2, 2, 3)
+                and all(
+                    any(np.array_equal(out[i], X[i, a : a + 2, b : b + 3]) for a in range(2) for b in range(2))
+                    for i in range(2)
+                )
+            )
+            or _fail()
+        ),
+    ),
+    Case(
+        "sampling_id",
+        lambda: L.sampling_id(L.assign(np.array([[0, 1, 0], [0, 0, 1], [1, 0, 0]], "float32"))),
+        {},
+        lambda: np.array([1, 2, 0], "int64"),
+    ),
+    Case(
+        "spectral_norm",
+        lambda m: L.spectral_norm(m, power_iters=50),
+        {"m": M},
+        lambda m: m / np.linalg.svd(m)[1][0],
+        rtol=1e-4,
+    ),
+    Case(
+        "row_conv",
+        lambda s: L.row_conv(s, 2, param_attr=_param(RW)),
+        {"s": SEQ},
+        lambda s: sum(np.pad(s, ((0, 0), (0, 2), (0, 0)))[:, i : i + 5] * RW[i] for i in range(3)).astype("float32"),
+        rtol=1e-5,
+    ),
+    Case("is_empty", lambda x: L.is_empty(x), {"x": X}, lambda x: np.array([False])),
+]
+
+
+_ctc_rng = np.random.RandomState(3)
+_ctc_rng.uniform(-1, 1, (2, 3, 6))
+_CTC_LOGITS = _ctc_rng.uniform(-1, 1, (5, 2, 4)).astype("float32")  # as in tests/golden/ops_extra.py
+_CTC_LOSS = [[2.832435], [3.385081]]
+
+
+def _position_encoding(x, alpha, beta):
+    _, m, p = x.shape
+    half = p // 2
+    j = np.arange(m)[:, None]
+    k = np.arange(half)[None, :]
+    val = j / 10000.0 ** (k / (half - 1))
+    return (x * alpha + np.concatenate([np.sin(val), np.cos(val)], 1)[None] * beta).astype("float32")
+
+
+EXTRA_CASES += [
+    Case(
+        "add_position_encoding",
+        lambda s: L.add_position_encoding(s, 0.5, 2.0),
+        {"s": SEQ},
+        lambda s: _position_encoding(s, 0.5, 2.0),
+        rtol=1e-5,
+        atol=1e-6,
+    ),
+    Case(
+        "mean_iou",
+        lambda: list(
+            L.mean_iou(L.assign(np.array([0, 1, 1, 2], "int32")), L.assign(np.array([0, 1, 2, 2], "int32")), 3)
+        ),
+        {},
+        # class 0: 1/1, class 1: 1/(1+1), class 2: 1/(1+1)
+        lambda: [np.array([2 / 3], "float32"), np.array([0, 1, 1], "int32"), np.array([1, 1, 1], "int32")],
+    ),
+    Case(
+        "edit_distance",
+        lambda: L.edit_distance(
+            L.assign(np.array([[1, 2, 3, 0], [4, 5, 0, 0]], "int64")),
+            L.assign(np.array([[1, 3, 3, 0], [4, 5, 6, 7]], "int64")),
+            input_length=L.assign(np.array([3, 2], "int64")),
+            label_length=L.assign(np.array([3, 4], "int64")),
+        )[0],
+        {},
+        lambda: np.array([[1 / 3], [0.5]], "float32"),
+    ),
+    Case(
+        "warpctc",
+        lambda: L.warpctc(
+            L.assign(_CTC_LOGITS),
+            L.assign(np.array([[1, 2], [3, 3]], "int32")),
+            input_length=L.assign(np.array([5, 4], "int64")),
+            label_length=L.assign(np.array([2, 1], "int64")),
+        ),
+        {},
+        lambda: np.array(_CTC_LOSS, "float32"),  # fluid 1.8.5 (tests/golden/ops_extra.json)
+        rtol=1e-5,
+    ),
+]

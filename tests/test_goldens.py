@@ -51,6 +51,15 @@ def test_forward_ops_match_fluid():
             np.testing.assert_allclose(g["values"], w["values"], rtol=1e-5, atol=1e-5, err_msg=key)
 
 
+def test_more_ops_match_fluid():
+    """add_position_encoding, mean_iou, warpctc and edit_distance: dtypes and values of fluid 1.8.5."""
+    got, want = run_fluidcompat("ops_extra.py"), load("ops_extra.json")
+    assert len(got) == len(want) == 9
+    for (gd, gv), (wd, wv) in zip(got, want):
+        assert gd == wd
+        np.testing.assert_allclose(gv, wv, atol=2e-6)
+
+
 def test_crop_program_matches_fluid():
     assert run_fluidcompat("crop_program.py") == load("crop_program.json")
 

@@ -160,3 +160,45 @@ def test_create_lod_tensor_keeps_data_and_lengths():
 def test_install_check(capsys):
     fluid.install_check.run_check()
     assert "installed successfully" in capsys.readouterr().out
+
+
+# w after each of 7 steps of LookaheadOptimizer(SGD(0.1), alpha=0.5, k=3), printed by fluid 1.8.5
+LOOKAHEAD_FLUID = [
+    [0.3675000071525574, 0.20500001311302185],
+    [0.44081249833106995, 0.14737500250339508],
+    [0.40680235624313354, 0.2037828266620636],
+    [0.4753846526145935, 0.1408710479736328],
+    [0.5448309183120728, 0.09912782907485962],
+    [0.509330153465271, 0.13581106066703796],
+    [0.5752922296524048, 0.0915060043334961],
+]
+
+
+def _lookahead_net(opt):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", [None, 2], "float32")
+        y = L.fc(
+            x, 1, param_attr=fluid.ParamAttr(name="w", initializer=fluid.initializer.Constant(0.3)), bias_attr=False
+        )
+        loss = L.mean(L.square(y - 1.0))
+        opt.minimize(loss)
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    exe.run(startup, scope=scope)
+    xv = np.array([[1.0, 2.0], [0.5, -1.0]], "float32")
+    return main, [exe.run(main, feed={"x": xv}, fetch_list=["w"], scope=scope)[0].ravel().tolist() for _ in range(7)]
+
+
+def test_lookahead_matches_fluid_and_recompute_trains_as_its_inner_optimizer():
+    main, got = _lookahead_net(fluid.optimizer.LookaheadOptimizer(fluid.optimizer.SGD(0.1), alpha=0.5, k=3))
+    np.testing.assert_allclose(got, LOOKAHEAD_FLUID, rtol=1e-6)
+    assert [op.type for op in main.global_block().ops][-3:] == ["logical_not", "conditional_block", "conditional_block"]
+    recompute = fluid.optimizer.RecomputeOptimizer(fluid.optimizer.SGD(0.1))
+    with pytest.raises(ValueError, match="You should call _set_checkpoints first"):
+        _lookahead_net(recompute)
+    recompute._set_checkpoints([])
+    _, plain = _lookahead_net(fluid.optimizer.SGD(0.1))
+    assert _lookahead_net(recompute)[1] == plain
+    with pytest.raises(ValueError, match="alpha should be larger or equal to 0.0"):
+        fluid.optimizer.LookaheadOptimizer(fluid.optimizer.SGD(0.1), alpha=1.5)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fluidcompat import unique_name
 from fluidcompat.dtypes import VarType, to_vartype
 from fluidcompat.framework import Variable, layer
 from fluidcompat.initializer import ConstantInitializer, NormalInitializer
@@ -1014,3 +1015,231 @@ def crop(x, shape=None, offsets=None, name=None):
     if isinstance(shape, Variable) and shape.dtype not in (VarType.INT32, VarType.INT64):
         shape = [int(d) for d in shape.shape]
     return crop_tensor(x, shape=shape, offsets=offsets, name=name)
+
+
+# -- more nn layers --------------------------------------------------------------------------------
+@_export
+def add_position_encoding(input, alpha, beta, name=None):
+    return _one("add_position_encoding", {"X": [input]}, {"alpha": float(alpha), "beta": float(beta)}, name=name)
+
+
+@_export
+def bilinear_tensor_product(x, y, size, act=None, name=None, param_attr=None, bias_attr=None):
+    helper = LayerHelper("bilinear_tensor_product", act=act, name=name)
+    w = helper.create_parameter(attr=param_attr, shape=[size, x.shape[1], y.shape[1]], dtype=x.dtype)
+    ins = {"X": [x], "Y": [y], "Weight": [w]}
+    bias = helper.create_parameter(attr=bias_attr, shape=[1, size], dtype=x.dtype, is_bias=True)
+    if bias is not None:
+        ins["Bias"] = [bias]
+    out = helper.create_variable_for_type_inference(dtype=x.dtype)
+    helper.append_op(type="bilinear_tensor_product", inputs=ins, outputs={"Out": [out]})
+    return helper.append_activation(out)
+
+
+@_export
+def conv3d_transpose(
+    input,
+    num_filters,
+    output_size=None,
+    filter_size=None,
+    padding=0,
+    stride=1,
+    dilation=1,
+    groups=None,
+    param_attr=None,
+    bias_attr=None,
+    use_cudnn=True,
+    act=None,
+    name=None,
+    data_format="NCDHW",
+):
+    if data_format != "NCDHW":
+        raise ValueError(f"conv3d_transpose in fluidcompat takes NCDHW input. Received: data_format={data_format!r}")
+    if filter_size is None:
+        if output_size is None:
+            raise ValueError("output_size must be set when filter_size is None")
+        out3, s, p, d = (
+            _triple(output_size, "output_size"),
+            _triple(stride, "stride"),
+            _triple(padding, "padding"),
+            _triple(dilation, "dilation"),
+        )
+        filter_size = [(out3[i] - (input.shape[2 + i] - 1) * s[i] + 2 * p[i] - 1) // d[i] + 1 for i in range(3)]
+    helper = LayerHelper("conv3d_transpose", act=act, name=name)
+    groups = groups or 1
+    w = helper.create_parameter(
+        attr=param_attr,
+        shape=[input.shape[1], num_filters // groups] + _triple(filter_size, "filter_size"),
+        dtype=input.dtype,
+    )
+    pre = helper.create_variable_for_type_inference(dtype=input.dtype)
+    helper.append_op(
+        type="conv3d_transpose",
+        inputs={"Input": [input], "Filter": [w]},
+        outputs={"Output": [pre]},
+        attrs={
+            "output_size": _triple(output_size, "output_size") if output_size is not None else [],
+            "strides": _triple(stride, "stride"),
+            "paddings": _triple(padding, "padding"),
+            "dilations": _triple(dilation, "dilation"),
+            "groups": groups,
+            "use_cudnn": use_cudnn,
+        },
+    )
+    return helper.append_activation(helper.append_bias_op(pre, dim_start=1, dim_end=2))
+
+
+@_export
+def fsp_matrix(x, y):
+    return _one("fsp", {"X": [x], "Y": [y]}, helper_name="fsp_matrix")
+
+
+@_export
+def gather_tree(ids, parents):
+    return _one("gather_tree", {"Ids": [ids], "Parents": [parents]}, stop_gradient=True)
+
+
+@_export
+def get_tensor_from_selected_rows(x, name=None):
+    return _one("get_tensor_from_selected_rows", {"X": [x]}, name=name)
+
+
+@_export
+def merge_selected_rows(x, name=None):
+    helper = LayerHelper("merge_selected_rows", name=name)
+    out = helper.create_variable(
+        dtype=x.dtype, type=VarType.SELECTED_ROWS, name=unique_name.generate("merge_selected_rows.tmp")
+    )
+    helper.append_op(type="merge_selected_rows", inputs={"X": [x]}, outputs={"Out": [out]})
+    return out
+
+
+@_export
+def mean_iou(input, label, num_classes):
+    helper = LayerHelper("mean_iou")
+    miou = helper.create_variable_for_type_inference(dtype="float32")
+    wrong = helper.create_variable_for_type_inference(dtype="int32")
+    correct = helper.create_variable_for_type_inference(dtype="int32")
+    helper.append_op(
+        type="mean_iou",
+        inputs={"Predictions": [input], "Labels": [label]},
+        outputs={"OutMeanIou": [miou], "OutWrong": [wrong], "OutCorrect": [correct]},
+        attrs={"num_classes": num_classes},
+    )
+    return miou, wrong, correct
+
+
+@_export
+def random_crop(x, shape, seed=None):
+    helper = LayerHelper("random_crop")
+    out = helper.create_variable_for_type_inference(dtype=x.dtype)
+    seed_out = helper.create_variable_for_type_inference(dtype="int64")
+    seed_value = (
+        int(np.random.randint(0, 2**31 - 1)) if seed is None else int(seed) if not isinstance(seed, Variable) else 0
+    )
+    ins = {"X": [x]}
+    if isinstance(seed, Variable):
+        ins["Seed"] = [seed]
+    helper.append_op(
+        type="random_crop",
+        inputs=ins,
+        outputs={"Out": [out], "SeedOut": [seed_out]},
+        attrs={"shape": list(shape), "startup_seed": seed_value},
+    )
+    return out
+
+
+@_export
+def sampling_id(x, min=0.0, max=1.0, seed=0, dtype="float32"):
+    return _one(
+        "sampling_id",
+        {"X": [x]},
+        {"min": float(min), "max": float(max), "seed": seed},
+        VarType.INT64,
+        stop_gradient=True,
+    )
+
+
+@_export
+def spectral_norm(weight, dim=0, power_iters=1, eps=1e-12, name=None):
+    helper = LayerHelper("spectral_norm", name=name)
+    h = weight.shape[dim]
+    w = int(np.prod([s for i, s in enumerate(weight.shape) if i != dim]))
+    u = helper.create_parameter(
+        attr=ParamAttr(), shape=[h], dtype=weight.dtype, default_initializer=NormalInitializer(0.0, 1.0)
+    )
+    v = helper.create_parameter(
+        attr=ParamAttr(), shape=[w], dtype=weight.dtype, default_initializer=NormalInitializer(0.0, 1.0)
+    )
+    u.stop_gradient = v.stop_gradient = True
+    out = helper.create_variable_for_type_inference(dtype=weight.dtype)
+    helper.append_op(
+        type="spectral_norm",
+        inputs={"Weight": [weight], "U": [u], "V": [v]},
+        outputs={"Out": [out]},
+        attrs={"dim": dim, "power_iters": power_iters, "eps": eps},
+    )
+    return out
+
+
+@_export
+def row_conv(input, future_context_size, param_attr=None, act=None):
+    """Lookahead convolution over [batch, time, dim] (padded sequences; no LoD)."""
+    helper = LayerHelper("row_conv", act=act)
+    w = helper.create_parameter(attr=param_attr, shape=[future_context_size + 1, input.shape[-1]], dtype=input.dtype)
+    out = helper.create_variable_for_type_inference(dtype=input.dtype)
+    helper.append_op(type="row_conv", inputs={"X": [input], "Filter": [w]}, outputs={"Out": [out]})
+    return helper.append_activation(out)
+
+
+@_export
+def is_empty(x, cond=None):
+    check_variable(x, "x", "is_empty")
+    helper = LayerHelper("is_empty")
+    if cond is None:
+        cond = helper.create_variable_for_type_inference(dtype="bool")
+        cond.stop_gradient = True
+    helper.append_op(type="is_empty", inputs={"X": [x]}, outputs={"Out": [cond]})
+    return cond
+
+
+@_export
+def edit_distance(input, label, normalized=True, ignored_tokens=None, input_length=None, label_length=None):
+    """Levenshtein distance per sequence of padded [batch, length] int64 tensors with their lengths."""
+    if ignored_tokens:
+        raise NotImplementedError("edit_distance(ignored_tokens=...) (sequence_erase over LoD) is not supported yet")
+    if (input_length is None) != (label_length is None):
+        raise ValueError("edit_distance: give both input_length and label_length, or neither")
+    helper = LayerHelper("edit_distance")
+    ins = {"Hyps": [input], "Refs": [label]}
+    if input_length is not None:
+        ins.update(HypsLength=[input_length], RefsLength=[label_length])
+    out = helper.create_variable_for_type_inference(dtype="float32")
+    seq_num = helper.create_variable_for_type_inference(dtype="int64")
+    helper.append_op(
+        type="edit_distance",
+        inputs=ins,
+        outputs={"Out": [out], "SequenceNum": [seq_num]},
+        attrs={"normalized": normalized},
+    )
+    return out, seq_num
+
+
+@_export
+def warpctc(input, label, blank=0, norm_by_times=False, input_length=None, label_length=None):
+    """CTC loss of padded logits [max_time, batch, classes] and labels [batch, max_label] with their
+    lengths (the LoD form needs LoD, which fluidcompat does not carry)."""
+    if input_length is None or label_length is None:
+        raise NotImplementedError(
+            "warpctc without input_length/label_length reads LoD sequences, which fluidcompat does not carry; "
+            "pass padded tensors with their lengths"
+        )
+    helper = LayerHelper("warpctc")
+    loss = helper.create_variable_for_type_inference(dtype=input.dtype)
+    helper.append_op(
+        type="warpctc",
+        inputs={"Logits": [input], "Label": [label], "LogitsLength": [input_length], "LabelLength": [label_length]},
+        outputs={"Loss": [loss]},
+        attrs={"blank": blank, "norm_by_times": norm_by_times},
+    )
+    return loss
