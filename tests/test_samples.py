@@ -12,16 +12,17 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run_sample(name: str) -> str:
+def run_sample(name: str, env=None, stderr=False):
     proc = subprocess.run(
         [sys.executable, "-m", "fluidcompat", "run", "--device", "cpu", os.path.join(ROOT, "samples", name)],
         capture_output=True,
         text=True,
         timeout=300,
         cwd=ROOT,
+        env=env,
     )
     assert proc.returncode == 0, proc.stderr
-    return proc.stdout
+    return (proc.stdout, proc.stderr) if stderr else proc.stdout
 
 
 def calls(report: str):
@@ -71,3 +72,70 @@ def test_demo_sample():
         "crop_tensor_0.tmp_0 (1, 3, 5, 5) float32 37.5",
         "slice_0.tmp_0 [1 3 5 5] int32",
     ]
+
+
+@pytest.mark.parametrize("name", ["docs_embedding.py", "docs_embedding_guarded.py"])
+def test_docs_embedding_programs_train_a_step(name):
+    """The 10,000,000 x 150 embedding (a 5.6 GiB table) and its SGD step run on the CPU; the programs
+    print nothing."""
+    out, err = run_sample(name, stderr=True)
+    assert out == ""
+    assert err == "fluidcompat: device cpu requested: GPU places and device_guard('gpu') run on the CPU\n"
+
+
+@pytest.fixture(scope="module")
+def generated_data_home(tmp_path_factory):
+    """A HOME whose ~/.cache/paddle/dataset holds the generated mnist and uci_housing."""
+    home = tmp_path_factory.mktemp("home")
+    from fluidcompat.dataset import synthetic
+
+    synthetic.main(["--home", str(home / ".cache" / "paddle" / "dataset")])
+    env = dict(os.environ)
+    env["HOME"] = str(home)
+    return env
+
+
+def test_fit_a_line_learns(generated_data_home):
+    out = run_sample("fit_a_line.py", env=generated_data_home)
+    first, last = map(float, re.search(r"test loss went from ([\d.]+) to ([\d.]+)", out).groups())
+    assert last < first / 5
+
+
+@pytest.mark.parametrize("name,floor", [("recognize_digits_mlp.py", 0.5), ("recognize_digits_conv.py", 0.4)])
+def test_recognize_digits_learns(generated_data_home, name, floor):
+    """On the generated digits (chance: 0.1) the test accuracy the script prints clears the floor."""
+    out = run_sample(name, env=generated_data_home)
+    accuracy = float(re.findall(r"test accuracy ([\d.]+)", out)[-1])
+    assert accuracy > floor, out
+
+
+def test_samples_without_data_name_the_missing_file(tmp_path):
+    env = dict(os.environ)
+    env["HOME"] = str(tmp_path)
+    proc = subprocess.run(
+        [sys.executable, "-m", "fluidcompat", "run", "--device", "cpu", os.path.join(ROOT, "samples", "fit_a_line.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
+    assert proc.returncode == 1
+    want = f"{tmp_path}/.cache/paddle/dataset/uci_housing/housing.data is missing. fluidcompat does not download"
+    assert want in proc.stderr
+
+
+def test_every_sample_is_run_by_a_test():
+    tested = {
+        "control_flow_case.py",  # tests/test_control_flow.py
+        "control_flow_case_guarded.py",
+        "demo_crop.py",
+        "device_guard_crop.py",
+        "device_guard_crop_guarded.py",
+        "profiler_start_stop.py",
+        "docs_embedding.py",
+        "docs_embedding_guarded.py",
+        "fit_a_line.py",
+        "recognize_digits_mlp.py",
+        "recognize_digits_conv.py",
+    }
+    assert set(os.listdir(os.path.join(ROOT, "samples"))) - {"__pycache__"} == tested

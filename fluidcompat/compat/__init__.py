@@ -13,7 +13,12 @@ import importlib.util
 import sys
 from typing import Optional
 
-_ALIASES = {"paddle": "fluidcompat.compat.paddle", "paddle.fluid": "fluidcompat"}
+_ALIASES = {
+    "paddle": "fluidcompat.compat.paddle",
+    "paddle.fluid": "fluidcompat",
+    "paddle.dataset": "fluidcompat.dataset",
+    "paddle.reader": "fluidcompat.reader",
+}
 
 
 def real_name(fullname: str) -> Optional[str]:
@@ -22,6 +27,8 @@ def real_name(fullname: str) -> Optional[str]:
         return _ALIASES[fullname]
     if fullname.startswith("paddle.fluid."):
         return "fluidcompat." + fullname[len("paddle.fluid.") :]
+    if fullname.startswith("paddle.dataset."):
+        return "fluidcompat.dataset." + fullname[len("paddle.dataset.") :]
     return None
 
 

@@ -7,7 +7,12 @@ __path__: list = []  # a package, so that `import paddle.fluid` goes through the
 full_version = __version__
 
 
+_MODULES = {"fluid": "fluidcompat", "dataset": "fluidcompat.dataset", "reader": "fluidcompat.reader"}
+
+
 def __getattr__(name):
-    if name == "fluid":
-        return importlib.import_module("fluidcompat")
+    if name in _MODULES:
+        return importlib.import_module(_MODULES[name])
+    if name == "batch":  # paddle.batch: the reader decorator
+        return importlib.import_module("fluidcompat.reader").batch
     raise AttributeError(f"module 'paddle' (fluidcompat) has no attribute '{name}'")

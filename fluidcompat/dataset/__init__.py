@@ -1,0 +1,8 @@
+"""``paddle.dataset``: fluid 1.8's dataset readers over local files in fluid's cache layout
+(``~/.cache/paddle/dataset/<name>/``). fluidcompat never downloads: a missing file is an error that
+says where to put it. ``python -m fluidcompat.dataset.synthetic`` writes generated stand-ins for
+mnist and uci_housing there (for trying scripts out; they are not the real data)."""
+
+from fluidcompat.dataset import cifar, common, mnist, uci_housing  # noqa: F401
+
+__all__ = ["cifar", "common", "mnist", "uci_housing"]
