@@ -11,6 +11,7 @@ from fluidcompat.places import (
     cuda_device_count,
     is_compiled_with_cuda,
 )
+from fluidcompat_ops.python import EOFException
 
 
 class VarDesc:
@@ -39,6 +40,7 @@ __all__ = [
     "CUDAPinnedPlace",
     "CUDAPlace",
     "EnforceNotMet",
+    "EOFException",
     "LoDTensor",
     "Place",
     "Scope",

@@ -65,8 +65,9 @@ PARTIAL: Dict[str, str] = {
     "paddle.fluid.compiler.CompiledProgram": "with_data_parallel runs on one device",
     "paddle.fluid.optimizer.RecomputeOptimizer": "trains as its inner optimizer: activations are kept, not recomputed",
     "paddle.fluid.io.multiprocess_reader": "threads, not processes",
-    "paddle.fluid.io.DataLoader": "from_generator with iterable=True only",
-    "paddle.fluid.io.PyReader": "iterable=True only",
+    "paddle.fluid.io.DataLoader": "from_generator only (not from_dataset)",
+    "paddle.fluid.layers.double_buffer": "returns the reader: no prefetch buffer",
+    "paddle.fluid.layers.load": "dense tensors only; the LoD in the file is dropped",
     "paddle.fluid.layers.warpctc": "padded input with input_length/label_length only (no LoD)",
     "paddle.fluid.layers.edit_distance": "padded input with lengths; ignored_tokens not supported",
     "paddle.fluid.layers.row_conv": "padded [batch, time, dim] input (no LoD)",
@@ -87,10 +88,6 @@ ALTERNATIVES: Dict[str, str] = {
     "enable_imperative": "the static-graph API (fluid.Program, fluid.Executor)",
     "DistributeTranspiler": "single-process training (fluid.Executor)",
     "transpiler": "single-process training (fluid.Executor)",
-    "py_reader": "feeding numpy arrays to Executor.run(feed=...)",
-    "create_py_reader_by_data": "feeding numpy arrays to Executor.run(feed=...)",
-    "double_buffer": "feeding numpy arrays to Executor.run(feed=...)",
-    "read_file": "feeding numpy arrays to Executor.run(feed=...)",
 }
 
 

@@ -213,17 +213,24 @@ class _GeneratorLoader:
     def __init__(
         self, feed_list=None, capacity=None, use_double_buffer=True, iterable=True, return_list=False, drop_last=True
     ):
-        if not iterable:
-            raise NotImplementedError(
-                "DataLoader.from_generator(iterable=False) (the reader op with start()/reset()) is not supported "
-                "by fluidcompat yet; use iterable=True and pass each batch to Executor.run(feed=...)"
-            )
         if not return_list and not feed_list:
             raise ValueError("feed_list should be set when return_list=False")
         self.feed_list = list(feed_list or [])
         self.return_list = return_list
         self.drop_last = drop_last
+        self.iterable = iterable
         self._batches: Optional[Callable[[], Iterable]] = None
+        self._state = None
+        if not iterable:  # a read op at the start of the program pulls each batch (start()/reset())
+            from fluidcompat import unique_name
+            from fluidcompat.framework import default_main_program
+            from fluidcompat_ops.python import ReaderState, register_callable
+
+            self._state = ReaderState(unique_name.generate("data_loader"))
+            self._state.source = lambda: self._batches()
+            default_main_program().global_block()._prepend_op(
+                type="read", outputs={"Out": self.feed_list}, attrs={"reader_id": register_callable(self._state)}
+            )
 
     def _names(self):
         return [v.name if hasattr(v, "name") else str(v) for v in self.feed_list]
@@ -251,11 +258,19 @@ class _GeneratorLoader:
         return iter(self)
 
     def __iter__(self):
+        if not self.iterable:
+            raise TypeError(
+                "a DataLoader with iterable=False is not iterable: call start(), then Executor.run "
+                "until it raises fluid.core.EOFException, then reset()"
+            )
         if self._batches is None:
             raise ValueError(
                 "Data source of DataLoader has not set yet: call set_sample_generator, "
                 "set_sample_list_generator or set_batch_generator first"
             )
+        return self._iterate()
+
+    def _iterate(self):
         names = self._names()
         for arrays in self._batches():
             if self.return_list:
@@ -268,10 +283,19 @@ class _GeneratorLoader:
             yield [dict(zip(names, arrays))]
 
     def start(self):
-        raise NotImplementedError("start() is for iterable=False loaders, which fluidcompat does not support yet")
+        if self._state is None:
+            raise TypeError("start() is for DataLoaders made with iterable=False; iterate this one instead")
+        if self._batches is None:
+            raise ValueError(
+                "Data source of DataLoader has not set yet: call set_sample_generator, "
+                "set_sample_list_generator or set_batch_generator first"
+            )
+        self._state.start()
 
     def reset(self):
-        raise NotImplementedError("reset() is for iterable=False loaders, which fluidcompat does not support yet")
+        if self._state is None:
+            raise TypeError("reset() is for DataLoaders made with iterable=False")
+        self._state.reset()
 
 
 class DataLoader:

@@ -219,3 +219,76 @@ register(
         doc="fails the run, printing Data, when Cond is false",
     )
 )
+
+
+# -- read: the next batch of a Python reader (py_reader, DataLoader(iterable=False)) ---------------
+class EOFException(Exception):
+    """The reader has no next batch (fluid's ``core.EOFException``): reset it and start again."""
+
+
+class ReaderState:
+    """A Python reader a read op pulls batches from. ``source()`` gives an iterator of batches (lists of
+    arrays); ``start()`` begins a pass over it, ``reset()`` ends it."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.source = None
+        self._it = None
+
+    def start(self) -> None:
+        if self.source is None:
+            raise ValueError(f"The reader '{self.name}' has no data source: decorate it with a generator first")
+        if self._it is not None:
+            raise ValueError(f"The reader '{self.name}' is started already: call reset() at the end of each pass")
+        self._it = iter(self.source())
+
+    def reset(self) -> None:
+        self._it = None
+
+    def next(self):
+        if self._it is None:
+            raise ValueError(
+                f"The reader '{self.name}' is not started: call start() before Executor.run, and reset() after "
+                "the EOFException that ends the pass"
+            )
+        try:
+            return next(self._it)
+        except StopIteration:
+            raise EOFException("There is no next data.") from None
+
+
+def _read_kernel(ins, attrs):
+    from fluidcompat.dtypes import np_name
+
+    op = attrs["_op"]
+    state = _CALLABLES[attrs["reader_id"]]
+    batch = state.next()
+    names = op.outputs["Out"]
+    if len(batch) != len(names):
+        raise ValueError(f"read: the reader '{state.name}' gave {len(batch)} fields for the outputs {names}")
+    outs = []
+    for name, value in zip(names, batch):
+        var = op.block._find_var_recursive(name)
+        arr = np.asarray(value, dtype=np_name(var.dtype)) if var is not None else np.asarray(value)
+        outs.append(torch.from_numpy(np.ascontiguousarray(arr)).to(attrs["_device"]))
+    return {"Out": outs}
+
+
+register(OpDef("read", (), ("Out",), {"reader_id": -1, "infer_out": False}, None, _read_kernel))
+
+
+# -- load: a variable from a file in fluid's LoDTensor stream format --------------------------------
+def _load_kernel(ins, attrs):
+    from fluidcompat.proto import read_tensor
+
+    path = attrs["file_path"]
+    try:
+        with open(path, "rb") as f:
+            arr, _ = read_tensor(f, path)
+    except FileNotFoundError:
+        raise FileNotFoundError(f"load: the file '{path}' does not exist") from None
+    t = torch.from_numpy(np.ascontiguousarray(arr)).to(attrs["_device"])
+    return {"Out": [t.half() if attrs.get("load_as_fp16") else t]}
+
+
+register(OpDef("load", (), ("Out",), {"file_path": "", "load_as_fp16": False}, None, _load_kernel))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 
@@ -673,4 +674,30 @@ EXTRA_CASES += [
         lambda: np.array(_CTC_LOSS, "float32"),  # fluid 1.8.5 (tests/golden/ops_extra.json)
         rtol=1e-5,
     ),
+]
+
+
+def _read_case():
+    reader = L.py_reader(capacity=1, shapes=[(-1, 3)], dtypes=["float32"])
+    reader.decorate_batch_generator(lambda: iter([[U]]))
+    reader.start()
+    return L.read_file(reader)
+
+
+def _load_case():
+    import tempfile
+
+    from fluidcompat.proto import tensor_to_bytes
+
+    path = os.path.join(tempfile.mkdtemp(), "m")
+    with open(path, "wb") as f:
+        f.write(tensor_to_bytes(M))
+    v = fluid.default_main_program().global_block().create_var(name="loaded", shape=[3, 3], dtype="float32")
+    L.load(v, path)
+    return v
+
+
+EXTRA_CASES += [
+    Case("read", _read_case, {}, lambda: U),
+    Case("load", _load_case, {}, lambda: M),
 ]

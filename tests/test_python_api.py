@@ -73,8 +73,6 @@ def test_data_loader_from_generator_and_data_feeder_feed_the_executor():
     batches = fluid.io.DataLoader.from_generator(feed_list=[x, y])
     batches.set_batch_generator(lambda: iter([[np.ones((2, 3), "float32"), np.ones((2, 1), "float32")]]))
     assert [sorted(d[0]) for d in batches()] == [["x", "y"]]
-    with pytest.raises(NotImplementedError, match="iterable=False"):
-        fluid.io.DataLoader.from_generator(feed_list=[x], iterable=False)
 
 
 def test_metrics():
@@ -202,3 +200,74 @@ def test_lookahead_matches_fluid_and_recompute_trains_as_its_inner_optimizer():
     assert _lookahead_net(recompute)[1] == plain
     with pytest.raises(ValueError, match="alpha should be larger or equal to 0.0"):
         fluid.optimizer.LookaheadOptimizer(fluid.optimizer.SGD(0.1), alpha=1.5)
+
+
+def _batches():
+    for k in range(3):
+        yield [np.full((2, 3), k, "float32"), np.full((2, 1), k, "int64")]
+
+
+def _passes(exe, start, reset, fetch):
+    results = []
+    for _ in range(2):
+        start()
+        try:
+            while True:
+                results.append(exe.run(fetch_list=[fetch])[0].item())
+        except fluid.core.EOFException as e:
+            assert str(e) == "There is no next data."
+            reset()
+    return results
+
+
+def test_py_reader_feeds_each_run_until_eof():
+    reader = L.py_reader(capacity=4, shapes=[(-1, 3), (-1, 1)], dtypes=["float32", "int64"])
+    x, y = L.read_file(reader)
+    assert (x.name, list(x.shape), y.dtype) == ("read_file_0.tmp_0", [-1, 3], fluid.core.VarDesc.VarType.INT64)
+    out = L.reduce_sum(x) + L.cast(L.reduce_sum(y), "float32")
+    exe = fluid.Executor(fluid.CPUPlace())
+    with pytest.raises(fluid.core.EnforceNotMet, match="The reader 'double_buffer_0' is not started: call start"):
+        exe.run(fetch_list=[out])
+    reader.decorate_batch_generator(_batches)
+    # the values fluid 1.8.5 printed for this program: two passes of 3 batches
+    assert _passes(exe, reader.start, reader.reset, out) == [0.0, 8.0, 16.0] * 2
+    reader.start()
+    with pytest.raises(ValueError, match="is started already: call reset"):
+        reader.start()
+
+
+def test_non_iterable_data_loader_and_create_py_reader_by_data():
+    x = fluid.data("x", [None, 3], "float32")
+    y = fluid.data("y", [None, 1], "int64")
+    loader = fluid.io.DataLoader.from_generator(feed_list=[x, y], capacity=2, iterable=False)
+    out = L.reduce_sum(x) + L.cast(L.reduce_sum(y), "float32")
+    loader.set_batch_generator(_batches)
+    exe = fluid.Executor(fluid.CPUPlace())
+    assert _passes(exe, loader.start, loader.reset, out) == [0.0, 8.0, 16.0] * 2
+    with pytest.raises(TypeError, match="iterable=False is not iterable"):
+        iter(loader)
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        a = fluid.data("a", [None, 2], "float32")
+        reader = L.create_py_reader_by_data(capacity=2, feed_list=[a])
+        assert L.read_file(L.double_buffer(reader)) is a
+        total = L.reduce_sum(a)
+    reader.decorate_sample_list_generator(lambda: iter([[np.ones(2, "float32"), np.ones(2, "float32") * 2]]))
+    reader.start()
+    assert exe.run(main, fetch_list=[total])[0].item() == 6.0
+
+
+def test_layers_load_reads_a_saved_variable(tmp_path):
+    w = L.create_parameter([2, 3], "float32", name="w", default_initializer=fluid.initializer.Constant(1.5))
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(fluid.default_startup_program())
+    fluid.io.save_vars(exe, str(tmp_path), vars=[w])
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        v = main.global_block().create_var(name="loaded", shape=[2, 3], dtype="float32")
+        L.load(v, str(tmp_path / "w"))
+    np.testing.assert_array_equal(exe.run(main, fetch_list=[v])[0], np.full((2, 3), 1.5, "float32"))
+    with fluid.program_guard(main, fluid.Program()):
+        L.load(v, str(tmp_path / "nope"))
+    with pytest.raises(fluid.core.EnforceNotMet, match="load: the file '.*nope' does not exist"):
+        exe.run(main, fetch_list=[v])

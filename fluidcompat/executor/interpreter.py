@@ -10,6 +10,7 @@ import torch
 from fluidcompat.executor.placement import BlockPlan, OpPlan
 from fluidcompat.framework import EMPTY_VAR_NAME
 from fluidcompat_ops.array import add_values, zeros_like
+from fluidcompat_ops.python import EOFException
 from fluidcompat_ops.registry import bind_torch
 
 bind_torch()
@@ -225,6 +226,8 @@ class PreparedBlock:
                 if instance:
                     add(Ev(prefix + s.unique, UNIQUE_OP, t0, t4))
                 add(Ev(op_type, ORDINARY, t0, t4))
+            except EOFException:  # the end of a reader's pass, for the script to catch
+                raise
             except Exception as e:  # noqa: BLE001  (re-raised with the op attached)
                 raise _op_error(s, e, env) from e
 
@@ -280,6 +283,8 @@ class PreparedBlock:
                                 env[n] = v
                 for n in s.dels:
                     env.pop(n, None)
+            except EOFException:  # the end of a reader's pass, for the script to catch
+                raise
             except Exception as e:  # noqa: BLE001  (re-raised with the op attached)
                 raise _op_error(s, e, env) from e
 

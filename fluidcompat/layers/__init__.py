@@ -3,7 +3,7 @@
 from fluidcompat.layers import control_flow, extra, io, learning_rate_scheduler, loss, math_op_patch, nn, ops, tensor
 from fluidcompat.layers.control_flow import *  # noqa: F401,F403
 from fluidcompat.layers.extra import *  # noqa: F401,F403
-from fluidcompat.layers.io import data  # noqa: F401
+from fluidcompat.layers.io import *  # noqa: F401,F403
 from fluidcompat.layers.learning_rate_scheduler import *  # noqa: F401,F403
 from fluidcompat.layers.loss import *  # noqa: F401,F403
 from fluidcompat.layers.nn import *  # noqa: F401,F403

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
-from fluidcompat.dtypes import VarType
-from fluidcompat.framework import Variable, default_main_program
+import numpy as np
 
-__all__ = ["data"]
+from fluidcompat.dtypes import VarType
+from fluidcompat.framework import Variable, default_main_program, layer
+
+__all__ = ["data", "py_reader", "create_py_reader_by_data", "double_buffer", "read_file", "load"]
 
 
 def _check_name_shape(name, shape, api):
@@ -70,3 +72,104 @@ def fluid_data(name, shape, dtype="float32", lod_level=0) -> Variable:
             need_check_feed=True,
         )
     )
+
+
+# -- py_reader: batches pulled from Python by a read op at each Executor.run -------------------------
+def _collated(reader):
+    from fluidcompat.reader import default_collate_fn
+
+    return lambda: (default_collate_fn(samples) for samples in reader())
+
+
+def _attach_reader(var: Variable, state) -> Variable:
+    """The methods fluid 1.8 put on a py_reader variable."""
+    from fluidcompat.reader import batch as batch_reader
+
+    def decorate_sample_list_generator(reader, places=None):
+        state.source = _collated(reader)
+
+    def decorate_batch_generator(reader, places=None):
+        state.source = lambda: ([np.asarray(f) for f in b] for b in reader())
+
+    def decorate_sample_generator(sample_generator, batch_size, drop_last=True, places=None):
+        decorate_sample_list_generator(batch_reader(sample_generator, batch_size, drop_last))
+
+    var._reader_state = state
+    var.start = state.start
+    var.reset = state.reset
+    var.decorate_paddle_reader = decorate_sample_list_generator
+    var.decorate_sample_list_generator = decorate_sample_list_generator
+    var.decorate_batch_generator = decorate_batch_generator
+    var.decorate_tensor_provider = decorate_batch_generator
+    var.decorate_sample_generator = decorate_sample_generator
+    return var
+
+
+def _new_reader(name, use_double_buffer, shapes, dtypes, feed_list=None):
+    from fluidcompat import unique_name
+    from fluidcompat_ops.python import ReaderState
+
+    block = default_main_program().global_block()
+    name = name or unique_name.generate("double_buffer" if use_double_buffer else "create_py_reader")
+    var = block.create_var(name=name, type=VarType.READER, persistable=True)
+    var._reader_shapes = [list(s) for s in shapes]
+    var._reader_dtypes = list(dtypes)
+    var._reader_feed_list = feed_list
+    return _attach_reader(var, ReaderState(name))
+
+
+@layer
+def py_reader(capacity, shapes, dtypes, lod_levels=None, name=None, use_double_buffer=True):
+    """A reader of batches fed from Python: ``decorate_paddle_reader`` / ``decorate_batch_generator``
+    set its source, ``read_file`` gives its outputs, ``start()`` / ``reset()`` bound each pass, and
+    ``Executor.run`` raises ``fluid.core.EOFException`` at the end of one."""
+    if len(shapes) != len(dtypes):
+        raise ValueError(f"py_reader: {len(shapes)} shapes but {len(dtypes)} dtypes")
+    return _new_reader(name, use_double_buffer, shapes, dtypes)
+
+
+@layer
+def create_py_reader_by_data(capacity, feed_list, name=None, use_double_buffer=True):
+    """``py_reader`` whose outputs are the variables of ``feed_list``."""
+    shapes = [list(v.shape) for v in feed_list]
+    return _new_reader(name, use_double_buffer, shapes, [v.dtype for v in feed_list], list(feed_list))
+
+
+@layer
+def double_buffer(reader, place=None, name=None):
+    """The reader itself: fluidcompat's read op hands batches over without a prefetch buffer."""
+    return reader
+
+
+@layer
+def read_file(reader):
+    """The next batch of ``reader`` (a read op): one Variable per field, or the feed_list's."""
+    from fluidcompat.layer_helper import LayerHelper
+    from fluidcompat_ops.python import register_callable
+
+    state = getattr(reader, "_reader_state", None)
+    if state is None:
+        raise TypeError(f"read_file needs a reader made by py_reader or create_py_reader_by_data. Received: {reader!r}")
+    helper = LayerHelper("read_file")
+    outs = reader._reader_feed_list
+    if outs is None:
+        outs = []
+        for shape, dtype in zip(reader._reader_shapes, reader._reader_dtypes):
+            v = helper.create_variable_for_type_inference(dtype=dtype)
+            v.shape = tuple(shape)
+            v.stop_gradient = True
+            outs.append(v)
+    helper.append_op(type="read", outputs={"Out": outs}, attrs={"reader_id": register_callable(state)})
+    return outs[0] if len(outs) == 1 else outs
+
+
+@layer
+def load(out, file_path, load_as_fp16=None):
+    """Load ``out`` from a file written by fluid's save op (a LoDTensor stream), with a ``load`` op."""
+    from fluidcompat.layer_helper import LayerHelper
+
+    helper = LayerHelper("load")
+    attrs = {"file_path": file_path}
+    if load_as_fp16 is not None:
+        attrs["load_as_fp16"] = load_as_fp16
+    helper.append_op(type="load", outputs={"Out": [out]}, attrs=attrs)
