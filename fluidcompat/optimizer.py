@@ -46,6 +46,8 @@ __all__ = [
     "ModelAverage",
     "LookaheadOptimizer",
     "RecomputeOptimizer",
+    "Dpsgd",
+    "DpsgdOptimizer",
 ]
 
 
@@ -210,6 +212,25 @@ class SGDOptimizer(Optimizer):
     def _append_optimize_op(self, block, param_and_grad):
         return self._update_op(
             block, "sgd", param_and_grad, {"LearningRate": [self._create_param_lr(param_and_grad)]}, {}
+        )
+
+
+class DpsgdOptimizer(Optimizer):
+    """Differentially private SGD (op ``dpsgd``): the gradient clipped to L2 norm ``clip`` plus
+    Gaussian noise of std ``sigma`` divided by ``batch_size``."""
+
+    def __init__(self, learning_rate=0.001, clip=0.9, batch_size=0.999, sigma=1e-8, parameter_list=None):
+        super().__init__(learning_rate, parameter_list)
+        self.type = "dpsgd"
+        self._clip, self._batch_size, self._sigma = clip, batch_size, sigma
+        self._seed = None
+
+    def _append_optimize_op(self, block, param_and_grad):
+        if self._seed is None:
+            self._seed = 0
+        attrs = {"clip": self._clip, "batch_size": self._batch_size, "sigma": self._sigma, "seed": self._seed}
+        return self._update_op(
+            block, "dpsgd", param_and_grad, {"LearningRate": [self._create_param_lr(param_and_grad)]}, {}, attrs
         )
 
 
@@ -625,6 +646,7 @@ class LambOptimizer(AdamOptimizer):
 
 
 SGD = SGDOptimizer
+Dpsgd = DpsgdOptimizer
 Momentum = MomentumOptimizer
 Adam = AdamOptimizer
 Adamax = AdamaxOptimizer

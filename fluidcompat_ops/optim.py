@@ -355,3 +355,30 @@ register(
         _average_accumulates_kernel,
     )
 )
+
+
+def _dpsgd_kernel(ins, attrs):
+    """Differentially private SGD as fluid 1.8 ran it: the gradient scaled down to L2 norm ``clip``
+    at most, plus one Gaussian draw (std ``sigma``) / ``batch_size`` for every element."""
+    p, g, lr = ins["Param"][0], _dense(ins["Grad"][0]), _lr(ins)
+    norm = torch.linalg.vector_norm(g.to(torch.float64))
+    scale = float(norm) / attrs["clip"] if float(norm) > attrs["clip"] else 1.0
+    noise = 0.0
+    if attrs["sigma"]:
+        gen = torch.Generator()
+        gen.manual_seed(attrs["seed"] or int(torch.randint(0, 2**31 - 1, (1,)).item()))
+        noise = float(torch.randn((), generator=gen)) * attrs["sigma"]
+    p.sub_(lr.to(p.dtype) * (g / scale + noise / attrs["batch_size"]))
+    return {"ParamOut": [p]}
+
+
+register(
+    OpDef(
+        "dpsgd",
+        ("Param", "Grad", "LearningRate"),
+        ("ParamOut",),
+        {"clip": 10.0, "batch_size": 16.0, "sigma": 1.0, "seed": 0},
+        None,
+        _dpsgd_kernel,
+    )
+)

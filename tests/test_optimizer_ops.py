@@ -297,6 +297,15 @@ def test_average_accumulates():
     assert out["out_num_updates"].tolist() == [10]
 
 
+def test_dpsgd_clips_the_gradient_norm():
+    attrs = {"clip": 0.5, "batch_size": 4.0, "sigma": 0.0}
+    out = run_update("dpsgd", {"Param": P, "Grad": G, "LearningRate": LR}, {"ParamOut": "Param"}, attrs)
+    close(out["ParamOut"], P - 0.1 * G / (np.linalg.norm(G) / 0.5))
+    attrs["clip"] = 100.0  # under the clip: plain SGD
+    out = run_update("dpsgd", {"Param": P, "Grad": G, "LearningRate": LR}, {"ParamOut": "Param"}, attrs)
+    close(out["ParamOut"], P - 0.1 * G)
+
+
 def test_every_update_op_is_tested():
     import sys
 

@@ -271,3 +271,29 @@ def test_layers_load_reads_a_saved_variable(tmp_path):
         L.load(v, str(tmp_path / "nope"))
     with pytest.raises(fluid.core.EnforceNotMet, match="load: the file '.*nope' does not exist"):
         exe.run(main, fetch_list=[v])
+
+
+def test_dpsgd_matches_fluid_and_adds_one_noise_draw():
+    def run(sigma, steps):
+        main, startup = fluid.Program(), fluid.Program()
+        with fluid.program_guard(main, startup):
+            x = fluid.data("x", [None, 2], "float32")
+            y = L.fc(
+                x, 1, param_attr=fluid.ParamAttr(name="w", initializer=fluid.initializer.Constant(0.3)), bias_attr=False
+            )
+            loss = L.mean(L.square(y - 1.0))
+            fluid.optimizer.Dpsgd(learning_rate=0.1, clip=0.5, batch_size=4.0, sigma=sigma).minimize(loss)
+        exe = fluid.Executor(fluid.CPUPlace())
+        scope = fluid.Scope()
+        exe.run(startup, scope=scope)
+        xv = np.array([[1.0, 2.0], [0.5, -1.0]], "float32")
+        return [exe.run(main, feed={"x": xv}, fetch_list=["w", "w@GRAD"], scope=scope) for _ in range(steps)]
+
+    got = run(0.0, 3)
+    # w after each step, printed by fluid 1.8.5 (sigma=0: no noise)
+    want = [[0.32896036, 0.25924098], [0.3621264, 0.22182423], [0.39905468, 0.18811513]]
+    np.testing.assert_allclose([w.ravel() for w, _ in got], want, rtol=1e-6)
+    ((w, g),) = run(2.0, 1)
+    clipped = g.ravel() / (np.linalg.norm(g) / 0.5)
+    noise = (0.3 - w.ravel()) / 0.1 - clipped  # the noise / batch_size each element got
+    assert abs(noise[0] - noise[1]) < 1e-5 and abs(noise[0]) > 0
