@@ -71,6 +71,8 @@ PARTIAL: Dict[str, str] = {
     "paddle.fluid.layers.warpctc": "padded input with input_length/label_length only (no LoD)",
     "paddle.fluid.layers.edit_distance": "padded input with lengths; ignored_tokens not supported",
     "paddle.fluid.layers.row_conv": "padded [batch, time, dim] input (no LoD)",
+    "paddle.fluid.layers.ctc_greedy_decoder": "padded input with input_length only (no LoD)",
+    "paddle.fluid.layers.im2sequence": "no input_image_size (per-image LoD)",
     "paddle.fluid.DataFeeder": "variables with lod_level 0 only",
     "paddle.fluid.data_feeder.DataFeeder": "variables with lod_level 0 only",
     "paddle.fluid.create_lod_tensor": "the LoD is kept on the tensor; ops ignore it",

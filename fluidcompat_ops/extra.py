@@ -1610,3 +1610,165 @@ _op(
     lambda ins, a: out("Loss", (first(ins, "Logits").shape[1], 1), first(ins, "Logits").dtype),
     _warpctc,
 )
+
+
+# -- inplace_abn, im2sequence, ctc_align, auc ------------------------------------------------------
+def _inplace_abn(ins, a):
+    from fluidcompat_ops.nn import _bn_kernel
+
+    result = dict(_bn_kernel(ins, a))
+    y = result["Y"][0]
+    act = a.get("activation", "identity")
+    if act == "leaky_relu":
+        y = F.leaky_relu(y, a["alpha"])
+    elif act == "elu":
+        y = F.elu(y, a["alpha"])
+    elif act != "identity":
+        raise ValueError(f"inplace_abn: activation must be identity, leaky_relu or elu. Received: {act!r}")
+    result["Y"] = [y]
+    return result
+
+
+def _inplace_abn_infer(ins, a):
+    from fluidcompat_ops.nn import _bn_infer
+
+    return _bn_infer(ins, a)
+
+
+register(
+    OpDef(
+        "inplace_abn",
+        ("X", "Scale", "Bias", "Mean", "Variance", "MomentumTensor"),
+        ("Y", "MeanOut", "VarianceOut", "SavedMean", "SavedVariance"),
+        {
+            "momentum": 0.9,
+            "epsilon": 1e-5,
+            "is_test": False,
+            "data_layout": "NCHW",
+            "use_global_stats": False,
+            "trainable_statistics": False,
+            "activation": "identity",
+            "alpha": 1.0,
+            "fuse_with_relu": False,
+        },
+        _inplace_abn_infer,
+        _inplace_abn,
+        host_inputs=frozenset({"MomentumTensor"}),
+        grad=GradDef(
+            ("X", "Scale", "Bias", "Mean", "Variance", "MomentumTensor"),
+            out_grads=("Y",),
+            in_grads=("X", "Scale", "Bias"),
+        ),
+    )
+)
+
+
+def _im2sequence(ins, a):
+    x = _x(ins)
+    k, s, p = list(a["kernels"]), list(a["strides"]), list(a["paddings"])
+    xp = F.pad(x, (p[1], p[3], p[0], p[2]))
+    cols = F.unfold(xp, k, 1, 0, s)  # [N, C*kh*kw, oh*ow]
+    return {"Out": [cols.transpose(1, 2).reshape(-1, cols.shape[1])]}
+
+
+def _im2sequence_infer(ins, a):
+    from fluidcompat_ops.shapes import conv_out
+
+    x = first(ins, "X")
+    k, s, p = a["kernels"], a["strides"], a["paddings"]
+    oh = conv_out(x.shape[2], k[0], p[0], p[2], s[0])
+    ow = conv_out(x.shape[3], k[1], p[1], p[3], s[1])
+    rows = x.shape[0] * oh * ow if min(x.shape[0], oh, ow) >= 0 else -1
+    return out("Out", (rows, x.shape[1] * k[0] * k[1]), x.dtype)
+
+
+_op(
+    "im2sequence",
+    ("X",),
+    ("Out",),
+    {"kernels": [], "strides": [1, 1], "paddings": [0, 0, 0, 0], "out_stride": [1, 1]},
+    _im2sequence_infer,
+    _im2sequence,
+)
+
+
+def _ctc_align(ins, a):
+    x = ins["Input"][0]
+    lengths = ins["InputLength"][0].reshape(-1).tolist()
+    rows, out_len = [], []
+    for seq, n in zip(x.tolist(), lengths):
+        kept, prev = [], None
+        for v in seq[: int(n)]:
+            if v != a["blank"] and (not a["merge_repeated"] or v != prev):
+                kept.append(v)
+            prev = v
+        out_len.append(len(kept))
+        rows.append(kept)
+    width = x.shape[1]
+    padded = [r + [a["padding_value"]] * (width - len(r)) for r in rows]
+    return {
+        "Output": [torch.tensor(padded, dtype=x.dtype, device=x.device)],
+        "OutputLength": [torch.tensor(out_len, dtype=torch.int64, device=x.device).reshape(-1, 1)],
+    }
+
+
+_op(
+    "ctc_align",
+    ("Input", "InputLength"),
+    ("Output", "OutputLength"),
+    {"blank": 0, "merge_repeated": True, "padding_value": 0},
+    lambda ins, a: {
+        "Output": [(first(ins, "Input").shape, first(ins, "Input").dtype)],
+        "OutputLength": [((first(ins, "Input").shape[0], 1), "int64")],
+    },
+    _ctc_align,
+    grad=False,
+    host_inputs=frozenset({"Input", "InputLength"}),
+)
+
+
+def _auc(ins, a):
+    predict, label = ins["Predict"][0], ins["Label"][0].reshape(-1)
+    stat_pos, stat_neg = ins["StatPos"][0], ins["StatNeg"][0]
+    n = a["num_thresholds"]
+    bucket = (predict[:, -1] * n).long().clamp(0, n)
+    pos = torch.bincount(bucket[label > 0], minlength=n + 1).to(stat_pos.dtype)
+    neg = torch.bincount(bucket[label <= 0], minlength=n + 1).to(stat_neg.dtype)
+    steps = a["slide_steps"]
+
+    def updated(stat, batch):
+        if steps == 0:  # all batches so far
+            new = stat.reshape(-1) + batch
+            return new.reshape(stat.shape), new
+        rows = stat.reshape(steps + 1, n + 1)  # the last `steps` batches, then their sum
+        window = torch.cat([rows[1:steps], batch[None]], 0)
+        total = window.sum(0)
+        return torch.cat([window, total[None]], 0).reshape(stat.shape), total
+
+    new_pos, sum_pos = updated(stat_pos, pos)
+    new_neg, sum_neg = updated(stat_neg, neg)
+
+    def area(sp, sn):
+        sp, sn = sp.reshape(-1).double().flip(0), sn.reshape(-1).double().flip(0)
+        tp, fp = torch.cumsum(sp, 0), torch.cumsum(sn, 0)
+        tp_prev, fp_prev = torch.cat([tp.new_zeros(1), tp[:-1]]), torch.cat([fp.new_zeros(1), fp[:-1]])
+        total = ((fp - fp_prev) * (tp + tp_prev) / 2.0).sum()
+        denom = tp[-1] * fp[-1]
+        return (total / denom if denom > 0 else total * 0).reshape(1)
+
+    return {"AUC": [area(sum_pos, sum_neg)], "StatPosOut": [new_pos], "StatNegOut": [new_neg]}
+
+
+_op(
+    "auc",
+    ("Predict", "Label", "StatPos", "StatNeg"),
+    ("AUC", "StatPosOut", "StatNegOut"),
+    {"curve": "ROC", "num_thresholds": 4095, "slide_steps": 1},
+    lambda ins, a: {
+        "AUC": [((1,), "float64")],
+        "StatPosOut": [(first(ins, "StatPos").shape, "int64")],
+        "StatNegOut": [(first(ins, "StatNeg").shape, "int64")],
+    },
+    _auc,
+    grad=False,
+)

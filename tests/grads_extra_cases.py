@@ -107,6 +107,8 @@ def make_cases(G):
         G("fsp_matrix", lambda x: L.fsp_matrix(x, x * x), {"x": IMG}),
         G("spectral_norm", lambda s: L.spectral_norm(s, power_iters=60), {"s": SQ}, rtol=1e-4, atol=1e-6),
         G("row_conv", lambda s: L.row_conv(s, 2), {"s": afz((2, 4, 3))}),
+        G("im2sequence", lambda x: L.im2sequence(x, filter_size=2, stride=1, padding=1), {"x": IMG}),
+        G("inplace_abn", lambda x: L.inplace_abn(x, act="elu"), {"x": IMG}, rtol=1e-4, atol=1e-6),
         G(
             "warpctc",
             lambda z: L.warpctc(

@@ -701,3 +701,49 @@ EXTRA_CASES += [
     Case("read", _read_case, {}, lambda: U),
     Case("load", _load_case, {}, lambda: M),
 ]
+
+
+def _bn_leaky(x, alpha):
+    mean = x.mean((0, 2, 3), keepdims=True)
+    var = x.var((0, 2, 3), keepdims=True)
+    y = (x - mean) / np.sqrt(var + 1e-5)
+    return np.where(y > 0, y, alpha * y).astype("float32")
+
+
+EXTRA_CASES += [
+    Case(
+        "inplace_abn",
+        lambda x: L.inplace_abn(x, act="leaky_relu", act_alpha=0.2),
+        {"x": IMG},
+        lambda x: _bn_leaky(x, 0.2),
+        atol=1e-5,
+    ),
+    Case(
+        "im2sequence",
+        lambda x: L.im2sequence(x, filter_size=2, stride=2),
+        {"x": IMG},
+        lambda x: x.reshape(2, 4, 2, 2, 2, 2).transpose(0, 2, 4, 1, 3, 5).reshape(8, 16),
+    ),
+    Case(
+        "ctc_greedy_decoder",
+        lambda: list(
+            L.ctc_greedy_decoder(
+                L.assign(np.eye(3, dtype="float32")[[[1, 1, 0, 2, 2, 1], [0, 2, 0, 2, 1, 1]]]),
+                blank=0,
+                input_length=L.assign(np.array([[6], [5]], "int64")),
+            )
+        ),
+        {},
+        lambda: [np.array([[1, 2, 1, 0, 0, 0], [2, 2, 1, 0, 0, 0]], "int64"), np.array([[3], [3]], "int64")],
+    ),
+    Case(
+        "auc",
+        lambda: L.auc(
+            L.assign(np.array([[0.3, 0.7], [0.8, 0.2], [0.4, 0.6], [0.1, 0.9], [0.65, 0.35]], "float32")),
+            L.assign(np.array([[1], [0], [0], [1], [1]], "int64")),
+            num_thresholds=200,
+        )[0],
+        {},
+        lambda: np.array([5 / 6]),  # positives 0.7, 0.9, 0.35 against negatives 0.2, 0.6: 5 of 6 pairs
+    ),
+]

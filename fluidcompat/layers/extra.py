@@ -1243,3 +1243,117 @@ def warpctc(input, label, blank=0, norm_by_times=False, input_length=None, label
         attrs={"blank": blank, "norm_by_times": norm_by_times},
     )
     return loss
+
+
+@_export
+def inplace_abn(
+    input,
+    act=None,
+    is_test=False,
+    momentum=0.9,
+    epsilon=1e-05,
+    param_attr=None,
+    bias_attr=None,
+    data_layout="NCHW",
+    name=None,
+    moving_mean_name=None,
+    moving_variance_name=None,
+    do_model_average_for_mean_and_var=True,
+    use_global_stats=False,
+    act_alpha=1.0,
+):
+    """batch_norm with its activation (identity, leaky_relu or elu) in one op (``inplace_abn``); the
+    memory saving of fluid's in-place version is not reproduced."""
+    from fluidcompat.layers.nn import batch_norm
+
+    if act not in (None, "identity", "leaky_relu", "elu"):
+        raise ValueError(
+            f"inplace_abn only supports activation type in ['identity', 'leaky_relu', 'elu']. Received: {act!r}"
+        )
+    y = batch_norm(
+        input,
+        None,
+        is_test,
+        momentum,
+        epsilon,
+        param_attr,
+        bias_attr,
+        data_layout,
+        False,
+        name,
+        moving_mean_name,
+        moving_variance_name,
+        do_model_average_for_mean_and_var,
+        use_global_stats,
+    )
+    op = y.op
+    op.type = "inplace_abn"
+    op._def = __import__("fluidcompat_ops").lookup("inplace_abn")
+    op.attrs["activation"] = act or "identity"
+    op.attrs["alpha"] = float(act_alpha)
+    return y
+
+
+@_export
+def im2sequence(input, filter_size=1, stride=1, padding=0, input_image_size=None, out_stride=1, name=None):
+    """Each image's patches as rows: [N * out_h * out_w, C * kh * kw] (no LoD; no input_image_size)."""
+    if input_image_size is not None:
+        raise NotImplementedError(
+            "im2sequence(input_image_size=...) makes per-image LoD, which fluidcompat does not carry"
+        )
+    padding = [padding] * 4 if isinstance(padding, int) else list(padding)
+    if len(padding) == 2:
+        padding = padding * 2
+    attrs = {"kernels": _pair(filter_size, "filter_size"), "strides": _pair(stride, "stride"), "paddings": padding}
+    attrs["out_stride"] = _pair(out_stride, "out_stride")
+    return _one("im2sequence", {"X": [input]}, attrs, name=name)
+
+
+@_export
+def ctc_greedy_decoder(input, blank, input_length=None, padding_value=0, name=None):
+    """Best path of [batch, time, classes] padded probabilities with their lengths: argmax per step,
+    repeats merged, blanks removed; returns (decoded [batch, time] padded, lengths [batch, 1])."""
+    from fluidcompat.layers.nn import topk
+
+    if input_length is None:
+        raise NotImplementedError("ctc_greedy_decoder without input_length reads LoD, which fluidcompat does not carry")
+    _, ids = topk(input, k=1)
+    from fluidcompat.layers.tensor import squeeze
+
+    ids = squeeze(ids, [2])
+    helper = LayerHelper("ctc_greedy_decoder", name=name)
+    out = helper.create_variable_for_type_inference(dtype="int64")
+    out_len = helper.create_variable_for_type_inference(dtype="int64")
+    helper.append_op(
+        type="ctc_align",
+        inputs={"Input": [ids], "InputLength": [input_length]},
+        outputs={"Output": [out], "OutputLength": [out_len]},
+        attrs={"merge_repeated": True, "blank": blank, "padding_value": padding_value},
+    )
+    return out, out_len
+
+
+@_export
+def auc(input, label, curve="ROC", num_thresholds=2**12 - 1, topk=1, slide_steps=1):
+    """Global and sliding-window AUC, accumulated in persistable counters (two ``auc`` ops)."""
+    helper = LayerHelper("auc")
+    auc_out = helper.create_variable_for_type_inference(dtype="float64")
+    batch_auc_out = helper.create_variable_for_type_inference(dtype="float64")
+    stats = []
+    for shape in ([slide_steps + 1, num_thresholds + 1],) * 2 + ([1, num_thresholds + 1],) * 2:
+        var = helper.create_global_variable(
+            persistable=True, dtype="int64", shape=shape, name=unique_name.generate("auc.stat")
+        )
+        startup = helper.startup_program.global_block()
+        startup.create_var(name=var.name, shape=shape, dtype="int64", persistable=True)
+        ConstantInitializer(0.0)(startup.var(var.name), startup)
+        stats.append(var)
+    batch_pos, batch_neg, stat_pos, stat_neg = stats
+    for out, pos, neg, steps in ((batch_auc_out, batch_pos, batch_neg, slide_steps), (auc_out, stat_pos, stat_neg, 0)):
+        helper.append_op(
+            type="auc",
+            inputs={"Predict": [input], "Label": [label], "StatPos": [pos], "StatNeg": [neg]},
+            attrs={"curve": curve, "num_thresholds": num_thresholds, "slide_steps": steps},
+            outputs={"AUC": [out], "StatPosOut": [pos], "StatNegOut": [neg]},
+        )
+    return auc_out, batch_auc_out, stats
