@@ -74,6 +74,7 @@ _LAZY_ATTRS = {
     "create_lod_tensor": "fluidcompat.lod_tensor",
     "create_random_int_lodtensor": "fluidcompat.lod_tensor",
     "LoDTensorArray": "fluidcompat.lod_tensor",
+    "ComplexVariable": "fluidcompat.complex_variable",
 }
 _LAZY_MODULES = {"core", "compiler", "executor", "io", "metrics", "nets", "data_feeder", "install_check", "reader"}
 

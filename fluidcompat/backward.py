@@ -53,7 +53,10 @@ def _grad_name(name: str) -> str:
 
 
 def _forward_name(grad_name: str) -> str:
-    return grad_name.split(GRAD_VAR_SUFFIX)[0]
+    name = grad_name.split(GRAD_VAR_SUFFIX)[0]
+    while name.startswith("grad/"):  # a later backward pass's name (_rename_earlier_grads)
+        name = name[len("grad/") :]
+    return name
 
 
 def _names(items) -> Set[str]:
@@ -302,17 +305,42 @@ def _backward(
     callbacks=None,
     stop_at: int = -1,
     dest: Optional[Block] = None,
-) -> None:
+    grad_times: int = 1,
+) -> Dict[str, str]:
     """Append grad ops for ``targets`` (forward name -> (grad name, seed op's forward op)) of
-    ``block``'s ops to ``dest`` (``block`` itself unless it is a grad block of a sub-block)."""
+    ``block``'s ops to ``dest`` (``block`` itself unless it is a grad block of a sub-block). Returns
+    the gradients renamed because an earlier backward pass had made them (``grad_times``)."""
     dest = block if dest is None else dest
     ops = block.ops[: stop_at + 1] if stop_at >= 0 else list(block.ops)
     on_path, need = _path(block, ops, set(targets), no_grad)
     grad_of = {name: grad for name, (grad, _) in targets.items()}
     grad_ops = _make_grad_ops(block, on_path, grad_of, need, _SubBlockGrads(dest, no_grad))
     grad_ops = _add_up_repeated_outputs(grad_ops, block.idx, lambda name: _is_array(dest, name))
+    renamed = _rename_earlier_grads(dest, grad_ops, grad_times) if grad_times > 1 else {}
     _create_grad_vars(dest, grad_ops)
     _append(dest, grad_ops, callbacks)
+    return renamed
+
+
+def _rename_earlier_grads(block: Block, ops: Sequence[_GradOp], grad_times: int) -> Dict[str, str]:
+    """A second (third, ...) backward pass names the gradients an earlier pass already made
+    ``grad/`` * pass + name, as fluid 1.8 did, so both passes' values stay fetchable."""
+    renamed: Dict[str, str] = {}
+    for op in ops:
+        for old, new in renamed.items():
+            op.rename_input(old, new)
+        for names in op.outputs.values():
+            for i, name in enumerate(names):
+                if GRAD_VAR_SUFFIX in name and name not in renamed and block.has_var(name):
+                    renamed[name] = "grad/" * grad_times + name
+                if name in renamed:
+                    names[i] = renamed[name]
+    return renamed
+
+
+def _next_grad_times(program: Program) -> int:
+    program._appending_grad_times = getattr(program, "_appending_grad_times", 0) + 1
+    return program._appending_grad_times
 
 
 def append_backward(loss: Variable, parameter_list=None, no_grad_set=None, callbacks=None, checkpoints=None):
@@ -361,7 +389,9 @@ def _append_backward(loss: Variable, parameter_list, no_grad_set, callbacks):
             "op_device": loss_op.attrs.get("op_device", ""),
         },
     )
-    _backward(block, {loss.name: (grad, loss_op)}, no_grad, callbacks, stop_at)
+    renamed = _backward(
+        block, {loss.name: (grad, loss_op)}, no_grad, callbacks, stop_at, None, _next_grad_times(program)
+    )
     program._bump()
 
     if parameter_list is not None:
@@ -370,7 +400,7 @@ def _append_backward(loss: Variable, parameter_list, no_grad_set, callbacks):
         params = [p for p in block.all_parameters() if p.trainable]
     params_grads = []
     for p in params:
-        gname = _grad_name(p.name)
+        gname = renamed.get(_grad_name(p.name), _grad_name(p.name))
         if p.name in no_grad or not block.has_var(gname):
             continue
         params_grads.append((p, block.var(gname)))
@@ -425,11 +455,11 @@ def _gradients(targets, inputs, target_gradients, no_grad_set):
             attrs=dict(role, shape=list(target.shape), value=1.0, dtype=int(target.dtype)),
         )
         seeds[target.name] = (grad, target.op)
-    _backward(block, seeds, no_grad, None, last)
+    renamed = _backward(block, seeds, no_grad, None, last, None, _next_grad_times(block.program))
     block.program._bump()
     result = []
     for v in inputs:
-        g = _grad_name(v.name)
+        g = renamed.get(_grad_name(v.name), _grad_name(v.name))
         result.append(block.var(g) if block.has_var(g) else None)
     return result
 

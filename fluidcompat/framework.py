@@ -809,6 +809,7 @@ device_guard = places.device_guard
 
 
 _REEXPORTS = {  # names fluid 1.8's framework module also offered
+    "ComplexVariable": "fluidcompat.complex_variable",
     "cpu_places": "fluidcompat.places",
     "cuda_places": "fluidcompat.places",
     "cuda_pinned_places": "fluidcompat.places",

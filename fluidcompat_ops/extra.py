@@ -11,6 +11,8 @@ temporal_shift, grid_sampler, affine_grid.
 
 from __future__ import annotations
 
+import math
+
 from fluidcompat_ops.math import _unary
 from fluidcompat_ops.registry import GradDef, OpDef, register
 from fluidcompat_ops.shapes import first, norm_axis, out, prod_or_unknown, same_as
@@ -1771,4 +1773,327 @@ _op(
     },
     _auc,
     grad=False,
+)
+
+
+# -- similarity_focus, cvm, center_loss, chunk_eval, roi_pool, roi_align ----------------------------
+def _similarity_focus(ins, a):
+    x = _x(ins)
+    axis = a["axis"]
+    moved = x.movedim(axis, 1)  # [N, C, A, B]
+    mask = torch.zeros((moved.shape[0],) + tuple(moved.shape[2:]), dtype=torch.bool, device=x.device)
+    for idx in a["indexes"]:
+        t = moved[:, idx]
+        for n in range(t.shape[0]):
+            m = t[n].clone()
+            rows, cols = m.shape
+            for _ in range(min(rows, cols)):
+                flat = int(torch.argmax(m))
+                r, c = divmod(flat, cols)
+                mask[n, r, c] = True
+                m[r, :] = float("-inf")
+                m[:, c] = float("-inf")
+    out_t = mask.unsqueeze(1).expand_as(moved).to(x.dtype)
+    return {"Out": [out_t.movedim(1, axis).contiguous()]}
+
+
+_op("similarity_focus", ("X",), ("Out",), {"axis": 1, "indexes": []}, same_as(), _similarity_focus, grad=False)
+
+
+def _cvm(ins, a):
+    x = _x(ins)
+    if not a["use_cvm"]:
+        return {"Y": [x[:, 2:]]}
+    show = torch.log(x[:, :1] + 1)
+    click = torch.log(x[:, 1:2] + 1) - show
+    return {"Y": [torch.cat([show, click, x[:, 2:]], 1)]}
+
+
+def _cvm_grad(ins, a):
+    """fluid 1.8's cvm_grad: the first two columns get the CVM input itself, the others dY."""
+    dy, cvm = ins["Y@GRAD"][0], ins["CVM"][0]
+    rest = dy[:, 2:] if a["use_cvm"] else dy
+    return {"X@GRAD": [torch.cat([cvm[:, :2].to(dy.dtype), rest], 1)]}
+
+
+def _cvm_infer(ins, a):
+    x = first(ins, "X")
+    return out("Y", x.shape if a["use_cvm"] else (x.shape[0], x.shape[1] - 2), x.dtype)
+
+
+register(
+    OpDef(
+        "cvm",
+        ("X", "CVM"),
+        ("Y",),
+        {"use_cvm": True},
+        _cvm_infer,
+        _cvm,
+        grad=GradDef(("X", "CVM"), out_grads=("Y",), in_grads=("X",), kernel=_cvm_grad),
+    )
+)
+
+
+def _center_loss(ins, a):
+    x, label, centers = ins["X"][0], ins["Label"][0].reshape(-1).long(), ins["Centers"][0]
+    diff = x - centers[label]
+    loss = 0.5 * (diff * diff).sum(1, keepdim=True)
+    new = centers
+    if a["need_update"]:
+        rate = ins["CenterUpdateRate"][0].reshape(()).to(centers.dtype)
+        acc = torch.zeros_like(centers).index_add(0, label, diff.detach())
+        count = torch.bincount(label, minlength=centers.shape[0]).to(centers.dtype)
+        new = centers + rate * acc / (1 + count)[:, None]
+    return {"SampleCenterDiff": [diff], "Loss": [loss], "CentersOut": [new]}
+
+
+def _center_loss_infer(ins, a):
+    x, c = first(ins, "X"), first(ins, "Centers")
+    return {
+        "SampleCenterDiff": [(x.shape, x.dtype)],
+        "Loss": [((x.shape[0], 1), x.dtype)],
+        "CentersOut": [(c.shape, c.dtype)],
+    }
+
+
+register(
+    OpDef(
+        "center_loss",
+        ("X", "Label", "Centers", "CenterUpdateRate"),
+        ("SampleCenterDiff", "Loss", "CentersOut"),
+        {"cluster_num": 0, "need_update": False},
+        _center_loss_infer,
+        _center_loss,
+        grad=GradDef(("X", "Label", "Centers", "CenterUpdateRate"), out_grads=("Loss",), in_grads=("X",)),
+    )
+)
+
+_CHUNK_SCHEMES = {  # num_tag_types, tag_begin, tag_inside, tag_end, tag_single
+    "IOB": (2, 0, 1, -1, -1),
+    "IOE": (2, -1, 0, 1, -1),
+    "IOBES": (4, 0, 1, 2, 3),
+    "plain": (1, -1, -1, -1, -1),
+}
+
+
+def _chunk_end(prev_tag, prev_type, tag, type_, other, begin, inside, end, single):
+    if prev_type == other:
+        return False
+    if type_ == other or type_ != prev_type:
+        return True
+    if prev_tag == begin or prev_tag == inside:
+        return tag == begin
+    return prev_tag in (end, single)
+
+
+def _chunk_begin(prev_tag, prev_type, tag, type_, other, begin, inside, end, single):
+    if prev_type == other:
+        return type_ != other
+    if type_ == other:
+        return False
+    if type_ != prev_type:
+        return True
+    if tag == begin or tag == single:
+        return True
+    return False
+
+
+def chunk_segments(labels, scheme, num_chunk_types, excluded=()):
+    """(start, end, type) of each chunk of one tag sequence, as fluid's chunk_eval reads them."""
+    num_tag_types, begin, inside, end, single = _CHUNK_SCHEMES[scheme]
+    other = num_chunk_types
+    segments = []
+    in_chunk, start = False, 0
+    tag, type_ = -1, other
+    for i, label in enumerate(labels):
+        prev_tag, prev_type = tag, type_
+        tag, type_ = label % num_tag_types, label // num_tag_types
+        if type_ >= other:
+            type_ = other
+        if in_chunk and _chunk_end(prev_tag, prev_type, tag, type_, other, begin, inside, end, single):
+            segments.append((start, i - 1, prev_type))
+            in_chunk = False
+        if _chunk_begin(prev_tag, prev_type, tag, type_, other, begin, inside, end, single):
+            start, in_chunk = i, True
+    if in_chunk:
+        segments.append((start, len(labels) - 1, type_))
+    return [s for s in segments if s[2] not in excluded]
+
+
+def _chunk_eval(ins, a):
+    inf, lab = ins["Inference"][0], ins["Label"][0]
+    n = inf.shape[0]
+    inf_rows, lab_rows = inf.reshape(n, -1).tolist(), lab.reshape(n, -1).tolist()
+    lengths = first(ins, "SeqLength")
+    lengths = lengths.reshape(-1).tolist() if lengths is not None else [len(r) for r in inf_rows]
+    if first(ins, "SeqLength") is None:  # one sequence: the whole column
+        inf_rows, lab_rows, lengths = [sum(inf_rows, [])], [sum(lab_rows, [])], [n * len(inf_rows[0])]
+    n_inf = n_lab = n_cor = 0
+    excluded = set(a["excluded_chunk_types"])
+    for ir, lr, length in zip(inf_rows, lab_rows, lengths):
+        si = chunk_segments(ir[: int(length)], a["chunk_scheme"], a["num_chunk_types"], excluded)
+        sl = chunk_segments(lr[: int(length)], a["chunk_scheme"], a["num_chunk_types"], excluded)
+        n_inf, n_lab, n_cor = n_inf + len(si), n_lab + len(sl), n_cor + len(set(si) & set(sl))
+    p = n_cor / n_inf if n_inf else 0.0
+    r = n_cor / n_lab if n_lab else 0.0
+    f1 = 2 * p * r / (p + r) if n_cor else 0.0
+
+    def f(v):
+        return torch.tensor([v], dtype=torch.float32)
+
+    def i(v):
+        return torch.tensor([v], dtype=torch.int64)
+
+    return {
+        "Precision": [f(p)],
+        "Recall": [f(r)],
+        "F1-Score": [f(f1)],
+        "NumInferChunks": [i(n_inf)],
+        "NumLabelChunks": [i(n_lab)],
+        "NumCorrectChunks": [i(n_cor)],
+    }
+
+
+_CHUNK_OUTS = ("Precision", "Recall", "F1-Score", "NumInferChunks", "NumLabelChunks", "NumCorrectChunks")
+_op(
+    "chunk_eval",
+    ("Inference", "Label", "SeqLength"),
+    _CHUNK_OUTS,
+    {"num_chunk_types": 0, "chunk_scheme": "IOB", "excluded_chunk_types": []},
+    lambda ins, a: {s: [((1,), "float32" if k < 3 else "int64")] for k, s in enumerate(_CHUNK_OUTS)},
+    _chunk_eval,
+    grad=False,
+    host_inputs=frozenset({"Inference", "Label", "SeqLength"}),
+    host_outputs=frozenset(_CHUNK_OUTS),
+)
+
+
+def _roi_batch_ids(ins, rois):
+    lod = first(ins, "RoisLod")
+    if lod is None:
+        return torch.zeros(rois.shape[0], dtype=torch.long, device=rois.device)
+    offsets = lod.reshape(-1).long().tolist()
+    ids = []
+    for b, (s, e) in enumerate(zip(offsets, offsets[1:])):
+        ids += [b] * (e - s)
+    if len(ids) != rois.shape[0]:
+        raise ValueError(f"RoisLod {offsets} covers {len(ids)} rois but Rois has {rois.shape[0]}")
+    return torch.tensor(ids, dtype=torch.long, device=rois.device)
+
+
+def _round_half_away(v: float) -> int:
+    """C's round(): halves away from zero (Python's round() goes to even)."""
+    return int(math.floor(abs(v) + 0.5)) * (1 if v >= 0 else -1)
+
+
+def _roi_pool(ins, a):
+    x, rois = _x(ins), ins["ROIs"][0]
+    ph_n, pw_n, scale = a["pooled_height"], a["pooled_width"], a["spatial_scale"]
+    _, c, h, w = x.shape
+    batch = _roi_batch_ids(ins, rois).tolist()
+    outs, argmax = [], []
+    for r, b in zip(rois.tolist(), batch):
+        x1, y1, x2, y2 = (_round_half_away(v * scale) for v in r)
+        rh, rw = max(y2 - y1 + 1, 1), max(x2 - x1 + 1, 1)
+        bh, bw = rh / ph_n, rw / pw_n
+        o = x.new_zeros((c, ph_n, pw_n))
+        am = torch.full((c, ph_n, pw_n), -1, dtype=torch.int64)
+        for ph in range(ph_n):
+            hs = min(max(int(math.floor(ph * bh)) + y1, 0), h)
+            he = min(max(int(math.ceil((ph + 1) * bh)) + y1, 0), h)
+            for pw in range(pw_n):
+                ws = min(max(int(math.floor(pw * bw)) + x1, 0), w)
+                we = min(max(int(math.ceil((pw + 1) * bw)) + x1, 0), w)
+                if he <= hs or we <= ws:
+                    continue
+                region = x[b, :, hs:he, ws:we].reshape(c, -1)
+                val, idx = region.max(1)
+                o[:, ph, pw] = val
+                am[:, ph, pw] = (hs + idx // (we - ws)) * w + ws + idx % (we - ws)
+        outs.append(o)
+        argmax.append(am)
+    return {"Out": [torch.stack(outs)], "Argmax": [torch.stack(argmax)]}
+
+
+def _roi_infer(outs):
+    def infer(ins, a):
+        x, rois = first(ins, "X"), first(ins, "ROIs")
+        shape = (rois.shape[0], x.shape[1], a["pooled_height"], a["pooled_width"])
+        result = {"Out": [(shape, x.dtype)]}
+        if "Argmax" in outs:
+            result["Argmax"] = [(shape, "int64")]
+        return result
+
+    return infer
+
+
+register(
+    OpDef(
+        "roi_pool",
+        ("X", "ROIs", "RoisLod"),
+        ("Out", "Argmax"),
+        {"pooled_height": 1, "pooled_width": 1, "spatial_scale": 1.0},
+        _roi_infer(("Out", "Argmax")),
+        _roi_pool,
+        host_inputs=frozenset({"RoisLod"}),
+        grad=GradDef(("X", "ROIs", "RoisLod"), out_grads=("Out",), in_grads=("X",)),
+    )
+)
+
+
+def _bilinear_at(img, y, x):
+    """img [C, H, W] sampled at float points y, x (same shape), Caffe2's ROIAlign rules."""
+    h, w = img.shape[1:]
+    valid = (y >= -1.0) & (y <= h) & (x >= -1.0) & (x <= w)
+    y, x = y.clamp(min=0), x.clamp(min=0)
+    y_low, x_low = y.floor().long(), x.floor().long()
+    y_low = torch.where(y_low >= h - 1, torch.full_like(y_low, h - 1), y_low)
+    x_low = torch.where(x_low >= w - 1, torch.full_like(x_low, w - 1), x_low)
+    y = torch.where(y_low >= h - 1, y_low.to(y.dtype), y)
+    x = torch.where(x_low >= w - 1, x_low.to(x.dtype), x)
+    y_high, x_high = (y_low + 1).clamp(max=h - 1), (x_low + 1).clamp(max=w - 1)
+    ly, lx = y - y_low, x - x_low
+    hy, hx = 1 - ly, 1 - lx
+    v = (
+        img[:, y_low, x_low] * (hy * hx)
+        + img[:, y_low, x_high] * (hy * lx)
+        + img[:, y_high, x_low] * (ly * hx)
+        + img[:, y_high, x_high] * (ly * lx)
+    )
+    return v * valid.to(v.dtype)
+
+
+def _roi_align(ins, a):
+    x, rois = _x(ins), ins["ROIs"][0]
+    ph_n, pw_n, scale, ratio = a["pooled_height"], a["pooled_width"], a["spatial_scale"], a["sampling_ratio"]
+    batch = _roi_batch_ids(ins, rois).tolist()
+    outs = []
+    for r, b in zip(rois, batch):
+        x1, y1, x2, y2 = (v * scale for v in r)
+        rw, rh = torch.clamp(x2 - x1, min=1.0), torch.clamp(y2 - y1, min=1.0)
+        bh, bw = rh / ph_n, rw / pw_n
+        gh = ratio if ratio > 0 else int(math.ceil(float(rh) / ph_n))
+        gw = ratio if ratio > 0 else int(math.ceil(float(rw) / pw_n))
+        iy = (torch.arange(gh, dtype=x.dtype, device=x.device) + 0.5) / gh
+        ix = (torch.arange(gw, dtype=x.dtype, device=x.device) + 0.5) / gw
+        ys = y1 + (torch.arange(ph_n, dtype=x.dtype, device=x.device)[:, None] + iy[None, :]) * bh  # [ph, gh]
+        xs = x1 + (torch.arange(pw_n, dtype=x.dtype, device=x.device)[:, None] + ix[None, :]) * bw  # [pw, gw]
+        yy = ys[:, None, :, None].expand(ph_n, pw_n, gh, gw)
+        xx = xs[None, :, None, :].expand(ph_n, pw_n, gh, gw)
+        v = _bilinear_at(x[b], yy, xx)  # [C, ph, pw, gh, gw]
+        outs.append(v.mean((3, 4)))
+    return {"Out": [torch.stack(outs)]}
+
+
+register(
+    OpDef(
+        "roi_align",
+        ("X", "ROIs", "RoisLod"),
+        ("Out",),
+        {"pooled_height": 1, "pooled_width": 1, "spatial_scale": 1.0, "sampling_ratio": -1},
+        _roi_infer(("Out",)),
+        _roi_align,
+        host_inputs=frozenset({"RoisLod"}),
+        grad=GradDef(("X", "ROIs", "RoisLod"), out_grads=("Out",), in_grads=("X",)),
+    )
 )

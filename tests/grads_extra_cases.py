@@ -107,6 +107,28 @@ def make_cases(G):
         G("fsp_matrix", lambda x: L.fsp_matrix(x, x * x), {"x": IMG}),
         G("spectral_norm", lambda s: L.spectral_norm(s, power_iters=60), {"s": SQ}, rtol=1e-4, atol=1e-6),
         G("row_conv", lambda s: L.row_conv(s, 2), {"s": afz((2, 4, 3))}),
+        G(
+            "center_loss",
+            lambda a: L.center_loss(
+                a,
+                L.assign(np.array([[1], [0]], "int64")),
+                3,
+                0.5,
+                fluid.ParamAttr(initializer=fluid.initializer.Constant(0.2)),
+                update_center=False,
+            ),
+            a,
+        ),
+        # without use_cvm, and CVM zero, fluid's cvm gradient is the true one
+        G("cvm", lambda a: L.continuous_value_model(a, c64(np.zeros((2, 2))), use_cvm=False), a),
+        G(
+            "roi_pool_roi_align",
+            lambda x: [
+                L.roi_pool(x, c64(np.array([[0, 0, 2, 3], [1, 1, 3, 3]])), 2, 2),
+                L.roi_align(x, c64(np.array([[0.3, 0.2, 2.6, 3.1], [1.2, 0.7, 3.3, 2.9]])), 2, 2, sampling_ratio=2),
+            ],
+            {"x": IMG},
+        ),
         G("im2sequence", lambda x: L.im2sequence(x, filter_size=2, stride=1, padding=1), {"x": IMG}),
         G("inplace_abn", lambda x: L.inplace_abn(x, act="elu"), {"x": IMG}, rtol=1e-4, atol=1e-6),
         G(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import os
 
@@ -745,5 +746,85 @@ EXTRA_CASES += [
         )[0],
         {},
         lambda: np.array([5 / 6]),  # positives 0.7, 0.9, 0.35 against negatives 0.2, 0.6: 5 of 6 pairs
+    ),
+]
+
+
+with open(os.path.join(os.path.dirname(__file__), "golden", "ops_extra3.json")) as _f:
+    _GOLDEN3 = json.load(_f)  # fluid 1.8.5's values for tests/golden/ops_extra3.py's inputs
+_g3 = np.random.RandomState(7)
+_SF = _g3.uniform(0, 1, (2, 3, 2, 2)).astype("float32")
+_g3.uniform(-1, 1, (3, 4))
+_CVM_X = np.abs(_g3.uniform(0, 3, (3, 5))).astype("float32")
+_CL_X = _g3.uniform(-1, 1, (4, 3)).astype("float32")
+_FEAT = _g3.uniform(-1, 1, (2, 2, 6, 6)).astype("float32")
+_ROIS = np.array([[0, 0, 3, 3], [1, 1, 5, 4], [0.5, 2, 5.5, 5.5]], "float32")
+
+
+def _golden3(key):
+    return np.array(_GOLDEN3[key][1], _GOLDEN3[key][0])
+
+
+EXTRA_CASES += [
+    Case("similarity_focus", lambda: L.similarity_focus(L.assign(_SF), 1, [0]), {}, lambda: _golden3("sf")),
+    Case(
+        "cvm",
+        lambda: [
+            L.continuous_value_model(L.assign(_CVM_X), L.assign(np.ones((3, 2), "float32")), use_cvm=u)
+            for u in (True, False)
+        ],
+        {},
+        lambda: [
+            np.concatenate(
+                [np.log(_CVM_X[:, :1] + 1), np.log(_CVM_X[:, 1:2] + 1) - np.log(_CVM_X[:, :1] + 1), _CVM_X[:, 2:]], 1
+            ),
+            _CVM_X[:, 2:],
+        ],
+        rtol=1e-5,
+    ),
+    Case(
+        "center_loss",
+        lambda: L.center_loss(
+            L.assign(_CL_X),
+            L.assign(np.array([[0], [2], [0], [1]], "int64")),
+            3,
+            0.5,
+            fluid.ParamAttr(initializer=fluid.initializer.Constant(0.1)),
+        ),
+        {},
+        lambda: 0.5 * ((_CL_X - 0.1) ** 2).sum(1, keepdims=True),
+        rtol=1e-5,
+    ),
+    Case(
+        "chunk_eval",
+        lambda: list(
+            L.chunk_eval(
+                L.assign(np.array([[0, 1, 4, 2, 3, 4], [2, 3, 0, 1, 1, 4]], "int64")),
+                L.assign(np.array([[0, 1, 4, 2, 4, 4], [2, 3, 0, 1, 4, 4]], "int64")),
+                "IOB",
+                2,
+                seq_length=L.assign(np.array([6, 5], "int64")),
+            )
+        ),
+        {},
+        lambda: (
+            [np.array([0.5], "float32")] * 3 + [np.array([4], "int64"), np.array([4], "int64"), np.array([2], "int64")]
+        ),
+    ),
+    Case(
+        "roi_pool",
+        lambda: L.roi_pool(L.assign(_FEAT), L.assign(_ROIS), 2, 2, rois_lod=L.assign(np.array([0, 2, 3], "int64"))),
+        {},
+        lambda: _golden3("rp"),
+        atol=1e-5,
+    ),
+    Case(
+        "roi_align",
+        lambda: L.roi_align(
+            L.assign(_FEAT), L.assign(_ROIS), 2, 2, sampling_ratio=2, rois_lod=L.assign(np.array([0, 2, 3], "int64"))
+        ),
+        {},
+        lambda: _golden3("ra"),
+        atol=1e-5,
     ),
 ]

@@ -350,3 +350,16 @@ def test_every_differentiable_op_has_a_grad_case():
         covered.update(op.type for op in main.global_block().ops)
     missing = differentiable - covered
     assert not missing, f"differentiable ops without a gradient case: {sorted(missing)}"
+
+
+def test_a_second_backward_pass_renames_the_gradients_it_makes_again():
+    """fluid 1.8.5: the second ``gradients`` call names its x gradient grad/grad/x@GRAD, so both
+    passes' values can be fetched (2 and 3 here)."""
+    x = fluid.data("x", [2], "float32")
+    x.stop_gradient = False
+    a = fluid.gradients([L.reduce_sum(x * 2.0)], [x])[0]
+    b = fluid.gradients([L.reduce_sum(x * 3.0)], [x])[0]
+    assert (a.name, b.name) == ("x@GRAD", "grad/grad/x@GRAD")
+    assert b.dtype == x.dtype and tuple(b.shape) == (2,)
+    got = fluid.Executor(fluid.CPUPlace()).run(feed={"x": np.ones(2, "float32")}, fetch_list=[a, b])
+    np.testing.assert_array_equal(got, [[2.0, 2.0], [3.0, 3.0]])

@@ -1357,3 +1357,114 @@ def auc(input, label, curve="ROC", num_thresholds=2**12 - 1, topk=1, slide_steps
             outputs={"AUC": [out], "StatPosOut": [pos], "StatNegOut": [neg]},
         )
     return auc_out, batch_auc_out, stats
+
+
+@_export
+def similarity_focus(input, axis, indexes, name=None):
+    if axis not in (1, 2, 3):
+        raise ValueError(f"axis must be 1, 2 or 3. Received: {axis}")
+    if not indexes:
+        raise ValueError("indexes can not be empty.")
+    attrs = {"axis": axis, "indexes": list(indexes)}
+    return _one("similarity_focus", {"X": [input]}, attrs, name=name, stop_gradient=True)
+
+
+@_export
+def continuous_value_model(input, cvm, use_cvm=True):
+    """CVM features (op ``cvm``): log(show + 1), log(click + 1) - log(show + 1), then the rest, or
+    only the rest without ``use_cvm``; the gradient of the first two columns is ``cvm`` (fluid 1.8)."""
+    return _one("cvm", {"X": [input], "CVM": [cvm]}, {"use_cvm": use_cvm}, out_slot="Y")
+
+
+@_export
+def center_loss(input, label, num_classes, alpha, param_attr, update_center=True):
+    """0.5 * |x - center(label)|^2 per sample; with ``update_center`` each run moves the centers
+    toward their samples by ``alpha`` (op ``center_loss``, centers updated in place)."""
+    helper = LayerHelper("center_loss")
+    centers = helper.create_parameter(attr=param_attr, shape=[num_classes, input.shape[1]], dtype=input.dtype)
+    centers.stop_gradient = True
+    if isinstance(alpha, Variable):
+        rate = alpha
+    else:
+        from fluidcompat.layers.tensor import create_global_var
+
+        rate = create_global_var(
+            shape=[1],
+            value=float(alpha),
+            dtype="float32",
+            persistable=True,
+            name=unique_name.generate("centerloss_alpha"),
+        )
+        rate.stop_gradient = True
+    diff = helper.create_variable_for_type_inference(dtype=input.dtype)
+    loss = helper.create_variable_for_type_inference(dtype=input.dtype)
+    helper.append_op(
+        type="center_loss",
+        inputs={"X": [input], "Label": [label], "Centers": [centers], "CenterUpdateRate": [rate]},
+        outputs={"SampleCenterDiff": [diff], "Loss": [loss], "CentersOut": [centers]},
+        attrs={"cluster_num": num_classes, "need_update": update_center},
+    )
+    return loss
+
+
+@_export
+def chunk_eval(input, label, chunk_scheme, num_chunk_types, excluded_chunk_types=None, seq_length=None):
+    """Chunk precision, recall and F1 (and the three counts) of IOB / IOE / IOBES / plain tag
+    sequences: padded [batch, length] with ``seq_length``, or one sequence per call without it."""
+    if chunk_scheme not in ("IOB", "IOE", "IOBES", "plain"):
+        raise ValueError(f"chunk_scheme must be IOB, IOE, IOBES or plain. Received: {chunk_scheme!r}")
+    helper = LayerHelper("chunk_eval")
+    outs = [helper.create_variable_for_type_inference(dtype="float32") for _ in range(3)]
+    outs += [helper.create_variable_for_type_inference(dtype="int64") for _ in range(3)]
+    names = ("Precision", "Recall", "F1-Score", "NumInferChunks", "NumLabelChunks", "NumCorrectChunks")
+    ins = {"Inference": [input], "Label": [label]}
+    if seq_length is not None:
+        ins["SeqLength"] = [seq_length]
+    helper.append_op(
+        type="chunk_eval",
+        inputs=ins,
+        outputs={n: [v] for n, v in zip(names, outs)},
+        attrs={
+            "num_chunk_types": num_chunk_types,
+            "chunk_scheme": chunk_scheme,
+            "excluded_chunk_types": list(excluded_chunk_types or []),
+        },
+    )
+    for v in outs:
+        v.stop_gradient = True
+    return tuple(outs)
+
+
+def _roi(op_type, input, rois, attrs, rois_lod, argmax):
+    helper = LayerHelper(op_type)
+    out = helper.create_variable_for_type_inference(dtype=input.dtype)
+    outs = {"Out": [out]}
+    if argmax:
+        outs["Argmax"] = [helper.create_variable_for_type_inference(dtype="int64")]
+    ins = {"X": [input], "ROIs": [rois]}
+    if rois_lod is not None:
+        ins["RoisLod"] = [rois_lod]
+    helper.append_op(type=op_type, inputs=ins, outputs=outs, attrs=attrs)
+    return out
+
+
+@_export
+def roi_pool(input, rois, pooled_height=1, pooled_width=1, spatial_scale=1.0, rois_lod=None):
+    """Max pooling over each [x1, y1, x2, y2] region; ``rois_lod`` (offsets per image) says which
+    image each region is in (all in image 0 without it)."""
+    attrs = {"pooled_height": pooled_height, "pooled_width": pooled_width, "spatial_scale": spatial_scale}
+    return _roi("roi_pool", input, rois, attrs, rois_lod, True)
+
+
+@_export
+def roi_align(
+    input, rois, pooled_height=1, pooled_width=1, spatial_scale=1.0, sampling_ratio=-1, name=None, rois_lod=None
+):
+    """Bilinear RoI Align over each [x1, y1, x2, y2] region (fluid 1.8's, without half-pixel offset)."""
+    attrs = {
+        "pooled_height": pooled_height,
+        "pooled_width": pooled_width,
+        "spatial_scale": spatial_scale,
+        "sampling_ratio": sampling_ratio,
+    }
+    return _roi("roi_align", input, rois, attrs, rois_lod, False)
