@@ -602,3 +602,38 @@ def test_arrays_are_never_copied_whole_on_a_gpu_plan(monkeypatch):
     assert by_type["read_from_array"].device == "cuda:0" and by_type["write_to_array"].device == "cpu"
     assert plan.locations[r.name] == "cuda:0" and plan.locations[n.name] == "cpu"
     assert plan.locations[t.name] == "cuda:0"
+
+
+def test_static_rnn_matches_fluid():
+    """StaticRNN (boot memory, batch_ref memory, two outputs) and the gradient of its input, as fluid
+    1.8.5 computed them; fluidcompat unrolls the step block."""
+    lines = run(os.path.join(ROOT, "tests", "golden", "static_rnn.py")).strip().splitlines()
+    assert lines[0] == "(4, 3, 6) (4, 3, 2)"
+    with open(os.path.join(ROOT, "tests", "golden", "static_rnn.json")) as f:
+        want = json.load(f)
+    for g, w in zip(json.loads(lines[-1]), want):
+        np.testing.assert_allclose(g, w, atol=2e-5)
+
+
+def test_static_rnn_misuse_is_refused():
+    """Errors name the problem; a step that fails leaves the programs and name counters as they were."""
+    x = fluid.data("x", [4, 3, 5], "float32")
+    y = fluid.data("y", [None, 3, 5], "float32")
+    rnn = L.StaticRNN()
+    with pytest.raises(ValueError, match=r"You must invoke step_input in rnn.step\(\)"):
+        rnn.step_input(x)
+    before = snapshot()
+    with pytest.raises(ValueError, match="memory 'static_rnn_memory_.*' is never updated: call rnn.update_memory"):
+        with rnn.step():
+            word = rnn.step_input(x)
+            rnn.memory(shape=[-1, 2], batch_ref=word)
+            rnn.step_output(word)
+    assert snapshot() == before
+    with pytest.raises(ValueError, match="if init is None, memory at least need shape and batch_ref"):
+        with L.StaticRNN().step() as guard:
+            guard.rnn.memory()
+    with pytest.raises(ValueError, match=r"need a known sequence length \(dim 0\)"):
+        r = L.StaticRNN()
+        with r.step():
+            r.step_output(r.step_input(y))
+    assert len(fluid.default_main_program().blocks) == 1

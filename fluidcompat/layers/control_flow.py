@@ -36,6 +36,7 @@ __all__ = [
     "while_loop",
     "Switch",
     "IfElse",
+    "StaticRNN",
     "Print",
     "Assert",
     "py_func",
@@ -777,3 +778,168 @@ def py_func(func, x, out, backward_func=None, skip_vars_in_backward_input=None):
         },
     )
     return out
+
+
+# -- StaticRNN: a fixed-length recurrence, unrolled into the enclosing block --------------------------
+class StaticRNN:
+    """``with rnn.step():`` describes one time step over time-major inputs ([seq_len, batch, ...]):
+    ``step_input``, ``memory`` / ``update_memory``, ``step_output``; ``rnn()`` gives the outputs
+    stacked over time. fluid 1.8 ran the step block with a ``recurrent`` op; fluidcompat unrolls it
+    when the block closes (seq_len must be known then), so every step is ordinary ops and gradients
+    flow through them as through any others."""
+
+    def __init__(self, name=None) -> None:
+        self.helper = LayerHelper("static_rnn", name=name)
+        self.seq_len = None
+        self.inputs = []  # (placeholder in the step block, outer time-major variable)
+        self.memories = {}  # placeholder name -> [placeholder, init variable, updated variable]
+        self.outputs = []
+        self.results = None
+        self._in_step = False
+
+    def step(self):
+        return _StaticRNNGuard(self)
+
+    def _assert_in_step(self, what):
+        if not self._in_step:
+            raise ValueError(f"You must invoke {what} in rnn.step()")
+
+    def step_input(self, x):
+        self._assert_in_step("step_input")
+        check_variable(x, "x", "fluid.layers.StaticRNN.step_input")
+        if self.seq_len is None:
+            self.seq_len = x.shape[0]
+        elif x.shape[0] != -1 and self.seq_len != x.shape[0]:
+            raise ValueError("Static RNN only take fix seq_len input")
+        ipt = self.helper.main_program.current_block().create_var(
+            name=unique_name.generate("static_rnn_step_input"), shape=tuple(x.shape[1:]), dtype=x.dtype
+        )
+        self.inputs.append((ipt, x))
+        return ipt
+
+    def memory(self, init=None, shape=None, batch_ref=None, init_value=0.0, init_batch_dim_idx=0, ref_batch_dim_idx=1):
+        self._assert_in_step("memory")
+        if init is None:
+            if shape is None or batch_ref is None:
+                raise ValueError("if init is None, memory at least need shape and batch_ref")
+            outer_ref = next((x for ipt, x in self.inputs if ipt is batch_ref), batch_ref)
+            program = self.helper.main_program
+            inside = program.current_block_idx
+            program.current_block_idx = program.current_block().parent_idx
+            try:
+                from fluidcompat.layers.tensor import fill_constant_batch_size_like
+
+                init = fill_constant_batch_size_like(
+                    outer_ref, list(shape), batch_ref.dtype, init_value, ref_batch_dim_idx, init_batch_dim_idx
+                )
+            finally:
+                program.current_block_idx = inside
+        pre = self.helper.main_program.current_block().create_var(
+            name=unique_name.generate("static_rnn_memory"), shape=tuple(init.shape), dtype=init.dtype
+        )
+        self.memories[pre.name] = [pre, init, None]
+        return pre
+
+    def update_memory(self, mem, var):
+        self._assert_in_step("update_memory")
+        if mem.name not in self.memories:
+            raise ValueError(f"update_memory: '{mem.name}' is not a memory of this StaticRNN")
+        check_variable(var, "var", "fluid.layers.StaticRNN.update_memory")
+        self.memories[mem.name][2] = var
+
+    def step_output(self, o):
+        self._assert_in_step("step_output")
+        check_variable(o, "o", "fluid.layers.StaticRNN.step_output")
+        self.outputs.append(o)
+
+    def output(self, *outputs):
+        for o in outputs:
+            self.step_output(o)
+
+    def __call__(self, *args, **kwargs):
+        if self.results is None:
+            raise ValueError("RNN output can only be retrieved after rnn block")
+        if not self.results:
+            raise ValueError("RNN has no output")
+        return self.results[0] if len(self.results) == 1 else self.results
+
+    def _unroll(self, step_block) -> None:
+        from fluidcompat.layers.tensor import slice as slice_
+        from fluidcompat.layers.tensor import squeeze, stack
+
+        for pre, _, new in self.memories.values():
+            if new is None:
+                raise ValueError(f"StaticRNN: memory '{pre.name}' is never updated: call rnn.update_memory")
+        if self.seq_len is None or self.seq_len < 0:
+            raise ValueError(
+                "StaticRNN in fluidcompat unrolls the step block: its inputs need a known sequence length "
+                f"(dim 0). Received: {self.seq_len}"
+            )
+        ops = list(step_block.ops)
+        for op in ops:
+            if "sub_block" in op.attrs:
+                raise NotImplementedError(f"StaticRNN: control flow ({op.type}) inside a step is not supported yet")
+        parent = self.helper.main_program.current_block()
+        local = set(step_block.vars)
+        value = {name: init.name for name, (_, init, _) in self.memories.items()}
+        per_step = [[] for _ in self.outputs]
+        for t in range(self.seq_len):
+            rename = dict(value)
+            for ipt, x in self.inputs:
+                rename[ipt.name] = squeeze(slice_(x, axes=[0], starts=[t], ends=[t + 1]), [0]).name
+            for op in ops:
+                ins = {s: [rename.get(n, n) for n in names] for s, names in op.inputs.items()}
+                outs = {}
+                for s, names in op.outputs.items():
+                    new_names = []
+                    for n in names:
+                        if n in local:
+                            v = step_block.vars[n]
+                            new = parent.create_var(
+                                name=unique_name.generate(f"{n}.step"), shape=v.shape, dtype=v.dtype, type=v.type
+                            )
+                            new.stop_gradient = v.stop_gradient
+                            rename[n] = new.name
+                        new_names.append(rename.get(n, n))
+                    outs[s] = new_names
+                attrs = {k: v for k, v in op.attrs.items() if k not in ("op_callstack",)}
+                new_op = parent.append_op(type=op.type, inputs=ins, outputs=outs, attrs=attrs)
+                new_op._callsite = op._callsite
+            for name, (_, _, updated) in self.memories.items():
+                value[name] = rename.get(updated.name, updated.name)
+            for k, o in enumerate(self.outputs):
+                per_step[k].append(parent.var(rename.get(o.name, o.name)))
+        self.results = [stack(vs, axis=0) for vs in per_step]
+
+
+class _StaticRNNGuard:
+    def __init__(self, rnn: StaticRNN) -> None:
+        self.rnn = rnn
+
+    def __enter__(self):
+        from fluidcompat.framework import program_transaction
+
+        # a step that fails (or cannot be unrolled) leaves the programs as they were
+        self.transaction = program_transaction()
+        self.transaction.__enter__()
+        self.block = self.rnn.helper.main_program._create_block()
+        self.rnn._in_step = True
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> bool:
+        program = self.rnn.helper.main_program
+        self.rnn._in_step = False
+        program._rollback()
+        if program.blocks[-1] is self.block:  # the step block lives on only as its unrolled copies
+            program.blocks.pop()
+        try:
+            if exc_type is None:
+                self.rnn._unroll(self.block)
+        except BaseException as e:
+            self.transaction.__exit__(type(e), e, e.__traceback__)
+            raise
+        if exc_type is not None:
+            self.transaction.__exit__(exc_type, exc, tb)
+            return False
+        self.transaction.__exit__(None, None, None)
+        return False
