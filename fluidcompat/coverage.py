@@ -75,7 +75,7 @@ PARTIAL: Dict[str, str] = {
     "paddle.fluid.layers.im2sequence": "no input_image_size (per-image LoD)",
     "paddle.fluid.layers.roi_pool": "image of each region from rois_lod; without it all regions are in image 0",
     "paddle.fluid.layers.roi_align": "image of each region from rois_lod; without it all regions are in image 0",
-    "paddle.fluid.layers.StaticRNN": "unrolled into the enclosing block when built (no recurrent op); seq_len must be known",
+    "paddle.fluid.layers.StaticRNN": "unrolled when built (no recurrent op); seq_len must be known",
     "paddle.fluid.layers.chunk_eval": "padded input with seq_length, or one sequence per call (no LoD)",
     "paddle.fluid.DataFeeder": "variables with lod_level 0 only",
     "paddle.fluid.data_feeder.DataFeeder": "variables with lod_level 0 only",

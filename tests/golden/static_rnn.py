@@ -1,5 +1,7 @@
 # Golden script: StaticRNN with a boot memory, a shape/batch_ref memory, two outputs, and x's gradient;
 # prints the outputs and the gradient as fluid 1.8.5 computed them.
+import json
+
 import numpy as np
 import paddle.fluid as fluid
 import paddle.fluid.layers as L
@@ -35,6 +37,5 @@ res = exe.run(
     feed={"x": rng.uniform(-1, 1, (4, 3, 5)).astype("float32"), "boot": rng.uniform(-1, 1, (3, 6)).astype("float32")},
     fetch_list=[out, out2, g],
 )
-import json
 
 print(json.dumps([np.round(r.astype("float64"), 5).tolist() for r in res]))
