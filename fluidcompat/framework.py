@@ -667,10 +667,12 @@ _startup_program_ = Program()
 
 
 def default_main_program() -> Program:
+    """The program layers append their ops to unless ``program_guard`` names another."""
     return _main_program_
 
 
 def default_startup_program() -> Program:
+    """The program that holds the initializers of the parameters layers create."""
     return _startup_program_
 
 
@@ -798,6 +800,7 @@ def grad_var_name(name: str) -> str:
 
 
 def in_dygraph_mode() -> bool:
+    """Always False: fluidcompat runs static-graph programs only."""
     return False
 
 

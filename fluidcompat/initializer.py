@@ -38,6 +38,8 @@ class Initializer:
 
 
 class ConstantInitializer(Initializer):
+    """Fills a variable with ``value`` (op ``fill_constant``)."""
+
     def __init__(self, value: float = 0.0, force_cpu: bool = False) -> None:
         self._value = value
         self._force_cpu = force_cpu
@@ -49,6 +51,8 @@ class ConstantInitializer(Initializer):
 
 
 class UniformInitializer(Initializer):
+    """Uniform random values in ``[low, high)`` (op ``uniform_random``)."""
+
     def __init__(self, low=-1.0, high=1.0, seed=0, diag_num=0, diag_step=0, diag_val=1.0) -> None:
         if low > high:
             raise ValueError(f"low must not exceed high. Received: low={low}, high={high}")
@@ -73,6 +77,8 @@ class UniformInitializer(Initializer):
 
 
 class NormalInitializer(Initializer):
+    """Normal random values of ``loc`` and ``scale`` (op ``gaussian_random``)."""
+
     def __init__(self, loc=0.0, scale=1.0, seed=0) -> None:
         self._mean, self._std, self._seed = loc, scale, seed
 
@@ -86,6 +92,8 @@ class NormalInitializer(Initializer):
 
 
 class TruncatedNormalInitializer(NormalInitializer):
+    """Normal values re-drawn outside two standard deviations (op ``truncated_gaussian_random``)."""
+
     def __call__(self, var, block):
         return self._prepend(
             block,
@@ -96,6 +104,8 @@ class TruncatedNormalInitializer(NormalInitializer):
 
 
 class XavierInitializer(Initializer):
+    """Xavier/Glorot initialization, uniform or normal, from fan-in and fan-out."""
+
     def __init__(self, uniform=True, fan_in=None, fan_out=None, seed=0) -> None:
         self._uniform, self._fan_in, self._fan_out, self._seed = uniform, fan_in, fan_out, seed
 
@@ -110,6 +120,8 @@ class XavierInitializer(Initializer):
 
 
 class MSRAInitializer(Initializer):
+    """MSRA/He initialization, uniform or normal, from fan-in."""
+
     def __init__(self, uniform=True, fan_in=None, seed=0) -> None:
         self._uniform, self._fan_in, self._seed = uniform, fan_in, seed
 
@@ -122,6 +134,8 @@ class MSRAInitializer(Initializer):
 
 
 class NumpyArrayInitializer(Initializer):
+    """Sets a variable to a given numpy array (op ``assign_value``)."""
+
     def __init__(self, value) -> None:
         if not isinstance(value, np.ndarray):
             raise TypeError(f"NumpyArrayInitializer expects a numpy array. Received: {type(value).__name__}")

@@ -136,10 +136,12 @@ def save_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
 
 
 def save_params(executor, dirname, main_program=None, filename=None) -> None:
+    """Save the parameters of ``main_program`` to ``dirname`` (one file each, or ``filename``), in fluid's format."""
     save_vars(executor, dirname, main_program, None, is_parameter, filename)
 
 
 def save_persistables(executor, dirname, main_program=None, filename=None) -> None:
+    """Save the persistable variables of ``main_program`` to ``dirname``, in fluid's format."""
     save_vars(executor, dirname, main_program, None, is_persistable, filename)
 
 
@@ -199,10 +201,12 @@ def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
 
 
 def load_params(executor, dirname, main_program=None, filename=None) -> None:
+    """Load the parameters of ``main_program`` from ``dirname`` as ``save_params`` wrote them."""
     load_vars(executor, dirname, main_program, None, is_parameter, filename)
 
 
 def load_persistables(executor, dirname, main_program=None, filename=None) -> None:
+    """Load the persistable variables of ``main_program`` from ``dirname``."""
     load_vars(executor, dirname, main_program, None, is_persistable, filename)
 
 

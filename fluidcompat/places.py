@@ -144,12 +144,14 @@ def _cpu_num() -> int:
 
 
 def cpu_places(device_count: Optional[int] = None) -> List[CPUPlace]:
+    """The CPU places a program may run on: ``device_count`` of them (``CPU_NUM`` or 1 by default)."""
     if device_count is None:
         device_count = _cpu_num()
     return [CPUPlace() for _ in range(device_count)]
 
 
 def cuda_places(device_ids: Optional[List[int]] = None) -> List[CUDAPlace]:
+    """The CUDA places for ``device_ids`` (``FLAGS_selected_gpus`` or every visible GPU by default)."""
     if device_ids is None:
         selected = os.environ.get("FLAGS_selected_gpus")
         if selected:
@@ -162,6 +164,7 @@ def cuda_places(device_ids: Optional[List[int]] = None) -> List[CUDAPlace]:
 
 
 def cuda_pinned_places(device_count: Optional[int] = None) -> List[CUDAPinnedPlace]:
+    """``device_count`` pinned-host-memory places."""
     return [CUDAPinnedPlace() for _ in range(device_count or _cpu_num())]
 
 

@@ -31,6 +31,8 @@ __all__ = [
 
 
 class ComposeNotAligned(ValueError):
+    """``compose`` found readers of different lengths."""
+
     pass
 
 
@@ -64,6 +66,8 @@ def cache(reader):
 
 
 def chain(*readers):
+    """The samples of each reader in turn."""
+
     def chained():
         yield from itertools.chain(*[r() for r in readers])
 
@@ -92,6 +96,8 @@ def compose(*readers, **kwargs):
 
 
 def firstn(reader, n):
+    """The first ``n`` samples of ``reader``."""
+
     def first_n():
         yield from itertools.islice(reader(), n)
 
@@ -99,6 +105,8 @@ def firstn(reader, n):
 
 
 def map_readers(func, *readers):
+    """``func`` over the samples of the readers, taken side by side."""
+
     def mapped():
         yield from map(func, *[r() for r in readers])
 

@@ -23,6 +23,7 @@ generator = UniqueNameGenerator()
 
 
 def generate(key: str) -> str:
+    """``key_N`` with N counting up per key: fluid's unique names (``fc_0``, ``tmp_3``)."""
     return generator(key)
 
 
@@ -32,6 +33,7 @@ def generate_with_ignorable_key(key: str) -> str:
 
 
 def switch(new_generator: Optional[UniqueNameGenerator] = None) -> UniqueNameGenerator:
+    """Replace the name generator (a fresh one by default); returns the old one."""
     global generator
     old = generator
     generator = new_generator if new_generator is not None else UniqueNameGenerator()

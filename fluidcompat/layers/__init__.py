@@ -1,6 +1,17 @@
 """``fluid.layers``: thin functions that check arguments, create outputs and append ops."""
 
-from fluidcompat.layers import control_flow, extra, io, learning_rate_scheduler, loss, math_op_patch, nn, ops, tensor
+from fluidcompat.layers import (
+    _docs,
+    control_flow,
+    extra,
+    io,
+    learning_rate_scheduler,
+    loss,
+    math_op_patch,
+    nn,
+    ops,
+    tensor,
+)
 from fluidcompat.layers.control_flow import *  # noqa: F401,F403
 from fluidcompat.layers.extra import *  # noqa: F401,F403
 from fluidcompat.layers.io import *  # noqa: F401,F403
@@ -11,6 +22,7 @@ from fluidcompat.layers.ops import *  # noqa: F401,F403
 from fluidcompat.layers.tensor import *  # noqa: F401,F403
 
 math_op_patch.monkey_patch_variable()
+_docs.apply(globals())
 
 __all__ = (
     control_flow.__all__
