@@ -2097,3 +2097,48 @@ register(
         grad=GradDef(("X", "ROIs", "RoisLod"), out_grads=("Out",), in_grads=("X",)),
     )
 )
+
+
+# -- hierarchical_sigmoid: the default complete binary tree over num_classes ------------------------
+def _hsigmoid(ins, a):
+    """fluid's default code: class c is node c + num_classes; step j of its path uses weight row
+    ((c + C) >> (j + 1)) - 1 with target bit ((c + C) >> j) & 1; loss = sum softplus(pre) - bit * pre."""
+    x, w, label = ins["X"][0], ins["W"][0], ins["Label"][0].reshape(-1).long()
+    b = first(ins, "Bias")
+    num_classes = a["num_classes"]
+    code = label + num_classes
+    length = int(math.floor(math.log2(2 * num_classes - 1)))
+    j = torch.arange(length, device=x.device)
+    node = (code[:, None] >> (j[None, :] + 1)) - 1  # [N, L]
+    valid = node >= 0
+    bit = ((code[:, None] >> j[None, :]) & 1).to(x.dtype)
+    idx = node.clamp(min=0)
+    pre = (w[idx] * x[:, None, :]).sum(-1)
+    if b is not None:
+        pre = pre + b.reshape(-1)[idx]
+    pre = pre.clamp(-40.0, 40.0) * valid.to(x.dtype)
+    # fluid 1.8 sums softplus over every step, so a path shorter than the longest adds log(2) per
+    # missing step; kept for the same values
+    loss = torch.log1p(torch.exp(pre)) - bit * pre
+    return {"Out": [loss.sum(1, keepdim=True)], "PreOut": [pre]}
+
+
+def _hsigmoid_infer(ins, a):
+    x = first(ins, "X")
+    length = int(math.floor(math.log2(2 * a["num_classes"] - 1)))
+    return {"Out": [((x.shape[0], 1), x.dtype)], "PreOut": [((x.shape[0], length), x.dtype)]}
+
+
+register(
+    OpDef(
+        "hierarchical_sigmoid",
+        ("X", "W", "Label", "PathTable", "PathCode", "Bias"),
+        ("Out", "PreOut", "W_Out"),
+        {"num_classes": 2, "is_sparse": False},
+        _hsigmoid_infer,
+        _hsigmoid,
+        grad=GradDef(
+            ("X", "W", "Label", "PathTable", "PathCode", "Bias"), out_grads=("Out",), in_grads=("X", "W", "Bias")
+        ),
+    )
+)

@@ -765,7 +765,36 @@ def _golden3(key):
     return np.array(_GOLDEN3[key][1], _GOLDEN3[key][0])
 
 
+def _hsigmoid_ref(x, label, w, b, num_classes):
+    length = int(np.floor(np.log2(2 * num_classes - 1)))
+    out = []
+    for xi, yi in zip(x, label.reshape(-1)):
+        code, total = yi + num_classes, 0.0
+        for j in range(length):
+            node = (code >> (j + 1)) - 1
+            pre = float(w[node] @ xi + b[node, 0]) if node >= 0 else 0.0
+            total += np.log1p(np.exp(pre)) - ((code >> j) & 1) * pre * (node >= 0)
+        out.append([total])
+    return np.array(out, "float32")
+
+
+_HW = rng.uniform(-1, 1, (4, 4)).astype("float32")
+_HB = rng.uniform(-1, 1, (4, 1)).astype("float32")
+
 EXTRA_CASES += [
+    Case(
+        "hsigmoid",
+        lambda u: L.hsigmoid(
+            L.reshape(L.concat([u, u], 1), [3, 4]),
+            L.assign(np.array([[0], [4], [2]], "int64")),
+            5,
+            param_attr=_param(_HW),
+            bias_attr=_param(_HB),
+        ),
+        {"u": U},
+        lambda u: _hsigmoid_ref(np.concatenate([u, u], 1).reshape(3, 4), np.array([0, 4, 2]), _HW, _HB, 5),
+        rtol=1e-5,
+    ),
     Case("similarity_focus", lambda: L.similarity_focus(L.assign(_SF), 1, [0]), {}, lambda: _golden3("sf")),
     Case(
         "cvm",

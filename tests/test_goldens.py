@@ -76,6 +76,20 @@ def test_roi_chunk_center_cvm_ops_match_fluid():
         np.testing.assert_allclose(g, w, atol=2e-5)
 
 
+def test_hsigmoid_matches_fluid():
+    proc = subprocess.run(
+        [sys.executable, "-m", "fluidcompat", "run", "--device", "cpu", os.path.join(GOLDEN, "hsigmoid.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert lines[0] == "['hierarchical_sigmoid'] (5, 3) (5, 1)"
+    for g, w in zip(json.loads(lines[-1]), load("hsigmoid.json")):
+        np.testing.assert_allclose(g, w, atol=2e-5)
+
+
 def test_crop_program_matches_fluid():
     assert run_fluidcompat("crop_program.py") == load("crop_program.json")
 

@@ -1468,3 +1468,41 @@ def roi_align(
         "sampling_ratio": sampling_ratio,
     }
     return _roi("roi_align", input, rois, attrs, rois_lod, False)
+
+
+@_export
+def hsigmoid(
+    input,
+    label,
+    num_classes,
+    param_attr=None,
+    bias_attr=None,
+    name=None,
+    path_table=None,
+    path_code=None,
+    is_custom=False,
+    is_sparse=False,
+):
+    """Hierarchical sigmoid loss over fluid's default complete binary tree of ``num_classes`` classes
+    (op ``hierarchical_sigmoid``); weights [num_classes - 1, dim], bias [num_classes - 1, 1]."""
+    if is_custom or path_table is not None or path_code is not None:
+        raise NotImplementedError("hsigmoid with a custom tree (path_table / path_code) is not supported yet")
+    if num_classes < 2:
+        raise ValueError(f"num_classes must not be less than 2 with default tree. Received: {num_classes}")
+    helper = LayerHelper("hierarchical_sigmoid", name=name)
+    dim = input.shape[1]
+    weights = helper.create_parameter(attr=param_attr, shape=[num_classes - 1, dim], dtype=input.dtype)
+    ins = {"X": [input], "W": [weights], "Label": [label]}
+    bias = helper.create_parameter(attr=bias_attr, shape=[num_classes - 1, 1], dtype=input.dtype, is_bias=True)
+    if bias is not None:
+        ins["Bias"] = [bias]
+    out = helper.create_variable_for_type_inference(dtype=input.dtype)
+    pre_out = helper.create_variable_for_type_inference(dtype=input.dtype)
+    w_out = weights
+    helper.append_op(
+        type="hierarchical_sigmoid",
+        inputs=ins,
+        outputs={"Out": [out], "PreOut": [pre_out], "W_Out": [w_out]},
+        attrs={"num_classes": num_classes, "is_sparse": is_sparse},
+    )
+    return out
