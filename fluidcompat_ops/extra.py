@@ -2142,3 +2142,69 @@ register(
         ),
     )
 )
+
+
+# -- hash: XXH64 of each row's bytes, seeds 0 .. num_hash - 1, modulo mod_by --------------------------
+_P1, _P2, _P3 = 11400714785074694791, 14029467366897019727, 1609587929392839161
+_P4, _P5, _M64 = 9650029242287828579, 2870177450012600261, 2**64 - 1
+
+
+def _rotl(x: int, r: int) -> int:
+    return ((x << r) | (x >> (64 - r))) & _M64
+
+
+def _xxh_round(acc: int, lane: int) -> int:
+    return (_rotl((acc + lane * _P2) & _M64, 31) * _P1) & _M64
+
+
+def xxh64(data: bytes, seed: int) -> int:
+    """XXH64 (the hash fluid's hash op uses) of ``data``."""
+    import struct
+
+    n, i = len(data), 0
+    if n >= 32:
+        v = [(seed + _P1 + _P2) & _M64, (seed + _P2) & _M64, seed & _M64, (seed - _P1) & _M64]
+        while i + 32 <= n:
+            v = [_xxh_round(v[k], struct.unpack_from("<Q", data, i + 8 * k)[0]) for k in range(4)]
+            i += 32
+        h = (_rotl(v[0], 1) + _rotl(v[1], 7) + _rotl(v[2], 12) + _rotl(v[3], 18)) & _M64
+        for lane in v:
+            h = ((h ^ _xxh_round(0, lane)) * _P1 + _P4) & _M64
+    else:
+        h = (seed + _P5) & _M64
+    h = (h + n) & _M64
+    while i + 8 <= n:
+        h ^= _xxh_round(0, struct.unpack_from("<Q", data, i)[0])
+        h = (_rotl(h, 27) * _P1 + _P4) & _M64
+        i += 8
+    if i + 4 <= n:
+        h ^= (struct.unpack_from("<I", data, i)[0] * _P1) & _M64
+        h = (_rotl(h, 23) * _P2 + _P3) & _M64
+        i += 4
+    while i < n:
+        h ^= (data[i] * _P5) & _M64
+        h = (_rotl(h, 11) * _P1) & _M64
+        i += 1
+    h ^= h >> 33
+    h = (h * _P2) & _M64
+    h ^= h >> 29
+    h = (h * _P3) & _M64
+    return h ^ (h >> 32)
+
+
+def _hash(ins, a):
+    x = _x(ins)
+    rows = x.detach().cpu().numpy().reshape(x.shape[0], -1)
+    values = [[xxh64(r.tobytes(), k) % a["mod_by"] for k in range(a["num_hash"])] for r in rows]
+    return {"Out": [torch.tensor(values, dtype=x.dtype, device=x.device).reshape(x.shape[0], a["num_hash"], 1)]}
+
+
+_op(
+    "hash",
+    ("X",),
+    ("Out",),
+    {"num_hash": 1, "mod_by": 100000},
+    lambda ins, a: out("Out", (first(ins, "X").shape[0], a["num_hash"], 1), first(ins, "X").dtype),
+    _hash,
+    grad=False,
+)

@@ -783,6 +783,15 @@ _HB = rng.uniform(-1, 1, (4, 1)).astype("float32")
 
 EXTRA_CASES += [
     Case(
+        "hash",
+        lambda: L.hash(L.assign(np.array([[1, 2], [3, 4], [1, 2], [123456, 7]], "int64")), 100000, num_hash=3),
+        {},
+        # fluid 1.8.5's hash op on these ids (tests/golden/hash_op.json)
+        lambda: np.array(
+            [[16524, 93896, 71680], [23640, 97562, 750], [16524, 93896, 71680], [66218, 31936, 41071]], "int64"
+        )[..., None],
+    ),
+    Case(
         "hsigmoid",
         lambda u: L.hsigmoid(
             L.reshape(L.concat([u, u], 1), [3, 4]),

@@ -90,6 +90,10 @@ def test_hsigmoid_matches_fluid():
         np.testing.assert_allclose(g, w, atol=2e-5)
 
 
+def test_hash_op_matches_fluid():
+    assert run_fluidcompat("hash_op.py") == load("hash_op.json")
+
+
 def test_crop_program_matches_fluid():
     assert run_fluidcompat("crop_program.py") == load("crop_program.json")
 

@@ -1506,3 +1506,16 @@ def hsigmoid(
         attrs={"num_classes": num_classes, "is_sparse": is_sparse},
     )
     return out
+
+
+@_export
+def hash(input, hash_size, num_hash=1, name=None):
+    """``num_hash`` XXH64 hashes (seeds 0, 1, ...) of each row of an int tensor, modulo ``hash_size``:
+    [rows, num_hash, 1] (op ``hash``; fluid 1.8.5's layer rejected every call, its op is reproduced)."""
+    check_variable(input, "input", "hash")
+    check_dtype(input.dtype, "input", ["int32", "int64"], "hash")
+    if not isinstance(hash_size, int) or not isinstance(num_hash, int):
+        raise TypeError(f"hash_size and num_hash must be ints. Received: {hash_size!r}, {num_hash!r}")
+    out = _one("hash", {"X": [input]}, {"num_hash": num_hash, "mod_by": hash_size}, name=name)
+    out.stop_gradient = True
+    return out
