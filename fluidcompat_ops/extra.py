@@ -2208,3 +2208,57 @@ _op(
     _hash,
     grad=False,
 )
+
+
+# -- data_norm: normalization by accumulated batch statistics ---------------------------------------
+def _data_norm(ins, a):
+    x = _x(ins)
+    size, total, square = ins["BatchSize"][0], ins["BatchSum"][0], ins["BatchSquareSum"][0]
+    means = total / size
+    scales = torch.sqrt(size / square)
+    return {"Y": [(x - means) * scales], "Means": [means], "Scales": [scales]}
+
+
+def _data_norm_grad(ins, a):
+    """fluid 1.8's data_norm_grad: X gets dY * Scales; the statistics get what the optimizer adds to
+    them: the batch size, the batch's sum and its sum of squared deviations from Means (each plus
+    epsilon)."""
+    x, means, scales, dy = ins["X"][0], ins["Means"][0], ins["Scales"][0], ins["Y@GRAD"][0]
+    n = x.shape[0]
+    return {
+        "X@GRAD": [dy * scales],
+        "BatchSize@GRAD": [torch.full_like(means, float(n))],
+        "BatchSum@GRAD": [x.sum(0)],
+        "BatchSquareSum@GRAD": [((x - means) ** 2 + a["epsilon"]).sum(0)],
+    }
+
+
+def _data_norm_infer(ins, a):
+    x = first(ins, "X")
+    c = x.shape[-1]
+    return {"Y": [(x.shape, x.dtype)], "Means": [((c,), x.dtype)], "Scales": [((c,), x.dtype)]}
+
+
+register(
+    OpDef(
+        "data_norm",
+        ("X", "BatchSize", "BatchSum", "BatchSquareSum"),
+        ("Y", "Means", "Scales"),
+        {
+            "epsilon": 1e-5,
+            "slot_dim": -1,
+            "data_layout": "NCHW",
+            "summary_decay_rate": 0.9999999,
+            "enable_scale_and_shift": False,
+            "sync_stats": False,
+        },
+        _data_norm_infer,
+        _data_norm,
+        grad=GradDef(
+            ("X", "Means", "Scales"),
+            out_grads=("Y",),
+            in_grads=("X", "BatchSize", "BatchSum", "BatchSquareSum"),
+            kernel=_data_norm_grad,
+        ),
+    )
+)

@@ -782,6 +782,7 @@ _HW = rng.uniform(-1, 1, (4, 4)).astype("float32")
 _HB = rng.uniform(-1, 1, (4, 1)).astype("float32")
 
 EXTRA_CASES += [
+    Case("data_norm", lambda m: L.data_norm(m), {"m": M}, lambda m: m),  # fresh statistics: mean 0, scale 1
     Case(
         "hash",
         lambda: L.hash(L.assign(np.array([[1, 2], [3, 4], [1, 2], [123456, 7]], "int64")), 100000, num_hash=3),

@@ -90,6 +90,22 @@ def test_hsigmoid_matches_fluid():
         np.testing.assert_allclose(g, w, atol=2e-5)
 
 
+def test_data_norm_matches_fluid():
+    """data_norm's output, x's gradient, the statistics' gradients (with epsilon per row) and their SGD
+    updates over two runs, as fluid 1.8.5 computed them."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "fluidcompat", "run", "--device", "cpu", os.path.join(GOLDEN, "data_norm.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert lines[2].endswith("'data_norm_grad', 'sgd', 'sgd', 'sgd']")
+    for g, w in zip(json.loads(lines[-1]), load("data_norm.json")):
+        np.testing.assert_allclose(g, w, atol=2e-5, rtol=1e-6)
+
+
 def test_hash_op_matches_fluid():
     assert run_fluidcompat("hash_op.py") == load("hash_op.json")
 

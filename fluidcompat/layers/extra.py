@@ -1519,3 +1519,52 @@ def hash(input, hash_size, num_hash=1, name=None):
     out = _one("hash", {"X": [input]}, {"num_hash": num_hash, "mod_by": hash_size}, name=name)
     out.stop_gradient = True
     return out
+
+
+@_export
+def data_norm(
+    input,
+    act=None,
+    epsilon=1e-05,
+    param_attr=None,
+    data_layout="NCHW",
+    in_place=False,
+    name=None,
+    moving_mean_name=None,
+    moving_variance_name=None,
+    do_model_average_for_mean_and_var=True,
+    slot_dim=-1,
+    sync_stats=False,
+    summary_decay_rate=0.9999999,
+    enable_scale_and_shift=False,
+):
+    """``(input - batch_sum / batch_size) * sqrt(batch_size / batch_square_sum)`` per column, the three
+    statistics being parameters the optimizer accumulates (fluid 1.8's data_norm and its gradient)."""
+    if slot_dim > 0 or enable_scale_and_shift:
+        raise NotImplementedError("data_norm with slot_dim > 0 or enable_scale_and_shift is not supported yet")
+    helper = LayerHelper("data_norm", act=act, name=name)
+    c = input.shape[-1]
+    init = {"batch_size": 1e4, "batch_sum": 0.0, "batch_square": 1e4}
+    if isinstance(param_attr, dict):
+        init.update(param_attr)
+    prefix = name or "dn"
+    stats = []
+    for key, suffix in (("batch_size", "batch_size"), ("batch_sum", "batch_sum"), ("batch_square", "batch_square_sum")):
+        stats.append(
+            helper.create_parameter(
+                attr=ParamAttr(name=f"{prefix}.{suffix}", initializer=ConstantInitializer(init[key]), trainable=True),
+                shape=[c],
+                dtype=input.dtype,
+            )
+        )
+    size, total, square = stats
+    means = helper.create_variable_for_type_inference(dtype=input.dtype)
+    scales = helper.create_variable_for_type_inference(dtype=input.dtype)
+    y = helper.create_variable_for_type_inference(dtype=input.dtype)
+    helper.append_op(
+        type="data_norm",
+        inputs={"X": [input], "BatchSize": [size], "BatchSum": [total], "BatchSquareSum": [square]},
+        outputs={"Y": [y], "Means": [means], "Scales": [scales]},
+        attrs={"epsilon": epsilon},
+    )
+    return helper.append_activation(y)
