@@ -77,6 +77,7 @@ PARTIAL: Dict[str, str] = {
     "paddle.fluid.layers.roi_align": "image of each region from rois_lod; without it all regions are in image 0",
     "paddle.fluid.layers.StaticRNN": "unrolled when built (no recurrent op); seq_len must be known",
     "paddle.fluid.layers.data_norm": "slot_dim > 0 and enable_scale_and_shift not supported",
+    "paddle.fluid.layers.sampled_softmax_with_cross_entropy": "num_true=1 only; random draws are torch's",
     "paddle.fluid.layers.hsigmoid": "the default tree only (no path_table / path_code)",
     "paddle.fluid.layers.chunk_eval": "padded input with seq_length, or one sequence per call (no LoD)",
     "paddle.fluid.DataFeeder": "variables with lod_level 0 only",

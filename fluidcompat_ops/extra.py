@@ -2262,3 +2262,100 @@ register(
         ),
     )
 )
+
+
+# -- sample_logits: the logits of the true and sampled classes, for sampled softmax ----------------
+def _log_uniform_samples(n_rows, num_true, num_samples, range_max, labels, gen, device):
+    """Per row: the true labels, then ``num_samples`` distinct classes drawn log-uniformly
+    (P(k) = log((k + 2) / (k + 1)) / log(range_max + 1)); each with its expected count under the
+    draws it took, 1 - (1 - P(k)) ** tries."""
+    import numpy as np
+
+    log_range = math.log(range_max + 1)
+    samples = np.zeros((n_rows, num_true + num_samples), dtype=np.int64)
+    probs = np.zeros((n_rows, num_true + num_samples), dtype=np.float64)
+    lab = labels.cpu().numpy().reshape(n_rows, num_true)
+
+    def p(k):
+        return np.log((k + 2.0) / (k + 1.0)) / log_range
+
+    for i in range(n_rows):
+        chosen, tries = [], 0
+        while len(chosen) < num_samples:
+            u = float(torch.rand((), generator=gen))
+            k = int(math.exp(u * log_range)) - 1
+            k = min(max(k, 0), range_max - 1)
+            tries += 1
+            if k not in chosen:
+                chosen.append(k)
+        row = list(lab[i]) + chosen
+        samples[i] = row
+        probs[i] = [1.0 - (1.0 - p(k)) ** tries for k in row]
+    return torch.from_numpy(samples).to(device), torch.from_numpy(probs).to(device)
+
+
+def _sample_logits(ins, a):
+    logits, labels = ins["Logits"][0], ins["Labels"][0].long()
+    n, num_true = labels.shape[0], labels.shape[1]
+    if a["use_customized_samples"]:
+        samples = ins["CustomizedSamples"][0].long()
+        probs = ins["CustomizedProbabilities"][0].to(logits.dtype)
+    else:
+        gen = torch.Generator()
+        gen.manual_seed(a["seed"] or int(torch.randint(0, 2**31 - 1, (1,)).item()))
+        samples, probs = _log_uniform_samples(
+            n, num_true, a["num_samples"], logits.shape[1], labels, gen, logits.device
+        )
+        probs = probs.to(logits.dtype)
+    picked = torch.gather(logits, 1, samples) - torch.log(probs)
+    if a["remove_accidental_hits"]:
+        hits = (samples[:, num_true:, None] == labels[:, None, :]).any(-1)
+        picked = torch.cat([picked[:, :num_true], picked[:, num_true:] - hits.to(picked.dtype) * 1e20], 1)
+    sampled_labels = torch.arange(num_true, device=logits.device).expand(n, num_true).contiguous()
+    return {
+        "Samples": [samples],
+        "Probabilities": [probs],
+        "SampledLogits": [picked],
+        "SampledLabels": [sampled_labels],
+        "LogitsDim": [torch.zeros(logits.shape, dtype=logits.dtype)[:0]],
+        "LabelsDim": [torch.zeros(labels.shape, dtype=logits.dtype)[:0]],
+    }
+
+
+def _sample_logits_infer(ins, a):
+    logits, labels = first(ins, "Logits"), first(ins, "Labels")
+    width = labels.shape[1] + a["num_samples"]
+    rows = logits.shape[0]
+    return {
+        "Samples": [((rows, width), "int64")],
+        "Probabilities": [((rows, width), logits.dtype)],
+        "SampledLogits": [((rows, width), logits.dtype)],
+        "SampledLabels": [((rows, labels.shape[1]), "int64")],
+        "LogitsDim": [((0,), logits.dtype)],
+        "LabelsDim": [((0,), logits.dtype)],
+    }
+
+
+register(
+    OpDef(
+        "sample_logits",
+        ("Logits", "Labels", "CustomizedSamples", "CustomizedProbabilities"),
+        ("Samples", "Probabilities", "SampledLogits", "SampledLabels", "LogitsDim", "LabelsDim"),
+        {"use_customized_samples": False, "uniq": True, "remove_accidental_hits": True, "num_samples": 1, "seed": 0},
+        _sample_logits_infer,
+        _sample_logits,
+        grad=GradDef(
+            ("Logits", "Samples"),
+            out_grads=("SampledLogits",),
+            in_grads=("Logits",),
+            kernel=lambda ins, a: _sample_logits_grad(ins),
+        ),
+    )
+)
+
+
+def _sample_logits_grad(ins):
+    """Each sampled logit's gradient goes back to the class it was taken from (the samples the forward
+    op drew, which a re-run would draw anew)."""
+    logits, samples, g = ins["Logits"][0], ins["Samples"][0], ins["SampledLogits@GRAD"][0]
+    return {"Logits@GRAD": [torch.zeros_like(logits).scatter_add_(1, samples, g.to(logits.dtype))]}

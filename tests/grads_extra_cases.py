@@ -131,6 +131,18 @@ def make_cases(G):
         ),
         # X's gradient is the true one; the statistics get fluid's accumulation terms (tests/golden/data_norm)
         G("data_norm", lambda a: L.data_norm(a * 1.0) * a, a),
+        G(
+            "sampled_softmax_customized",
+            lambda a: L.sampled_softmax_with_cross_entropy(
+                a,
+                L.assign(np.array([[2], [0]], "int64")),
+                2,
+                use_customized_samples=True,
+                customized_samples=L.assign(np.array([[2, 1, 0], [0, 2, 2]], "int64")),
+                customized_probabilities=c64(np.array([[0.3, 0.5, 0.2], [0.6, 0.4, 0.4]])),
+            ),
+            a,
+        ),
         G("hsigmoid", lambda a: L.hsigmoid(a, L.assign(np.array([[0], [3]], "int64")), 4), a),
         G("im2sequence", lambda x: L.im2sequence(x, filter_size=2, stride=1, padding=1), {"x": IMG}),
         G("inplace_abn", lambda x: L.inplace_abn(x, act="elu"), {"x": IMG}, rtol=1e-4, atol=1e-6),

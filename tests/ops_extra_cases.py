@@ -781,7 +781,23 @@ def _hsigmoid_ref(x, label, w, b, num_classes):
 _HW = rng.uniform(-1, 1, (4, 4)).astype("float32")
 _HB = rng.uniform(-1, 1, (4, 1)).astype("float32")
 
+
+def _sampled_softmax_random(u):
+    out = L.sampled_softmax_with_cross_entropy(
+        L.concat([u, u, u], 1), L.assign(np.array([[1], [7]], "int64")), num_samples=4, seed=3
+    )
+    samples = fluid.default_main_program().global_block().ops[-2].output("Samples")[0]
+    return [out, fluid.default_main_program().global_block().var(samples)]
+
+
+def _check_sampled(out, samples):
+    assert out.shape == (2, 1) and np.all(np.isfinite(out)) and np.all(out > 0)
+    assert samples.tolist()[0][0] == 1 and samples.tolist()[1][0] == 7  # the true class first
+    assert all(len(set(row[1:])) == 4 and all(0 <= k < 9 for k in row) for row in samples.tolist())
+
+
 EXTRA_CASES += [
+    Case("sampled_softmax_log_uniform", _sampled_softmax_random, {"u": U}, check=_check_sampled),
     Case("data_norm", lambda m: L.data_norm(m), {"m": M}, lambda m: m),  # fresh statistics: mean 0, scale 1
     Case(
         "hash",

@@ -106,6 +106,13 @@ def test_data_norm_matches_fluid():
         np.testing.assert_allclose(g, w, atol=2e-5, rtol=1e-6)
 
 
+def test_sampled_softmax_matches_fluid():
+    got, want = run_fluidcompat("sampled_softmax.py"), load("sampled_softmax.json")
+    for (gd, gv), (wd, wv) in zip(got, want):
+        assert gd == wd
+        np.testing.assert_allclose(gv, wv, atol=2e-5)
+
+
 def test_hash_op_matches_fluid():
     assert run_fluidcompat("hash_op.py") == load("hash_op.json")
 

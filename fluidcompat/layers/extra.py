@@ -1568,3 +1568,58 @@ def data_norm(
         attrs={"epsilon": epsilon},
     )
     return helper.append_activation(y)
+
+
+@_export
+def sampled_softmax_with_cross_entropy(
+    logits,
+    label,
+    num_samples,
+    num_true=1,
+    remove_accidental_hits=True,
+    use_customized_samples=False,
+    customized_samples=None,
+    customized_probabilities=None,
+    seed=0,
+):
+    """Softmax cross entropy over the true class and ``num_samples`` sampled classes (log-uniform, or
+    ``customized_samples`` with their probabilities), each logit corrected by -log(probability):
+    ops ``sample_logits`` and ``softmax_with_cross_entropy``."""
+    from fluidcompat.layers.loss import softmax_with_cross_entropy
+
+    helper = LayerHelper("sample_logits")
+    outs = {
+        "Samples": helper.create_variable_for_type_inference(dtype="int64"),
+        "Probabilities": helper.create_variable_for_type_inference(dtype=logits.dtype),
+        "SampledLogits": helper.create_variable_for_type_inference(dtype=logits.dtype),
+        "SampledLabels": helper.create_variable_for_type_inference(dtype="int64"),
+        "LogitsDim": helper.create_variable_for_type_inference(dtype=logits.dtype),
+        "LabelsDim": helper.create_variable_for_type_inference(dtype=logits.dtype),
+    }
+    ins = {"Logits": [logits], "Labels": [label]}
+    if use_customized_samples:
+        if customized_samples is None or customized_probabilities is None:
+            raise ValueError("use_customized_samples needs customized_samples and customized_probabilities")
+        ins.update(CustomizedSamples=[customized_samples], CustomizedProbabilities=[customized_probabilities])
+    helper.append_op(
+        type="sample_logits",
+        inputs=ins,
+        outputs={k: [v] for k, v in outs.items()},
+        attrs={
+            "use_customized_samples": use_customized_samples,
+            "uniq": True,
+            "remove_accidental_hits": remove_accidental_hits,
+            "num_samples": num_samples,
+            "seed": seed,
+        },
+    )
+    outs["SampledLabels"].stop_gradient = True
+    return (
+        softmax_with_cross_entropy(outs["SampledLogits"], outs["SampledLabels"], soft_label=False)
+        if num_true == 1
+        else (_soft_targets_loss(outs["SampledLogits"], num_true))
+    )
+
+
+def _soft_targets_loss(sampled_logits, num_true):
+    raise NotImplementedError(f"sampled_softmax_with_cross_entropy with num_true={num_true} > 1 is not supported yet")
