@@ -78,6 +78,8 @@ PARTIAL: Dict[str, str] = {
     "paddle.fluid.layers.StaticRNN": "unrolled when built (no recurrent op); seq_len must be known",
     "paddle.fluid.layers.data_norm": "slot_dim > 0 and enable_scale_and_shift not supported",
     "paddle.fluid.layers.sampled_softmax_with_cross_entropy": "num_true=1 only; random draws are torch's",
+    "paddle.fluid.layers.linear_chain_crf": "padded input with length only (no LoD)",
+    "paddle.fluid.layers.crf_decoding": "padded input with length only (no LoD)",
     "paddle.fluid.layers.hsigmoid": "the default tree only (no path_table / path_code)",
     "paddle.fluid.layers.chunk_eval": "padded input with seq_length, or one sequence per call (no LoD)",
     "paddle.fluid.DataFeeder": "variables with lod_level 0 only",

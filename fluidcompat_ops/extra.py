@@ -2359,3 +2359,106 @@ def _sample_logits_grad(ins):
     op drew, which a re-run would draw anew)."""
     logits, samples, g = ins["Logits"][0], ins["Samples"][0], ins["SampledLogits@GRAD"][0]
     return {"Logits@GRAD": [torch.zeros_like(logits).scatter_add_(1, samples, g.to(logits.dtype))]}
+
+
+# -- linear_chain_crf, crf_decoding (padded [batch, time, tags] with Length) ------------------------
+def _crf_parts(ins):
+    em, trans = ins["Emission"][0], ins["Transition"][0]
+    length = ins["Length"][0].reshape(-1).long()
+    return em, trans[0], trans[1], trans[2:], length
+
+
+def _linear_chain_crf(ins, a):
+    """Negative log likelihood of each tag sequence: log Z - score, Transition's rows being the
+    start weights, the end weights, then [from tag, to tag]."""
+    em, start, end, trans, length = _crf_parts(ins)
+    label = ins["Label"][0].reshape(em.shape[0], em.shape[1]).long()
+    n, steps, _ = em.shape
+    nll = []
+    for i in range(n):
+        k = int(length[i])
+        if k == 0:
+            nll.append(em.new_zeros(()))
+            continue
+        x, y = em[i, :k], label[i, :k]
+        alpha = start + x[0]
+        for t in range(1, k):
+            alpha = torch.logsumexp(alpha[:, None] + trans, 0) + x[t]
+        log_z = torch.logsumexp(alpha + end, 0)
+        score = start[y[0]] + x[torch.arange(k), y].sum() + trans[y[:-1], y[1:]].sum() + end[y[-1]]
+        nll.append(log_z - score)
+    return {
+        "LogLikelihood": [torch.stack(nll).reshape(n, 1)],
+        "Alpha": [em.new_zeros(em.shape)],
+        "EmissionExps": [em.new_zeros(em.shape)],
+        "TransitionExps": [em.new_zeros(ins["Transition"][0].shape)],
+    }
+
+
+def _crf_infer(ins, a):
+    em, tr = first(ins, "Emission"), first(ins, "Transition")
+    return {
+        "LogLikelihood": [((em.shape[0], 1), em.dtype)],
+        "Alpha": [(em.shape, em.dtype)],
+        "EmissionExps": [(em.shape, em.dtype)],
+        "TransitionExps": [(tr.shape, em.dtype)],
+    }
+
+
+register(
+    OpDef(
+        "linear_chain_crf",
+        ("Emission", "Transition", "Label", "Length"),
+        ("Alpha", "EmissionExps", "TransitionExps", "LogLikelihood"),
+        {},
+        _crf_infer,
+        _linear_chain_crf,
+        host_inputs=frozenset({"Length"}),
+        grad=GradDef(
+            ("Emission", "Transition", "Label", "Length"),
+            out_grads=("LogLikelihood",),
+            in_grads=("Emission", "Transition"),
+        ),
+    )
+)
+
+
+def _crf_decoding(ins, a):
+    """The Viterbi path of each sequence (zeros past its length); with Label, 1 where it agrees."""
+    em, start, end, trans, length = _crf_parts(ins)
+    n, steps, _ = em.shape
+    path = torch.zeros((n, steps), dtype=torch.int64, device=em.device)
+    for i in range(n):
+        k = int(length[i])
+        if k == 0:
+            continue
+        score = start + em[i, 0]
+        back = []
+        for t in range(1, k):
+            cand = score[:, None] + trans
+            best, arg = cand.max(0)
+            back.append(arg)
+            score = best + em[i, t]
+        last = int(torch.argmax(score + end))
+        seq = [last]
+        for arg in reversed(back):
+            last = int(arg[last])
+            seq.append(last)
+        path[i, :k] = torch.tensor(seq[::-1], dtype=torch.int64)
+    label = first(ins, "Label")
+    if label is not None:
+        mask = torch.arange(steps, device=em.device)[None, :] < length[:, None]
+        path = ((path == label.reshape(n, steps).long()) & mask).to(torch.int64)
+    return {"ViterbiPath": [path]}
+
+
+_op(
+    "crf_decoding",
+    ("Emission", "Transition", "Label", "Length"),
+    ("ViterbiPath",),
+    {},
+    lambda ins, a: out("ViterbiPath", tuple(first(ins, "Emission").shape[:2]), "int64"),
+    _crf_decoding,
+    grad=False,
+    host_inputs=frozenset({"Length"}),
+)

@@ -143,6 +143,15 @@ def make_cases(G):
             ),
             a,
         ),
+        G(
+            "linear_chain_crf",
+            lambda e: L.linear_chain_crf(
+                e,
+                L.assign(np.array([[[0], [2], [1]], [[1], [1], [0]]], "int64")),
+                length=L.assign(np.array([3, 2], "int64")),
+            ),
+            {"e": afz((2, 3, 3))},
+        ),
         G("hsigmoid", lambda a: L.hsigmoid(a, L.assign(np.array([[0], [3]], "int64")), 4), a),
         G("im2sequence", lambda x: L.im2sequence(x, filter_size=2, stride=1, padding=1), {"x": IMG}),
         G("inplace_abn", lambda x: L.inplace_abn(x, act="elu"), {"x": IMG}, rtol=1e-4, atol=1e-6),

@@ -796,7 +796,52 @@ def _check_sampled(out, samples):
     assert all(len(set(row[1:])) == 4 and all(0 <= k < 9 for k in row) for row in samples.tolist())
 
 
+def _crf_nll(em, labels, lengths, trans):
+    start, end, tt = trans[0], trans[1], trans[2:]
+    out = []
+    for x, y, k in zip(em, labels, lengths):
+        x, y = x[:k].astype("float64"), y[:k]
+        paths = np.array(np.meshgrid(*[range(x.shape[1])] * k, indexing="ij")).reshape(k, -1).T
+
+        def score(p):
+            return start[p[0]] + x[np.arange(k), p].sum() + tt[p[:-1], p[1:]].sum() + end[p[-1]]
+
+        all_scores = np.array([score(p) for p in paths])
+        log_z = np.log(np.exp(all_scores - all_scores.max()).sum()) + all_scores.max()
+        out.append([log_z - score(y)])
+    return np.array(out, "float32")
+
+
+def _crf_decode_case():
+    L.create_parameter([5, 3], "float32", name="crf_t", default_initializer=fluid.initializer.Constant(0.0))
+    emissions = L.assign(np.eye(3, dtype="float32")[[[2, 0, 1], [1, 1, 2]]] * 5.0)
+    return L.crf_decoding(emissions, fluid.ParamAttr(name="crf_t"), length=L.assign(np.array([3, 2], "int64")))
+
+
+_CRF_T = rng.uniform(-0.5, 0.5, (5, 3)).astype("float32")
+_CRF_EM = rng.uniform(-1, 1, (2, 3, 3)).astype("float32")
+_CRF_Y = np.array([[0, 2, 1], [1, 1, 0]])
+
+
 EXTRA_CASES += [
+    Case(
+        "linear_chain_crf",
+        lambda: L.linear_chain_crf(
+            L.assign(_CRF_EM),
+            L.assign(_CRF_Y.reshape(2, 3, 1)),
+            param_attr=_param(_CRF_T),
+            length=L.assign(np.array([3, 2], "int64")),
+        ),
+        {},
+        lambda: _crf_nll(_CRF_EM, _CRF_Y, [3, 2], _CRF_T.astype("float64")),  # by enumerating every path
+        rtol=1e-5,
+    ),
+    Case(
+        "crf_decoding",
+        lambda: _crf_decode_case(),
+        {},
+        lambda: np.array([[2, 0, 1], [1, 1, 0]], "int64"),  # no transition preference: each step's best tag
+    ),
     Case("sampled_softmax_log_uniform", _sampled_softmax_random, {"u": U}, check=_check_sampled),
     Case("data_norm", lambda m: L.data_norm(m), {"m": M}, lambda m: m),  # fresh statistics: mean 0, scale 1
     Case(

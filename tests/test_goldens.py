@@ -113,6 +113,13 @@ def test_sampled_softmax_matches_fluid():
         np.testing.assert_allclose(gv, wv, atol=2e-5)
 
 
+def test_crf_matches_fluid():
+    got, want = run_fluidcompat("crf.py"), load("crf.json")
+    for (gd, gv), (wd, wv) in zip(got, want):
+        assert gd == wd
+        np.testing.assert_allclose(gv, wv, atol=2e-5)
+
+
 def test_hash_op_matches_fluid():
     assert run_fluidcompat("hash_op.py") == load("hash_op.json")
 

@@ -1623,3 +1623,46 @@ def sampled_softmax_with_cross_entropy(
 
 def _soft_targets_loss(sampled_logits, num_true):
     raise NotImplementedError(f"sampled_softmax_with_cross_entropy with num_true={num_true} > 1 is not supported yet")
+
+
+@_export
+def linear_chain_crf(input, label, param_attr=None, length=None):
+    """Negative log likelihood of tag sequences under a linear-chain CRF whose transition parameter
+    [tags + 2, tags] holds start weights, end weights and tag-to-tag weights; padded input
+    [batch, time, tags] with ``length`` (LoD sequences need ``length`` here)."""
+    if length is None:
+        raise NotImplementedError(
+            "linear_chain_crf without length reads LoD sequences, which fluidcompat does not carry; pass padded "
+            "[batch, time, tags] input with its length"
+        )
+    helper = LayerHelper("linear_chain_crf")
+    tags = input.shape[-1]
+    transition = helper.create_parameter(attr=param_attr, shape=[tags + 2, tags], dtype=input.dtype)
+    outs = {
+        k: helper.create_variable_for_type_inference(dtype=input.dtype)
+        for k in ("Alpha", "EmissionExps", "TransitionExps", "LogLikelihood")
+    }
+    helper.append_op(
+        type="linear_chain_crf",
+        inputs={"Emission": [input], "Transition": [transition], "Label": [label], "Length": [length]},
+        outputs={k: [v] for k, v in outs.items()},
+    )
+    return outs["LogLikelihood"]
+
+
+@_export
+def crf_decoding(input, param_attr, label=None, length=None):
+    """The Viterbi tag path under the transition parameter named by ``param_attr`` (or, with
+    ``label``, 1 where the path agrees with it); padded input with ``length``."""
+    if length is None:
+        raise NotImplementedError("crf_decoding without length reads LoD sequences; pass padded input with its length")
+    helper = LayerHelper("crf_decoding")
+    name = param_attr.name if isinstance(param_attr, ParamAttr) else param_attr
+    transition = helper.main_program.global_block().var(name)
+    path = helper.create_variable_for_type_inference(dtype="int64")
+    ins = {"Emission": [input], "Transition": [transition], "Length": [length]}
+    if label is not None:
+        ins["Label"] = [label]
+    helper.append_op(type="crf_decoding", inputs=ins, outputs={"ViterbiPath": [path]})
+    path.stop_gradient = True
+    return path
