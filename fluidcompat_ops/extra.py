@@ -2462,3 +2462,54 @@ _op(
     grad=False,
     host_inputs=frozenset({"Length"}),
 )
+
+
+# -- prroi_pool: the exact integral of the bilinear-interpolated map over each bin -------------------
+def _tri_integral(a, b, n):
+    """For pixel centres 0 .. n-1: the integral of max(0, 1 - |x - j|) from a to b, per j ([..., n])."""
+    j = torch.arange(n, dtype=a.dtype, device=a.device)
+
+    def g(t):  # antiderivative of the tent function, 0 below -1, 1 above 1
+        t = t.clamp(-1.0, 1.0)
+        return torch.where(t < 0, (t + 1) ** 2 / 2, 1 - (1 - t) ** 2 / 2)
+
+    return g(b[..., None] - j) - g(a[..., None] - j)
+
+
+def _prroi_pool(ins, a):
+    x, rois = _x(ins), ins["ROIs"][0]
+    nums = first(ins, "BatchRoINums")
+    if nums is not None:
+        counts = nums.reshape(-1).long().tolist()
+        batch = [b for b, c in enumerate(counts) for _ in range(c)]
+    else:
+        batch = [0] * rois.shape[0]
+    ph_n, pw_n, scale = a["pooled_height"], a["pooled_width"], a["spatial_scale"]
+    _, _, h, w = x.shape
+    outs = []
+    for r, b in zip(rois, batch):
+        x1, y1, x2, y2 = (v * scale for v in r)
+        bw = torch.clamp(x2 - x1, min=0.0) / pw_n
+        bh = torch.clamp(y2 - y1, min=0.0) / ph_n
+        px = x1 + torch.arange(pw_n + 1, dtype=x.dtype, device=x.device) * bw
+        py = y1 + torch.arange(ph_n + 1, dtype=x.dtype, device=x.device) * bh
+        wx = _tri_integral(px[:-1], px[1:], w)  # [pw, W]
+        wy = _tri_integral(py[:-1], py[1:], h)  # [ph, H]
+        area = bw * bh
+        pooled = torch.einsum("chw,ph,qw->cpq", x[b], wy, wx)
+        outs.append(torch.where(area > 0, pooled / torch.clamp(area, min=1e-12), torch.zeros_like(pooled)))
+    return {"Out": [torch.stack(outs)]}
+
+
+register(
+    OpDef(
+        "prroi_pool",
+        ("X", "ROIs", "BatchRoINums"),
+        ("Out",),
+        {"spatial_scale": 1.0, "pooled_height": 1, "pooled_width": 1},
+        _roi_infer(("Out",)),
+        _prroi_pool,
+        host_inputs=frozenset({"BatchRoINums"}),
+        grad=GradDef(("X", "ROIs", "BatchRoINums"), out_grads=("Out",), in_grads=("X",)),
+    )
+)

@@ -152,6 +152,7 @@ def make_cases(G):
             ),
             {"e": afz((2, 3, 3))},
         ),
+        G("prroi_pool", lambda x: L.prroi_pool(x, c64(np.array([[0.3, 0.2, 2.7, 3.1]])), 1.0, 2, 2), {"x": IMG}),
         G("hsigmoid", lambda a: L.hsigmoid(a, L.assign(np.array([[0], [3]], "int64")), 4), a),
         G("im2sequence", lambda x: L.im2sequence(x, filter_size=2, stride=1, padding=1), {"x": IMG}),
         G("inplace_abn", lambda x: L.inplace_abn(x, act="elu"), {"x": IMG}, rtol=1e-4, atol=1e-6),

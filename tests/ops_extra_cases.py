@@ -823,7 +823,28 @@ _CRF_EM = rng.uniform(-1, 1, (2, 3, 3)).astype("float32")
 _CRF_Y = np.array([[0, 2, 1], [1, 1, 0]])
 
 
+def _prroi_ref(x, roi, ph, pw):
+    """The bin averages of the bilinear surface, by a fine midpoint rule (200 x 200 points per bin)."""
+    x1, y1, x2, y2 = roi
+    out = np.zeros((x.shape[0], ph, pw))
+    for i in range(ph):
+        for j in range(pw):
+            ys = y1 + (i + (np.arange(200) + 0.5) / 200) * (y2 - y1) / ph
+            xs = x1 + (j + (np.arange(200) + 0.5) / 200) * (x2 - x1) / pw
+            wy = np.maximum(0, 1 - np.abs(ys[:, None] - np.arange(x.shape[1])))
+            wx = np.maximum(0, 1 - np.abs(xs[:, None] - np.arange(x.shape[2])))
+            out[:, i, j] = np.einsum("chw,yh,xw->c", x, wy, wx) / (200 * 200)
+    return out.astype("float32")
+
+
 EXTRA_CASES += [
+    Case(
+        "prroi_pool",
+        lambda: L.prroi_pool(L.assign(_FEAT[:1]), L.assign(np.array([[0.3, 0.2, 3.7, 4.1]], "float32")), 1.0, 2, 2),
+        {},
+        lambda: _prroi_ref(_FEAT[0], (0.3, 0.2, 3.7, 4.1), 2, 2)[None],
+        atol=1e-4,
+    ),
     Case(
         "linear_chain_crf",
         lambda: L.linear_chain_crf(

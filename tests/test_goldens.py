@@ -120,6 +120,11 @@ def test_crf_matches_fluid():
         np.testing.assert_allclose(gv, wv, atol=2e-5)
 
 
+def test_prroi_pool_matches_fluid():
+    for g, w in zip(run_fluidcompat("prroi_pool.py"), load("prroi_pool.json")):
+        np.testing.assert_allclose(g, w, atol=2e-5)
+
+
 def test_hash_op_matches_fluid():
     assert run_fluidcompat("hash_op.py") == load("hash_op.json")
 

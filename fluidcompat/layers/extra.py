@@ -1666,3 +1666,17 @@ def crf_decoding(input, param_attr, label=None, length=None):
     helper.append_op(type="crf_decoding", inputs=ins, outputs={"ViterbiPath": [path]})
     path.stop_gradient = True
     return path
+
+
+@_export
+def prroi_pool(input, rois, spatial_scale=1.0, pooled_height=1, pooled_width=1, batch_roi_nums=None, name=None):
+    """Precise RoI pooling: each bin's exact average of the bilinear-interpolated feature map
+    (op ``prroi_pool``); ``batch_roi_nums`` says how many regions each image has."""
+    attrs = {"spatial_scale": spatial_scale, "pooled_height": pooled_height, "pooled_width": pooled_width}
+    helper = LayerHelper("prroi_pool", name=name)
+    out = helper.create_variable_for_type_inference(dtype=input.dtype)
+    ins = {"X": [input], "ROIs": [rois]}
+    if batch_roi_nums is not None:
+        ins["BatchRoINums"] = [batch_roi_nums]
+    helper.append_op(type="prroi_pool", inputs=ins, outputs={"Out": [out]}, attrs=attrs)
+    return out
