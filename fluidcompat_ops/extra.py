@@ -1467,7 +1467,7 @@ def _random_crop(ins, a):
         outs.append(inst[tuple(idx)])
     return {
         "Out": [torch.stack(outs).reshape(tuple(lead) + tuple(shape))],
-        "SeedOut": [torch.zeros(1, dtype=torch.int64)],
+        "SeedOut": [torch.zeros(1, dtype=torch.int64, device=x.device)],
     }
 
 
@@ -1578,7 +1578,11 @@ def _edit_distance(ins, a):
         if a["normalized"]:
             d = d / lr if lr else d
         dists.append([d])
-    return {"Out": [torch.tensor(dists, dtype=torch.float32)], "SequenceNum": [torch.tensor([n], dtype=torch.int64)]}
+    dev = a["_device"]  # read on the host, written where the op runs
+    return {
+        "Out": [torch.tensor(dists, dtype=torch.float32, device=dev)],
+        "SequenceNum": [torch.tensor([n], dtype=torch.int64, device=dev)],
+    }
 
 
 _op(
@@ -1708,9 +1712,10 @@ def _ctc_align(ins, a):
         rows.append(kept)
     width = x.shape[1]
     padded = [r + [a["padding_value"]] * (width - len(r)) for r in rows]
+    dev = a["_device"]  # read on the host, written where the op runs
     return {
-        "Output": [torch.tensor(padded, dtype=x.dtype, device=x.device)],
-        "OutputLength": [torch.tensor(out_len, dtype=torch.int64, device=x.device).reshape(-1, 1)],
+        "Output": [torch.tensor(padded, dtype=x.dtype, device=dev)],
+        "OutputLength": [torch.tensor(out_len, dtype=torch.int64, device=dev).reshape(-1, 1)],
     }
 
 
@@ -1997,7 +2002,7 @@ def _roi_pool(ins, a):
         rh, rw = max(y2 - y1 + 1, 1), max(x2 - x1 + 1, 1)
         bh, bw = rh / ph_n, rw / pw_n
         o = x.new_zeros((c, ph_n, pw_n))
-        am = torch.full((c, ph_n, pw_n), -1, dtype=torch.int64)
+        am = torch.full((c, ph_n, pw_n), -1, dtype=torch.int64, device=x.device)
         for ph in range(ph_n):
             hs = min(max(int(math.floor(ph * bh)) + y1, 0), h)
             he = min(max(int(math.ceil((ph + 1) * bh)) + y1, 0), h)
@@ -2317,8 +2322,8 @@ def _sample_logits(ins, a):
         "Probabilities": [probs],
         "SampledLogits": [picked],
         "SampledLabels": [sampled_labels],
-        "LogitsDim": [torch.zeros(logits.shape, dtype=logits.dtype)[:0]],
-        "LabelsDim": [torch.zeros(labels.shape, dtype=logits.dtype)[:0]],
+        "LogitsDim": [torch.zeros(logits.shape, dtype=logits.dtype, device=logits.device)[:0]],
+        "LabelsDim": [torch.zeros(labels.shape, dtype=logits.dtype, device=logits.device)[:0]],
     }
 
 
