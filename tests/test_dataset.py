@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import os
 import pickle
+import re
 import tarfile
 
 import numpy as np
@@ -61,3 +62,45 @@ def test_cifar10_reads_the_python_tarball(home):
     assert got[0][0].dtype == np.float32
     np.testing.assert_allclose(got[0][0], data[0] / 255.0, rtol=1e-6)
     assert [label for _, label in cifar.test10()()] == [7, 8, 9]
+
+
+def _tar(path, files):
+    with tarfile.open(path, "w:gz") as tar:
+        for name, text in files.items():
+            blob = text.encode()
+            info = tarfile.TarInfo(name)
+            info.size = len(blob)
+            tar.addfile(info, io.BytesIO(blob))
+
+
+def test_imdb_tokenizes_and_labels_as_fluid(home):
+    from fluidcompat.dataset import imdb
+
+    (home / "imdb").mkdir(parents=True)
+    good, bad = "Great film, great cast!\n", "Bad. Bad bad film.\r\n"
+    _tar(
+        home / "imdb" / "aclImdb_v1.tar.gz",
+        {"aclImdb/train/pos/1.txt": good, "aclImdb/train/neg/2.txt": bad, "aclImdb/test/pos/3.txt": "great"},
+    )
+    word_idx = imdb.build_dict(re.compile(r"aclImdb/train/.*\.txt$"), 0)
+    # bad x3, great x2, film x2 (ties by the word), cast x1, then <unk>
+    assert word_idx == {b"bad": 0, b"film": 1, b"great": 2, b"cast": 3, "<unk>": 4}
+    assert list(imdb.train(word_idx)()) == [([2, 1, 2, 3], 0), ([0, 0, 0, 1], 1)]
+    assert list(imdb.test(word_idx)()) == [([2], 0)]
+
+
+def test_imikolov_ngrams_and_sequences(home):
+    from fluidcompat.dataset import imikolov
+
+    (home / "imikolov").mkdir(parents=True)
+    train = "a b a\nb c\n"
+    _tar(
+        home / "imikolov" / "simple-examples.tgz",
+        {"./simple-examples/data/ptb.train.txt": train, "./simple-examples/data/ptb.valid.txt": "a d\n"},
+    )
+    word_idx = imikolov.build_dict(min_word_freq=1)
+    # <s> x3, <e> x3, a x3, b x2 (d, c once: dropped), then <unk>
+    assert word_idx == {"<e>": 0, "<s>": 1, "a": 2, "b": 3, "<unk>": 4}
+    assert list(imikolov.train(word_idx, 3)()) == [(1, 2, 3), (2, 3, 2), (3, 2, 0), (1, 3, 4), (3, 4, 0)]
+    seqs = list(imikolov.test(word_idx, -1, imikolov.DataType.SEQ)())
+    assert seqs == [([1, 2, 4], [2, 4, 0])]

@@ -3,6 +3,6 @@
 says where to put it. ``python -m fluidcompat.dataset.synthetic`` writes generated stand-ins for
 mnist and uci_housing there (for trying scripts out; they are not the real data)."""
 
-from fluidcompat.dataset import cifar, common, mnist, uci_housing  # noqa: F401
+from fluidcompat.dataset import cifar, common, imdb, imikolov, mnist, uci_housing  # noqa: F401
 
-__all__ = ["cifar", "common", "mnist", "uci_housing"]
+__all__ = ["cifar", "common", "imdb", "imikolov", "mnist", "uci_housing"]
