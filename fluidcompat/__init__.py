@@ -75,6 +75,7 @@ _LAZY_ATTRS = {
     "create_random_int_lodtensor": "fluidcompat.lod_tensor",
     "LoDTensorArray": "fluidcompat.lod_tensor",
     "ComplexVariable": "fluidcompat.complex_variable",
+    "ParallelExecutor": "fluidcompat.parallel_executor",
 }
 _LAZY_MODULES = {"core", "compiler", "executor", "io", "metrics", "nets", "data_feeder", "install_check", "reader"}
 

@@ -63,6 +63,7 @@ PARTIAL: Dict[str, str] = {
     "paddle.fluid.layers.data": "no LoD: lod_level is accepted and ignored",
     "paddle.fluid.CUDAPinnedPlace": "host memory pinned through torch; on a machine without CUDA, plain host memory",
     "paddle.fluid.compiler.CompiledProgram": "with_data_parallel runs on one device",
+    "paddle.fluid.ParallelExecutor": "one device; num_trainers > 1 not supported",
     "paddle.fluid.optimizer.RecomputeOptimizer": "trains as its inner optimizer: activations are kept, not recomputed",
     "paddle.fluid.io.multiprocess_reader": "threads, not processes",
     "paddle.fluid.io.DataLoader": "from_generator only (not from_dataset)",
@@ -93,7 +94,6 @@ PARTIAL: Dict[str, str] = {
 ALTERNATIVES: Dict[str, str] = {
     "DynamicRNN": "fluid.layers.While over tensor arrays (create_array, array_read, array_write)",
     "StaticRNN": "fluid.layers.While or while_loop over tensor arrays",
-    "ParallelExecutor": "fluid.Executor with fluid.CompiledProgram",
     "dygraph": "the static-graph API (fluid.Program, fluid.Executor)",
     "enable_dygraph": "the static-graph API (fluid.Program, fluid.Executor)",
     "enable_imperative": "the static-graph API (fluid.Program, fluid.Executor)",

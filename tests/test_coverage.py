@@ -46,13 +46,13 @@ def test_missing_fluid_name_raises_not_implemented_with_alternative():
 
 def test_missing_name_in_a_script_reads_as_not_implemented(tmp_path):
     script = tmp_path / "legacy.py"
-    script.write_text("import paddle.fluid as fluid\nfluid.ParallelExecutor(True)\n")
+    script.write_text("import paddle.fluid as fluid\nfluid.layers.DynamicRNN()\n")
     proc = subprocess.run(
         [sys.executable, "-m", "fluidcompat", "run", "--device", "cpu", str(script)], capture_output=True, text=True
     )
     assert proc.returncode == 1
-    assert "UnsupportedAPIError: paddle.fluid.ParallelExecutor (fluid 1.8) is not supported" in proc.stderr
-    assert "fluid.Executor with fluid.CompiledProgram" in proc.stderr
+    assert "UnsupportedAPIError: paddle.fluid.layers.DynamicRNN (fluid 1.8) is not supported" in proc.stderr
+    assert "fluid.layers.While over tensor arrays" in proc.stderr
 
 
 def test_every_supported_name_has_a_docstring():

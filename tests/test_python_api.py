@@ -297,3 +297,15 @@ def test_dpsgd_matches_fluid_and_adds_one_noise_draw():
     clipped = g.ravel() / (np.linalg.norm(g) / 0.5)
     noise = (0.3 - w.ravel()) / 0.1 - clipped  # the noise / batch_size each element got
     assert abs(noise[0] - noise[1]) < 1e-5 and abs(noise[0]) > 0
+
+
+def test_parallel_executor_runs_the_program_on_one_device():
+    x, y, out = _linear_program()
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(fluid.default_startup_program())
+    pe = fluid.ParallelExecutor(use_cuda=False, loss_name=out.name)
+    feed = {"x": np.ones((2, 3), "float32"), "y": np.zeros((2, 1), "float32")}
+    (got,) = pe.run(fetch_list=[out.name], feed=feed)
+    np.testing.assert_allclose(got, [3.0])  # 2 rows of 3 * 0.5
+    assert pe.device_count == 1
+    np.testing.assert_allclose(pe.run([out], feed_dict=feed)[0], [3.0])

@@ -1,0 +1,55 @@
+"""``fluid.ParallelExecutor``: fluid 1.8's older data-parallel runner, as an Executor over a
+CompiledProgram ``with_data_parallel`` (one device in fluidcompat)."""
+
+from __future__ import annotations
+
+__all__ = ["ParallelExecutor"]
+
+
+class ParallelExecutor:
+    """Runs ``main_program`` (default: the default main program) with ``run(fetch_list, feed)``; on
+    ``CUDAPlace(0)`` when ``use_cuda``, else the CPU; ``scope`` defaults to the global scope."""
+
+    def __init__(
+        self,
+        use_cuda,
+        loss_name=None,
+        main_program=None,
+        share_vars_from=None,
+        exec_strategy=None,
+        build_strategy=None,
+        num_trainers=1,
+        trainer_id=0,
+        scope=None,
+    ):
+        import fluidcompat as fluid
+
+        if num_trainers != 1:
+            raise NotImplementedError(
+                f"ParallelExecutor with num_trainers={num_trainers}: multi-trainer runs are not supported yet"
+            )
+        self._place = fluid.CUDAPlace(0) if use_cuda else fluid.CPUPlace()
+        self._scope = scope if scope is not None else fluid.global_scope()
+        program = main_program if main_program is not None else fluid.default_main_program()
+        self._compiled = fluid.CompiledProgram(program).with_data_parallel(
+            loss_name=loss_name,
+            build_strategy=build_strategy,
+            exec_strategy=exec_strategy,
+            share_vars_from=share_vars_from._compiled if share_vars_from is not None else None,
+        )
+        self._exe = fluid.Executor(self._place)
+
+    @property
+    def device_count(self) -> int:
+        return 1
+
+    def run(self, fetch_list, feed=None, feed_dict=None, return_numpy=True):
+        """``exe.run`` of the compiled program: ``feed`` (or the older ``feed_dict``), ``fetch_list``."""
+        if feed is None and feed_dict is not None:
+            feed = feed_dict
+        return self._exe.run(
+            program=self._compiled, feed=feed, fetch_list=fetch_list, scope=self._scope, return_numpy=return_numpy
+        )
+
+    def drop_local_exe_scopes(self) -> None:
+        """Nothing to drop: one scope, freed temporaries after each run."""
