@@ -648,3 +648,26 @@ def test_seeded_random_ops_repeat():
     b = exe.run(main, fetch_list=[u, d])
     np.testing.assert_array_equal(a[0], b[0])
     np.testing.assert_array_equal(a[1], b[1])
+
+
+@pytest.mark.parametrize("case", CASES + RANDOM_CASES, ids=str)
+def test_op_plans_for_cuda(case, monkeypatch):
+    """Without a GPU, every case's program still plans for cuda:0 (the planner is pure): each op gets
+    a device, host slots read on the CPU, and no copy moves a tensor array."""
+    from fluidcompat import places
+    from fluidcompat.executor.placement import plan_block
+
+    monkeypatch.delenv(places.ENV_DEVICE, raising=False)
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        for k, v in case.inputs.items():
+            fluid.data(k, list(case.shapes.get(k, v.shape)), str(v.dtype))
+        case.build(**{k: main.global_block().var(k) for k in case.inputs})
+    plan = plan_block(main.global_block(), "cuda:0")
+    for p in plan.ops:
+        assert p.device in ("cuda:0", "cpu"), (case.name, p.op.type, p.device)
+        for c in p.copies:
+            var = main.global_block()._find_var_recursive(c.var)
+            assert var is None or var.type != fluid.dtypes.VarType.LOD_TENSOR_ARRAY, (case.name, c)
+            if c.slot in p.op._def.host_inputs:
+                assert c.dst == "cpu", (case.name, p.op.type, c)
