@@ -637,3 +637,28 @@ def test_static_rnn_misuse_is_refused():
         with r.step():
             r.step_output(r.step_input(y))
     assert len(fluid.default_main_program().blocks) == 1
+
+
+def test_array_as_a_while_loop_variable():
+    """A while_loop carrying an array it reads and extends: t = [x, 2x+1, 4x+3, 8x+7], so
+    d sum(t) / dx = 15 (fluid 1.8.5 gave 64); the loop's ``assign(arr, arr)`` gradient must not add the
+    array's gradient to itself."""
+    x = fluid.data("x", [2], "float32")
+    x.stop_gradient = False
+    i = L.fill_constant([1], "int64", 0)
+    n = L.fill_constant([1], "int64", 3)
+    arr = L.create_array("float32")
+    L.array_write(x, i, array=arr)
+
+    def body(i, arr):
+        i2 = L.increment(i, 1, in_place=False)
+        L.array_write(L.array_read(arr, i) * 2.0 + 1.0, i2, array=arr)
+        return [i2, arr]
+
+    i, arr = L.while_loop(lambda i, arr: L.less_than(i, n), body, [i, arr])
+    t, _ = L.tensor_array_to_tensor(arr, axis=0, use_stack=True)
+    (g,) = fluid.gradients([L.reduce_sum(t)], [x])
+    xv = np.array([1.0, -2.0], "float32")
+    tv, gv = fluid.Executor(fluid.CPUPlace()).run(feed={"x": xv}, fetch_list=[t, g])
+    np.testing.assert_allclose(tv, [xv, 2 * xv + 1, 4 * xv + 3, 8 * xv + 7])
+    np.testing.assert_allclose(gv, [15.0, 15.0])

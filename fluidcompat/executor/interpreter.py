@@ -293,7 +293,10 @@ def _array_grads(op) -> Tuple[str, ...]:
     from fluidcompat.dtypes import VarType
 
     names = []
+    reads = set(op.input_arg_names)
     for n in op.output_arg_names:
+        if n in reads:  # written from its own value (assign x@GRAD -> x@GRAD): already the sum
+            continue
         var = op.block._find_var_recursive(n) if "@GRAD" in n else None
         if var is not None and var.type == VarType.LOD_TENSOR_ARRAY:
             names.append(n)
