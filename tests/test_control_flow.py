@@ -662,3 +662,28 @@ def test_array_as_a_while_loop_variable():
     tv, gv = fluid.Executor(fluid.CPUPlace()).run(feed={"x": xv}, fetch_list=[t, g])
     np.testing.assert_allclose(tv, [xv, 2 * xv + 1, 4 * xv + 3, 8 * xv + 7])
     np.testing.assert_allclose(gv, [15.0, 15.0])
+
+
+@pytest.mark.parametrize("k", [1, 0])
+def test_array_written_in_a_cond_branch(k):
+    """arr[1] = 3x or x*x by branch; loss = sum(arr[1] * arr[0]): the gradient is 6x or 3x^2 (fluid
+    1.8.5 gave x * 3 and x^2: the gradient through arr[0] only)."""
+    x = fluid.data("x", [2], "float32")
+    x.stop_gradient = False
+    kv = fluid.data("k", [1], "int64")
+    i0, i1 = L.fill_constant([1], "int64", 0), L.fill_constant([1], "int64", 1)
+    arr = L.array_write(x, i0)
+
+    def branch(value):
+        def fn():
+            L.array_write(value(), i1, array=arr)
+            return L.fill_constant([1], "float32", 1.0)
+
+        return fn
+
+    L.cond(L.equal(kv, L.fill_constant([1], "int64", 1)), branch(lambda: x * 3.0), branch(lambda: x * x))
+    loss = L.reduce_sum(L.array_read(arr, i1) * L.array_read(arr, i0))
+    (g,) = fluid.gradients([loss], [x])
+    xv = np.array([1.5, -2.0], "float32")
+    (gv,) = fluid.Executor(fluid.CPUPlace()).run(feed={"x": xv, "k": np.array([k], "int64")}, fetch_list=[g])
+    np.testing.assert_allclose(gv, 6 * xv if k == 1 else 3 * xv * xv, rtol=1e-6)
