@@ -2518,3 +2518,117 @@ register(
         grad=GradDef(("X", "ROIs", "BatchRoINums"), out_grads=("Out",), in_grads=("X",)),
     )
 )
+
+
+# -- nce: noise-contrastive estimation over the true labels and sampled negatives --------------------
+def _nce_q(a, classes, dtype, device):
+    """The sampler's probability of each class id in ``classes``."""
+    n = a["num_total_classes"]
+    if a["sampler"] == 1:  # log-uniform
+        c = classes.to(torch.float64)
+        return (torch.log((c + 2.0) / (c + 1.0)) / math.log(n + 1)).to(dtype)
+    if a["sampler"] == 2:  # custom distribution
+        probs = torch.tensor(a["custom_neg_classes_probs"], dtype=dtype, device=device)
+        return probs[classes]
+    return torch.full(classes.shape, 1.0 / n, dtype=dtype, device=device)
+
+
+def _nce_cost(ins, a, samples):
+    x, w, label = ins["Input"][0], ins["Weight"][0], ins["Label"][0]
+    b, sw = first(ins, "Bias"), first(ins, "SampleWeight")
+    num_true = label.shape[1]
+    logits = (x[:, None, :] * w[samples]).sum(-1)
+    if b is not None:
+        logits = logits + b.reshape(-1)[samples]
+    o = torch.sigmoid(logits)
+    noise = a["num_neg_samples"] * _nce_q(a, samples, x.dtype, x.device)
+    true_part = -torch.log(o[:, :num_true] / (o[:, :num_true] + noise[:, :num_true]))
+    neg_part = -torch.log(noise[:, num_true:] / (o[:, num_true:] + noise[:, num_true:]))
+    cost = true_part.sum(1, keepdim=True) + neg_part.sum(1, keepdim=True)
+    if sw is not None:
+        cost = cost * sw.reshape(-1, 1)
+    return cost, logits
+
+
+def _nce_samples(ins, a):
+    label = ins["Label"][0].long()
+    n_rows, k, total = label.shape[0], a["num_neg_samples"], a["num_total_classes"]
+    gen = torch.Generator()
+    gen.manual_seed(a["seed"] or int(torch.randint(0, 2**31 - 1, (1,)).item()))
+    if a["sampler"] == 2:
+        probs = torch.tensor(a["custom_neg_classes_probs"], dtype=torch.float64)
+        neg = torch.multinomial(probs, n_rows * k, replacement=True, generator=gen).reshape(n_rows, k)
+    elif a["sampler"] == 1:
+        u = torch.rand((n_rows, k), generator=gen, dtype=torch.float64)
+        neg = (torch.exp(u * math.log(total + 1)) - 1).long().clamp(0, total - 1)
+    else:
+        neg = torch.randint(0, total, (n_rows, k), generator=gen)
+    return torch.cat([label, neg.to(label.device)], 1)
+
+
+def _nce(ins, a):
+    samples = _nce_samples(ins, a)
+    cost, logits = _nce_cost(ins, a, samples)
+    return {"Cost": [cost], "SampleLogits": [logits], "SampleLabels": [samples]}
+
+
+def _nce_grad(ins, a):
+    """The cost recomputed on the forward op's samples (a re-run would draw new ones), differentiated."""
+    wanted = a["_wanted"]
+    leaves = {
+        s: ins[s][0].detach().requires_grad_(True)
+        for s in ("Input", "Weight", "Bias")
+        if s in wanted and first(ins, s) is not None
+    }
+    with torch.enable_grad():
+        cost, _ = _nce_cost(dict(ins, **{s: [v] for s, v in leaves.items()}), a, ins["SampleLabels"][0].long())
+        grads = torch.autograd.grad(
+            cost, list(leaves.values()), ins["Cost@GRAD"][0].reshape(cost.shape), allow_unused=True
+        )
+    return {s + "@GRAD": [g if g is not None else torch.zeros_like(leaves[s])] for s, g in zip(leaves, grads)}
+
+
+def _nce_infer(ins, a):
+    x, label = first(ins, "Input"), first(ins, "Label")
+    width = label.shape[1] + a["num_neg_samples"]
+    return {
+        "Cost": [((x.shape[0], 1), x.dtype)],
+        "SampleLogits": [((x.shape[0], width), x.dtype)],
+        "SampleLabels": [((x.shape[0], width), "int64")],
+    }
+
+
+register(
+    OpDef(
+        "nce",
+        (
+            "Input",
+            "Label",
+            "Weight",
+            "Bias",
+            "SampleWeight",
+            "CustomDistProbs",
+            "CustomDistAlias",
+            "CustomDistAliasProbs",
+        ),
+        ("Cost", "SampleLogits", "SampleLabels"),
+        {
+            "num_total_classes": 0,
+            "num_neg_samples": 10,
+            "sampler": 0,
+            "seed": 0,
+            "is_sparse": False,
+            "custom_neg_classes_probs": [],
+            "remote_prefetch": False,
+            "is_test": False,
+        },
+        _nce_infer,
+        _nce,
+        grad=GradDef(
+            ("Input", "Label", "Weight", "Bias", "SampleWeight", "SampleLabels"),
+            out_grads=("Cost",),
+            in_grads=("Input", "Weight", "Bias"),
+            kernel=_nce_grad,
+        ),
+    )
+)

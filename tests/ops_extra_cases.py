@@ -837,7 +837,25 @@ def _prroi_ref(x, roi, ph, pw):
     return out.astype("float32")
 
 
+def _nce_case(kind):
+    def build(u):
+        dist = [0.1, 0.2, 0.3, 0.4] if kind == "custom_dist" else None
+        return L.nce(
+            u, L.assign(np.array([[1], [3]], "int64")), 4, num_neg_samples=3, sampler=kind, custom_dist=dist, seed=2
+        )
+
+    return build
+
+
+def _check_nce(out):
+    assert out.shape == (2, 1) and np.all(np.isfinite(out)) and np.all(out > 0)
+
+
 EXTRA_CASES += [
+    *[
+        Case(f"nce_{kind}", _nce_case(kind), {"u": U}, check=_check_nce)
+        for kind in ("uniform", "log_uniform", "custom_dist")
+    ],
     Case(
         "prroi_pool",
         lambda: L.prroi_pool(L.assign(_FEAT[:1]), L.assign(np.array([[0.3, 0.2, 3.7, 4.1]], "float32")), 1.0, 2, 2),

@@ -125,6 +125,20 @@ def test_prroi_pool_matches_fluid():
         np.testing.assert_allclose(g, w, atol=2e-5)
 
 
+def test_nce_matches_fluid():
+    proc = subprocess.run(
+        [sys.executable, "-m", "fluidcompat", "run", "--device", "cpu", os.path.join(GOLDEN, "nce.py")],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.strip().splitlines()
+    assert lines[-2] == "['nce', 'scale']"
+    for g, w in zip(json.loads(lines[-1]), load("nce.json")):
+        np.testing.assert_allclose(g, w, atol=2e-5)
+
+
 def test_hash_op_matches_fluid():
     assert run_fluidcompat("hash_op.py") == load("hash_op.json")
 

@@ -1680,3 +1680,55 @@ def prroi_pool(input, rois, spatial_scale=1.0, pooled_height=1, pooled_width=1, 
         ins["BatchRoINums"] = [batch_roi_nums]
     helper.append_op(type="prroi_pool", inputs=ins, outputs={"Out": [out]}, attrs=attrs)
     return out
+
+
+@_export
+def nce(
+    input,
+    label,
+    num_total_classes,
+    sample_weight=None,
+    param_attr=None,
+    bias_attr=None,
+    num_neg_samples=None,
+    name=None,
+    sampler="uniform",
+    custom_dist=None,
+    seed=0,
+    is_sparse=False,
+):
+    """Noise-contrastive estimation cost per sample (op ``nce``): each true label and
+    ``num_neg_samples`` negatives drawn from ``sampler`` ('uniform', 'log_uniform' or 'custom_dist'
+    with ``custom_dist``) score sigmoid(x . w + b) against num_neg_samples * q(class)."""
+    samplers = {"uniform": 0, "log_uniform": 1, "custom_dist": 2}
+    if sampler not in samplers:
+        raise ValueError(f"Unsupported sampler type: {sampler!r}; use uniform, log_uniform or custom_dist")
+    if sampler == "custom_dist" and (custom_dist is None or len(custom_dist) != num_total_classes):
+        raise ValueError("custom_dist must be given, with one probability per class, for sampler='custom_dist'")
+    helper = LayerHelper("nce", name=name)
+    dim = input.shape[1]
+    weight = helper.create_parameter(attr=param_attr, shape=[num_total_classes, dim], dtype=input.dtype)
+    ins = {"Input": [input], "Label": [label], "Weight": [weight]}
+    bias = helper.create_parameter(attr=bias_attr, shape=[num_total_classes, 1], dtype=input.dtype, is_bias=True)
+    if bias is not None:
+        ins["Bias"] = [bias]
+    if sample_weight is not None:
+        ins["SampleWeight"] = [sample_weight]
+    cost = helper.create_variable_for_type_inference(dtype=input.dtype)
+    logits = helper.create_variable_for_type_inference(dtype=input.dtype)
+    labels = helper.create_variable_for_type_inference(dtype="int64")
+    helper.append_op(
+        type="nce",
+        inputs=ins,
+        outputs={"Cost": [cost], "SampleLogits": [logits], "SampleLabels": [labels]},
+        attrs={
+            "num_total_classes": int(num_total_classes),
+            "num_neg_samples": 10 if num_neg_samples is None else int(num_neg_samples),
+            "seed": seed,
+            "sampler": samplers[sampler],
+            "is_sparse": is_sparse,
+            "custom_neg_classes_probs": [float(p) for p in custom_dist] if custom_dist is not None else [],
+        },
+    )
+    negatives = 10 if num_neg_samples is None else int(num_neg_samples)
+    return cost / float(negatives + 1)  # fluid 1.8 averages over the true label and the negatives (a scale op)
