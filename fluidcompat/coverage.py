@@ -82,7 +82,6 @@ PARTIAL: Dict[str, str] = {
     "paddle.fluid.layers.linear_chain_crf": "padded input with length only (no LoD)",
     "paddle.fluid.layers.crf_decoding": "padded input with length only (no LoD)",
     "paddle.fluid.layers.nce": "negatives drawn by torch (fluid's draws differ); is_sparse gradients are dense",
-    "paddle.fluid.layers.hsigmoid": "the default tree only (no path_table / path_code)",
     "paddle.fluid.layers.chunk_eval": "padded input with seq_length, or one sequence per call (no LoD)",
     "paddle.fluid.DataFeeder": "variables with lod_level 0 only",
     "paddle.fluid.data_feeder.DataFeeder": "variables with lod_level 0 only",

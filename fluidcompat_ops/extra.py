@@ -2110,13 +2110,18 @@ def _hsigmoid(ins, a):
     ((c + C) >> (j + 1)) - 1 with target bit ((c + C) >> j) & 1; loss = sum softplus(pre) - bit * pre."""
     x, w, label = ins["X"][0], ins["W"][0], ins["Label"][0].reshape(-1).long()
     b = first(ins, "Bias")
-    num_classes = a["num_classes"]
-    code = label + num_classes
-    length = int(math.floor(math.log2(2 * num_classes - 1)))
-    j = torch.arange(length, device=x.device)
-    node = (code[:, None] >> (j[None, :] + 1)) - 1  # [N, L]
-    valid = node >= 0
-    bit = ((code[:, None] >> j[None, :]) & 1).to(x.dtype)
+    table, codes = first(ins, "PathTable"), first(ins, "PathCode")
+    if table is not None:  # a custom tree: each sample's node ids (-1 past its path) and bits
+        node, valid = table.long(), table >= 0
+        bit = (codes.clamp(min=0) * valid).to(x.dtype)
+    else:
+        num_classes = a["num_classes"]
+        code = label + num_classes
+        length = int(math.floor(math.log2(2 * num_classes - 1)))
+        j = torch.arange(length, device=x.device)
+        node = (code[:, None] >> (j[None, :] + 1)) - 1  # [N, L]
+        valid = node >= 0
+        bit = ((code[:, None] >> j[None, :]) & 1).to(x.dtype)
     idx = node.clamp(min=0)
     pre = (w[idx] * x[:, None, :]).sum(-1)
     if b is not None:
@@ -2130,7 +2135,8 @@ def _hsigmoid(ins, a):
 
 def _hsigmoid_infer(ins, a):
     x = first(ins, "X")
-    length = int(math.floor(math.log2(2 * a["num_classes"] - 1)))
+    table = first(ins, "PathTable")
+    length = table.shape[1] if table is not None else int(math.floor(math.log2(2 * a["num_classes"] - 1)))
     return {"Out": [((x.shape[0], 1), x.dtype)], "PreOut": [((x.shape[0], length), x.dtype)]}
 
 

@@ -76,17 +76,20 @@ def test_roi_chunk_center_cvm_ops_match_fluid():
         np.testing.assert_allclose(g, w, atol=2e-5)
 
 
-def test_hsigmoid_matches_fluid():
+@pytest.mark.parametrize(
+    "script,first", [("hsigmoid", "['hierarchical_sigmoid'] (5, 3) (5, 1)"), ("hsigmoid_custom", "(4, 3) (4, 1)")]
+)
+def test_hsigmoid_matches_fluid(script, first):
     proc = subprocess.run(
-        [sys.executable, "-m", "fluidcompat", "run", "--device", "cpu", os.path.join(GOLDEN, "hsigmoid.py")],
+        [sys.executable, "-m", "fluidcompat", "run", "--device", "cpu", os.path.join(GOLDEN, script + ".py")],
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.strip().splitlines()
-    assert lines[0] == "['hierarchical_sigmoid'] (5, 3) (5, 1)"
-    for g, w in zip(json.loads(lines[-1]), load("hsigmoid.json")):
+    assert lines[0] == first
+    for g, w in zip(json.loads(lines[-1]), load(script + ".json")):
         np.testing.assert_allclose(g, w, atol=2e-5)
 
 

@@ -1483,17 +1483,24 @@ def hsigmoid(
     is_custom=False,
     is_sparse=False,
 ):
-    """Hierarchical sigmoid loss over fluid's default complete binary tree of ``num_classes`` classes
-    (op ``hierarchical_sigmoid``); weights [num_classes - 1, dim], bias [num_classes - 1, 1]."""
-    if is_custom or path_table is not None or path_code is not None:
-        raise NotImplementedError("hsigmoid with a custom tree (path_table / path_code) is not supported yet")
+    """Hierarchical sigmoid loss (op ``hierarchical_sigmoid``): over fluid's default complete binary
+    tree of ``num_classes`` classes (weights [num_classes - 1, dim]), or with ``is_custom`` over each
+    sample's ``path_table`` node ids (-1 past the path) and ``path_code`` bits (weights
+    [num_classes, dim], num_classes being the number of non-leaf nodes)."""
+    if is_custom and (path_table is None or path_code is None):
+        raise ValueError("path_table and path_code should not be None with custom tree")
+    if not is_custom and (path_table is not None or path_code is not None):
+        raise ValueError("only num_classes should be passed without custom tree")
     if num_classes < 2:
         raise ValueError(f"num_classes must not be less than 2 with default tree. Received: {num_classes}")
     helper = LayerHelper("hierarchical_sigmoid", name=name)
     dim = input.shape[1]
-    weights = helper.create_parameter(attr=param_attr, shape=[num_classes - 1, dim], dtype=input.dtype)
+    rows = num_classes if is_custom else num_classes - 1
+    weights = helper.create_parameter(attr=param_attr, shape=[rows, dim], dtype=input.dtype)
     ins = {"X": [input], "W": [weights], "Label": [label]}
-    bias = helper.create_parameter(attr=bias_attr, shape=[num_classes - 1, 1], dtype=input.dtype, is_bias=True)
+    if is_custom:
+        ins.update(PathTable=[path_table], PathCode=[path_code])
+    bias = helper.create_parameter(attr=bias_attr, shape=[rows, 1], dtype=input.dtype, is_bias=True)
     if bias is not None:
         ins["Bias"] = [bias]
     out = helper.create_variable_for_type_inference(dtype=input.dtype)
