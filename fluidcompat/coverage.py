@@ -78,7 +78,6 @@ PARTIAL: Dict[str, str] = {
     "paddle.fluid.layers.roi_align": "image of each region from rois_lod; without it all regions are in image 0",
     "paddle.fluid.layers.StaticRNN": "unrolled when built (no recurrent op); seq_len must be known",
     "paddle.fluid.layers.data_norm": "slot_dim > 0 and enable_scale_and_shift not supported",
-    "paddle.fluid.layers.sampled_softmax_with_cross_entropy": "num_true=1 only; random draws are torch's",
     "paddle.fluid.layers.linear_chain_crf": "padded input with length only (no LoD)",
     "paddle.fluid.layers.crf_decoding": "padded input with length only (no LoD)",
     "paddle.fluid.layers.nce": "negatives drawn by torch (fluid's draws differ); is_sparse gradients are dense",

@@ -309,3 +309,34 @@ def test_parallel_executor_runs_the_program_on_one_device():
     np.testing.assert_allclose(got, [3.0])  # 2 rows of 3 * 0.5
     assert pe.device_count == 1
     np.testing.assert_allclose(pe.run([out], feed_dict=feed)[0], [3.0])
+
+
+def test_sampled_softmax_with_several_true_classes():
+    """num_true=2: soft targets of 1/2 on the two true columns (fluid 1.8.5 failed with a shape
+    error); loss and gradient against numpy."""
+    rng = np.random.RandomState(6)
+    z = fluid.data("z", [3, 6], "float32")
+    z.stop_gradient = False
+    samples = np.array([[2, 1, 4, 0], [0, 4, 5, 1], [5, 3, 2, 2]], "int64")
+    probs = rng.uniform(0.1, 0.9, (3, 4)).astype("float32")
+    out = L.sampled_softmax_with_cross_entropy(
+        z,
+        L.assign(np.array([[2, 1], [0, 4], [5, 3]], "int64")),
+        num_samples=2,
+        num_true=2,
+        use_customized_samples=True,
+        customized_samples=L.assign(samples),
+        customized_probabilities=L.assign(probs),
+    )
+    (g,) = fluid.gradients([L.reduce_sum(out)], [z])
+    zv = rng.uniform(-1, 1, (3, 6)).astype("float32")
+    got, gz = fluid.Executor(fluid.CPUPlace()).run(feed={"z": zv}, fetch_list=[out, g])
+    picked = np.take_along_axis(zv, samples, 1) - np.log(probs)
+    soft = np.exp(picked - picked.max(1, keepdims=True))
+    soft /= soft.sum(1, keepdims=True)
+    target = np.array([0.5, 0.5, 0.0, 0.0])
+    np.testing.assert_allclose(got[:, 0], -(np.log(soft) * target).sum(1), rtol=1e-5)
+    want = np.zeros_like(zv)
+    for i in range(3):
+        np.add.at(want[i], samples[i], soft[i] - target)
+    np.testing.assert_allclose(gz, want, rtol=1e-5, atol=1e-6)

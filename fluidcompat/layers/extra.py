@@ -1621,15 +1621,15 @@ def sampled_softmax_with_cross_entropy(
         },
     )
     outs["SampledLabels"].stop_gradient = True
-    return (
-        softmax_with_cross_entropy(outs["SampledLogits"], outs["SampledLabels"], soft_label=False)
-        if num_true == 1
-        else (_soft_targets_loss(outs["SampledLogits"], num_true))
-    )
+    if num_true == 1:
+        return softmax_with_cross_entropy(outs["SampledLogits"], outs["SampledLabels"], soft_label=False)
+    # several true classes: a soft target of 1 / num_true on each (fluid 1.8.5 failed here with a
+    # shape error)
+    from fluidcompat.layers.nn import one_hot_v2, scale
 
-
-def _soft_targets_loss(sampled_logits, num_true):
-    raise NotImplementedError(f"sampled_softmax_with_cross_entropy with num_true={num_true} > 1 is not supported yet")
+    targets = scale(reduce_sum(one_hot_v2(outs["SampledLabels"], num_true + num_samples), dim=1), 1.0 / num_true)
+    targets.stop_gradient = True
+    return softmax_with_cross_entropy(outs["SampledLogits"], targets, soft_label=True)
 
 
 @_export
