@@ -85,8 +85,6 @@ PARTIAL: Dict[str, str] = {
     "paddle.fluid.DataFeeder": "variables with lod_level 0 only",
     "paddle.fluid.data_feeder.DataFeeder": "variables with lod_level 0 only",
     "paddle.fluid.create_lod_tensor": "the LoD is kept on the tensor; ops ignore it",
-    "paddle.fluid.layers.adaptive_pool2d": "require_index=True not supported",
-    "paddle.fluid.layers.adaptive_pool3d": "require_index=True not supported",
 }
 
 # Names in fluid 1.8.5's public lists that fluid 1.8.5 itself cannot resolve (AttributeError there).

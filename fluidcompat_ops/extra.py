@@ -2638,3 +2638,46 @@ register(
         ),
     )
 )
+
+
+# -- max_pool2d/3d_with_index: max pooling and each maximum's flat index in its channel -------------
+def _pool_with_index(nd):
+    def kernel(ins, a):
+        x = _x(ins)
+        if a["global_pooling"]:
+            ks, st, pd = list(x.shape[2:]), [1] * nd, [0] * nd
+        else:
+            ks, st, pd = list(a["ksize"]), list(a["strides"]), list(a["paddings"])
+        if a["adaptive"]:
+            fn = F.adaptive_max_pool2d if nd == 2 else F.adaptive_max_pool3d
+            y, idx = fn(x, ks, return_indices=True)
+        else:
+            fn = F.max_pool2d if nd == 2 else F.max_pool3d
+            y, idx = fn(x, ks, st, pd, return_indices=True)
+        return {"Out": [y], "Mask": [idx.to(torch.int32)]}
+
+    return kernel
+
+
+def _pool_with_index_infer(nd):
+    base = _pool_infer(nd)
+
+    def infer(ins, a):
+        (shape, dtype) = base(ins, dict(a, ceil_mode=False))["Out"][0]
+        return {"Out": [(shape, dtype)], "Mask": [(shape, "int32")]}
+
+    return infer
+
+
+for _nd in (2, 3):
+    register(
+        OpDef(
+            f"max_pool{_nd}d_with_index",
+            ("X",),
+            ("Out", "Mask"),
+            {"ksize": [], "strides": [1] * _nd, "paddings": [0] * _nd, "global_pooling": False, "adaptive": False},
+            _pool_with_index_infer(_nd),
+            _pool_with_index(_nd),
+            grad=GradDef(out_grads=("Out",)),
+        )
+    )

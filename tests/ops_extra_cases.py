@@ -967,3 +967,29 @@ EXTRA_CASES += [
         atol=1e-5,
     ),
 ]
+
+
+def _adaptive_max_index(x):
+    """The flat H*W index of each 2x2 block's maximum over a 4x4 map (adaptive pooling to 2x2)."""
+    n, c = x.shape[:2]
+    blocks = x.reshape(n, c, 2, 2, 2, 2).transpose(0, 1, 2, 4, 3, 5).reshape(n, c, 2, 2, 4)
+    a = blocks.argmax(-1)
+    rows = np.arange(2)[:, None] * 2 + a // 2
+    cols = np.arange(2)[None, :] * 2 + a % 2
+    return (rows * 4 + cols).astype("int32")
+
+
+EXTRA_CASES += [
+    Case(
+        "adaptive_pool2d_index",
+        lambda x: list(L.adaptive_pool2d(x, 2, "max", require_index=True)),
+        {"x": IMG},
+        lambda x: [x.reshape(2, 4, 2, 2, 2, 2).max((3, 5)), _adaptive_max_index(x)],
+    ),
+    Case(
+        "adaptive_pool3d_index",
+        lambda v: L.adaptive_pool3d(v, 1, "max", require_index=True)[1],
+        {"v": VOL},
+        lambda v: v.reshape(1, 2, -1).argmax(-1).reshape(1, 2, 1, 1, 1).astype("int32"),
+    ),
+]

@@ -142,6 +142,12 @@ def test_nce_matches_fluid():
         np.testing.assert_allclose(g, w, atol=2e-5)
 
 
+def test_adaptive_pool_with_index_matches_fluid():
+    for (gd, gv), (wd, wv) in zip(run_fluidcompat("adaptive_pool_index.py"), load("adaptive_pool_index.json")):
+        assert gd == wd
+        np.testing.assert_allclose(gv, wv, atol=2e-5)
+
+
 def test_hash_op_matches_fluid():
     assert run_fluidcompat("hash_op.py") == load("hash_op.json")
 

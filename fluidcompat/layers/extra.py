@@ -853,9 +853,21 @@ def pool3d(
 def _adaptive(op_type, input, pool_size, pool_type, require_index, nd):
     if pool_type not in ("max", "avg"):
         raise ValueError(f"Unknown Attr(pool_type): '{pool_type}'. It can only be 'max' or 'avg'.")
-    if require_index:
-        raise NotImplementedError(f"adaptive_{op_type}: require_index=True (the Mask output) is not supported yet")
     size = [pool_size] * nd if isinstance(pool_size, int) else list(pool_size)
+    if require_index:  # max pooling that also gives each maximum's index (max_poolNd_with_index)
+        if pool_type != "max":
+            raise ValueError("require_index is only supported with pool_type='max'")
+        helper = LayerHelper(f"max_pool{nd}d_with_index")
+        out = helper.create_variable_for_type_inference(dtype=input.dtype)
+        mask = helper.create_variable_for_type_inference(dtype="int32")
+        helper.append_op(
+            type=f"max_pool{nd}d_with_index",
+            inputs={"X": [input]},
+            outputs={"Out": [out], "Mask": [mask]},
+            attrs={"pooling_type": "max", "ksize": size, "adaptive": True},
+        )
+        mask.stop_gradient = True
+        return out, mask
     attrs = {"pooling_type": pool_type, "ksize": size, "adaptive": True}
     if nd == 2:
         attrs.update(strides=[1, 1], paddings=[0, 0])
