@@ -177,29 +177,47 @@ def xmap_readers(mapper, reader, process_num, buffer_size, order=False):
     return xreader
 
 
+class _ReaderFailed:
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+
+def _read_into(reader, q) -> None:
+    try:
+        for sample in reader():
+            q.put(sample)
+    except Exception as e:  # noqa: BLE001  (reported to the parent, which raises it)
+        q.put(_ReaderFailed(f"{type(e).__name__}: {e}"))
+    finally:
+        q.put(None)
+
+
 def multiprocess_reader(readers, use_pipe=True, queue_size=1000):
-    """The samples of several readers, read concurrently (threads here, processes in fluid)."""
+    """The samples of several readers, each read in its own forked process (fluid's design); samples
+    arrive in whatever order the processes produce them. ``use_pipe`` is accepted (one queue here)."""
+    import multiprocessing
 
     def reader():
-        q: queue.Queue = queue.Queue(maxsize=queue_size)
-
-        def work(r):
-            try:
-                for sample in r():
-                    q.put(sample)
-            finally:
-                q.put(_END)
-
-        threads = [threading.Thread(target=work, args=(r,), daemon=True) for r in readers]
-        for t in threads:
-            t.start()
+        ctx = multiprocessing.get_context("fork")
+        q = ctx.Queue(maxsize=queue_size)
+        procs = [ctx.Process(target=_read_into, args=(r, q), daemon=True) for r in readers]
+        for p in procs:
+            p.start()
         finished = 0
-        while finished < len(readers):
-            sample = q.get()
-            if sample is _END:
-                finished += 1
-                continue
-            yield sample
+        try:
+            while finished < len(readers):
+                sample = q.get()
+                if sample is None:
+                    finished += 1
+                elif isinstance(sample, _ReaderFailed):
+                    raise RuntimeError(f"multiprocess_reader: a reader failed in its process: {sample.text}")
+                else:
+                    yield sample
+        finally:
+            for p in procs:
+                p.join(timeout=1)
+                if p.is_alive():
+                    p.terminate()
 
     return reader
 

@@ -340,3 +340,21 @@ def test_sampled_softmax_with_several_true_classes():
     for i in range(3):
         np.add.at(want[i], samples[i], soft[i] - target)
     np.testing.assert_allclose(gz, want, rtol=1e-5, atol=1e-6)
+
+
+def test_multiprocess_reader_reads_in_processes():
+    import os
+
+    def pids():
+        for _ in range(3):
+            yield os.getpid()
+
+    got = list(R.multiprocess_reader([pids, pids])())
+    assert len(got) == 6 and os.getpid() not in got and len(set(got)) == 2
+
+    def broken():
+        yield 1
+        raise ValueError("bad sample")
+
+    with pytest.raises(RuntimeError, match="a reader failed in its process: ValueError: bad sample"):
+        list(R.multiprocess_reader([broken])())
