@@ -61,7 +61,6 @@ LATER_MODULES = (
 PARTIAL: Dict[str, str] = {
     "paddle.fluid.layers.IfElse": "rows only: inputs with LoD levels are not split by sequence",
     "paddle.fluid.layers.data": "no LoD: lod_level is accepted and ignored",
-    "paddle.fluid.CUDAPinnedPlace": "host memory pinned through torch; on a machine without CUDA, plain host memory",
     "paddle.fluid.compiler.CompiledProgram": "with_data_parallel runs on one device",
     "paddle.fluid.ParallelExecutor": "one device; num_trainers > 1 not supported",
     "paddle.fluid.optimizer.RecomputeOptimizer": "trains as its inner optimizer: activations are kept, not recomputed",
@@ -81,7 +80,6 @@ PARTIAL: Dict[str, str] = {
     "paddle.fluid.layers.chunk_eval": "padded input with seq_length, or one sequence per call (no LoD)",
     "paddle.fluid.DataFeeder": "variables with lod_level 0 only",
     "paddle.fluid.data_feeder.DataFeeder": "variables with lod_level 0 only",
-    "paddle.fluid.create_lod_tensor": "the LoD is kept on the tensor; ops ignore it",
 }
 
 # Names in fluid 1.8.5's public lists that fluid 1.8.5 itself cannot resolve (AttributeError there).
