@@ -429,6 +429,7 @@ def _gradients(targets, inputs, target_gradients, no_grad_set):
     if len(target_gradients) != len(targets):
         raise ValueError("Should have the same number of target_gradients as targets")
     block = targets[0].block.program.global_block()
+    first_new = len(block.ops)  # the seeds this pass appends count as written by it
     no_grad = _no_grad_names(block, no_grad_set) - {v.name for v in inputs}
     seeds: Dict[str, Tuple[str, Optional[Operator]]] = {}
     last = -1
@@ -457,10 +458,11 @@ def _gradients(targets, inputs, target_gradients, no_grad_set):
         seeds[target.name] = (grad, target.op)
     renamed = _backward(block, seeds, no_grad, None, last, None, _next_grad_times(block.program))
     block.program._bump()
+    written = {n for op in block.ops[first_new:] for n in op.output_arg_names}
     result = []
-    for v in inputs:
+    for v in inputs:  # None for an input this pass did not reach (an earlier pass's gradient is not it)
         g = renamed.get(_grad_name(v.name), _grad_name(v.name))
-        result.append(block.var(g) if block.has_var(g) else None)
+        result.append(block.var(g) if g in written and block.has_var(g) else None)
     return result
 
 

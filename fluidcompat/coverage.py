@@ -59,7 +59,6 @@ LATER_MODULES = (
 
 # Names fluidcompat has, but not quite as fluid 1.8 had them: what differs.
 PARTIAL: Dict[str, str] = {
-    "paddle.fluid.layers.IfElse": "rows only: inputs with LoD levels are not split by sequence",
     "paddle.fluid.layers.data": "no LoD: lod_level is accepted and ignored",
     "paddle.fluid.compiler.CompiledProgram": "with_data_parallel runs on one device",
     "paddle.fluid.ParallelExecutor": "one device; num_trainers > 1 not supported",
@@ -74,7 +73,6 @@ PARTIAL: Dict[str, str] = {
     "paddle.fluid.layers.roi_pool": "image of each region from rois_lod; without it all regions are in image 0",
     "paddle.fluid.layers.roi_align": "image of each region from rois_lod; without it all regions are in image 0",
     "paddle.fluid.layers.StaticRNN": "unrolled when built (no recurrent op); seq_len must be known",
-    "paddle.fluid.layers.data_norm": "slot_dim > 0 and enable_scale_and_shift not supported",
     "paddle.fluid.layers.linear_chain_crf": "padded input with length only (no LoD)",
     "paddle.fluid.layers.crf_decoding": "padded input with length only (no LoD)",
     "paddle.fluid.layers.chunk_eval": "padded input with seq_length, or one sequence per call (no LoD)",

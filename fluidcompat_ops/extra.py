@@ -2222,26 +2222,57 @@ _op(
 
 
 # -- data_norm: normalization by accumulated batch statistics ---------------------------------------
+def _slot_mask(x, slot_dim):
+    """1 where the slot's first column (its "show") is non-zero, for every column of that slot."""
+    show = x[:, ::slot_dim] != 0
+    return show.repeat_interleave(slot_dim, dim=1)[:, : x.shape[1]].to(x.dtype)
+
+
 def _data_norm(ins, a):
     x = _x(ins)
     size, total, square = ins["BatchSize"][0], ins["BatchSum"][0], ins["BatchSquareSum"][0]
     means = total / size
     scales = torch.sqrt(size / square)
-    return {"Y": [(x - means) * scales], "Means": [means], "Scales": [scales]}
+    y = (x - means) * scales
+    if a["enable_scale_and_shift"]:
+        y = y * ins["scale_w"][0] + ins["bias"][0]
+    if a["slot_dim"] > 0:  # slots whose show is 0 give 0
+        y = y * _slot_mask(x, a["slot_dim"])
+    return {"Y": [y], "Means": [means], "Scales": [scales]}
 
 
 def _data_norm_grad(ins, a):
-    """fluid 1.8's data_norm_grad: X gets dY * Scales; the statistics get what the optimizer adds to
-    them: the batch size, the batch's sum and its sum of squared deviations from Means (each plus
-    epsilon)."""
+    """fluid 1.8's data_norm_grad. X gets dY * Scales (* scale_w, and masked by the slots when both
+    options are on); scale_w and bias their true gradients (over the non-empty slots). The statistics
+    get what the optimizer adds to them: without slots the batch size, the sum and the sum of squared
+    deviations from Means plus epsilon per row; with slots, per column over the rows whose slot
+    shows: 1, the mean, and the mean squared deviation plus epsilon times that count."""
     x, means, scales, dy = ins["X"][0], ins["Means"][0], ins["Scales"][0], ins["Y@GRAD"][0]
-    n = x.shape[0]
-    return {
-        "X@GRAD": [dy * scales],
-        "BatchSize@GRAD": [torch.full_like(means, float(n))],
-        "BatchSum@GRAD": [x.sum(0)],
-        "BatchSquareSum@GRAD": [((x - means) ** 2 + a["epsilon"]).sum(0)],
-    }
+    slot, shift = a["slot_dim"] > 0, a["enable_scale_and_shift"]
+    mask = _slot_mask(x, a["slot_dim"]) if slot else torch.ones_like(x)
+    norm = (x - means) * scales
+    dx = dy * scales
+    result = {}
+    if shift:
+        dx = dx * ins["scale_w"][0] * mask
+        result["scale_w@GRAD"] = [(dy * norm * mask).sum(0)]
+        result["bias@GRAD"] = [(dy * mask).sum(0)]
+    result["X@GRAD"] = [dx]
+    sq = (x - means) ** 2
+    eps = a["epsilon"]
+    if slot:
+        count = mask.sum(0)
+        safe = count.clamp(min=1)
+        has = (count > 0).to(x.dtype)
+        result["BatchSize@GRAD"] = [has]
+        result["BatchSum@GRAD"] = [(x * mask).sum(0) / safe * has]
+        result["BatchSquareSum@GRAD"] = [((sq * mask).sum(0) / safe + eps * count) * has]
+    else:
+        n = x.shape[0]
+        result["BatchSize@GRAD"] = [torch.full_like(means, float(n))]
+        result["BatchSum@GRAD"] = [x.sum(0)]
+        result["BatchSquareSum@GRAD"] = [(sq + eps).sum(0)]
+    return result
 
 
 def _data_norm_infer(ins, a):
@@ -2253,7 +2284,7 @@ def _data_norm_infer(ins, a):
 register(
     OpDef(
         "data_norm",
-        ("X", "BatchSize", "BatchSum", "BatchSquareSum"),
+        ("X", "BatchSize", "BatchSum", "BatchSquareSum", "scale_w", "bias"),
         ("Y", "Means", "Scales"),
         {
             "epsilon": 1e-5,
@@ -2266,9 +2297,9 @@ register(
         _data_norm_infer,
         _data_norm,
         grad=GradDef(
-            ("X", "Means", "Scales"),
+            ("X", "Means", "Scales", "scale_w", "bias"),
             out_grads=("Y",),
-            in_grads=("X", "BatchSize", "BatchSum", "BatchSquareSum"),
+            in_grads=("X", "BatchSize", "BatchSum", "BatchSquareSum", "scale_w", "bias"),
             kernel=_data_norm_grad,
         ),
     )

@@ -148,6 +148,15 @@ def test_adaptive_pool_with_index_matches_fluid():
         np.testing.assert_allclose(gv, wv, atol=2e-5)
 
 
+def test_data_norm_modes_match_fluid():
+    got, want = run_fluidcompat("data_norm_modes.py"), load("data_norm_modes.json")
+    assert len(got) == len(want) == 3
+    for g, w in zip(got, want):
+        assert g[0] == w[0]  # the gradient variables each pass returns
+        for gv, wv in zip(g[1:], w[1:]):
+            np.testing.assert_allclose(gv, wv, atol=2e-5)
+
+
 def test_hash_op_matches_fluid():
     assert run_fluidcompat("hash_op.py") == load("hash_op.json")
 

@@ -1558,33 +1558,39 @@ def data_norm(
     enable_scale_and_shift=False,
 ):
     """``(input - batch_sum / batch_size) * sqrt(batch_size / batch_square_sum)`` per column, the three
-    statistics being parameters the optimizer accumulates (fluid 1.8's data_norm and its gradient)."""
-    if slot_dim > 0 or enable_scale_and_shift:
-        raise NotImplementedError("data_norm with slot_dim > 0 or enable_scale_and_shift is not supported yet")
+    statistics being parameters the optimizer accumulates (fluid 1.8's data_norm and its gradient);
+    ``enable_scale_and_shift`` adds a learned scale and bias, and ``slot_dim`` zeroes the slots of
+    ``slot_dim`` columns whose first column (the show) is 0. ``param_attr`` may be a dict of initial
+    values (batch_size, batch_sum, batch_square, scale_w, bias)."""
     helper = LayerHelper("data_norm", act=act, name=name)
     c = input.shape[-1]
-    init = {"batch_size": 1e4, "batch_sum": 0.0, "batch_square": 1e4}
+    init = {"batch_size": 1e4, "batch_sum": 0.0, "batch_square": 1e4, "scale_w": 1.0, "bias": 0.0}
     if isinstance(param_attr, dict):
         init.update(param_attr)
     prefix = name or "dn"
-    stats = []
-    for key, suffix in (("batch_size", "batch_size"), ("batch_sum", "batch_sum"), ("batch_square", "batch_square_sum")):
-        stats.append(
-            helper.create_parameter(
-                attr=ParamAttr(name=f"{prefix}.{suffix}", initializer=ConstantInitializer(init[key]), trainable=True),
-                shape=[c],
-                dtype=input.dtype,
-            )
-        )
-    size, total, square = stats
+
+    def param(key, suffix):
+        attr = ParamAttr(name=f"{prefix}.{suffix}", initializer=ConstantInitializer(init[key]), trainable=True)
+        return helper.create_parameter(attr=attr, shape=[c], dtype=input.dtype)
+
+    ins = {}
+    if enable_scale_and_shift:
+        ins["scale_w"] = [param("scale_w", "scale_w")]
+        ins["bias"] = [param("bias", "bias")]
+    size, total, square = (
+        param("batch_size", "batch_size"),
+        param("batch_sum", "batch_sum"),
+        param("batch_square", "batch_square_sum"),
+    )
+    ins.update(X=[input], BatchSize=[size], BatchSum=[total], BatchSquareSum=[square])
     means = helper.create_variable_for_type_inference(dtype=input.dtype)
     scales = helper.create_variable_for_type_inference(dtype=input.dtype)
     y = helper.create_variable_for_type_inference(dtype=input.dtype)
     helper.append_op(
         type="data_norm",
-        inputs={"X": [input], "BatchSize": [size], "BatchSum": [total], "BatchSquareSum": [square]},
+        inputs=ins,
         outputs={"Y": [y], "Means": [means], "Scales": [scales]},
-        attrs={"epsilon": epsilon},
+        attrs={"epsilon": epsilon, "slot_dim": slot_dim, "enable_scale_and_shift": enable_scale_and_shift},
     )
     return helper.append_activation(y)
 
