@@ -137,5 +137,7 @@ def test_every_sample_is_run_by_a_test():
         "fit_a_line.py",
         "recognize_digits_mlp.py",
         "recognize_digits_conv.py",
+        "paddle2_get_device.py",  # tests/test_paddle2_device.py
+        "paddle2_places.py",
     }
     assert set(os.listdir(os.path.join(ROOT, "samples"))) - {"__pycache__"} == tested

@@ -18,6 +18,7 @@ _ALIASES = {
     "paddle.fluid": "fluidcompat",
     "paddle.dataset": "fluidcompat.dataset",
     "paddle.reader": "fluidcompat.reader",
+    "paddle.device": "fluidcompat.compat.device",
 }
 
 
