@@ -232,6 +232,16 @@ def default_collate_fn(batch):
     return [np.stack([np.asarray(s[k]) for s in batch], axis=0) for k in range(len(first))]
 
 
+def collated_batches(reader):
+    """A source of batches (lists of arrays) from a reader of sample lists."""
+    return lambda: (default_collate_fn(samples) for samples in reader())
+
+
+def array_batches(reader):
+    """A source of batches (lists of arrays) from a reader of batches of arrays or LoDTensors."""
+    return lambda: ([np.asarray(f) for f in b] for b in reader())
+
+
 class _GeneratorLoader:
     """``DataLoader.from_generator``: iterating gives, per batch, a list with one feed dict (one per
     place in fluid; fluidcompat runs one place) or, with ``return_list``, the list of arrays."""
@@ -265,19 +275,11 @@ class _GeneratorLoader:
         return self.set_sample_list_generator(batch(reader, batch_size, drop_last), places)
 
     def set_sample_list_generator(self, reader, places=None):
-        def batches():
-            for samples in reader():
-                yield default_collate_fn(samples)
-
-        self._batches = batches
+        self._batches = collated_batches(reader)
         return self
 
     def set_batch_generator(self, reader, places=None):
-        def batches():
-            for b in reader():
-                yield [np.asarray(f) for f in b]
-
-        self._batches = batches
+        self._batches = array_batches(reader)
         return self
 
     def __call__(self):

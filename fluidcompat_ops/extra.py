@@ -14,9 +14,10 @@ from __future__ import annotations
 import math
 
 from fluidcompat_ops.math import _unary
-from fluidcompat_ops.registry import GradDef, OpDef, register
+from fluidcompat_ops.nn import _bn_infer, _bn_kernel
+from fluidcompat_ops.registry import GradDef, OpDef, lookup, register
 from fluidcompat_ops.shapes import first, norm_axis, out, prod_or_unknown, same_as
-from fluidcompat_ops.tensor import _tdtype
+from fluidcompat_ops.tensor import _generator, _tdtype
 
 torch = None  # NOTE: [Lazy torch] in registry.py
 F = None
@@ -728,10 +729,7 @@ register(
         ("X", "Y"),
         ("Out", "Residual"),
         {"delta": 1.0},
-        lambda ins, a: {
-            "Out": [(first(ins, "X").shape, first(ins, "X").dtype)],
-            "Residual": [(first(ins, "X").shape, first(ins, "X").dtype)],
-        },
+        same_as("X", "Out", "Residual"),
         _huber,
         grad=GradDef(),
     )
@@ -750,10 +748,7 @@ register(
         ("X1", "X2", "Label"),
         ("Out", "Activated"),
         {"margin": 0.0},
-        lambda ins, a: {
-            "Out": [(first(ins, "X1").shape, first(ins, "X1").dtype)],
-            "Activated": [(first(ins, "X1").shape, first(ins, "X1").dtype)],
-        },
+        same_as("X1", "Out", "Activated"),
         _margin_rank,
         grad=GradDef(),
     )
@@ -818,21 +813,17 @@ _op(
 
 
 # -- random ---------------------------------------------------------------------------------------
-def _generator(a):
-    seed = a.get("seed", 0)
-    if not seed:
-        return None
-    g = torch.Generator(device=a["_device"])
-    g.manual_seed(seed)
-    return g
-
-
 def _randint(ins, a):
     shape = list(a["shape"])
     return {
         "Out": [
             torch.randint(
-                a["low"], a["high"], shape, generator=_generator(a), dtype=_tdtype(a["dtype"]), device=a["_device"]
+                a["low"],
+                a["high"],
+                shape,
+                generator=_generator(a, a["_device"]),
+                dtype=_tdtype(a["dtype"]),
+                device=a["_device"],
             )
         ]
     }
@@ -850,7 +841,7 @@ _op(
 
 
 def _randperm(ins, a):
-    p = torch.randperm(a["n"], generator=_generator(a), device=a["_device"])
+    p = torch.randperm(a["n"], generator=_generator(a, a["_device"]), device=a["_device"])
     return {"Out": [p.to(_tdtype(a["dtype"]))]}
 
 
@@ -882,13 +873,13 @@ def _bsl_infer(ins, a):
 def _uniform_bsl(ins, a):
     shape = _bsl_shape(ins, a)
     t = torch.empty(shape, dtype=_tdtype(a["dtype"]), device=a["_device"])
-    return {"Out": [t.uniform_(a["min"], a["max"], generator=_generator(a))]}
+    return {"Out": [t.uniform_(a["min"], a["max"], generator=_generator(a, a["_device"]))]}
 
 
 def _gaussian_bsl(ins, a):
     shape = _bsl_shape(ins, a)
     t = torch.empty(shape, dtype=_tdtype(a["dtype"]), device=a["_device"])
-    return {"Out": [t.normal_(a["mean"], a["std"], generator=_generator(a))]}
+    return {"Out": [t.normal_(a["mean"], a["std"], generator=_generator(a, a["_device"]))]}
 
 
 _BSL = {"shape": [], "input_dim_idx": 0, "output_dim_idx": 0, "seed": 0, "dtype": 5}
@@ -1002,10 +993,7 @@ register(
         ("X",),
         ("Out", "MidOut"),
         {"n": 5, "k": 1.0, "alpha": 1e-4, "beta": 0.75, "data_format": "AnyLayout"},
-        lambda ins, a: {
-            "Out": [(first(ins, "X").shape, first(ins, "X").dtype)],
-            "MidOut": [(first(ins, "X").shape, first(ins, "X").dtype)],
-        },
+        same_as("X", "Out", "MidOut"),
         _lrn,
         grad=GradDef(),
     )
@@ -1454,7 +1442,7 @@ def _random_crop(ins, a):
     x = _x(ins)
     shape = list(a["shape"])
     k = len(shape)
-    g = _generator({"seed": a.get("startup_seed", 0), "_device": x.device})
+    g = _generator({"seed": a.get("startup_seed", 0)}, x.device)
     lead = x.shape[: x.dim() - k]
     flat = x.reshape((-1,) + tuple(x.shape[x.dim() - k :]))
     outs = []
@@ -1490,7 +1478,7 @@ _op(
 
 def _sampling_id(ins, a):
     x = _x(ins)
-    g = _generator({"seed": a["seed"], "_device": x.device})
+    g = _generator(a, x.device)
     r = torch.empty(x.shape[0], dtype=x.dtype, device=x.device).uniform_(a["min"], a["max"], generator=g)
     cdf = torch.cumsum(x, 1)
     idx = torch.sum(cdf < r[:, None], 1).clamp(max=x.shape[1] - 1)
@@ -1619,9 +1607,10 @@ _op(
 
 
 # -- inplace_abn, im2sequence, ctc_align, auc ------------------------------------------------------
-def _inplace_abn(ins, a):
-    from fluidcompat_ops.nn import _bn_kernel
+_BATCH_NORM = lookup("batch_norm")  # inplace_abn is batch_norm and its activation in one op
 
+
+def _inplace_abn(ins, a):
     result = dict(_bn_kernel(ins, a))
     y = result["Y"][0]
     act = a.get("activation", "identity")
@@ -1635,29 +1624,13 @@ def _inplace_abn(ins, a):
     return result
 
 
-def _inplace_abn_infer(ins, a):
-    from fluidcompat_ops.nn import _bn_infer
-
-    return _bn_infer(ins, a)
-
-
 register(
     OpDef(
         "inplace_abn",
-        ("X", "Scale", "Bias", "Mean", "Variance", "MomentumTensor"),
-        ("Y", "MeanOut", "VarianceOut", "SavedMean", "SavedVariance"),
-        {
-            "momentum": 0.9,
-            "epsilon": 1e-5,
-            "is_test": False,
-            "data_layout": "NCHW",
-            "use_global_stats": False,
-            "trainable_statistics": False,
-            "activation": "identity",
-            "alpha": 1.0,
-            "fuse_with_relu": False,
-        },
-        _inplace_abn_infer,
+        _BATCH_NORM.inputs,
+        _BATCH_NORM.outputs,
+        dict(_BATCH_NORM.attrs, activation="identity", alpha=1.0),
+        _bn_infer,
         _inplace_abn,
         host_inputs=frozenset({"MomentumTensor"}),
         grad=GradDef(
@@ -2343,8 +2316,7 @@ def _sample_logits(ins, a):
         samples = ins["CustomizedSamples"][0].long()
         probs = ins["CustomizedProbabilities"][0].to(logits.dtype)
     else:
-        gen = torch.Generator()
-        gen.manual_seed(a["seed"] or int(torch.randint(0, 2**31 - 1, (1,)).item()))
+        gen = _generator(a, "cpu")  # None without a seed: torch's own generator
         samples, probs = _log_uniform_samples(
             n, num_true, a["num_samples"], logits.shape[1], labels, gen, logits.device
         )
@@ -2590,8 +2562,7 @@ def _nce_cost(ins, a, samples):
 def _nce_samples(ins, a):
     label = ins["Label"][0].long()
     n_rows, k, total = label.shape[0], a["num_neg_samples"], a["num_total_classes"]
-    gen = torch.Generator()
-    gen.manual_seed(a["seed"] or int(torch.randint(0, 2**31 - 1, (1,)).item()))
+    gen = _generator(a, "cpu")  # None without a seed: torch's own generator
     if a["sampler"] == 2:
         probs = torch.tensor(a["custom_neg_classes_probs"], dtype=torch.float64)
         neg = torch.multinomial(probs, n_rows * k, replacement=True, generator=gen).reshape(n_rows, k)

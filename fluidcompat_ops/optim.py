@@ -7,6 +7,7 @@ from __future__ import annotations
 from fluidcompat_ops.grad import SelectedRows
 from fluidcompat_ops.registry import OpDef, register
 from fluidcompat_ops.shapes import first
+from fluidcompat_ops.tensor import _generator
 
 torch = None  # NOTE: [Lazy torch] in registry.py
 F = None
@@ -365,8 +366,7 @@ def _dpsgd_kernel(ins, attrs):
     scale = float(norm) / attrs["clip"] if float(norm) > attrs["clip"] else 1.0
     noise = 0.0
     if attrs["sigma"]:
-        gen = torch.Generator()
-        gen.manual_seed(attrs["seed"] or int(torch.randint(0, 2**31 - 1, (1,)).item()))
+        gen = _generator(attrs, "cpu")  # None without a seed: torch's own generator
         noise = float(torch.randn((), generator=gen)) * attrs["sigma"]
     p.sub_(lr.to(p.dtype) * (g / scale + noise / attrs["batch_size"]))
     return {"ParamOut": [p]}

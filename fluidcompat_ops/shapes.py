@@ -17,12 +17,12 @@ def out(slot: str, shape, dtype) -> dict:
     return {slot: [(tuple(shape), dtype)]}
 
 
-def same_as(slot_in: str = "X", slot_out: str = "Out"):
-    """Shape function: the output has the input's shape and dtype."""
+def same_as(slot_in: str = "X", slot_out: str = "Out", *more_outs: str):
+    """Shape function: the output (and each of ``more_outs``) has the input's shape and dtype."""
 
     def infer(ins, attrs):
         x = first(ins, slot_in)
-        return out(slot_out, x.shape, x.dtype)
+        return {s: [(tuple(x.shape), x.dtype)] for s in (slot_out,) + more_outs}
 
     return infer
 

@@ -17,7 +17,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 GOLDEN = os.path.join(HERE, "golden")
 
 
-def run_fluidcompat(script: str) -> dict:
+def run_lines(script: str) -> list:
+    """The lines a golden script prints under fluidcompat."""
     proc = subprocess.run(
         [sys.executable, "-m", "fluidcompat", "run", "--device", "cpu", os.path.join(GOLDEN, script)],
         capture_output=True,
@@ -25,7 +26,11 @@ def run_fluidcompat(script: str) -> dict:
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
+    return proc.stdout.strip().splitlines()
+
+
+def run_fluidcompat(script: str) -> dict:
+    return json.loads("\n".join(run_lines(script)))
 
 
 def load(name: str) -> dict:
@@ -80,14 +85,7 @@ def test_roi_chunk_center_cvm_ops_match_fluid():
     "script,first", [("hsigmoid", "['hierarchical_sigmoid'] (5, 3) (5, 1)"), ("hsigmoid_custom", "(4, 3) (4, 1)")]
 )
 def test_hsigmoid_matches_fluid(script, first):
-    proc = subprocess.run(
-        [sys.executable, "-m", "fluidcompat", "run", "--device", "cpu", os.path.join(GOLDEN, script + ".py")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.strip().splitlines()
+    lines = run_lines(script + ".py")
     assert lines[0] == first
     for g, w in zip(json.loads(lines[-1]), load(script + ".json")):
         np.testing.assert_allclose(g, w, atol=2e-5)
@@ -96,14 +94,7 @@ def test_hsigmoid_matches_fluid(script, first):
 def test_data_norm_matches_fluid():
     """data_norm's output, x's gradient, the statistics' gradients (with epsilon per row) and their SGD
     updates over two runs, as fluid 1.8.5 computed them."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "fluidcompat", "run", "--device", "cpu", os.path.join(GOLDEN, "data_norm.py")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.strip().splitlines()
+    lines = run_lines("data_norm.py")
     assert lines[2].endswith("'data_norm_grad', 'sgd', 'sgd', 'sgd']")
     for g, w in zip(json.loads(lines[-1]), load("data_norm.json")):
         np.testing.assert_allclose(g, w, atol=2e-5, rtol=1e-6)
@@ -129,14 +120,7 @@ def test_prroi_pool_matches_fluid():
 
 
 def test_nce_matches_fluid():
-    proc = subprocess.run(
-        [sys.executable, "-m", "fluidcompat", "run", "--device", "cpu", os.path.join(GOLDEN, "nce.py")],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr
-    lines = proc.stdout.strip().splitlines()
+    lines = run_lines("nce.py")
     assert lines[-2] == "['nce', 'scale']"
     for g, w in zip(json.loads(lines[-1]), load("nce.json")):
         np.testing.assert_allclose(g, w, atol=2e-5)

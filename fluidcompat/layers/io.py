@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from fluidcompat.dtypes import VarType
 from fluidcompat.framework import Variable, default_main_program, layer
 
@@ -75,21 +73,16 @@ def fluid_data(name, shape, dtype="float32", lod_level=0) -> Variable:
 
 
 # -- py_reader: batches pulled from Python by a read op at each Executor.run -------------------------
-def _collated(reader):
-    from fluidcompat.reader import default_collate_fn
-
-    return lambda: (default_collate_fn(samples) for samples in reader())
-
-
 def _attach_reader(var: Variable, state) -> Variable:
     """The methods fluid 1.8 put on a py_reader variable."""
+    from fluidcompat.reader import array_batches, collated_batches
     from fluidcompat.reader import batch as batch_reader
 
     def decorate_sample_list_generator(reader, places=None):
-        state.source = _collated(reader)
+        state.source = collated_batches(reader)
 
     def decorate_batch_generator(reader, places=None):
-        state.source = lambda: ([np.asarray(f) for f in b] for b in reader())
+        state.source = array_batches(reader)
 
     def decorate_sample_generator(sample_generator, batch_size, drop_last=True, places=None):
         decorate_sample_list_generator(batch_reader(sample_generator, batch_size, drop_last))
