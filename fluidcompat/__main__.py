@@ -58,9 +58,45 @@ def run_script(script: str, args: List[str], device: Optional[str]) -> int:
     return 0
 
 
+def run_module(module: str, args: List[str], device: Optional[str]) -> int:
+    """``fluidcompat run -m MODULE``: run a module as ``python -m`` would, ``paddle.X`` names included
+    (``fluidcompat run -m paddle.distributed.launch train.py``)."""
+    if device == "cpu":
+        os.environ[places.ENV_DEVICE] = "cpu"
+    install()
+    from fluidcompat.compat import real_name
+
+    sys.argv = [module] + list(args)
+    try:
+        runpy.run_module(real_name(module) or module, run_name="__main__", alter_sys=True)
+    except SystemExit as e:
+        return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    return 0
+
+
 def main(argv: Optional[List[str]] = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["launch"]:
+        from fluidcompat.launch import main as launch_main
+
+        return launch_main(argv[1:])
+    if argv[:1] == ["run"] and "-m" in argv:
+        at = argv.index("-m")
+        device = None
+        for i, a in enumerate(argv[1:at]):
+            if a.startswith("--device"):
+                device = a.split("=", 1)[1] if "=" in a else argv[1 + i + 1]
+        if at + 1 >= len(argv):
+            sys.stderr.write("fluidcompat run: error: -m needs a module name\n")
+            return 2
+        return run_module(argv[at + 1], argv[at + 2 :], device)
     parser = argparse.ArgumentParser(prog="fluidcompat", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser(
+        "launch",
+        add_help=False,
+        help="run a script in several worker processes (data parallel; `fluidcompat launch --help`)",
+    )
     run = sub.add_parser("run", help="run a fluid 1.x script with `import paddle.fluid` resolving to fluidcompat")
     run.add_argument(
         "--device",
@@ -74,7 +110,7 @@ def main(argv: Optional[List[str]] = None) -> int:
         help="before each program first runs, print where its ops run, the copies between devices, "
         "and the device_guard that would remove them (for the place the script asked for)",
     )
-    run.add_argument("script")
+    run.add_argument("script", help="the script (or `-m MODULE`, e.g. -m paddle.distributed.launch)")
     run.add_argument("args", nargs=argparse.REMAINDER)
     ns = parser.parse_args(argv)
     if ns.command == "run":

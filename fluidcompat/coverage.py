@@ -60,7 +60,7 @@ LATER_MODULES = (
 # Names fluidcompat has, but not quite as fluid 1.8 had them: what differs.
 PARTIAL: Dict[str, str] = {
     "paddle.fluid.layers.data": "no LoD: lod_level is accepted and ignored",
-    "paddle.fluid.compiler.CompiledProgram": "with_data_parallel runs on one device",
+    "paddle.fluid.compiler.CompiledProgram": "with_data_parallel: one device per process (more: fluidcompat launch)",
     "paddle.fluid.ParallelExecutor": "one device; num_trainers > 1 not supported",
     "paddle.fluid.optimizer.RecomputeOptimizer": "trains as its inner optimizer: activations are kept, not recomputed",
     "paddle.fluid.io.DataLoader": "from_generator only (not from_dataset)",

@@ -27,3 +27,15 @@ def fresh_state():
     framework.switch_startup_program(startup)
     unique_name.switch(names)
     scope_mod._global_scope = old_scope
+
+
+@pytest.fixture(scope="session")
+def generated_data_home(tmp_path_factory):
+    """A HOME whose ~/.cache/paddle/dataset holds the generated mnist and uci_housing."""
+    home = tmp_path_factory.mktemp("home")
+    from fluidcompat.dataset import synthetic
+
+    synthetic.main(["--home", str(home / ".cache" / "paddle" / "dataset")])
+    env = dict(os.environ)
+    env["HOME"] = str(home)
+    return env

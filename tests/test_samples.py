@@ -12,13 +12,13 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run_sample(name: str, env=None, stderr=False):
+def run_sample(name: str, env=None, stderr=False, cwd=ROOT):
     proc = subprocess.run(
         [sys.executable, "-m", "fluidcompat", "run", "--device", "cpu", os.path.join(ROOT, "samples", name)],
         capture_output=True,
         text=True,
         timeout=300,
-        cwd=ROOT,
+        cwd=cwd,
         env=env,
     )
     assert proc.returncode == 0, proc.stderr
@@ -83,18 +83,6 @@ def test_docs_embedding_programs_train_a_step(name):
     assert err == "fluidcompat: device cpu requested: GPU places and device_guard('gpu') run on the CPU\n"
 
 
-@pytest.fixture(scope="module")
-def generated_data_home(tmp_path_factory):
-    """A HOME whose ~/.cache/paddle/dataset holds the generated mnist and uci_housing."""
-    home = tmp_path_factory.mktemp("home")
-    from fluidcompat.dataset import synthetic
-
-    synthetic.main(["--home", str(home / ".cache" / "paddle" / "dataset")])
-    env = dict(os.environ)
-    env["HOME"] = str(home)
-    return env
-
-
 def test_fit_a_line_learns(generated_data_home):
     out = run_sample("fit_a_line.py", env=generated_data_home)
     first, last = map(float, re.search(r"test loss went from ([\d.]+) to ([\d.]+)", out).groups())
@@ -139,5 +127,7 @@ def test_every_sample_is_run_by_a_test():
         "recognize_digits_conv.py",
         "paddle2_get_device.py",  # tests/test_paddle2_device.py
         "paddle2_places.py",
+        "paddle2_mnist_train.py",  # tests/test_paddle2_dynamic.py
+        "paddle2_data_parallel.py",  # tests/test_distributed.py
     }
     assert set(os.listdir(os.path.join(ROOT, "samples"))) - {"__pycache__"} == tested

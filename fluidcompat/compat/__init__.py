@@ -19,6 +19,13 @@ _ALIASES = {
     "paddle.dataset": "fluidcompat.dataset",
     "paddle.reader": "fluidcompat.reader",
     "paddle.device": "fluidcompat.compat.device",
+    "paddle.nn": "fluidcompat.compat.nn",
+    "paddle.nn.functional": "fluidcompat.compat.functional",
+    "paddle.optimizer": "fluidcompat.compat.optimizer",
+    "paddle.io": "fluidcompat.compat.io",
+    "paddle.metric": "fluidcompat.compat.metric",
+    "paddle.distributed": "fluidcompat.compat.distributed",
+    "paddle.distributed.launch": "fluidcompat.launch",
 }
 
 

@@ -139,7 +139,13 @@ def _torch_device(place) -> str:
 
 
 class Tensor:
-    """A Paddle 2 tensor in fluidcompat: torch data, a place, ``stop_gradient``."""
+    """A Paddle 2 tensor in fluidcompat: torch data, a place, ``stop_gradient``.
+
+    A tensor with ``stop_gradient=False`` is recorded by torch's autograd: ``backward()`` fills the
+    ``grad`` of every such tensor it reaches (fluidcompat/compat/tensor.py has the math on tensors).
+    """
+
+    __array_priority__ = 100  # numpy array (op) Tensor gives a Tensor
 
     def __init__(self, value, place, stop_gradient: bool = True) -> None:
         self._t = value
@@ -151,6 +157,48 @@ class Tensor:
         return self._place
 
     @property
+    def stop_gradient(self) -> bool:
+        return self._stop_gradient
+
+    @stop_gradient.setter
+    def stop_gradient(self, value: bool) -> None:
+        value = bool(value)
+        if self._t.is_leaf:
+            if not value and not (self._t.is_floating_point() or self._t.is_complex()):
+                value = True  # integer tensors never get gradients, as in Paddle
+            self._t.requires_grad_(not value)
+        elif value:
+            self._t = self._t.detach()
+        self._stop_gradient = value
+
+    @property
+    def grad(self) -> Optional["Tensor"]:
+        """The gradient ``backward()`` accumulated here (None before any)."""
+        g = self._t.grad
+        return None if g is None else Tensor(g, self._place, True)
+
+    def backward(self, grad_tensor=None, retain_graph: bool = False) -> None:
+        """Accumulate d(self)/d(x) into ``x.grad`` for every tensor x with ``stop_gradient=False``."""
+        if self._stop_gradient:
+            raise RuntimeError(
+                f"Tensor.backward: this tensor (shape {self.shape}) has stop_gradient=True: nothing it was "
+                "computed from needs a gradient"
+            )
+        g = grad_tensor._t if isinstance(grad_tensor, Tensor) else grad_tensor
+        if g is None and self._t.numel() != 1:
+            g = torch_ones_like(self._t)  # Paddle starts from ones for any shape
+        self._t.backward(g, retain_graph=retain_graph)
+        for hook in list(AFTER_BACKWARD):
+            hook()
+
+    def clear_grad(self) -> None:
+        """Zero the accumulated gradient (Paddle's ``clear_gradient``)."""
+        if self._t.grad is not None:
+            self._t.grad.zero_()
+
+    clear_gradient = clear_grad
+
+    @property
     def shape(self):
         return list(self._t.shape)
 
@@ -159,7 +207,10 @@ class Tensor:
         return DType(str(self._t.dtype).replace("torch.", ""))
 
     def numpy(self) -> np.ndarray:
-        return self._t.detach().cpu().numpy().copy()
+        """A copy in a numpy array (one element converts with float()/int(), as in Paddle)."""
+        from fluidcompat.executor.executor import FetchedArray
+
+        return self._t.detach().cpu().numpy().copy().view(FetchedArray)
 
     def cuda(self, device_id: Optional[int] = None, blocking: bool = False) -> "Tensor":
         """This tensor on GPU ``device_id`` (its own GPU, or 0); no copy when it is there already. From
@@ -231,3 +282,13 @@ def to_tensor(data, dtype=None, place=None, stop_gradient: bool = True) -> Tenso
         raise TypeError(f"to_tensor: place must be a CPUPlace, CUDAPlace or CUDAPinnedPlace. Received: {place!r}")
     t = torch.from_numpy(np.ascontiguousarray(arr).copy()).to(_torch_device(place))
     return Tensor(t, place, stop_gradient)
+
+
+# Called after every Tensor.backward(): paddle.DataParallel all-reduces its gradients there.
+AFTER_BACKWARD: list = []
+
+
+def torch_ones_like(t):
+    import torch
+
+    return torch.ones_like(t)

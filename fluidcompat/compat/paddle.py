@@ -1,4 +1,6 @@
-"""The ``paddle`` module as scripts run by ``fluidcompat run`` see it."""
+"""The ``paddle`` module as scripts run by ``fluidcompat run`` see it: ``paddle.fluid`` (fluidcompat
+itself), the 1.x ``dataset`` / ``reader`` / ``batch``, and Paddle 2's device API, tensors, ``nn``,
+``optimizer``, ``io``, ``metric``, ``distributed``, ``save`` / ``load``."""
 
 import importlib
 
@@ -12,16 +14,61 @@ _MODULES = {
     "dataset": "fluidcompat.dataset",
     "reader": "fluidcompat.reader",
     "device": "fluidcompat.compat.device",
+    "nn": "fluidcompat.compat.nn",
+    "optimizer": "fluidcompat.compat.optimizer",
+    "io": "fluidcompat.compat.io",
+    "metric": "fluidcompat.compat.metric",
+    "distributed": "fluidcompat.compat.distributed",
 }
-# Paddle 2's device API (fluidcompat/compat/device.py)
-_DEVICE_NAMES = {"CPUPlace", "CUDAPlace", "CUDAPinnedPlace", "Tensor", "to_tensor", "seed", "is_compiled_with_cuda"}
+# name -> the module that defines it
+_NAMES = {
+    **{
+        n: "fluidcompat.compat.device"
+        for n in (
+            "CPUPlace",
+            "CUDAPlace",
+            "CUDAPinnedPlace",
+            "Tensor",
+            "to_tensor",
+            "seed",
+            "is_compiled_with_cuda",
+            "get_device",
+            "set_device",
+        )
+    },  # fmt: skip
+    **{n: "fluidcompat.compat.saving" for n in ("save", "load")},
+    "DataParallel": "fluidcompat.compat.distributed",
+    "ParamAttr": "fluidcompat.param_attr",
+    "batch": "fluidcompat.reader",
+}
 
 
 def __getattr__(name):
     if name in _MODULES:
         return importlib.import_module(_MODULES[name])
-    if name in _DEVICE_NAMES:
-        return getattr(importlib.import_module("fluidcompat.compat.device"), name)
-    if name == "batch":  # paddle.batch: the reader decorator
-        return importlib.import_module("fluidcompat.reader").batch
+    if name in _NAMES:
+        return getattr(importlib.import_module(_NAMES[name]), name)
+    tensor = importlib.import_module("fluidcompat.compat.tensor")
+    if name in tensor.__all__:
+        return getattr(tensor, name)
+    if name in tensor.DTYPES:
+        return tensor.DTYPES[name]
     raise AttributeError(f"module 'paddle' (fluidcompat) has no attribute '{name}'")
+
+
+_static = False
+
+
+def enable_static() -> None:
+    """Paddle 2's switch to static graphs: fluid programs run as they always do under fluidcompat."""
+    global _static
+    _static = True
+
+
+def disable_static(place=None) -> None:
+    global _static
+    _static = False
+
+
+def in_dynamic_mode() -> bool:
+    return not _static

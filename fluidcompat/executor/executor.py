@@ -80,9 +80,9 @@ class ExecutionStrategy:
 
 
 class CompiledProgram:
-    """A Program prepared for running; ``with_data_parallel`` is accepted and runs on one device.
-
-    Compat: data parallelism across devices runs as a single device in this release.
+    """A Program prepared for running. ``with_data_parallel``: in workers started by ``fluidcompat
+    launch`` each process runs on its own batch and the gradients are summed over the processes
+    (collective mode, fluidcompat/executor/collective.py); in a single process it runs on one device.
     """
 
     def __init__(self, program_or_graph: Program, build_strategy: Optional[BuildStrategy] = None) -> None:
@@ -96,6 +96,7 @@ class CompiledProgram:
         self._is_data_parallel = False
         self._loss_name = None
         self._places = None
+        self._collective = None  # (program with all-reduce ops, scopes whose parameters were synced)
 
     def with_data_parallel(
         self, loss_name=None, build_strategy=None, exec_strategy=None, share_vars_from=None, places=None
@@ -108,6 +109,29 @@ class CompiledProgram:
         self._exec_strategy = exec_strategy
         self._places = places
         return self
+
+    def _program_for(self, scope) -> Program:
+        """The program to run: in a multi-worker job with data parallelism, the collective one (its
+        parameters broadcast from rank 0 the first time it runs in ``scope``)."""
+        if not self._is_data_parallel:
+            return self._program
+        from fluidcompat.compat import distributed
+
+        nranks = distributed.get_world_size()
+        if nranks < 2:
+            return self._program
+        from fluidcompat.executor import collective
+
+        if self._collective is None:
+            distributed.init_parallel_env()
+            strategy = self._build_strategy or BuildStrategy()
+            scale = strategy.gradient_scale_strategy == BuildStrategy.GradientScaleStrategy.CoeffNumDevice
+            self._collective = (collective.collective_program(self._program, self._loss_name, nranks, scale), set())
+        program, synced = self._collective
+        if id(scope) not in synced:
+            collective.broadcast_parameters(program, scope)
+            synced.add(id(scope))
+        return program
 
 
 def _fetch_names(fetch_list) -> List[str]:
@@ -234,7 +258,7 @@ class Executor:
                     stacklevel=2,
                 )
         if isinstance(program, CompiledProgram):
-            program = program._program
+            program = program._program_for(scope if scope is not None else global_scope())
         if not isinstance(program, Program):
             raise TypeError(f"Executor.run expects a Program or CompiledProgram. Received: {type(program).__name__}")
         if not program.global_block().ops and program is not default_main_program():
