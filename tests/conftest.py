@@ -39,3 +39,15 @@ def generated_data_home(tmp_path_factory):
     env = dict(os.environ)
     env["HOME"] = str(home)
     return env
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests marked ``cuda`` are skipped where torch sees no CUDA device."""
+    from fluidcompat import places
+
+    if places.cuda_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA device")
+    for item in items:
+        if "cuda" in item.keywords:
+            item.add_marker(skip)

@@ -56,6 +56,23 @@ def test_two_workers_reach_the_one_process_full_batch_parameters(tmp_path, mode,
     assert any(np.abs(start[k]).max() > 0 for k in start.files)
 
 
+@pytest.mark.cuda
+@pytest.mark.parametrize("mode", ["dygraph", "static"])
+def test_two_gpu_workers_over_nccl_reach_the_one_process_parameters(tmp_path, mode):
+    import torch
+
+    if torch.cuda.device_count() < 2:
+        pytest.skip("needs two CUDA devices")
+    script = os.path.join(SCRIPTS, "mlp_data_parallel.py")
+    one = fluidcompat("run", "--device", "gpu", script, mode, "one.npz", cwd=tmp_path)
+    assert one.returncode == 0, one.stderr
+    proc = fluidcompat("launch", "--gpus", "0,1", "--log_dir", "logs", script, mode, "two.npz", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    a, b = np.load(tmp_path / "one.npz"), np.load(tmp_path / "two.npz")
+    for k in a.files:
+        np.testing.assert_allclose(b[k], a[k], atol=1e-5, rtol=0, err_msg=k)
+
+
 def test_collective_ops_reduce_over_the_workers(tmp_path):
     launched(2, "collective_ops.py", str(tmp_path / "out"), cwd=tmp_path)
     r0, r1 = np.load(tmp_path / "out.0.npz"), np.load(tmp_path / "out.1.npz")

@@ -286,3 +286,45 @@ def test_mnist_chapter_trains_and_evaluates(generated_data_home, tmp_path):
     accuracy = float(out.rsplit("test accuracy: ", 1)[1])
     assert accuracy > 0.4, out
     assert os.path.exists(tmp_path / "mnist.pdparams")
+
+
+# -- on a GPU (skipped where torch sees no CUDA) ----------------------------------------------------
+@pytest.mark.cuda
+def test_training_step_on_cuda_matches_the_cpu():
+    """The same Conv2D/MaxPool2D/Linear step on gpu:0 and on the CPU: outputs, gradients and the
+    parameters after an Adam step agree; the GPU model's tensors live on cuda:0."""
+    x = rng.rand(4, 1, 8, 8).astype("float32")
+    y = rng.randint(0, 3, (4, 1)).astype("int64")
+
+    def make():
+        return nn.Sequential(nn.Conv2D(1, 2, 3, padding=1), nn.ReLU(), nn.MaxPool2D(2), nn.Flatten(), nn.Linear(32, 3))
+
+    results = []
+    state = None
+    for where in ("cpu", "gpu:0"):
+        device.set_device(where)
+        net = make()
+        if state is None:
+            state = {k: v.numpy() for k, v in net.state_dict().items()}
+        net.set_state_dict(state)
+        opt = optimizer.Adam(learning_rate=0.01, parameters=net.parameters())
+        loss = F.cross_entropy(net(t(x)), t(y))
+        loss.backward()
+        grads = [p.grad.numpy() for p in net.parameters()]
+        opt.step()
+        assert all(p._t.device.type == ("cuda" if where != "cpu" else "cpu") for p in net.parameters())
+        results.append((loss.numpy(), grads, [p.numpy() for p in net.parameters()]))
+    (l0, g0, p0), (l1, g1, p1) = results
+    np.testing.assert_allclose(l1, l0, rtol=1e-4)
+    for a, b in zip(g0 + p0, g1 + p1):
+        np.testing.assert_allclose(b, a, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.cuda
+def test_pinned_tensor_copies_to_the_gpu_without_blocking():
+    x = device.to_tensor(rng.rand(256, 256).astype("float32"), place=device.CUDAPinnedPlace())
+    assert str(x.place) == "Place(gpu_pinned)" and x._t.is_pinned()
+    y = x.cuda(blocking=False)
+    assert str(y.place) == "Place(gpu:0)" and y._t.device.type == "cuda"
+    np.testing.assert_array_equal(y.numpy(), x.numpy())
+    assert y.cuda() is y  # already there: no copy
