@@ -494,7 +494,7 @@ def _unary(name, fn, attrs=None, out_grad=None, differentiable=True):
     register(OpDef(name, ("X",), ("Out",), attrs or {}, same_as(), kernel, grad=grad))
 
 
-_unary("relu", lambda x, a: torch.relu(x), out_grad=lambda o, g, a: g * (o > 0).to(g.dtype))
+_unary("relu", lambda x, a: torch.relu(x), out_grad=lambda o, g, a: torch.ops.aten.threshold_backward(g, o, 0))
 _unary("sigmoid", lambda x, a: torch.sigmoid(x), out_grad=lambda o, g, a: g * o * (1.0 - o))
 _unary("tanh", lambda x, a: torch.tanh(x), out_grad=lambda o, g, a: g * (1.0 - o * o))
 _unary("exp", lambda x, a: torch.exp(x), out_grad=lambda o, g, a: g * o)

@@ -173,6 +173,30 @@ def _conv_kernel(ins, attrs):
     return {"Output": [_from_nchw(y, fmt)]}
 
 
+def _conv_grad_kernel(ins, attrs):
+    """Input and Filter gradients straight from torch's convolution backward (no forward re-run)."""
+    fmt, wanted = attrs["data_format"], attrs["_wanted"]
+    x, w = _to_nchw(ins["Input"][0], fmt), ins["Filter"][0]
+    g = _to_nchw(ins["Output@GRAD"][0], fmt).to(x.dtype)
+    p = _pads(attrs, x.shape[2:], w.shape[2:], attrs["strides"], attrs["dilations"])
+    symmetric = p[0] == p[1] and p[2] == p[3]
+    xp = x if symmetric else F.pad(x, [p[2], p[3], p[0], p[1]])
+    padding = [p[0], p[2]] if symmetric else [0, 0]
+    mask = ["Input" in wanted, "Filter" in wanted, False]
+    dx, dw, _ = torch.ops.aten.convolution_backward(
+        g, xp, w, None, list(attrs["strides"]), padding, list(attrs["dilations"]), False, [0, 0],
+        attrs["groups"] or 1, mask,
+    )  # fmt: skip
+    result = {}
+    if mask[0]:
+        if not symmetric:
+            dx = dx[:, :, p[0] : p[0] + x.shape[2], p[2] : p[2] + x.shape[3]]
+        result["Input@GRAD"] = [_from_nchw(dx, fmt)]
+    if mask[1]:
+        result["Filter@GRAD"] = [dw]
+    return result
+
+
 _CONV_ATTRS = {
     "strides": [1, 1],
     "paddings": [0, 0],
@@ -195,7 +219,9 @@ for _name in ("conv2d", "depthwise_conv2d"):
             _CONV_ATTRS,
             _conv_infer,
             _conv_kernel,
-            grad=GradDef(out_grads=("Output",), in_grads=("Input", "Filter")),
+            grad=GradDef(
+                ("Input", "Filter"), out_grads=("Output",), in_grads=("Input", "Filter"), kernel=_conv_grad_kernel
+            ),  # fmt: skip
         )
     )
 
@@ -300,7 +326,12 @@ def _pool_kernel(ins, attrs):
     pad = [p[2], max(need_w, 0), p[0], max(need_h, 0)]
     if is_max:
         xp = F.pad(x, pad, value=float("-inf")) if any(pad) else x
-        y = F.max_pool2d(xp, k, s)
+        y, where = F.max_pool2d(xp, k, s, return_indices=True)  # as fast as without (torch 2.x, CPU)
+        if y.shape[2] == oh and y.shape[3] == ow:
+            y = _from_nchw(y, fmt)
+            # pool2d_grad reads the argmax positions from here instead of pooling again
+            y._fluidcompat_argmax = (where, tuple(xp.shape), pad, k, s)
+            return {"Out": [y]}
     else:
         xp = F.pad(x, pad) if any(pad) else x
         sums = F.avg_pool2d(xp, k, s, divisor_override=1)
@@ -311,6 +342,33 @@ def _pool_kernel(ins, attrs):
             # fluid divides by the full window area when not exclusive
             y = sums / float(k[0] * k[1])
     return {"Out": [_from_nchw(y[:, :, :oh, :ow], fmt)]}
+
+
+_pool_vjp = None
+
+
+def _pool_grad_kernel(ins, attrs):
+    """Max pooling: the gradient goes to the argmax positions the forward kernel kept on Out (the first
+    maximum of each window, as fluid); otherwise (average, adaptive, Out from elsewhere) a VJP."""
+    global _pool_vjp
+    out = ins["Out"][0]
+    kept = getattr(out, "_fluidcompat_argmax", None)
+    if kept is not None and attrs["pooling_type"] == "max" and not attrs["adaptive"]:
+        where, xshape, pad, k, s = kept
+        fmt = attrs["data_format"]
+        x = _to_nchw(ins["X"][0], fmt)
+        g = _to_nchw(ins["Out@GRAD"][0], fmt).to(x.dtype).reshape(where.shape)
+        xp = torch.empty(xshape, dtype=x.dtype, device=x.device)  # only its shape is read
+        dx = torch.ops.aten.max_pool2d_with_indices_backward(g, xp, k, s, [0, 0], [1, 1], False, where)
+        if any(pad):
+            dx = dx[:, :, pad[2] : pad[2] + x.shape[2], pad[0] : pad[0] + x.shape[3]]
+        return {"X@GRAD": [_from_nchw(dx, fmt)]}
+    if _pool_vjp is None:
+        from fluidcompat_ops.grad import vjp_kernel
+        from fluidcompat_ops.registry import lookup
+
+        _pool_vjp = vjp_kernel(lookup("pool2d"), ("Out",))
+    return _pool_vjp(ins, attrs)
 
 
 register(
@@ -334,7 +392,7 @@ register(
         },
         _pool_infer,
         _pool_kernel,
-        grad=GradDef(),
+        grad=GradDef(("X", "Out"), kernel=_pool_grad_kernel),
     )
 )
 

@@ -254,8 +254,20 @@ class PreparedBlock:
                 names.extend(s.sub.reads())
         return names
 
+    _compiled = None
+
     def run(self, env: Dict[str, torch.Tensor]) -> None:
-        """Run every step over ``env`` (name -> tensor), which holds the externals on entry."""
+        """Run every step over ``env`` (name -> tensor), which holds the externals on entry.
+
+        The first run turns the steps into one generated Python function (``_compile``): per op a
+        kernel call with its slot dict spelled out, no loops over slots or per-step look-ups."""
+        fn = self._compiled
+        if fn is None:
+            fn = self._compiled = _compile(self)
+        fn(env)
+
+    def run_stepwise(self, env: Dict[str, torch.Tensor]) -> None:
+        """``run`` as a loop over the steps (what the generated function does, spelled generically)."""
         env[EMPTY_VAR_NAME] = None  # a gradient nobody produced reads as None
         for s in self.steps:
             try:
@@ -287,6 +299,74 @@ class PreparedBlock:
                 raise
             except Exception as e:  # noqa: BLE001  (re-raised with the op attached)
                 raise _op_error(s, e, env) from e
+
+
+def _compile(block: "PreparedBlock"):
+    """One Python function running ``block``'s steps in order over ``env``: each step's kernel,
+    attributes and slot names are constants of the generated code. Same semantics as
+    ``run_stepwise``; an error is reported for the step that raised it."""
+    consts: Dict[str, Any] = {
+        "_EMPTY": EMPTY_VAR_NAME,
+        "_EOF": EOFException,
+        "_op_error": _op_error,
+        "_adding": _adding,
+        "_run_sub_block": _run_sub_block,
+        "_STEPS": block.steps,
+    }
+    lines = ["def run(env):", "    env[_EMPTY] = None", "    i = 0", "    try:"]
+    emit = lines.append
+    for i, s in enumerate(block.steps):
+        k = f"_K{i}"
+        consts[k], consts[f"_A{i}"], consts[f"_S{i}"] = s.kernel, s.attrs, s
+        emit(f"        i = {i}")
+        for v, key in s.saves:
+            emit(f"        if {v!r} in env: env[{key!r}] = env[{v!r}]")
+        parts = []
+        for slot, names, targets in s.ins:
+            vals = []
+            for j, n in enumerate(names):
+                if targets is not None and targets[j] is not None:
+                    consts[f"_T{i}_{len(consts)}"] = targets[j]
+                    vals.append(f"env[{n!r}].to(_T{i}_{len(consts) - 1})")
+                else:
+                    vals.append(f"env[{n!r}]")
+            parts.append(f"{slot!r}: [{', '.join(vals)}]")
+        for slot, names in s.optional:
+            parts.append(f"{slot!r}: [{', '.join(f'env.get({n!r})' for n in names)}]")
+        emit(f"        ins = {{{', '.join(parts)}}}")
+        if s.sub is not None:
+            emit(f"        _run_sub_block(_S{i}, ins, env, lambda: _S{i}.sub.run(env))")
+            emit("        r = {}")
+        elif s.adds:
+            emit(f"        r = _adding(_S{i}, ins, env)")
+        else:
+            emit(f"        r = {k}(ins, _A{i})")
+        for slot, names in s.outs:
+            if s.sub is not None:
+                break
+            emit(f"        v = r.get({slot!r})")
+            emit("        if v is not None:")
+            if len(names) == 1:
+                if names[0] != EMPTY_VAR_NAME:
+                    emit(f"            if v: env[{names[0]!r}] = v[0]")
+                else:
+                    emit("            pass")
+            else:
+                emit(f"            for n, x in zip({names!r}, v):")
+                emit("                if n != _EMPTY: env[n] = x")
+        for n in s.dels:
+            emit(f"        env.pop({n!r}, None)")
+    emit("        pass")
+    emit("    except _EOF:")
+    emit("        raise")
+    emit("    except Exception as e:  # the step that raised, with the op attached")
+    emit("        raise _op_error(_STEPS[i], e, env) from e")
+    source = "\n".join(lines) + "\n"
+    namespace = dict(consts)
+    exec(compile(source, f"<fluidcompat block {block.block_idx}>", "exec"), namespace)  # noqa: S102
+    run = namespace["run"]
+    run.source = source
+    return run
 
 
 def _array_grads(op) -> Tuple[str, ...]:
