@@ -39,14 +39,12 @@ def _ce_infer(two):
 
 
 def _hard_ce(x, label, ignore_index):
-    lab = label.long()
+    lab = label if label.dtype == torch.int64 else label.long()
     if lab.dim() == x.dim():
         lab = lab.squeeze(-1)
-    ignored = lab == ignore_index
-    safe = torch.where(ignored, torch.zeros_like(lab), lab)
-    picked = torch.gather(x, -1, safe.unsqueeze(-1))
-    y = torch.where(ignored.unsqueeze(-1), torch.zeros_like(picked), -torch.log(picked))
-    return y, picked
+    ignored = (lab == ignore_index).unsqueeze(-1)
+    picked = torch.gather(x, -1, lab.unsqueeze(-1).masked_fill(ignored, 0))
+    return torch.log(picked).neg_().masked_fill_(ignored, 0.0), picked
 
 
 def _ce_kernel(ins, attrs):
@@ -64,14 +62,15 @@ def _ce2_kernel(ins, attrs):
 
 def _ce2_grad(ins, attrs):
     """dX is -dY / X[label] at the label, 0 elsewhere (and for ignored rows)."""
-    label, match, g = ins["Label"][0].long(), ins["MatchX"][0], ins["Y@GRAD"][0]
+    label, match, g = ins["Label"][0], ins["MatchX"][0], ins["Y@GRAD"][0]
+    label = label if label.dtype == torch.int64 else label.long()
     xshape = ins["XShape"][0].shape[1:]
     if label.dim() == len(xshape):
         label = label.squeeze(-1)
-    ignored = (label == attrs["ignore_index"]).unsqueeze(-1)
-    safe = torch.where(ignored.squeeze(-1), torch.zeros_like(label), label).unsqueeze(-1)
-    vals = torch.where(ignored, torch.zeros_like(match), -g / match)
-    dx = torch.zeros(xshape, dtype=match.dtype, device=match.device).scatter(-1, safe, vals)
+    label = label.unsqueeze(-1)
+    ignored = label == attrs["ignore_index"]
+    vals = torch.div(g, match).neg_().masked_fill_(ignored, 0.0)
+    dx = torch.zeros(xshape, dtype=match.dtype, device=match.device).scatter_(-1, label.masked_fill(ignored, 0), vals)
     return {"X@GRAD": [dx]}
 
 

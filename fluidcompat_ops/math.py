@@ -133,10 +133,36 @@ _ELEMENTWISE_GRADS = {
     "elementwise_sub": _add_sub_grad(-1),
     "elementwise_mul": _mul_elementwise_grad,
 }
+_TORCH_FN = {"elementwise_add": "add", "elementwise_sub": "sub", "elementwise_mul": "mul"}
+
+
+def _binary_specialize(name, fn):
+    """axis=-1 is numpy's broadcasting: the kernel calls ``fn`` (add/sub/mul: torch's) on the inputs."""
+
+    def specialize(attrs, slots):
+        if attrs["axis"] != -1:
+            return None
+        f = getattr(torch, _TORCH_FN[name]) if name in _TORCH_FN else fn
+        return lambda ins, attrs: {"Out": [f(ins["X"][0], ins["Y"][0])]}
+
+    return specialize
+
+
 _NO_GRAD = {"elementwise_mod", "elementwise_floordiv"}
 for _name, _fn in _ELEMENTWISE.items():
     _grad = None if _name in _NO_GRAD else GradDef(("X", "Y"), kernel=_ELEMENTWISE_GRADS.get(_name))
-    register(OpDef(_name, ("X", "Y"), ("Out",), _ELEMENTWISE_ATTRS, _binary_infer(), _binary_kernel(_fn), grad=_grad))
+    register(
+        OpDef(
+            _name,
+            ("X", "Y"),
+            ("Out",),
+            _ELEMENTWISE_ATTRS,
+            _binary_infer(),
+            _binary_kernel(_fn),
+            grad=_grad,
+            specialize=_binary_specialize(_name, _fn),
+        )  # fmt: skip
+    )
 
 
 # -- compare and logical -----------------------------------------------------------------------------
@@ -478,11 +504,14 @@ register(
 
 
 # -- activations ---------------------------------------------------------------------------------------
-def _unary(name, fn, attrs=None, out_grad=None, differentiable=True):
+def _unary(name, fn, attrs=None, out_grad=None, differentiable=True, x_grad=None):
     """A one-input activation. ``out_grad(out, g, attrs)`` computes its gradient from its output, as
-    fluid's ``<name>_grad`` does; without it the gradient is a VJP from X."""
+    fluid's ``<name>_grad`` does, ``x_grad(x, g, attrs)`` from its input; without either the gradient
+    is a VJP from X."""
     grad = None
-    if out_grad is not None:
+    if x_grad is not None:
+        grad = GradDef(("X",), kernel=lambda ins, a: {"X@GRAD": [x_grad(ins["X"][0], ins["Out@GRAD"][0], a)]})
+    elif out_grad is not None:
         grad = GradDef(
             ("Out",),
             in_grads=("X",),
@@ -498,13 +527,13 @@ _unary("relu", lambda x, a: torch.relu(x), out_grad=lambda o, g, a: torch.ops.at
 _unary("sigmoid", lambda x, a: torch.sigmoid(x), out_grad=lambda o, g, a: g * o * (1.0 - o))
 _unary("tanh", lambda x, a: torch.tanh(x), out_grad=lambda o, g, a: g * (1.0 - o * o))
 _unary("exp", lambda x, a: torch.exp(x), out_grad=lambda o, g, a: g * o)
-_unary("log", lambda x, a: torch.log(x))
+_unary("log", lambda x, a: torch.log(x), x_grad=lambda x, g, a: g / x)
 _unary("sqrt", lambda x, a: torch.sqrt(x), out_grad=lambda o, g, a: g * 0.5 / o)
 _unary("rsqrt", lambda x, a: torch.rsqrt(x), out_grad=lambda o, g, a: -0.5 * g * o * o * o)
-_unary("square", lambda x, a: torch.square(x))
-_unary("abs", lambda x, a: torch.abs(x))
-_unary("sin", lambda x, a: torch.sin(x))
-_unary("cos", lambda x, a: torch.cos(x))
+_unary("square", lambda x, a: torch.square(x), x_grad=lambda x, g, a: g * 2.0 * x)
+_unary("abs", lambda x, a: torch.abs(x), x_grad=lambda x, g, a: g * torch.sign(x))
+_unary("sin", lambda x, a: torch.sin(x), x_grad=lambda x, g, a: g * torch.cos(x))
+_unary("cos", lambda x, a: torch.cos(x), x_grad=lambda x, g, a: -g * torch.sin(x))
 _unary("ceil", lambda x, a: torch.ceil(x), differentiable=False)
 _unary("floor", lambda x, a: torch.floor(x), differentiable=False)
 _unary("round", lambda x, a: torch.round(x), differentiable=False)
@@ -527,7 +556,7 @@ _unary(
     "softmax",
     lambda x, a: torch.softmax(x, a["axis"]),
     {"axis": -1, "use_cudnn": False, "data_format": "AnyLayout"},
-    out_grad=lambda o, g, a: o * (g - (g * o).sum(dim=a["axis"], keepdim=True)),
+    out_grad=lambda o, g, a: torch._softmax_backward_data(g.to(o.dtype), o, a["axis"] % max(o.dim(), 1), o.dtype),
 )
 _unary("log_softmax", lambda x, a: torch.log_softmax(x, a["axis"]), {"axis": -1})
 
@@ -589,6 +618,13 @@ def _norm_infer(ins, attrs):
     return {"Out": [(x.shape, x.dtype)], "Norm": [(nshape, x.dtype)]}
 
 
+def _norm_grad(ins, attrs):
+    """dX = (dOut - Out * sum(dOut * Out)) / Norm, with Out = X / Norm."""
+    x, n, g = ins["X"][0], ins["Norm"][0], ins["Out@GRAD"][0].reshape(ins["X"][0].shape)
+    y = x / n
+    return {"X@GRAD": [(g - y * (g * y).sum(dim=attrs["axis"], keepdim=True)) / n]}
+
+
 def _norm_kernel(ins, attrs):
     x = ins["X"][0]
     norm = torch.sqrt(torch.sum(x * x, dim=attrs["axis"], keepdim=True) + attrs["epsilon"])
@@ -603,7 +639,7 @@ register(
         {"axis": 1, "epsilon": 1e-10, "is_test": False},
         _norm_infer,
         _norm_kernel,
-        grad=GradDef(),
+        grad=GradDef(("X", "Norm"), kernel=_norm_grad),
     )
 )
 

@@ -74,6 +74,10 @@ class OpDef:
     grad: Optional[GradDef] = None
     # For a grad op: the forward op type it differentiates.
     forward: str = ""
+    # specialize(attrs, slots) -> a kernel for one op whose attributes are ``attrs`` and whose input
+    # slots holding variables are ``slots`` (a frozenset), or None for the general ``kernel``. Called
+    # once when a program is prepared: the fast kernel does no per-run attribute decoding.
+    specialize: Optional[Callable] = None
     doc: str = ""
 
 

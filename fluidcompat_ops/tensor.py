@@ -52,6 +52,18 @@ def _fill_value(attrs):
     return v
 
 
+def _fill_constant_specialize(attrs, slots):
+    if slots:
+        return None
+    shape, value, dtype, device = list(attrs["shape"]), _fill_value(attrs), _tdtype(attrs["dtype"]), attrs["_device"]
+    full = torch.full
+
+    def fill_constant(ins, attrs):
+        return {"Out": [full(shape, value, dtype=dtype, device=device)]}
+
+    return fill_constant
+
+
 def _fill_constant_kernel(ins, attrs):
     shape = _shape_from(ins, attrs)
     vt = first(ins, "ValueTensor")
@@ -69,6 +81,7 @@ register(
         {"shape": [], "dtype": int(VarType.FP32), "value": 0.0, "str_value": "", "force_cpu": False},
         _fill_constant_infer,
         _fill_constant_kernel,
+        specialize=_fill_constant_specialize,
         cpu_attr="force_cpu",
     )
 )
@@ -273,6 +286,23 @@ def _bounds(ins, tensor_slot, list_slot, default):
     return default
 
 
+def _slice_specialize(attrs, slots):
+    """Bounds known when the program is prepared: one indexing with Python slices, which clamp
+    (and count negative bounds from the end) as fluid's slice does."""
+    axes = list(attrs["axes"])
+    if slots & _SLICE_HOST or attrs.get("decrease_axis") or any(a < 0 for a in axes) or len(set(axes)) != len(axes):
+        return None
+    index = [slice(None)] * (max(axes) + 1 if axes else 0)
+    for ax, s, e in zip(axes, attrs["starts"], attrs["ends"]):
+        index[ax] = slice(s, e)
+    index = tuple(index)
+
+    def slice_(ins, attrs):
+        return {"Out": [ins["Input"][0][index]]}
+
+    return slice_
+
+
 def _slice_kernel(ins, attrs):
     x = ins["Input"][0]
     starts = _bounds(ins, "StartsTensor", "StartsTensorList", attrs["starts"])
@@ -298,6 +328,7 @@ register(
         _slice_infer,
         _slice_kernel,
         host_inputs=_SLICE_HOST,
+        specialize=_slice_specialize,
         grad=GradDef(),
     )
 )
@@ -334,6 +365,29 @@ def _crop_infer(ins, attrs):
     return out("Out", res, x.dtype)
 
 
+def _crop_specialize(attrs, slots):
+    """Offsets from the attributes and the shape from ``Shape`` (or the attributes): one indexing."""
+    if slots & {"Offsets", "OffsetsTensor", "ShapeTensor"}:
+        return None
+    general = _crop_kernel
+    fixed_offsets = list(attrs["offsets"])
+
+    def crop_tensor(ins, attrs):
+        x = ins["X"][0]
+        shp = ins.get("Shape")
+        shape = shp[0].tolist() if shp else attrs["shape"]
+        offsets = fixed_offsets or [0] * x.dim()
+        if len(shape) != x.dim() or -1 in shape:
+            return general(ins, attrs)
+        xs = x.shape
+        for i, d in enumerate(shape):
+            if offsets[i] + d > xs[i] or d < 0:
+                return general(ins, attrs)  # its error names the problem
+        return {"Out": [x[tuple(slice(o, o + d) for o, d in zip(offsets, shape))]]}
+
+    return crop_tensor
+
+
 def _crop_kernel(ins, attrs):
     x = ins["X"][0]
     rank = x.dim()
@@ -363,6 +417,7 @@ register(
         _crop_kernel,
         host_inputs=_CROP_HOST,
         grad=GradDef(),
+        specialize=_crop_specialize,
     )
 )
 

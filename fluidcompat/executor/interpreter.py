@@ -87,7 +87,10 @@ class PreparedBlock:
                 ins.append((slot, tuple(names), targets if any(t is not None for t in targets) else None))
             optional.extend((slot, tuple(op.outputs[slot])) for slot in d.reads_outputs if op.outputs.get(slot))
             outs = tuple((slot, tuple(names)) for slot, names in op.outputs.items() if names)
-            step = Step(p, d.kernel, attrs, tuple(ins), outs)
+            kernel = d.kernel
+            if d.specialize is not None:
+                kernel = d.specialize(attrs, frozenset(s for s, names in op.inputs.items() if names)) or kernel
+            step = Step(p, kernel, attrs, tuple(ins), outs)
             step.optional = tuple(optional)
             if not d.control and not d.reads_outputs:
                 step.adds = _array_grads(op)
@@ -265,6 +268,12 @@ class PreparedBlock:
         if fn is None:
             fn = self._compiled = _compile(self)
         fn(env)
+
+    def compiled_function(self):
+        """The generated function ``run`` calls (what torch.compile is given)."""
+        if self._compiled is None:
+            self._compiled = _compile(self)
+        return self._compiled
 
     def run_stepwise(self, env: Dict[str, torch.Tensor]) -> None:
         """``run`` as a loop over the steps (what the generated function does, spelled generically)."""

@@ -1,0 +1,145 @@
+"""Beyond eager execution for a ``CompiledProgram`` (fluidcompat's ``BuildStrategy`` options):
+
+- ``build_strategy.use_torch_compile = True``: the prepared block's generated function is handed to
+  ``torch.compile`` (``build_strategy.torch_compile_backend``, default ``"inductor"``). Parts torch
+  cannot trace run eagerly between the compiled graphs; if nothing compiles (or the backend fails)
+  the program runs eagerly and one line on stderr says why.
+- ``build_strategy.use_cuda_graph = True`` (GPU places): after one eager run, a run whose inputs and
+  parameters keep their shapes is captured into a CUDA graph and replayed; feeds are copied into the
+  graph's input buffers. Programs the capture cannot take (host reads such as ``shape`` ->
+  ``crop_tensor``, parameters replaced instead of updated in place, control flow) run eagerly, with
+  the reason on stderr.
+
+Both are off by default: on the CPU torch.compile's first run costs seconds to minutes, and CUDA
+graphs need a GPU (see bench/README.md for where they win).
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Callable, Dict, Optional
+
+import torch
+
+
+def _say(message: str) -> None:
+    sys.stderr.write(f"fluidcompat: {message}\n")
+
+
+class TorchCompiled:
+    """``prepared.run`` through torch.compile, falling back to eager execution with a message."""
+
+    def __init__(self, prepared, backend: str) -> None:
+        self.prepared = prepared
+        self.backend = backend
+        self.fn: Optional[Callable] = None
+        self.eager = False
+
+    def __call__(self, env: Dict[str, torch.Tensor]) -> None:
+        if self.eager:
+            return self.prepared.run(env)
+        if self.fn is None:
+            import torch._dynamo
+
+            try:
+                self.fn = torch.compile(self.prepared.compiled_function(), backend=self.backend, dynamic=False)
+            except Exception as e:  # noqa: BLE001  (an unknown backend, a torch without a compiler)
+                return self._fall_back(env, f"{type(e).__name__}: {e}")
+            before = _graphs()
+            import torch._dynamo.config as config
+
+            with config.patch(suppress_errors=True):
+                try:
+                    self.fn(env)
+                except Exception as e:  # noqa: BLE001
+                    # nothing compiled ran yet when compiling the first graph failed; a later failure
+                    # is suppressed by dynamo (that frame runs eagerly)
+                    self.eager = True
+                    _say(f"torch.compile could not compile the program ({type(e).__name__}: {e}); it runs eagerly")
+                    raise
+            if _graphs() == before:
+                self.eager = True
+                _say("torch.compile found nothing to compile in the program; it runs eagerly")
+            return None
+        return self.fn(env)
+
+    def _fall_back(self, env, why: str) -> None:
+        self.eager = True
+        _say(f"torch.compile could not compile the program ({why}); it runs eagerly")
+        self.prepared.run(env)
+
+
+def _graphs() -> int:
+    from torch._dynamo.utils import counters
+
+    return int(counters["stats"].get("unique_graphs", 0))
+
+
+class CudaGraphed:
+    """``prepared.run`` captured into a CUDA graph after a warm-up run, replayed afterwards."""
+
+    def __init__(self, prepared) -> None:
+        self.prepared = prepared
+        self.graph = None
+        self.eager = False
+        self.warm = False
+        self.inputs: Dict[str, torch.Tensor] = {}
+        self.outputs: Dict[str, torch.Tensor] = {}
+        self.signature = None
+
+    def reason_not_capturable(self, env) -> Optional[str]:
+        if not torch.cuda.is_available():
+            return "CUDA graphs need a GPU"
+        devices = {t.device.type for t in env.values() if torch.is_tensor(t)}
+        if devices != {"cuda"}:
+            return "some of the program's tensors live on the CPU (device_guard('cpu') or host reads)"
+        for s in self.prepared.steps:
+            if s.sub is not None:
+                return f"it has control flow ({s.plan.op.type})"
+            if s.plan.op._def.host_inputs & set(s.plan.op.inputs) and any(s.plan.op.inputs[k] for k in
+                                                                          s.plan.op._def.host_inputs):  # fmt: skip
+                return f"op {s.plan.op.type} reads a tensor on the host"
+        return None
+
+    def __call__(self, env: Dict[str, torch.Tensor], persist) -> None:
+        if self.eager:
+            return self.prepared.run(env)
+        signature = tuple((n, tuple(t.shape), t.dtype) for n, t in sorted(env.items()) if torch.is_tensor(t))
+        if self.graph is not None and signature == self.signature:
+            for n, t in self.inputs.items():
+                if env[n] is not t:
+                    t.copy_(env[n], non_blocking=True)
+            self.graph.replay()
+            env.update(self.outputs)
+            return None
+        why = self.reason_not_capturable(env)
+        if why is not None:
+            self.eager = True
+            _say(f"CUDA graph capture skipped: {why}; the program runs eagerly")
+            return self.prepared.run(env)
+        if not self.warm:  # one eager run first: lazy allocations, cuBLAS handles
+            before = {n: t for n, t in env.items() if torch.is_tensor(t)}
+            self.prepared.run(env)
+            replaced = [n for n in persist if n in before and env.get(n) is not before[n]]
+            if replaced:
+                self.eager = True
+                _say(f"CUDA graph capture skipped: the run replaces {replaced[0]!r} instead of updating it in place")
+            self.warm = True
+            return None
+        self.signature = signature
+        self.inputs = {n: t for n, t in env.items() if torch.is_tensor(t)}
+        graph = torch.cuda.CUDAGraph()
+        work = dict(env)
+        torch.cuda.synchronize()
+        try:
+            with torch.cuda.graph(graph):
+                self.prepared.run(work)
+        except Exception as e:  # noqa: BLE001  (a host sync or an allocation the capture refused)
+            self.eager = True
+            _say(f"CUDA graph capture failed ({type(e).__name__}: {e}); the program runs eagerly")
+            return self.prepared.run(env)
+        self.graph = graph
+        self.outputs = {n: t for n, t in work.items() if n not in self.inputs or work[n] is not self.inputs[n]}
+        graph.replay()
+        env.update(self.outputs)
+        return None

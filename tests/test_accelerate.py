@@ -1,0 +1,96 @@
+"""BuildStrategy.use_torch_compile and use_cuda_graph (fluidcompat/executor/accelerate.py): the same
+values as the eager run, and a clean fallback with one message where they cannot run."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fluidcompat as fluid
+
+rng = np.random.RandomState(5)
+X = rng.rand(6, 8, 4).astype("float32")
+Y = rng.rand(6, 8, 1).astype("float32")
+
+
+def train(place, **strategy):
+    """Four SGD steps of a small regression; returns the losses and the final weights."""
+    main, startup = fluid.Program(), fluid.Program()
+    main.random_seed = startup.random_seed = 3
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", [8, 4], "float32")
+        y = fluid.data("y", [8, 1], "float32")
+        h = fluid.layers.fc(x, 16, act="relu")
+        loss = fluid.layers.mean(fluid.layers.square_error_cost(fluid.layers.fc(h, 1), y))
+        fluid.optimizer.SGD(learning_rate=0.1).minimize(loss)
+    exe = fluid.Executor(place)
+    scope = fluid.Scope()
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+        prog = main
+        if strategy:
+            bs = fluid.BuildStrategy()
+            for k, v in strategy.items():
+                setattr(bs, k, v)
+            prog = fluid.CompiledProgram(main, build_strategy=bs)
+        losses = [float(exe.run(prog, feed={"x": X[i], "y": Y[i]}, fetch_list=[loss])[0]) for i in range(6)]
+        weights = [np.array(scope.find_var(p.name).get_tensor()) for p in main.all_parameters()]
+    return losses, weights
+
+
+def assert_same(a, b, tol=1e-6):
+    np.testing.assert_allclose(a[0], b[0], rtol=tol, atol=tol)
+    assert len(a[1]) == len(b[1]) == 4
+    for wa, wb in zip(a[1], b[1]):
+        np.testing.assert_allclose(wa, wb, rtol=tol, atol=tol)
+
+
+def test_torch_compile_trains_as_the_eager_run(capsys):
+    eager = train(fluid.CPUPlace())
+    compiled = train(fluid.CPUPlace(), use_torch_compile=True, torch_compile_backend="aot_eager")
+    assert_same(compiled, eager, tol=1e-5)
+    assert eager[0][-1] < eager[0][0]
+    assert "runs eagerly" not in capsys.readouterr().err
+
+
+def test_torch_compile_with_a_failing_backend_falls_back_with_a_message(capsys):
+    eager = train(fluid.CPUPlace())
+    fallback = train(fluid.CPUPlace(), use_torch_compile=True, torch_compile_backend="no_such_backend")
+    assert_same(fallback, eager)
+    err = capsys.readouterr().err
+    assert err.count("fluidcompat: torch.compile could not compile the program") == 1
+    assert "no_such_backend" in err and "it runs eagerly" in err
+
+
+def test_cuda_graph_without_a_gpu_runs_eagerly_and_says_why(capsys, monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    eager = train(fluid.CPUPlace())
+    graphed = train(fluid.CPUPlace(), use_cuda_graph=True)
+    assert_same(graphed, eager)
+    err = capsys.readouterr().err
+    assert err.count("CUDA graph capture skipped: CUDA graphs need a GPU; the program runs eagerly") == 1
+
+
+@pytest.mark.cuda
+def test_cuda_graph_replays_the_training_step():
+    eager = train(fluid.CUDAPlace(0))
+    graphed = train(fluid.CUDAPlace(0), use_cuda_graph=True)
+    assert_same(graphed, eager, tol=1e-5)
+
+
+@pytest.mark.cuda
+def test_cuda_graph_skips_a_program_with_host_reads(capsys):
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        d1 = fluid.layers.fill_constant(shape=[1, 3, 8, 8], value=0.5, dtype="float32")
+        d2 = fluid.layers.fill_constant(shape=[1, 3, 5, 5], value=0.5, dtype="float32")
+        shape = fluid.layers.slice(fluid.layers.shape(d2), axes=[0], starts=[0], ends=[4])
+        out = fluid.layers.crop_tensor(d1, shape=shape)
+    bs = fluid.BuildStrategy()
+    bs.use_cuda_graph = True
+    exe = fluid.Executor(fluid.CUDAPlace(0))
+    got = exe.run(fluid.CompiledProgram(main, build_strategy=bs), fetch_list=[out])[0]
+    assert got.shape == (1, 3, 5, 5)
+    assert "CUDA graph capture skipped" in capsys.readouterr().err
