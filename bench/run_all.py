@@ -1,7 +1,9 @@
 """Benchmarks: each case as a fluid program run by fluidcompat and as hand-written eager torch, timed
 alternately in one process; prints the median per-step time of both and their ratio.
 
-Run with `make bench`. Speed goals are checked here, never with timed asserts in tests.
+Run with `make bench` (CPU; on a machine with CUDA the same table follows on cuda:0, with the CUDA
+graph lines). Speed goals are checked here, never with timed asserts in tests.
+usage: run_all.py [--quick] [--no-compile]
 """
 
 from __future__ import annotations
@@ -21,49 +23,65 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
 import fluidcompat as fluid  # noqa: E402
 
+QUICK = "--quick" in sys.argv
 
-def median_step(fn, steps: int) -> float:
+
+def median_step(fn, steps: int, sync) -> float:
     times = []
     for _ in range(steps):
         t0 = time.perf_counter()
         fn()
+        sync()
         times.append(time.perf_counter() - t0)
     return statistics.median(times)
 
 
-def compare(name: str, ours, theirs, steps: int = 2000, rounds: int = 5, label=("fluidcompat", "torch")) -> None:
-    for _ in range(50):  # warm up both
+def _no_sync() -> None:
+    pass
+
+
+def compare(name: str, ours, theirs, steps: int = 2000, rounds: int = 5, label=("fluidcompat", "torch"), cuda=False):
+    sync = torch.cuda.synchronize if cuda else _no_sync
+    if QUICK:
+        steps = max(steps // 10, rounds)
+    for _ in range(min(50, max(steps // 10, 2))):  # warm up both
         ours()
         theirs()
     a, b = [], []
     for _ in range(rounds):  # alternate so that drift hits both
-        a.append(median_step(ours, steps // rounds))
-        b.append(median_step(theirs, steps // rounds))
+        a.append(median_step(ours, max(steps // rounds, 1), sync))
+        b.append(median_step(theirs, max(steps // rounds, 1), sync))
     ta, tb = statistics.median(a) * 1e6, statistics.median(b) * 1e6
-    print(f"{name:<28} {label[0]} {ta:9.1f} us   {label[1]} {tb:9.1f} us   ratio {ta / tb:6.2f}")
+    print(f"{name:<34} {label[0]} {ta:10.1f} us   {label[1]} {tb:10.1f} us   ratio {ta / tb:6.2f}", flush=True)
+    return ta, tb
 
 
-def crop_case():
+def crop_program(guarded: bool = False):
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup):
         data1 = fluid.layers.fill_constant(shape=[1, 3, 8, 8], value=0.5, dtype="float32")
         data2 = fluid.layers.fill_constant(shape=[1, 3, 5, 5], value=0.5, dtype="float32")
         shape = fluid.layers.shape(data2)
-        shape = fluid.layers.slice(shape, axes=[0], starts=[0], ends=[4])
+        with fluid.device_guard("cpu" if guarded else None):
+            shape = fluid.layers.slice(shape, axes=[0], starts=[0], ends=[4])
         out = fluid.layers.crop_tensor(data1, shape=shape)
-    exe = fluid.Executor(fluid.CPUPlace())
-    if startup.global_block().ops:
-        exe.run(startup)
+    return main, out
+
+
+def crop_case(place=None, device="cpu", compiled=None, guarded=False):
+    main, out = crop_program(guarded)
+    exe = fluid.Executor(place or fluid.CPUPlace())
+    prog = compiled(main) if compiled else main
 
     def ours():
-        exe.run(main, fetch_list=[out])
+        exe.run(prog, fetch_list=[out])
 
     def theirs():
         with torch.no_grad():
-            d1 = torch.full([1, 3, 8, 8], 0.5)
-            d2 = torch.full([1, 3, 5, 5], 0.5)
+            d1 = torch.full([1, 3, 8, 8], 0.5, device=device)
+            d2 = torch.full([1, 3, 5, 5], 0.5, device=device)
             s = torch.tensor(list(d2.shape), dtype=torch.int32)[0:4].tolist()
-            d1[: s[0], : s[1], : s[2], : s[3]].numpy().copy()
+            d1[: s[0], : s[1], : s[2], : s[3]].cpu().numpy().copy()
 
     return ours, theirs
 
@@ -84,41 +102,86 @@ def profiler_case(tracer: str):
     return on, ours
 
 
-def chain_case(n: int = 200):
+def chain_case(n: int = 200, place=None, device="cpu", compiled=None):
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup):
         x = fluid.data("x", [4], "float32")
         y = x
         for _ in range(n):
             y = fluid.layers.elementwise_add(y, x)
-    exe = fluid.Executor(fluid.CPUPlace())
+    exe = fluid.Executor(place or fluid.CPUPlace())
     feed = {"x": np.ones(4, "float32")}
+    prog = compiled(main) if compiled else main
 
     def ours():
-        exe.run(main, feed=feed, fetch_list=[y])
+        exe.run(prog, feed=feed, fetch_list=[y])
 
     def theirs():
         with torch.no_grad():
-            t = torch.from_numpy(feed["x"]).clone()
+            t = torch.from_numpy(feed["x"]).to(device)
             acc = t
             for _ in range(n):
                 acc = torch.add(acc, t)
-            acc.numpy().copy()
+            acc.cpu().numpy().copy()
 
     return ours, theirs
 
 
+def strategy(**options):
+    def compiled(main):
+        bs = fluid.BuildStrategy()
+        for k, v in options.items():
+            setattr(bs, k, v)
+        return fluid.CompiledProgram(main, build_strategy=bs)
+
+    return compiled
+
+
+def table(place, device: str, compile_cases: bool) -> None:
+    import training
+
+    cuda = device != "cpu"
+    kw = dict(place=place, device=device)
+    compare("crop program (5 ops)", *crop_case(**kw), cuda=cuda)
+    ta, tb = compare("200-op elementwise chain", *chain_case(**kw), steps=500, cuda=cuda)
+    print(f"{'':<34} overhead over torch: {(ta - tb) / 200:.2f} us per op")
+    compare("MLP 784-128-10 SGD, batch 64", *training.mlp_case(**kw), steps=300, cuda=cuda)
+    compare("LeNet CNN Adam, batch 32", *training.cnn_case(**kw), steps=60 if not cuda else 300, cuda=cuda)
+    compare("embedding 1Mx150 SGD is_sparse", *training.embedding_case(True, **kw), steps=300, cuda=cuda)
+    compare("embedding 1Mx150 SGD dense", *training.embedding_case(False, **kw), steps=15, rounds=3, cuda=cuda)
+    if compile_cases:
+        print("# BuildStrategy.use_torch_compile = True (inductor); the first run compiles:")
+        for name, make, steps in (
+            ("MLP, torch.compile", training.mlp_case, 300),
+            ("LeNet CNN, torch.compile", training.cnn_case, 60),
+        ):
+            t0 = time.perf_counter()
+            ours, theirs = make(compiled=strategy(use_torch_compile=True), **kw)
+            ours()
+            print(f"{'':<34} (compiling took {time.perf_counter() - t0:.0f} s)")
+            compare(name, ours, theirs, steps=steps, cuda=cuda)
+    if cuda:
+        print("# BuildStrategy.use_cuda_graph = True, against eager torch:")
+        graph = strategy(use_cuda_graph=True)
+        compare("crop program, slice on the CPU", *crop_case(compiled=graph, guarded=True, **kw), cuda=True)
+        compare("200-op chain, CUDA graph", *chain_case(compiled=graph, **kw), steps=500, cuda=True)
+        compare("MLP, CUDA graph", *training.mlp_case(compiled=graph, **kw), steps=300, cuda=True)
+
+
 def main() -> None:
     torch.set_num_threads(1)
-    print(f"# {time.strftime('%Y-%m-%d')} {platform.processor() or platform.machine()} torch {torch.__version__}")
-    compare("crop program (5 ops)", *crop_case())
-    compare("200-op elementwise chain", *chain_case(), steps=500)
+    compile_cases = "--no-compile" not in sys.argv
+    print(f"# {time.strftime('%Y-%m-%d')} {platform.machine()} torch {torch.__version__}, one torch thread")
+    table(fluid.CPUPlace(), "cpu", compile_cases)
     print("# profiler on / off (crop program), the ratio column is on / off")
     compare("profiler Default", *profiler_case("Default"), label=("on", "off"))
     compare("profiler AllOpDetail", *profiler_case("AllOpDetail"), label=("on", "off"))
     import embedding_memory
 
     embedding_memory.main()
+    if torch.cuda.is_available():
+        print(f"# cuda:0 ({torch.cuda.get_device_name(0)})")
+        table(fluid.CUDAPlace(0), "cuda:0", compile_cases)
 
 
 if __name__ == "__main__":

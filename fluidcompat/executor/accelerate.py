@@ -93,12 +93,23 @@ class CudaGraphed:
         devices = {t.device.type for t in env.values() if torch.is_tensor(t)}
         if devices != {"cuda"}:
             return "some of the program's tensors live on the CPU (device_guard('cpu') or host reads)"
+        static = set()  # values fixed by the shapes the graph is captured for (shape ops, constants)
         for s in self.prepared.steps:
+            op = s.plan.op
             if s.sub is not None:
-                return f"it has control flow ({s.plan.op.type})"
-            if s.plan.op._def.host_inputs & set(s.plan.op.inputs) and any(s.plan.op.inputs[k] for k in
-                                                                          s.plan.op._def.host_inputs):  # fmt: skip
-                return f"op {s.plan.op.type} reads a tensor on the host"
+                return f"it has control flow ({op.type})"
+            for slot in op._def.host_inputs:
+                moving = [n for n in op.inputs.get(slot, ()) if n not in static]
+                if moving:
+                    return f"op {op.type} reads {moving[0]!r} on the host, and its value can change between runs"
+            ins = [n for names in op.inputs.values() for n in names]
+            random = "random" in op.type or op.type in ("dropout", "sampling_id", "randint", "randperm")
+            if (
+                op.type == "shape"
+                or (op.type == "fill_constant" and not ins)
+                or (ins and set(ins) <= static and not random)
+            ):
+                static.update(op.output_arg_names)
         return None
 
     def __call__(self, env: Dict[str, torch.Tensor], persist) -> None:

@@ -58,6 +58,8 @@ class Step:
     saves: Tuple[Tuple[str, str], ...] = ()
     # gradients of arrays this op writes: added to what they hold (NOTE: [Array values])
     adds: Tuple[str, ...] = ()
+    # the profiler's event names for this op, per (name prefix, AllOpDetail)
+    event_names: Dict[Tuple[str, bool], tuple] = field(default_factory=dict)
 
 
 class PreparedBlock:
@@ -158,11 +160,23 @@ class PreparedBlock:
         Ev = _event_type()
         instance = recorder is not None and recorder.tracer == "AllOpDetail"
         gpu_timing = recorder is not None and recorder.wants_gpu_time
+        if recorder is not None and vlog is None and not gpu_timing and all(s.sub is None for s in self.steps):
+            key = (prefix, instance)
+            fn = self._profiled.get(key)
+            if fn is None:
+                fn = self._profiled[key] = _compile(self, profiled=key)
+            return fn(env, add)
         env[EMPTY_VAR_NAME] = None
         for s in self.steps:
-            op_type = prefix + s.plan.op.type
-            base = prefix + s.unique + "/" if instance else op_type + "/"
-            place = place_text(s.plan.device)
+            names = s.event_names.get((prefix, instance))
+            if names is None:
+                op_type = prefix + s.plan.op.type
+                base = prefix + s.unique + "/" if instance else op_type + "/"
+                names = s.event_names[(prefix, instance)] = (
+                    op_type, base, place_text(s.plan.device), base + "prepare_data", base + "infer_shape",
+                    base + "compute", prefix + s.unique,
+                )  # fmt: skip
+            op_type, base, place, ev_prepare, ev_infer, ev_compute, ev_unique = names
             try:
                 t0 = now_ns()
                 for v, key in s.saves:
@@ -196,13 +210,13 @@ class PreparedBlock:
                     if vlog:
                         vlog("operator", 180, f"{place} {_debug_string(s.plan.op, env, var_debug, vartype_of)}")
                     if instance:
-                        add(Ev(prefix + s.unique, UNIQUE_OP, t0, t4))
+                        add(Ev(ev_unique, UNIQUE_OP, t0, t4))
                     add(Ev(op_type, ORDINARY, t0, t4))
                     for n in s.dels:
                         env.pop(n, None)
                     continue
-                add(Ev(base + "prepare_data", INNER_OP, t0, t1))
-                add(Ev(base + "infer_shape", INNER_OP, t1, now_ns()))
+                add(Ev(ev_prepare, INNER_OP, t0, t1))
+                add(Ev(ev_infer, INNER_OP, t1, now_ns()))
                 cuda = gpu_timing and s.plan.device.startswith("cuda")
                 if cuda:  # the kernel's GPU time, read when the profiler stops
                     g0, g1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
@@ -218,7 +232,7 @@ class PreparedBlock:
                             if n != EMPTY_VAR_NAME:
                                 env[n] = v
                 t3 = now_ns()
-                add(Ev(base + "compute", INNER_OP, t2, t3))
+                add(Ev(ev_compute, INNER_OP, t2, t3))
                 if cuda:
                     recorder.pending_gpu.append((events, len(events) - 1, g0, g1))
                 if vlog:
@@ -227,7 +241,7 @@ class PreparedBlock:
                     env.pop(n, None)
                 t4 = now_ns()
                 if instance:
-                    add(Ev(prefix + s.unique, UNIQUE_OP, t0, t4))
+                    add(Ev(ev_unique, UNIQUE_OP, t0, t4))
                 add(Ev(op_type, ORDINARY, t0, t4))
             except EOFException:  # the end of a reader's pass, for the script to catch
                 raise
@@ -258,6 +272,14 @@ class PreparedBlock:
         return names
 
     _compiled = None
+
+    @property
+    def _profiled(self) -> Dict[Tuple[str, bool], Any]:
+        """Generated functions that also record profiler events, per (name prefix, AllOpDetail)."""
+        table = self.__dict__.get("_profiled_fns")
+        if table is None:
+            table = self.__dict__["_profiled_fns"] = {}
+        return table
 
     def run(self, env: Dict[str, torch.Tensor]) -> None:
         """Run every step over ``env`` (name -> tensor), which holds the externals on entry.
@@ -310,10 +332,17 @@ class PreparedBlock:
                 raise _op_error(s, e, env) from e
 
 
-def _compile(block: "PreparedBlock"):
+def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool]] = None):
     """One Python function running ``block``'s steps in order over ``env``: each step's kernel,
     attributes and slot names are constants of the generated code. Same semantics as
-    ``run_stepwise``; an error is reported for the step that raised it."""
+    ``run_stepwise``; an error is reported for the step that raised it.
+
+    ``profiled=(prefix, all_op_detail)``: the function also takes ``add`` (an event list's append)
+    and records what ``run_instrumented`` records for ops without sub-blocks: per op its span and
+    its prepare_data / infer_shape / compute phases, each copy, and with AllOpDetail its instance."""
+    from fluidcompat.logging import place_text  # noqa: F401  (names are made once, below)
+    from fluidcompat.profiler.events import INNER_OP, ORDINARY, UNIQUE_OP, now_ns
+
     consts: Dict[str, Any] = {
         "_EMPTY": EMPTY_VAR_NAME,
         "_EOF": EOFException,
@@ -321,13 +350,27 @@ def _compile(block: "PreparedBlock"):
         "_adding": _adding,
         "_run_sub_block": _run_sub_block,
         "_STEPS": block.steps,
+        "_now": now_ns,
+        "_mk": tuple.__new__,
+        "_Ev": _event_type(),
+        "_ORD": ORDINARY,
+        "_INNER": INNER_OP,
+        "_UNIQUE": UNIQUE_OP,
     }
-    lines = ["def run(env):", "    env[_EMPTY] = None", "    i = 0", "    try:"]
+    head = "def run(env, add):" if profiled else "def run(env):"
+    lines = [head, "    env[_EMPTY] = None", "    i = 0", "    try:"]
     emit = lines.append
     for i, s in enumerate(block.steps):
         k = f"_K{i}"
         consts[k], consts[f"_A{i}"], consts[f"_S{i}"] = s.kernel, s.attrs, s
         emit(f"        i = {i}")
+        if profiled:
+            prefix, instance = profiled
+            op_type = prefix + s.plan.op.type
+            base = prefix + s.unique + "/" if instance else op_type + "/"
+            consts[f"_N{i}"] = (op_type, base + "prepare_data", base + "infer_shape", base + "compute",
+                                prefix + s.unique)  # fmt: skip
+            emit("        t0 = _now()")
         for v, key in s.saves:
             emit(f"        if {v!r} in env: env[{key!r}] = env[{v!r}]")
         parts = []
@@ -336,13 +379,24 @@ def _compile(block: "PreparedBlock"):
             for j, n in enumerate(names):
                 if targets is not None and targets[j] is not None:
                     consts[f"_T{i}_{len(consts)}"] = targets[j]
-                    vals.append(f"env[{n!r}].to(_T{i}_{len(consts) - 1})")
+                    copy = f"env[{n!r}].to(_T{i}_{len(consts) - 1})"
+                    if profiled:  # the copy's own event, nested in the op's phase
+                        phase = "compute/" if (slot, n) in s.host_copies else "prepare_data/"
+                        consts[f"_C{i}_{j}_{slot}"] = consts[f"_N{i}"][1].rsplit("/", 1)[0] + "/" + phase + \
+                            s.copy_kinds[(slot, n)]  # fmt: skip
+                        copy = f"_copied(add, _C{i}_{j}_{slot}, lambda: {copy})"
+                    vals.append(copy)
                 else:
                     vals.append(f"env[{n!r}]")
             parts.append(f"{slot!r}: [{', '.join(vals)}]")
         for slot, names in s.optional:
             parts.append(f"{slot!r}: [{', '.join(f'env.get({n!r})' for n in names)}]")
         emit(f"        ins = {{{', '.join(parts)}}}")
+        if profiled:
+            emit("        t1 = _now()")
+            emit(f"        add(_mk(_Ev, (_N{i}[1], _INNER, t0, t1, 0)))")
+            emit(f"        add(_mk(_Ev, (_N{i}[2], _INNER, t1, _now(), 0)))")
+            emit("        t2 = _now()")
         if s.sub is not None:
             emit(f"        _run_sub_block(_S{i}, ins, env, lambda: _S{i}.sub.run(env))")
             emit("        r = {}")
@@ -363,8 +417,15 @@ def _compile(block: "PreparedBlock"):
             else:
                 emit(f"            for n, x in zip({names!r}, v):")
                 emit("                if n != _EMPTY: env[n] = x")
+        if profiled:
+            emit(f"        add(_mk(_Ev, (_N{i}[3], _INNER, t2, _now(), 0)))")
         for n in s.dels:
             emit(f"        env.pop({n!r}, None)")
+        if profiled:
+            emit("        t4 = _now()")
+            if profiled[1]:
+                emit(f"        add(_mk(_Ev, (_N{i}[4], _UNIQUE, t0, t4, 0)))")
+            emit(f"        add(_mk(_Ev, (_N{i}[0], _ORD, t0, t4, 0)))")
     emit("        pass")
     emit("    except _EOF:")
     emit("        raise")
@@ -372,10 +433,21 @@ def _compile(block: "PreparedBlock"):
     emit("        raise _op_error(_STEPS[i], e, env) from e")
     source = "\n".join(lines) + "\n"
     namespace = dict(consts)
+    namespace["_copied"] = _copied
     exec(compile(source, f"<fluidcompat block {block.block_idx}>", "exec"), namespace)  # noqa: S102
     run = namespace["run"]
     run.source = source
     return run
+
+
+def _copied(add, name: str, copy):
+    """Run ``copy`` (a planned device copy) and record its event."""
+    from fluidcompat.profiler.events import ORDINARY, now_ns
+
+    c0 = now_ns()
+    value = copy()
+    add(_event_type()(name, ORDINARY, c0, now_ns()))
+    return value
 
 
 def _array_grads(op) -> Tuple[str, ...]:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -25,9 +25,9 @@ SORT_DOMAINS = {
 _F32 = np.float32
 
 
-@dataclass(frozen=True)
-class Event:
-    """One finished span: its annotated name (``mul/compute``), role, CPU span and GPU time (ns)."""
+class Event(NamedTuple):
+    """One finished span: its annotated name (``mul/compute``), role, CPU span and GPU time (ns). A
+    named tuple: the executor makes several per op while profiling."""
 
     name: str
     role: int
