@@ -103,6 +103,17 @@ def _sum_to(g, shape):
 def _add_sub_grad(sign):
     def kernel(ins, attrs):
         x, y, g = ins["X"][0], ins["Y"][0], ins["Out@GRAD"][0]
+        nd = x.dim()
+        if y.dim() == 1 and nd >= 2 and attrs["axis"] in (-1, nd - 1) and g.shape == x.shape:
+            # a bias over the last axis (fc): dY sums dOut over the other axes
+            wanted = attrs["_wanted"]
+            res = {}
+            if "X" in wanted:
+                res["X@GRAD"] = [g]
+            if "Y" in wanted:
+                gy = g.sum(dim=tuple(range(nd - 1)))
+                res["Y@GRAD"] = [gy if sign > 0 else -gy]
+            return res
         xa, ya = _align(x, y, attrs["axis"])
         wanted = attrs["_wanted"]
         res = {}
@@ -464,6 +475,14 @@ def _mul_kernel(ins, attrs):
 def _mul_grad(ins, attrs):
     x, y, g = ins["X"][0], ins["Y"][0], ins["Out@GRAD"][0]
     xn, yn = attrs["x_num_col_dims"], attrs["y_num_col_dims"]
+    if xn == 1 and yn == 1 and x.dim() == 2 and y.dim() == 2 and g.dim() == 2:  # fc's case: no reshapes
+        wanted = attrs["_wanted"]
+        res = {}
+        if "X" in wanted:
+            res["X@GRAD"] = [torch.mm(g, y.t())]
+        if "Y" in wanted:
+            res["Y@GRAD"] = [torch.mm(x.t(), g)]
+        return res
     x2 = x.reshape(-1, _numel(x.shape[xn:]))
     y2 = y.reshape(_numel(y.shape[:yn]), -1)
     g2 = g.reshape(x2.shape[0], y2.shape[1])
