@@ -240,3 +240,57 @@ def test_np_array_of_a_tensor_is_a_snapshot(net):
     before = np.array(w)
     w.set(np.zeros((4, 2), "float32"), fluid.CPUPlace())
     assert np.all(before == 0.5)
+
+
+class TestRepeatedRuns:
+    """Runs after the first with the same program, feeds, fetch list and scope skip the set-up but
+    not the checks, and never write into the caller's arrays."""
+
+    def test_feed_checks_hold_on_every_run(self, net):
+        x, y, exe = net
+        for _ in range(3):
+            runs(exe, y)
+        with pytest.raises(ValueError, match=r"shape = \(-1, 4\), but received fed shape \[3, 5\]"):
+            exe.run(feed={"x": np.ones((3, 5), "float32")}, fetch_list=[y])
+        with pytest.raises(ValueError, match="must be 'float32', but received 'float64'"):
+            exe.run(feed={"x": np.ones((3, 4))}, fetch_list=[y])
+        runs(exe, y)
+
+    def test_in_place_updates_never_write_into_a_fed_array(self):
+        """sgd updates its Param in place; fed as Param, the caller's array is updated in a copy."""
+        x = fluid.data("x", [3], "float32")
+        g = L.fill_constant([3], "float32", 1.0)
+        lr = L.fill_constant([1], "float32", 0.5)
+        fluid.default_main_program().global_block().append_op(
+            "sgd", {"Param": [x], "Grad": [g], "LearningRate": [lr]}, {"ParamOut": [x]}
+        )
+        exe = fluid.Executor(fluid.CPUPlace())
+        fed = np.ones(3, "float32")
+        for _ in range(3):
+            assert exe.run(feed={"x": fed}, fetch_list=[x])[0].tolist() == [0.5, 0.5, 0.5]
+        assert fed.tolist() == [1.0, 1.0, 1.0]
+
+    def test_training_reads_the_fed_array_without_changing_it(self, net):
+        x, y, exe = net
+        loss = L.mean(y)
+        fluid.optimizer.SGD(0.1).minimize(loss)
+        exe.run(fluid.default_startup_program())
+        fed = np.ones((3, 4), "float32")
+        got = [exe.run(feed={"x": fed}, fetch_list=[loss])[0][0] for _ in range(3)]
+        assert got[0] > got[1] > got[2]  # the parameters move every run
+        assert (fed == 1.0).all()
+
+    def test_scope_guard_is_followed_on_repeated_runs(self):
+        x = fluid.data("x", [None, 4])
+        y = L.fc(x, 2, param_attr=fluid.ParamAttr(initializer=fluid.initializer.Constant(1.0)), bias_attr=False)
+        exe = fluid.Executor(fluid.CPUPlace())
+        a, b = fluid.Scope(), fluid.Scope()
+        for s in (a, b):
+            with fluid.scope_guard(s):
+                exe.run(fluid.default_startup_program())
+        b.find_var(y.block.program.all_parameters()[0].name).get_tensor().set(np.zeros((4, 2), "float32"), None)
+        feed = {"x": np.ones((1, 4), "float32")}
+        for _ in range(2):
+            for s, want in ((a, 4.0), (b, 0.0)):
+                with fluid.scope_guard(s):
+                    assert exe.run(feed=feed, fetch_list=[y])[0].tolist() == [[want, want]]

@@ -252,13 +252,14 @@ class Executor:
         use_prune: bool = False,
     ):
         """Run ``program`` with ``feed`` (name -> array) and return the ``fetch_list`` values."""
+        target = default_main_program() if program is None else program
         if (
-            type(program) in (Program, CompiledProgram)
+            type(target) in (Program, CompiledProgram)
             and (feed is None or type(feed) is dict)
             and not RECORDER.enabled
             and not any_vlog()
         ):
-            fast = self._runners.get((program, None if feed is None else tuple(feed), _fetch_key(fetch_list), scope))
+            fast = self._runners.get((target, None if feed is None else tuple(feed), _fetch_key(fetch_list), scope))
             if fast is not None and fast.version == fast.program._version and not self._closed:
                 return fast.run(feed, scope if scope is not None else global_scope(), return_numpy)
         if self._closed:
@@ -328,7 +329,7 @@ class Executor:
 
         key = (tuple(sorted(fed)), tuple(fetch_names))
         prepared = self._cache.get(program, key, lambda: self._prepare(program, fed, fetch_names))
-        if not vlog and not recorder and fed.keys() == feed.keys():
+        if not vlog and not recorder and fed.keys() == feed.keys() and block.ops:
             # the next run with the same program, feed names, fetch list and scope skips the checks above
             fast_key = (original_program, None if original_feed is None else tuple(feed), _fetch_key(fetch_list),
                         original_scope)  # fmt: skip
