@@ -297,45 +297,13 @@ class PreparedBlock:
             self._compiled = _compile(self)
         return self._compiled
 
-    def run_stepwise(self, env: Dict[str, torch.Tensor]) -> None:
-        """``run`` as a loop over the steps (what the generated function does, spelled generically)."""
-        env[EMPTY_VAR_NAME] = None  # a gradient nobody produced reads as None
-        for s in self.steps:
-            try:
-                for v, key in s.saves:
-                    if v in env:
-                        env[key] = env[v]
-                ins = {}
-                for slot, names, targets in s.ins:
-                    if targets is None:
-                        ins[slot] = [env[n] for n in names]
-                    else:
-                        ins[slot] = [env[n] if t is None else env[n].to(t) for n, t in zip(names, targets)]
-                for slot, names in s.optional:
-                    ins[slot] = [env.get(n) for n in names]
-                if s.sub is not None:
-                    _run_sub_block(s, ins, env, lambda: s.sub.run(env))
-                    result = {}
-                else:
-                    result = s.kernel(ins, s.attrs) if not s.adds else _adding(s, ins, env)
-                for slot, names in s.outs:
-                    vals = result.get(slot)
-                    if vals is not None:
-                        for n, v in zip(names, vals):
-                            if n != EMPTY_VAR_NAME:
-                                env[n] = v
-                for n in s.dels:
-                    env.pop(n, None)
-            except EOFException:  # the end of a reader's pass, for the script to catch
-                raise
-            except Exception as e:  # noqa: BLE001  (re-raised with the op attached)
-                raise _op_error(s, e, env) from e
-
 
 def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool]] = None):
     """One Python function running ``block``'s steps in order over ``env``: each step's kernel,
-    attributes and slot names are constants of the generated code. Same semantics as
-    ``run_stepwise``; an error is reported for the step that raised it.
+    attributes and slot names are constants of the generated code: per step, the values it saves
+    for grad ops, its slot dict (planned copies included), the kernel (or the sub-block runner, or
+    the array-gradient adder), its outputs into ``env`` and the deletions after it. An error is
+    reported for the step that raised it.
 
     ``profiled=(prefix, all_op_detail)``: the function also takes ``add`` (an event list's append)
     and records what ``run_instrumented`` records for ops without sub-blocks: per op its span and
