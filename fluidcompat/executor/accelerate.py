@@ -117,10 +117,13 @@ class CudaGraphed:
             return self.prepared.run(env)
         signature = tuple((n, tuple(t.shape), t.dtype) for n, t in sorted(env.items()) if torch.is_tensor(t))
         if self.graph is not None and signature == self.signature:
-            for n, t in self.inputs.items():
-                if env[n] is not t:
-                    t.copy_(env[n], non_blocking=True)
+            moved = [n for n, t in self.inputs.items() if env[n] is not t]
+            for n in moved:  # new feeds (or a scope value set anew) into the graph's input buffers
+                self.inputs[n].copy_(env[n], non_blocking=True)
             self.graph.replay()
+            for n in moved:
+                if n in persist:  # updated in place in the graph's buffer: hand it to the scope's tensor
+                    env[n].copy_(self.inputs[n])
             env.update(self.outputs)
             return None
         why = self.reason_not_capturable(env)
