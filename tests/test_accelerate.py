@@ -94,3 +94,50 @@ def test_cuda_graph_skips_a_program_with_host_reads(capsys):
     got = exe.run(fluid.CompiledProgram(main, build_strategy=bs), fetch_list=[out])[0]
     assert got.shape == (1, 3, 5, 5)
     assert "CUDA graph capture skipped" in capsys.readouterr().err
+
+
+# -- which programs a CUDA graph can take (pure: plans for cuda:0, no GPU needed) --------------------
+def gpu_steps(main, fed=()):
+    from fluidcompat.executor.interpreter import PreparedBlock
+    from fluidcompat.executor.placement import plan_block
+
+    return PreparedBlock(plan_block(main.global_block(), "cuda:0", fed), keep=()).steps
+
+
+def crop(guard, shape_from_feed=False):
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        d1 = fluid.layers.fill_constant(shape=[1, 3, 8, 8], value=0.5, dtype="float32")
+        if shape_from_feed:
+            shape = fluid.data("s", [4], "int32")
+        else:
+            d2 = fluid.layers.fill_constant(shape=[1, 3, 5, 5], value=0.5, dtype="float32")
+            with fluid.device_guard(guard):
+                shape = fluid.layers.slice(fluid.layers.shape(d2), axes=[0], starts=[0], ends=[4])
+        fluid.layers.crop_tensor(d1, shape=shape)
+    return main
+
+
+def test_capturable_programs(monkeypatch):
+    from fluidcompat.executor.accelerate import program_not_capturable
+
+    monkeypatch.delenv("FLUIDCOMPAT_DEVICE", raising=False)
+    # the tutorial's crop program: slice on the GPU means copies both ways
+    why = program_not_capturable(gpu_steps(crop(None)))
+    assert why == "op slice needs 'shape_0.tmp_0' copied (GpuMemcpySync:CPU->GPU) during the run"
+    # slice guarded to the CPU: crop_tensor reads a host value fixed by the shapes: capturable
+    assert program_not_capturable(gpu_steps(crop("cpu"))) is None
+    # a shape fed at run time (on the GPU) would be read back to the host each run: refused
+    assert program_not_capturable(gpu_steps(crop(None, shape_from_feed=True), fed=["s"])) == (
+        "op crop_tensor needs 's' copied (GpuMemcpySync:GPU->CPU) during the run"
+    )
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        x = fluid.data("x", [8, 4], "float32")
+        loss = fluid.layers.mean(fluid.layers.fc(x, 2))
+        fluid.optimizer.SGD(0.1).minimize(loss)
+    assert program_not_capturable(gpu_steps(main, fed=["x"])) is None
+    with fluid.program_guard(main, fluid.Program()):
+        flag = fluid.layers.fill_constant([1], "bool", True)
+        fluid.layers.cond(flag, lambda: fluid.layers.scale(loss, 2.0), lambda: fluid.layers.scale(loss, 3.0))
+    assert program_not_capturable(gpu_steps(main, fed=["x"])) == "it has control flow (conditional_block)"

@@ -75,6 +75,34 @@ def _graphs() -> int:
     return int(counters["stats"].get("unique_graphs", 0))
 
 
+_RANDOM = ("dropout", "sampling_id", "randint", "randperm")
+
+
+def program_not_capturable(steps) -> Optional[str]:
+    """Why a prepared block planned for a GPU cannot be replayed from a CUDA graph, or None. Pure
+    (reads the plan only). A capture records the GPU work once: it cannot hold control flow or
+    copies between host and device, and an op reading a value on the host (``crop_tensor``'s Shape)
+    must read one fixed by the shapes the graph is captured for (from ``shape`` ops, constants, and
+    ops on those alone), not data that changes between runs."""
+    static = set()
+    for s in steps:
+        op = s.plan.op
+        if s.sub is not None:
+            return f"it has control flow ({op.type})"
+        for c in s.plan.copies:
+            return f"op {op.type} needs {c.var!r} copied ({c.kind}) during the run"
+        for slot in op._def.host_inputs:
+            moving = [n for n in op.inputs.get(slot, ()) if n not in static]
+            if moving:
+                return f"op {op.type} reads {moving[0]!r} on the host, and its value can change between runs"
+        ins = [n for names in op.inputs.values() for n in names]
+        random = "random" in op.type or op.type in _RANDOM
+        fixed = op.type == "shape" or (op.type == "fill_constant" and not ins)
+        if fixed or (ins and set(ins) <= static and not random):
+            static.update(op.output_arg_names)
+    return None
+
+
 class CudaGraphed:
     """``prepared.run`` captured into a CUDA graph after a warm-up run, replayed afterwards."""
 
@@ -91,26 +119,9 @@ class CudaGraphed:
         if not torch.cuda.is_available():
             return "CUDA graphs need a GPU"
         devices = {t.device.type for t in env.values() if torch.is_tensor(t)}
-        if devices != {"cuda"}:
-            return "some of the program's tensors live on the CPU (device_guard('cpu') or host reads)"
-        static = set()  # values fixed by the shapes the graph is captured for (shape ops, constants)
-        for s in self.prepared.steps:
-            op = s.plan.op
-            if s.sub is not None:
-                return f"it has control flow ({op.type})"
-            for slot in op._def.host_inputs:
-                moving = [n for n in op.inputs.get(slot, ()) if n not in static]
-                if moving:
-                    return f"op {op.type} reads {moving[0]!r} on the host, and its value can change between runs"
-            ins = [n for names in op.inputs.values() for n in names]
-            random = "random" in op.type or op.type in ("dropout", "sampling_id", "randint", "randperm")
-            if (
-                op.type == "shape"
-                or (op.type == "fill_constant" and not ins)
-                or (ins and set(ins) <= static and not random)
-            ):
-                static.update(op.output_arg_names)
-        return None
+        if devices - {"cuda"}:
+            return "some of the tensors it reads live in host memory (feed or scope values on the CPU)"
+        return program_not_capturable(self.prepared.steps)
 
     def __call__(self, env: Dict[str, torch.Tensor], persist) -> None:
         if self.eager:
