@@ -328,3 +328,26 @@ def test_pinned_tensor_copies_to_the_gpu_without_blocking():
     assert str(y.place) == "Place(gpu:0)" and y._t.device.type == "cuda"
     np.testing.assert_array_equal(y.numpy(), x.numpy())
     assert y.cuda() is y  # already there: no copy
+
+
+def test_optimizer_state_round_trips(tmp_path):
+    """Adam's moments and beta powers saved with paddle.save and set on a fresh optimizer continue
+    the same trajectory."""
+    a, g = rng.rand(2, 2).astype("float32"), rng.rand(2, 2).astype("float32")
+
+    def step(opt, p):
+        (p * t(g)).sum().backward()
+        opt.step()
+        opt.clear_grad()
+
+    p1 = _param(a)
+    o1 = optimizer.Adam(learning_rate=0.1, parameters=[p1])
+    step(o1, p1)
+    saving.save(o1.state_dict(), str(tmp_path / "opt.pdopt"))
+    assert sorted(o1.state_dict()) == ["p_beta1_pow_acc_0", "p_beta2_pow_acc_0", "p_moment1_0", "p_moment2_0"]
+    p2 = _param(p1.numpy())
+    o2 = optimizer.Adam(learning_rate=0.1, parameters=[p2])
+    o2.set_state_dict(saving.load(str(tmp_path / "opt.pdopt")))
+    step(o1, p1)
+    step(o2, p2)
+    np.testing.assert_allclose(p2.numpy(), p1.numpy(), rtol=1e-6)

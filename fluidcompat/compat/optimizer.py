@@ -98,11 +98,13 @@ class Optimizer:
     clear_gradients = clear_grad
 
     def state_dict(self) -> Dict[str, np.ndarray]:
+        """Accumulators as ``<parameter name>_<accumulator>`` -> Tensor (on the parameter's place)."""
         out = {}
-        names = {id(p._t): getattr(p, "name", str(i)) for i, p in enumerate(self._parameter_list)}
+        params = {id(p._t): (getattr(p, "name", str(i)), p.place) for i, p in enumerate(self._parameter_list)}
         for key, table in self._accumulators.items():
             for pid, t in table.items():
-                out[f"{names.get(pid, pid)}_{key}"] = Tensor(t.clone(), None, True)
+                name, place = params[pid]
+                out[f"{name}_{key}"] = Tensor(t.clone(), place, True)
         return out
 
     def set_state_dict(self, state_dict) -> None:
