@@ -186,7 +186,9 @@ class Tensor:
             )
         g = grad_tensor._t if isinstance(grad_tensor, Tensor) else grad_tensor
         if g is None and self._t.numel() != 1:
-            g = torch_ones_like(self._t)  # Paddle starts from ones for any shape
+            import torch
+
+            g = torch.ones_like(self._t)  # Paddle starts from ones for any shape
         self._t.backward(g, retain_graph=retain_graph)
         for hook in list(AFTER_BACKWARD):
             hook()
@@ -286,9 +288,3 @@ def to_tensor(data, dtype=None, place=None, stop_gradient: bool = True) -> Tenso
 
 # Called after every Tensor.backward(): paddle.DataParallel all-reduces its gradients there.
 AFTER_BACKWARD: list = []
-
-
-def torch_ones_like(t):
-    import torch
-
-    return torch.ones_like(t)

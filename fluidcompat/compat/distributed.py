@@ -12,7 +12,7 @@ import atexit
 import contextlib
 import os
 import weakref
-from typing import List, Optional
+from typing import List
 
 from fluidcompat import places as _places
 from fluidcompat.compat import device as _device
@@ -269,9 +269,3 @@ def spawn(func, args=(), nprocs=-1, join=True, daemon=False, **options):
         "paddle.distributed.spawn is not supported by fluidcompat: start the workers with "
         "`fluidcompat launch --nproc_per_node N script.py`"
     )
-
-
-def launch_main(argv: Optional[List[str]] = None) -> int:
-    from fluidcompat.launch import main
-
-    return main(argv)

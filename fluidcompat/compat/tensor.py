@@ -328,16 +328,18 @@ def min(x, axis=None, keepdim=False, name=None) -> Tensor:
     return _reduce(lambda t, *a: t.amin(*a), x, axis, keepdim)
 
 
+def _arg(x, fn, axis, keepdim, dtype) -> Tensor:
+    """Indices of ``fn`` (argmax / argmin) along ``axis``; over the whole tensor: shape [1]."""
+    t = _whole(fn(x._t)) if axis is None else fn(x._t, int(axis), keepdim)
+    return Tensor(t.to(torch_dtype(dtype)), x.place, True)
+
+
 def argmax(x, axis=None, keepdim=False, dtype="int64", name=None) -> Tensor:
-    if axis is None:
-        return Tensor(_whole(x._t.argmax()).to(torch_dtype(dtype)), x.place, True)
-    return Tensor(x._t.argmax(int(axis), keepdim).to(torch_dtype(dtype)), x.place, True)
+    return _arg(x, _torch().argmax, axis, keepdim, dtype)
 
 
 def argmin(x, axis=None, keepdim=False, dtype="int64", name=None) -> Tensor:
-    if axis is None:
-        return Tensor(_whole(x._t.argmin()).to(torch_dtype(dtype)), x.place, True)
-    return Tensor(x._t.argmin(int(axis), keepdim).to(torch_dtype(dtype)), x.place, True)
+    return _arg(x, _torch().argmin, axis, keepdim, dtype)
 
 
 def topk(x, k, axis=-1, largest=True, sorted=True, name=None):

@@ -39,34 +39,30 @@ class TorchCompiled:
         if self.eager:
             return self.prepared.run(env)
         if self.fn is None:
-            import torch._dynamo
+            import torch._dynamo.config as config
 
             try:
                 self.fn = torch.compile(self.prepared.compiled_function(), backend=self.backend, dynamic=False)
             except Exception as e:  # noqa: BLE001  (an unknown backend, a torch without a compiler)
-                return self._fall_back(env, f"{type(e).__name__}: {e}")
+                self._give_up(f"could not compile the program ({type(e).__name__}: {e})")
+                return self.prepared.run(env)
             before = _graphs()
-            import torch._dynamo.config as config
-
             with config.patch(suppress_errors=True):
                 try:
                     self.fn(env)
                 except Exception as e:  # noqa: BLE001
                     # nothing compiled ran yet when compiling the first graph failed; a later failure
                     # is suppressed by dynamo (that frame runs eagerly)
-                    self.eager = True
-                    _say(f"torch.compile could not compile the program ({type(e).__name__}: {e}); it runs eagerly")
+                    self._give_up(f"could not compile the program ({type(e).__name__}: {e})")
                     raise
             if _graphs() == before:
-                self.eager = True
-                _say("torch.compile found nothing to compile in the program; it runs eagerly")
+                self._give_up("found nothing to compile in the program")
             return None
         return self.fn(env)
 
-    def _fall_back(self, env, why: str) -> None:
+    def _give_up(self, why: str) -> None:
         self.eager = True
-        _say(f"torch.compile could not compile the program ({why}); it runs eagerly")
-        self.prepared.run(env)
+        _say(f"torch.compile {why}; it runs eagerly")
 
 
 def _graphs() -> int:
@@ -123,6 +119,10 @@ class CudaGraphed:
             return "some of the tensors it reads live in host memory (feed or scope values on the CPU)"
         return program_not_capturable(self.prepared.steps)
 
+    def _give_up(self, why: str) -> None:
+        self.eager = True
+        _say(f"CUDA graph capture {why}; the program runs eagerly")
+
     def __call__(self, env: Dict[str, torch.Tensor], persist) -> None:
         if self.eager:
             return self.prepared.run(env)
@@ -139,16 +139,14 @@ class CudaGraphed:
             return None
         why = self.reason_not_capturable(env)
         if why is not None:
-            self.eager = True
-            _say(f"CUDA graph capture skipped: {why}; the program runs eagerly")
+            self._give_up(f"skipped: {why}")
             return self.prepared.run(env)
         if not self.warm:  # one eager run first: lazy allocations, cuBLAS handles
             before = {n: t for n, t in env.items() if torch.is_tensor(t)}
             self.prepared.run(env)
             replaced = [n for n in persist if n in before and env.get(n) is not before[n]]
             if replaced:
-                self.eager = True
-                _say(f"CUDA graph capture skipped: the run replaces {replaced[0]!r} instead of updating it in place")
+                self._give_up(f"skipped: the run replaces {replaced[0]!r} instead of updating it in place")
             self.warm = True
             return None
         self.signature = signature
@@ -160,8 +158,7 @@ class CudaGraphed:
             with torch.cuda.graph(graph):
                 self.prepared.run(work)
         except Exception as e:  # noqa: BLE001  (a host sync or an allocation the capture refused)
-            self.eager = True
-            _say(f"CUDA graph capture failed ({type(e).__name__}: {e}); the program runs eagerly")
+            self._give_up(f"failed ({type(e).__name__}: {e})")
             return self.prepared.run(env)
         self.graph = graph
         self.outputs = {n: t for n, t in work.items() if n not in self.inputs or work[n] is not self.inputs[n]}

@@ -163,9 +163,14 @@ def _fetch_names(fetch_list) -> List[str]:
     return names
 
 
+def _shape_fits(vshape, shape) -> bool:
+    """Whether a fed ``shape`` matches a variable's (-1: any size)."""
+    return len(shape) == len(vshape) and all(v < 0 or v == s for v, s in zip(vshape, shape))
+
+
 def _check_feed(var: Variable, shape, dtype_name: str) -> None:
     vshape = tuple(var.shape)
-    if len(shape) != len(vshape) or any(v >= 0 and v != s for v, s in zip(vshape, shape)):
+    if not _shape_fits(vshape, shape):
         raise ValueError(
             "The fed Variable %r should have dimensions = %d, shape = %r, but received fed shape %r on each device"
             % (var.name, len(vshape), vshape, list(shape))
@@ -329,6 +334,7 @@ class Executor:
 
         key = (tuple(sorted(fed)), tuple(fetch_names))
         prepared = self._cache.get(program, key, lambda: self._prepare(program, fed, fetch_names))
+        accelerated = _accelerator(original_program, prepared)
         if not vlog and not recorder and fed.keys() == feed.keys() and block.ops:
             # the next run with the same program, feed names, fetch list and scope skips the checks above
             fast_key = (original_program, None if original_feed is None else tuple(feed), _fetch_key(fetch_list),
@@ -336,16 +342,9 @@ class Executor:
             if fast_key[2] is not None:
                 if len(self._runners) > 64:
                     self._runners.clear()
-                self._runners[fast_key] = _Runner(self, program, prepared, block, list(feed), fetch_names)
-                self._runners[fast_key].accelerated = _accelerator(original_program, prepared)
+                self._runners[fast_key] = _Runner(self, program, prepared, block, list(feed), fetch_names, accelerated)
         env: Dict[str, torch.Tensor] = dict(fed)
-        for n, dev in prepared.externals.items():
-            sv = scope.find_var(n)
-            t = sv.tensor._t if sv is not None else None
-            if t is None:
-                raise _missing_input(prepared, n, block)
-            env[n] = t if dev is None or t.device == dev else t.to(dev)
-        accelerated = _accelerator(original_program, prepared)
+        _read_externals(prepared, block, scope, env)
         with torch.no_grad():
             if recorder or vlog:
                 prepared.run_instrumented(env, recorder, vlog)
@@ -353,10 +352,7 @@ class Executor:
                 accelerated(env)
             else:
                 prepared.run(env)
-        for n in prepared.persist_outputs:
-            t = env.get(n)
-            if t is not None:
-                scope.var(n).tensor._t = t
+        _write_persistables(prepared, env, scope)
         if not recorder and not vlog:
             return [self._fetched(n, env, scope, return_numpy) for n in fetch_names]
         results = []
@@ -422,6 +418,24 @@ class Executor:
         return LoDTensor(t)
 
 
+def _read_externals(prepared: PreparedBlock, block, scope: Scope, env) -> None:
+    """Put into ``env`` what the run reads from the scope, on the device the plan wants it."""
+    for n, dev in prepared.externals.items():
+        sv = scope.find_var(n)
+        t = sv.tensor._t if sv is not None else None
+        if t is None:
+            raise _missing_input(prepared, n, block)
+        env[n] = t if dev is None or t.device == dev else t.to(dev)
+
+
+def _write_persistables(prepared: PreparedBlock, env, scope: Scope) -> None:
+    """Keep in the scope the persistable variables the run wrote."""
+    for n in prepared.persist_outputs:
+        t = env.get(n)
+        if t is not None:
+            scope.var(n).tensor._t = t
+
+
 def _accelerator(program, prepared: PreparedBlock):
     """The torch.compile / CUDA graph runner a CompiledProgram's BuildStrategy asks for (one per
     prepared block), or None."""
@@ -430,7 +444,7 @@ def _accelerator(program, prepared: PreparedBlock):
         return None
     from fluidcompat.executor import accelerate
 
-    runners = prepared.__dict__.setdefault("accelerators", {})
+    runners = prepared.accelerators
     if strategy.use_cuda_graph:
         if "graph" not in runners:
             graphed = accelerate.CudaGraphed(prepared)
@@ -483,11 +497,13 @@ class _Runner:
     """A run Executor.run has done before, with everything it checked and looked up kept: the next
     run with the same program version, feed names, fetch list and scope feeds, runs and fetches."""
 
-    def __init__(self, exe: "Executor", program: Program, prepared: PreparedBlock, block, feed_names, fetch_names):
+    def __init__(
+        self, exe: "Executor", program: Program, prepared: PreparedBlock, block, feed_names, fetch_names, accelerated
+    ):
         self.exe = exe
         self.program = program
         self.version = program._version
-        self.accelerated = None
+        self.accelerated = accelerated  # a torch.compile / CUDA graph runner, or None
         self.prepared = prepared
         self.block = block
         self.feeds = []
@@ -495,19 +511,13 @@ class _Runner:
             var = block.vars[n]
             check = (tuple(var.shape), np_name(var.dtype)) if var.need_check_feed else None
             self.feeds.append((n, var, check, _may_be_written(program, n, set(prepared.persist_outputs))))
-        self.externals = tuple(prepared.externals.items())
-        self.persist = prepared.persist_outputs
         self.fetch = tuple(fetch_names)
         self.device = exe._device
 
     def _feed(self, name, value, var, check, copy):
         if type(value) is np.ndarray and check is not None and value.flags.c_contiguous:
             shape, dtype = check
-            if (
-                value.dtype.name == dtype
-                and value.ndim == len(shape)
-                and all(d < 0 or d == s for d, s in zip(shape, value.shape))
-            ):
+            if value.dtype.name == dtype and _shape_fits(shape, value.shape):
                 t = torch.from_numpy(value)  # shares the caller's array: nothing in the run writes to it
                 if self.device.type != "cpu":
                     return t.to(self.device)
@@ -518,22 +528,14 @@ class _Runner:
         env = {}
         for name, var, check, copy in self.feeds:
             env[name] = self._feed(name, feed[name], var, check, copy)
-        for n, dev in self.externals:
-            sv = scope.find_var(n)
-            t = sv.tensor._t if sv is not None else None
-            if t is None:
-                raise _missing_input(self.prepared, n, self.block)
-            env[n] = t if dev is None or t.device == dev else t.to(dev)
+        _read_externals(self.prepared, self.block, scope, env)
         prev = torch.is_grad_enabled()
         torch._C._set_grad_enabled(False)
         try:
             (self.accelerated or self.prepared.run)(env)
         finally:
             torch._C._set_grad_enabled(prev)
-        for n in self.persist:
-            t = env.get(n)
-            if t is not None:
-                scope.var(n).tensor._t = t
+        _write_persistables(self.prepared, env, scope)
         return [Executor._fetched(n, env, scope, return_numpy) for n in self.fetch]
 
 

@@ -107,6 +107,9 @@ class PreparedBlock:
             step.copy_kinds = {(c.slot, c.var): c.kind for c in p.copies}
             steps.append(step)
         self.steps = steps
+        self._compiled = None  # the generated function run() calls (see _compile)
+        self._profiled: Dict[Tuple[str, bool], Any] = {}  # ... that also records profiler events
+        self.accelerators: Dict[Any, Any] = {}  # torch.compile / CUDA graph runners (executor._accelerator)
         if free:  # the top block of a run
             _keep_overwritten_values(self)
             self._plan_deletions(set(keep))
@@ -168,15 +171,8 @@ class PreparedBlock:
             return fn(env, add)
         env[EMPTY_VAR_NAME] = None
         for s in self.steps:
-            names = s.event_names.get((prefix, instance))
-            if names is None:
-                op_type = prefix + s.plan.op.type
-                base = prefix + s.unique + "/" if instance else op_type + "/"
-                names = s.event_names[(prefix, instance)] = (
-                    op_type, base, place_text(s.plan.device), base + "prepare_data", base + "infer_shape",
-                    base + "compute", prefix + s.unique,
-                )  # fmt: skip
-            op_type, base, place, ev_prepare, ev_infer, ev_compute, ev_unique = names
+            op_type, base, ev_prepare, ev_infer, ev_compute, ev_unique = _event_names(s, prefix, instance)
+            place = place_text(s.plan.device) if vlog else ""
             try:
                 t0 = now_ns()
                 for v, key in s.saves:
@@ -271,25 +267,12 @@ class PreparedBlock:
                 names.extend(s.sub.reads())
         return names
 
-    _compiled = None
-
-    @property
-    def _profiled(self) -> Dict[Tuple[str, bool], Any]:
-        """Generated functions that also record profiler events, per (name prefix, AllOpDetail)."""
-        table = self.__dict__.get("_profiled_fns")
-        if table is None:
-            table = self.__dict__["_profiled_fns"] = {}
-        return table
-
     def run(self, env: Dict[str, torch.Tensor]) -> None:
         """Run every step over ``env`` (name -> tensor), which holds the externals on entry.
 
         The first run turns the steps into one generated Python function (``_compile``): per op a
         kernel call with its slot dict spelled out, no loops over slots or per-step look-ups."""
-        fn = self._compiled
-        if fn is None:
-            fn = self._compiled = _compile(self)
-        fn(env)
+        (self._compiled or self.compiled_function())(env)
 
     def compiled_function(self):
         """The generated function ``run`` calls (what torch.compile is given)."""
@@ -308,7 +291,6 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool]] = None
     ``profiled=(prefix, all_op_detail)``: the function also takes ``add`` (an event list's append)
     and records what ``run_instrumented`` records for ops without sub-blocks: per op its span and
     its prepare_data / infer_shape / compute phases, each copy, and with AllOpDetail its instance."""
-    from fluidcompat.logging import place_text  # noqa: F401  (names are made once, below)
     from fluidcompat.profiler.events import INNER_OP, ORDINARY, UNIQUE_OP, now_ns
 
     consts: Dict[str, Any] = {
@@ -333,11 +315,7 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool]] = None
         consts[k], consts[f"_A{i}"], consts[f"_S{i}"] = s.kernel, s.attrs, s
         emit(f"        i = {i}")
         if profiled:
-            prefix, instance = profiled
-            op_type = prefix + s.plan.op.type
-            base = prefix + s.unique + "/" if instance else op_type + "/"
-            consts[f"_N{i}"] = (op_type, base + "prepare_data", base + "infer_shape", base + "compute",
-                                prefix + s.unique)  # fmt: skip
+            names = consts[f"_N{i}"] = _event_names(s, *profiled)  # op, base, prepare, infer, compute, unique
             emit("        t0 = _now()")
         for v, key in s.saves:
             emit(f"        if {v!r} in env: env[{key!r}] = env[{v!r}]")
@@ -350,8 +328,7 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool]] = None
                     copy = f"env[{n!r}].to(_T{i}_{len(consts) - 1})"
                     if profiled:  # the copy's own event, nested in the op's phase
                         phase = "compute/" if (slot, n) in s.host_copies else "prepare_data/"
-                        consts[f"_C{i}_{j}_{slot}"] = consts[f"_N{i}"][1].rsplit("/", 1)[0] + "/" + phase + \
-                            s.copy_kinds[(slot, n)]  # fmt: skip
+                        consts[f"_C{i}_{j}_{slot}"] = names[1] + phase + s.copy_kinds[(slot, n)]
                         copy = f"_copied(add, _C{i}_{j}_{slot}, lambda: {copy})"
                     vals.append(copy)
                 else:
@@ -362,8 +339,8 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool]] = None
         emit(f"        ins = {{{', '.join(parts)}}}")
         if profiled:
             emit("        t1 = _now()")
-            emit(f"        add(_mk(_Ev, (_N{i}[1], _INNER, t0, t1, 0)))")
-            emit(f"        add(_mk(_Ev, (_N{i}[2], _INNER, t1, _now(), 0)))")
+            emit(f"        add(_mk(_Ev, (_N{i}[2], _INNER, t0, t1, 0)))")
+            emit(f"        add(_mk(_Ev, (_N{i}[3], _INNER, t1, _now(), 0)))")
             emit("        t2 = _now()")
         if s.sub is not None:
             emit(f"        _run_sub_block(_S{i}, ins, env, lambda: _S{i}.sub.run(env))")
@@ -386,13 +363,13 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool]] = None
                 emit(f"            for n, x in zip({names!r}, v):")
                 emit("                if n != _EMPTY: env[n] = x")
         if profiled:
-            emit(f"        add(_mk(_Ev, (_N{i}[3], _INNER, t2, _now(), 0)))")
+            emit(f"        add(_mk(_Ev, (_N{i}[4], _INNER, t2, _now(), 0)))")
         for n in s.dels:
             emit(f"        env.pop({n!r}, None)")
         if profiled:
             emit("        t4 = _now()")
             if profiled[1]:
-                emit(f"        add(_mk(_Ev, (_N{i}[4], _UNIQUE, t0, t4, 0)))")
+                emit(f"        add(_mk(_Ev, (_N{i}[5], _UNIQUE, t0, t4, 0)))")
             emit(f"        add(_mk(_Ev, (_N{i}[0], _ORD, t0, t4, 0)))")
     emit("        pass")
     emit("    except _EOF:")
@@ -406,6 +383,19 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool]] = None
     run = namespace["run"]
     run.source = source
     return run
+
+
+def _event_names(s: Step, prefix: str, instance: bool) -> tuple:
+    """The profiler's names for step ``s`` (made once per prefix and tracer): the op's event, the
+    base of its phases (``mul/`` or with AllOpDetail ``mul/mul%out%/``), its prepare_data /
+    infer_shape / compute phases and its AllOpDetail instance."""
+    names = s.event_names.get((prefix, instance))
+    if names is None:
+        op_type = prefix + s.plan.op.type
+        base = prefix + s.unique + "/" if instance else op_type + "/"
+        names = (op_type, base, base + "prepare_data", base + "infer_shape", base + "compute", prefix + s.unique)
+        s.event_names[(prefix, instance)] = names
+    return names
 
 
 def _copied(add, name: str, copy):
