@@ -31,8 +31,8 @@ def _find_cuda_error(exc: BaseException) -> Optional[BaseException]:
 
 
 def run_script(script: str, args: List[str], device: Optional[str]) -> int:
-    if device == "cpu":
-        os.environ[places.ENV_DEVICE] = "cpu"
+    if device in ("cpu", places.EMULATED_GPU):
+        os.environ[places.ENV_DEVICE] = device
     elif device == "gpu" and not places.cuda_available():
         sys.stderr.write("fluidcompat: error: --device gpu was asked for, but torch finds no CUDA device here\n")
         return 1
@@ -100,9 +100,10 @@ def main(argv: Optional[List[str]] = None) -> int:
     run = sub.add_parser("run", help="run a fluid 1.x script with `import paddle.fluid` resolving to fluidcompat")
     run.add_argument(
         "--device",
-        choices=["cpu", "gpu"],
+        choices=["cpu", "gpu", places.EMULATED_GPU],
         default=None,
-        help="cpu: run every GPU place and device_guard('gpu') on the CPU",
+        help="cpu: run every GPU place and device_guard('gpu') on the CPU; emulated-gpu: plan, log and "
+        "profile GPU places as on a GPU (its copies and GpuMemcpy events) with every tensor in host memory",
     )
     run.add_argument(
         "--explain-placement",

@@ -60,18 +60,24 @@ class VLog:
         "fetch_op": "fetch_op.cc",
         "tensor_util": "tensor_util.cc",
         "data_device_transform": "data_device_transform.cc",
+        "eager_deletion_op_handle": "eager_deletion_op_handle.cc",
     }
 
     def __init__(self, level: int = 3) -> None:
+        from fluidcompat import places
+
         self.on = {m for m in self.FILES if vlog_level(m) >= level}
         self.pid = os.getpid()
+        self.files = dict(self.FILES)
+        if places.is_compiled_with_cuda():  # a CUDA build logs its tensor copies from tensor_util.cu
+            self.files["tensor_util"] = "tensor_util.cu"
 
     def __call__(self, module: str, line: int, text: str) -> None:
         if module not in self.on:
             return
         now = datetime.datetime.now()
         tid = threading.get_native_id() if hasattr(threading, "get_native_id") else self.pid
-        sys.stderr.write(f"I{now:%m%d %H:%M:%S}.{now.microsecond:06d} {tid} {self.FILES[module]}:{line}] {text}\n")
+        sys.stderr.write(f"I{now:%m%d %H:%M:%S}.{now.microsecond:06d} {tid} {self.files[module]}:{line}] {text}\n")
 
 
 def dims_text(shape) -> str:

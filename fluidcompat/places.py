@@ -12,6 +12,10 @@ import sys
 from typing import Iterator, List, Optional, Union
 
 ENV_DEVICE = "FLUIDCOMPAT_DEVICE"
+# FLUIDCOMPAT_DEVICE=emulated-gpu (``fluidcompat run --device emulated-gpu``): GPU places are planned,
+# logged and profiled as on a GPU (copies, GpuMemcpy events, CUDAPlace in logs) while every tensor
+# stays in host memory: a GPU run's copies, rehearsed on a machine without one.
+EMULATED_GPU = "emulated-gpu"
 
 
 class CUDAUnavailableError(RuntimeError):
@@ -87,6 +91,17 @@ def cpu_mode() -> bool:
     return not _planning_as_asked and os.environ.get(ENV_DEVICE, "").lower() == "cpu"
 
 
+def emulating_gpu() -> bool:
+    """True under ``--device emulated-gpu``: plan for the GPU, compute on the CPU."""
+    return os.environ.get(ENV_DEVICE, "").lower() == EMULATED_GPU
+
+
+def tensor_device(device: str) -> str:
+    """Where a tensor planned for ``device`` ('cpu', 'cuda:N') is really allocated: the same, except
+    in host memory when the GPU is emulated."""
+    return "cpu" if device != "cpu" and emulating_gpu() else device
+
+
 @contextlib.contextmanager
 def as_asked() -> Iterator[None]:
     """Map places as the script asked for them, ignoring ``--device cpu`` (to explain a GPU plan)."""
@@ -109,6 +124,16 @@ def _announce_cpu_mode() -> None:
         sys.stderr.write("fluidcompat: device cpu requested: GPU places and device_guard('gpu') run on the CPU\n")
 
 
+def _announce_emulation() -> None:
+    global _announced
+    if not _announced:
+        _announced = True
+        sys.stderr.write(
+            "fluidcompat: device emulated-gpu requested: GPU places are planned, logged and profiled as on "
+            "CUDAPlace(N), with every tensor in host memory (times are the CPU's)\n"
+        )
+
+
 def cuda_available() -> bool:
     import torch  # lazily: building programs never needs torch
 
@@ -118,12 +143,17 @@ def cuda_available() -> bool:
 def cuda_device_count() -> int:
     import torch
 
-    return torch.cuda.device_count() if torch.cuda.is_available() else 0
+    if torch.cuda.is_available():
+        return torch.cuda.device_count()
+    return 1 if emulating_gpu() else 0
 
 
 def _require_cuda(place: Place) -> None:
     if cpu_mode():
         _announce_cpu_mode()
+        return
+    if emulating_gpu():
+        _announce_emulation()
         return
     if not cuda_available():
         raise CUDAUnavailableError(
@@ -134,7 +164,7 @@ def _require_cuda(place: Place) -> None:
 
 def is_compiled_with_cuda() -> bool:
     """True when GPU places can run on a GPU here (False under ``--device cpu``)."""
-    return not cpu_mode() and cuda_available()
+    return not cpu_mode() and (cuda_available() or emulating_gpu())
 
 
 def _cpu_num() -> int:

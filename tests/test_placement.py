@@ -241,3 +241,115 @@ def test_pinned_feed_on_cuda():
     y = L.scale(x, 3.0)
     out = fluid.Executor(fluid.CUDAPlace(0)).run(feed={"x": t}, fetch_list=[y])[0]
     np.testing.assert_allclose(out, arr * 3, rtol=1e-6)
+
+
+# -- --device emulated-gpu: the GPU plan run with host tensors ----------------------------------------
+@pytest.fixture
+def emulated_gpu(monkeypatch):
+    monkeypatch.setenv(places.ENV_DEVICE, places.EMULATED_GPU)
+
+
+def test_emulated_gpu_places(emulated_gpu):
+    """GPU places and checks answer as on a one-GPU machine; plans are GPU plans; tensors stay on the host."""
+    assert fluid.is_compiled_with_cuda() and fluid.core.get_cuda_device_count() == 1
+    assert places.torch_device(fluid.CUDAPlace(0)) == "cuda:0"
+    assert places.tensor_device("cuda:0") == "cpu" and places.tensor_device("cpu") == "cpu"
+    t = fluid.LoDTensor()
+    t.set(np.ones((2, 2), "float32"), fluid.CUDAPlace(0))
+    assert t.torch().device.type == "cpu"
+
+
+def test_emulated_gpu_feed_and_fetch_copies(emulated_gpu, capsys):
+    """A plain Executor on an (emulated) GPU: each feed copies to the GPU through page-locked memory
+    (GpuMemcpyAsync:CUDAPinned->GPU under feed), each fetch back with TensorCopySync
+    (GpuMemcpySync:GPU->CPU under fetch), and the values are those of numpy."""
+    from fluidcompat import profiler
+    from tests.report_rows import tables
+
+    x = fluid.data("x", [None, 4], "float32")
+    y = L.scale(x, 2.0, bias=1.0)
+    exe = fluid.Executor(fluid.CUDAPlace(0))
+    rng = np.random.RandomState(3)
+    with profiler.profiler("All", "total"):
+        for _ in range(3):
+            a = rng.rand(5, 4).astype("float32")
+            np.testing.assert_allclose(exe.run(feed={"x": a}, fetch_list=[y])[0], a * 2 + 1, rtol=1e-6)
+    [(rows, memcpy)] = tables(capsys.readouterr().out)
+    assert rows[("thread0::feed", "GpuMemcpyAsync:CUDAPinned->GPU")] == 3
+    assert rows[("thread0::fetch", "GpuMemcpySync:GPU->CPU")] == 3
+    assert memcpy == [("GpuMemcpy", "6"), ("GpuMemcpyAsync", "3"), ("GpuMemcpySync", "3")]
+
+
+def test_emulated_gpu_logs_the_docs_copies(tmp_path):
+    """GLOG lines of the crop program on an (emulated) GPU: the copy lines of the docs' log (seed 000)."""
+    import os
+    import subprocess
+    import sys
+
+    script = tmp_path / "crop.py"
+    script.write_text(
+        "import paddle.fluid as fluid\n"
+        "data1 = fluid.layers.fill_constant(shape=[1, 3, 8, 8], value=0.5, dtype='float32')\n"
+        "data2 = fluid.layers.fill_constant(shape=[1, 3, 5, 5], value=0.5, dtype='float32')\n"
+        "shape = fluid.layers.shape(data2)\n"
+        "shape = fluid.layers.slice(shape, axes=[0], starts=[0], ends=[4])\n"
+        "out = fluid.layers.crop_tensor(data1, shape=shape)\n"
+        "exe = fluid.Executor(fluid.CUDAPlace(0))\n"
+        "exe.run(fluid.default_main_program(), fetch_list=[out])\n"
+    )
+    env = dict(os.environ, GLOG_vmodule="operator=3,data_device_transform=3,tensor_util=3")
+    proc = subprocess.run(
+        [sys.executable, "-m", "fluidcompat", "run", "--device", "emulated-gpu", str(script)],
+        capture_output=True,
+        text=True,
+        env=env,
+    )
+    assert proc.returncode == 0, proc.stderr
+    lines = [ln.split("] ", 1)[1] for ln in proc.stderr.splitlines() if "] " in ln and ln.startswith("I")]
+    files = [ln.split()[3].rsplit(":", 1)[0] for ln in proc.stderr.splitlines() if ln.startswith("I")]
+    # from the docs' log, in this order (the scope.cc and eager deletion lines aside)
+    docs = [
+        "CUDAPlace(0) Op(shape), inputs:{Input[fill_constant_1.tmp_0:float[1, 3, 5, 5]({})]}, "
+        "outputs:{Out[shape_0.tmp_0:int[4]({})]}.",
+        "Transform Variable shape_0.tmp_0 from data_type[int]:data_layout[NCHW]:place[CPUPlace]:library_type[PLAIN] "
+        "to data_type[int]:data_layout[ANY_LAYOUT]:place[CUDAPlace(0)]:library_type[PLAIN]",
+        "DeviceTransform in, src_place CPUPlace dst_place: CUDAPlace(0)",
+        "TensorCopySync 4 from CPUPlace to CUDAPlace(0)",
+        "CUDAPlace(0) Op(slice), inputs:{EndsTensor[], EndsTensorList[], Input[shape_0.tmp_0:int[4]({})], "
+        "StartsTensor[], StartsTensorList[]}, outputs:{Out[slice_0.tmp_0:int[4]({})]}.",
+        "TensorCopySync 4 from CUDAPlace(0) to CPUPlace",
+        "CUDAPlace(0) Op(crop_tensor), inputs:{Offsets[], OffsetsTensor[], Shape[slice_0.tmp_0:int[4]({})], "
+        "ShapeTensor[], X[fill_constant_0.tmp_0:float[1, 3, 8, 8]({})]}, "
+        "outputs:{Out[crop_tensor_0.tmp_0:float[1, 3, 5, 5]({})]}.",
+    ]
+    at = [lines.index(d) for d in docs]
+    assert at == sorted(at)
+    assert "tensor_util.cu" in files and "tensor_util.cc" not in files  # a CUDA build's file name
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not places.cuda_available(), reason="needs a CUDA device")
+def test_numpy_feeds_and_fetches_through_pinned_staging(capsys):
+    """Feeds of numpy arrays go to the GPU through page-locked staging buffers without blocking; runs in
+    quick succession with different arrays (each staging buffer reused only once its copy is done)
+    give numpy's values, and the report shows the asynchronous copies."""
+    import torch
+
+    from fluidcompat import profiler
+    from fluidcompat.executor.executor import _to_device, _to_numpy
+
+    staged = _to_device(torch.ones(1000), torch.device("cuda:0"))
+    assert staged.device.type == "cuda"
+    back = _to_numpy(staged)
+    assert isinstance(back, np.ndarray) and back.sum() == 1000
+    x = fluid.data("x", [None, 1024], "float32")
+    y = L.scale(x, 2.0)
+    exe = fluid.Executor(fluid.CUDAPlace(0))
+    rng = np.random.RandomState(0)
+    arrays = [rng.rand(256, 1024).astype("float32") for _ in range(20)]
+    outs = [exe.run(feed={"x": a}, fetch_list=[y])[0] for a in arrays]
+    for a, o in zip(arrays, outs):
+        np.testing.assert_array_equal(o, a * 2)
+    with profiler.profiler("All", "total"):
+        exe.run(feed={"x": arrays[0]}, fetch_list=[y])
+    assert "GpuMemcpyAsync:CUDAPinned->GPU" in capsys.readouterr().out

@@ -9,12 +9,17 @@ import sys
 
 import pytest
 
+from tests.report_rows import tables
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
-def run_sample(name: str, env=None, stderr=False, cwd=ROOT):
+GOLDEN = os.path.join(ROOT, "tests", "golden")
+
+
+def run_sample(name: str, env=None, stderr=False, cwd=ROOT, device="cpu"):
     proc = subprocess.run(
-        [sys.executable, "-m", "fluidcompat", "run", "--device", "cpu", os.path.join(ROOT, "samples", name)],
+        [sys.executable, "-m", "fluidcompat", "run", "--device", device, os.path.join(ROOT, "samples", name)],
         capture_output=True,
         text=True,
         timeout=300,
@@ -30,6 +35,30 @@ def calls(report: str):
     return {ln.split()[0]: int(ln.split()[1]) for ln in table if ln.strip()}
 
 
+def golden(path: str) -> str:
+    with open(os.path.join(GOLDEN, path)) as f:
+        return f.read()
+
+
+def same_events_as_fluid(got: str, want: str) -> None:
+    """The same reports as fluid 1.8.5 printed for a CompiledProgram (its parallel executor): the
+    merged table's events and calls, and the per-thread table: the executor thread's rows as fluid's
+    thread0, the ops on one worker list where fluid spread them over its worker threads."""
+    got_tables, want_tables = tables(got), tables(want)
+    assert len(got_tables) == len(want_tables) == 2
+    assert got_tables[0] == want_tables[0]
+
+    def one_worker(name):
+        thread, _, event = name.partition("::")
+        return name if thread in ("", "thread0") or not event else "thread1::" + event
+
+    per_thread = {}
+    for (parent, name), n in want_tables[1][0].items():
+        key = (one_worker(parent), one_worker(name))
+        per_thread[key] = per_thread.get(key, 0) + n
+    assert got_tables[1][0] == per_thread
+
+
 def assert_complete_report(out: str, place: str, sort: str):
     assert out.startswith("\n------------------------->     Profiling Report     <-------------------------\n\n")
     assert f"Place: {place}\nTime unit: ms\nSorted by {sort} in descending order in the same thread\n\n" in out
@@ -42,29 +71,40 @@ def assert_complete_report(out: str, place: str, sort: str):
     assert "CPU Time (Ratio)        GPU Time (Ratio)" in out
 
 
-@pytest.mark.parametrize("name", ["device_guard_crop.py", "device_guard_crop_guarded.py"])
-def test_crop_program_profiled(name):
+@pytest.mark.parametrize(
+    "name,want",
+    [("device_guard_crop.py", "seed_s000_2_cpu.txt"), ("device_guard_crop_guarded.py", "seed_s000_3_cpu.txt")],
+)
+def test_crop_program_profiled(name, want):
+    """The docs' crop program runs a CompiledProgram: the merged and the per-thread reports, with the
+    parallel executor's events (Prepare, InitLocalVars, ScopeBufferedMonitor, eager_deletion, Fetch)."""
     out = run_sample(name)
     assert_complete_report(out, "All", "total time")
-    assert calls(out) == {
-        "thread0::fill_constant": 20,
-        "thread0::shape": 10,
-        "thread0::slice": 10,
-        "thread0::crop_tensor": 10,
-        "thread0::fetch": 10,
-    }
+    same_events_as_fluid(out, golden("profiler/" + want))
 
 
 def test_start_stop_profiler_at_iterations_2_and_8():
     out = run_sample("profiler_start_stop.py")
     assert_complete_report(out, "All", "total time")
-    assert calls(out) == {
-        "thread0::fill_constant": 12,
-        "thread0::shape": 6,
-        "thread0::slice": 6,
-        "thread0::crop_tensor": 6,
-        "thread0::fetch": 6,
-    }
+    same_events_as_fluid(out, golden("profiler/seed_s004_start_stop_cpu.txt"))
+
+
+@pytest.mark.parametrize(
+    "name,want",
+    [
+        ("device_guard_crop.py", "seed_s000_docs_gpu.txt"),
+        ("device_guard_crop_guarded.py", "seed_s000_docs_gpu_guarded.txt"),
+    ],
+)
+def test_crop_program_on_an_emulated_gpu_reads_as_the_docs_report(name, want):
+    """With --device emulated-gpu the crop program's merged report has the events, nesting and calls of
+    the docs' report from a GPU: GpuMemcpySync under slice and crop_tensor (gone with slice guarded),
+    GpuMemcpyAsync under Fetch, and the same GpuMemCpy Summary counts."""
+    out = run_sample(name, device="emulated-gpu")
+    (rows, memcpy), _ = tables(out)
+    [(want_rows, want_memcpy)] = tables(golden("docs_reports/" + want))
+    assert rows == want_rows
+    assert memcpy == want_memcpy
 
 
 def test_demo_sample():

@@ -58,7 +58,7 @@ _device: Optional[str] = None  # set_device's choice
 
 
 def _gpu_usable() -> bool:
-    return _places.cpu_mode() or _places.cuda_available()
+    return _places.cpu_mode() or _places.emulating_gpu() or _places.cuda_available()
 
 
 def get_device() -> str:
@@ -134,7 +134,7 @@ class DType:
 
 def _torch_device(place) -> str:
     if isinstance(place, _places.CUDAPlace):
-        return _places.torch_device(place)
+        return _places.tensor_device(_places.torch_device(place))
     return "cpu"
 
 
@@ -233,7 +233,7 @@ class Tensor:
         """A copy in page-locked host memory (plain host memory under ``--device cpu``)."""
         place = CUDAPinnedPlace()  # refuses without CUDA unless --device cpu
         t = self._t.to("cpu")
-        if not _places.cpu_mode():
+        if not _places.cpu_mode() and _places.cuda_available():
             t = t.pin_memory()
         else:
             t = t.clone()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import warnings
@@ -102,6 +103,15 @@ class CompiledProgram:
         self._loss_name = None
         self._places = None
         self._collective = None  # (program with all-reduce ops, scopes whose parameters were synced)
+        self._ran_in: set = set()  # ids of the scopes it has run in
+
+    def _first_run_in(self, scope) -> bool:
+        """True the first time this is asked for ``scope`` (fluid's parallel executor initialised its
+        local variables then: the profiler's ``InitLocalVars``)."""
+        if id(scope) in self._ran_in:
+            return False
+        self._ran_in.add(id(scope))
+        return True
 
     def with_data_parallel(
         self, loss_name=None, build_strategy=None, exec_strategy=None, share_vars_from=None, places=None
@@ -210,7 +220,8 @@ class Executor:
         if not isinstance(place, places.Place):
             raise TypeError(f"Executor expects a place such as fluid.CPUPlace(). Received: {type(place).__name__}")
         self.place = place
-        self._device = torch.device(places.torch_device(place))
+        self._where = places.torch_device(place)  # its device as planned ('cuda:0' also when emulated)
+        self._device = torch.device(places.tensor_device(self._where))
         self._closed = False
         self._cache = _ProgramCache()
         self._runners: Dict[Any, "_Runner"] = {}
@@ -219,14 +230,17 @@ class Executor:
         self._closed = True
 
     def _feed_tensor(self, name: str, value, var: Variable) -> torch.Tensor:
+        return _to_device(self._feed_host(name, value, var), self._device)
+
+    def _feed_host(self, name: str, value, var: Variable) -> torch.Tensor:
+        """The fed value checked against ``var`` and as a tensor (where it was: host memory for arrays)."""
         if isinstance(value, LoDTensor):
             value = value.torch()
         if torch.is_tensor(value):
             t = value.detach()
             if var.need_check_feed:
                 _check_feed(var, list(t.shape), np_name(vartype_of(t)))
-            # a tensor in pinned host memory (LoDTensor.set(a, CUDAPinnedPlace())) copies asynchronously
-            return t.to(self._device, non_blocking=t.device.type == "cpu" and t.is_pinned())
+            return t
         if isinstance(value, np.ndarray):
             arr = value
         elif np.isscalar(value):
@@ -241,7 +255,9 @@ class Executor:
         if var.need_check_feed:
             _check_feed(var, arr.shape, arr.dtype.name)
         to_vartype(arr.dtype)
-        return torch.from_numpy(np.array(arr, copy=True, order="C")).to(self._device)
+        if self._device.type != "cpu" and arr.flags.c_contiguous and arr.flags.writeable:
+            return torch.from_numpy(arr)  # copied once, into the staging buffer (_to_device)
+        return torch.from_numpy(np.array(arr, copy=True, order="C"))
 
     def run(
         self,
@@ -304,6 +320,10 @@ class Executor:
         recorder = RECORDER if RECORDER.enabled else None
         vlog = VLog() if any_vlog() else None
         vlog = vlog if vlog is not None and vlog.on else None
+        compiled = isinstance(original_program, CompiledProgram)
+        # a CompiledProgram is recorded as fluid's parallel executor recorded it: no feed ops, the
+        # executor's own spans on this thread, ops / eager deletions / Fetch on a worker list
+        parallel = recorder is not None and compiled
         fed: Dict[str, torch.Tensor] = {}
         # fluid prepends one feed op per name, so the last name is fed first
         for col, (name, value) in reversed(list(enumerate(feed.items()))):
@@ -314,15 +334,21 @@ class Executor:
                 )
                 continue
             t0 = now_ns() if recorder else 0
-            fed[name] = self._feed_tensor(name, value, var)
+            host = self._feed_host(name, value, var)
+            c0 = now_ns() if recorder else 0
+            fed[name] = _to_device(host, self._device)
             if recorder:
-                recorder.add("feed", ORDINARY, t0, now_ns())
+                t1 = now_ns()
+                if self._where != "cpu" and not _on_gpu(value):  # through page-locked memory (_to_device)
+                    recorder.add(("" if parallel else "feed/") + "GpuMemcpyAsync:CUDAPinned->GPU", ORDINARY, c0, t1)
+                if not parallel:
+                    recorder.add("feed", ORDINARY, t0, t1)
             if vlog:
                 vlog("feed_op", 58, f"Feed variable feed's {col} column to variable {name}")
                 vlog(
                     "operator",
                     180,
-                    f"{place_text(self._device)} Op(feed), inputs:{{X[feed:[-1]({{{{}}}})]}}, "
+                    f"{place_text(self._where)} Op(feed), inputs:{{X[feed:[-1]({{{{}}}})]}}, "
                     f"outputs:{{Out[{var_debug(name, fed[name], vartype_of)}]}}.",
                 )
         for n in fetch_names:
@@ -333,8 +359,14 @@ class Executor:
                 )
 
         key = (tuple(sorted(fed)), tuple(fetch_names))
+        t0 = now_ns() if parallel else 0
         prepared = self._cache.get(program, key, lambda: self._prepare(program, fed, fetch_names))
         accelerated = _accelerator(original_program, prepared)
+        if parallel:
+            recorder.add("FastThreadedSSAGraphExecutorPrepare", ORDINARY, t0, now_ns())
+        t0 = now_ns() if parallel else 0
+        if compiled and original_program._first_run_in(scope) and parallel:
+            recorder.add("InitLocalVars", ORDINARY, t0, now_ns())
         if not vlog and not recorder and fed.keys() == feed.keys() and block.ops:
             # the next run with the same program, feed names, fetch list and scope skips the checks above
             fast_key = (original_program, None if original_feed is None else tuple(feed), _fetch_key(fetch_list),
@@ -344,32 +376,51 @@ class Executor:
                     self._runners.clear()
                 self._runners[fast_key] = _Runner(self, program, prepared, block, list(feed), fetch_names, accelerated)
         env: Dict[str, torch.Tensor] = dict(fed)
-        _read_externals(prepared, block, scope, env)
-        with torch.no_grad():
-            if recorder or vlog:
-                prepared.run_instrumented(env, recorder, vlog)
-            elif accelerated is not None:
-                accelerated(env)
-            else:
-                prepared.run(env)
-        _write_persistables(prepared, env, scope)
         if not recorder and not vlog:
+            _read_externals(prepared, block, scope, env)
+            with torch.no_grad():
+                (accelerated or prepared.run)(env)
+            _write_persistables(prepared, env, scope)
             return [self._fetched(n, env, scope, return_numpy) for n in fetch_names]
+        return self._run_observed(prepared, block, env, scope, fetch_names, return_numpy, recorder, vlog, compiled)
+
+    def _run_observed(self, prepared, block, env, scope, fetch_names, return_numpy, recorder, vlog, compiled):
+        """The run with the profiler or VLOG on: events for every op, copy and fetch (for a
+        CompiledProgram, fluid's parallel-executor spans around them), log lines."""
+        parallel = recorder is not None and compiled
+        t0 = now_ns()
+        _read_externals(prepared, block, scope, env)
+        if parallel:
+            recorder.add("ScopeBufferedMonitor::pre_local_exec_scopes_process", ORDINARY, t0, now_ns())
         results = []
-        for col, n in enumerate(fetch_names):
-            t0 = now_ns()
-            results.append(self._fetched(n, env, scope, return_numpy))
-            if recorder:
-                recorder.add("fetch", ORDINARY, t0, now_ns())
-            if vlog:
-                self._log_fetch(vlog, col, n, env.get(n))
+        with recorder.on_worker() if parallel else contextlib.nullcontext():
+            with torch.no_grad():
+                prepared.run_instrumented(env, recorder, vlog, deletions=compiled)
+            fetch = "Fetch" if parallel else "fetch"
+            # fluid's fetch op copied with TensorCopySync; its parallel executor's Fetch asynchronously
+            copy = fetch + ("/GpuMemcpyAsync:GPU->CPU" if parallel else "/GpuMemcpySync:GPU->CPU")
+            for col, n in enumerate(fetch_names):
+                t0 = now_ns()
+                results.append(self._fetched(n, env, scope, return_numpy))
+                where = prepared.plan.locations.get(n, self._where)
+                if recorder:
+                    t1 = now_ns()
+                    if return_numpy and where != "cpu" and torch.is_tensor(env.get(n)):
+                        recorder.add(copy, ORDINARY, t0, t1)
+                    recorder.add(fetch, ORDINARY, t0, t1)
+                if vlog:
+                    self._log_fetch(vlog, col, n, env.get(n), where)
+        t0 = now_ns()
+        _write_persistables(prepared, env, scope)
+        if parallel:
+            recorder.add("ScopeBufferedMonitor::post_local_exec_scopes_process", ORDINARY, t0, now_ns())
         return results
 
     @staticmethod
-    def _log_fetch(vlog, col: int, name: str, value) -> None:
+    def _log_fetch(vlog, col: int, name: str, value, where: str) -> None:
         vlog("fetch_op", 99, f"Fetch variable {name} to variable fetch's {col} column.")
         if torch.is_tensor(value):
-            src = place_text(value.device)
+            src = place_text(where)
             vlog("tensor_util", 129, f"TensorCopySync {dims_text(value.shape)} from {src} to CPUPlace")
         vlog(
             "operator",
@@ -414,8 +465,38 @@ class Executor:
         if not torch.is_tensor(t):  # a sparse gradient: fetched as the dense tensor it stands for
             t = t.to_dense()
         if return_numpy:
-            return t.detach().cpu().numpy().copy().view(FetchedArray)
+            return _to_numpy(t).view(FetchedArray)
         return LoDTensor(t)
+
+
+def _to_device(t: torch.Tensor, device: torch.device) -> torch.Tensor:
+    """``t`` on ``device``. To a GPU from host memory through page-locked memory without blocking the
+    host: the tensor itself when pinned (LoDTensor.set(a, CUDAPinnedPlace())), else a staging buffer
+    from torch's caching host allocator (reused once the copy has finished)."""
+    if t.device == device or device.type == "cpu":
+        return t if t.device == device else t.to(device)
+    if t.device.type == "cpu" and not t.is_pinned():
+        staged = torch.empty(t.shape, dtype=t.dtype, pin_memory=True)
+        staged.copy_(t)
+        t = staged
+    return t.to(device, non_blocking=True)
+
+
+def _to_numpy(t: torch.Tensor) -> np.ndarray:
+    """A fetched tensor as a new host array; from a GPU through a page-locked staging buffer."""
+    t = t.detach()
+    if t.device.type == "cuda":
+        staged = torch.empty(t.shape, dtype=t.dtype, pin_memory=True)
+        staged.copy_(t, non_blocking=True)
+        torch.cuda.current_stream(t.device).synchronize()
+        return staged.numpy().copy()
+    return t.cpu().numpy().copy()
+
+
+def _on_gpu(value) -> bool:
+    """Whether a fed value already lives in GPU memory (a LoDTensor or tensor from an earlier run)."""
+    t = value._t if isinstance(value, LoDTensor) else value
+    return torch.is_tensor(t) and t.device.type == "cuda"
 
 
 def _read_externals(prepared: PreparedBlock, block, scope: Scope, env) -> None:
@@ -520,7 +601,7 @@ class _Runner:
             if value.dtype.name == dtype and _shape_fits(shape, value.shape):
                 t = torch.from_numpy(value)  # shares the caller's array: nothing in the run writes to it
                 if self.device.type != "cpu":
-                    return t.to(self.device)
+                    return _to_device(t, self.device)
                 return t.clone() if copy else t
         return self.exe._feed_tensor(name, value, var)
 

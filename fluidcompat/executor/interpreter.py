@@ -7,13 +7,20 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from fluidcompat.executor.placement import BlockPlan, OpPlan
+from fluidcompat import places
+from fluidcompat.executor.placement import BlockPlan, Copy, OpPlan
 from fluidcompat.framework import EMPTY_VAR_NAME
 from fluidcompat_ops.array import add_values, zeros_like
 from fluidcompat_ops.python import EOFException
 from fluidcompat_ops.registry import bind_torch
 
 bind_torch()
+
+
+def _tensor_device(device: str) -> torch.device:
+    """The torch device a tensor planned for ``device`` is allocated on (host memory when the GPU
+    is emulated: places.tensor_device)."""
+    return torch.device(places.tensor_device(device))
 
 
 class EnforceNotMet(RuntimeError):
@@ -43,7 +50,7 @@ class Step:
     # for the profiler: the AllOpDetail instance name, and the copies' event names
     unique: str = ""
     host_copies: frozenset = frozenset()
-    copy_kinds: Dict[Tuple[str, str], str] = field(default_factory=dict)
+    copies: Dict[Tuple[str, str], Copy] = field(default_factory=dict)
     # slots whose variables may hold no value (read as None)
     optional: Tuple[Tuple[str, Tuple[str, ...]], ...] = ()
     # a control op's sub-block
@@ -68,18 +75,18 @@ class PreparedBlock:
     def __init__(self, plan: BlockPlan, keep: Sequence[str], free: bool = True, block_idx: int = -1) -> None:
         self.plan = plan
         self.block_idx = block_idx if block_idx >= 0 else (plan.ops[0].op.block.idx if plan.ops else 0)
-        self.externals = {n: (torch.device(d) if d else None) for n, d in plan.externals.items()}
+        self.externals = {n: (_tensor_device(d) if d else None) for n, d in plan.externals.items()}
         steps: List[Step] = []
         for p in plan.ops:
             op = p.op
             d = op._def
             attrs = dict(op.attrs)
-            attrs["_device"] = torch.device(p.device)
+            attrs["_device"] = _tensor_device(p.device)
             attrs["_op"] = op  # for kernels that name their variables (print, py_func, assert)
             if op._def.forward:
                 # the forward input slots whose gradients this grad op is asked for
                 attrs["_wanted"] = frozenset(s[: -len("@GRAD")] for s, names in op.outputs.items() if names)
-            copy_to = {(c.slot, c.var): torch.device(c.dst) for c in p.copies}
+            copy_to = {(c.slot, c.var): _tensor_device(c.dst) for c in p.copies}
             ins, optional = [], []
             for slot, names in op.inputs.items():
                 if slot in d.optional_inputs:
@@ -104,11 +111,11 @@ class PreparedBlock:
             first = next((names[0] for _, names in sorted(outs) if names), "")
             step.unique = f"{op.type}/{op.type}%{first}%"
             step.host_copies = frozenset((c.slot, c.var) for c in p.copies if c.slot in op._def.host_inputs)
-            step.copy_kinds = {(c.slot, c.var): c.kind for c in p.copies}
+            step.copies = {(c.slot, c.var): c for c in p.copies}
             steps.append(step)
         self.steps = steps
         self._compiled = None  # the generated function run() calls (see _compile)
-        self._profiled: Dict[Tuple[str, bool], Any] = {}  # ... that also records profiler events
+        self._profiled: Dict[Tuple[str, bool, bool], Any] = {}  # ... that also records profiler events
         self.accelerators: Dict[Any, Any] = {}  # torch.compile / CUDA graph runners (executor._accelerator)
         if free:  # the top block of a run
             _keep_overwritten_values(self)
@@ -150,10 +157,14 @@ class PreparedBlock:
         for i, s in enumerate(self.steps):
             s.dels = tuple(per_step.get(i, ()))
 
-    def run_instrumented(self, env: Dict[str, torch.Tensor], recorder=None, vlog=None, prefix: str = "") -> None:
+    def run_instrumented(
+        self, env: Dict[str, torch.Tensor], recorder=None, vlog=None, prefix: str = "", deletions: bool = False
+    ) -> None:
         """``run`` that also records profiler events (per op: its span, its prepare_data /
         infer_shape / compute phases, the copies; AllOpDetail adds the ``type%first_output%``
-        instance) and/or writes fluid's VLOG lines for each op and copy."""
+        instance) and/or writes fluid's VLOG lines for each op and copy. ``deletions``: the freeing of
+        each op's dead temporaries is its own ``eager_deletion`` event after the op (as fluid's
+        parallel executor recorded it for a CompiledProgram) instead of part of the op's span."""
         from fluidcompat.executor.scope import vartype_of
         from fluidcompat.logging import dims_text, place_text, var_debug
         from fluidcompat.profiler.events import INNER_OP, ORDINARY, UNIQUE_OP, now_ns
@@ -164,7 +175,7 @@ class PreparedBlock:
         instance = recorder is not None and recorder.tracer == "AllOpDetail"
         gpu_timing = recorder is not None and recorder.wants_gpu_time
         if recorder is not None and vlog is None and not gpu_timing and all(s.sub is None for s in self.steps):
-            key = (prefix, instance)
+            key = (prefix, instance, deletions)
             fn = self._profiled.get(key)
             if fn is None:
                 fn = self._profiled[key] = _compile(self, profiled=key)
@@ -191,11 +202,11 @@ class PreparedBlock:
                             vals.append(env[n])
                             continue
                         c0 = now_ns()
+                        c = s.copies[(slot, n)]
                         if vlog:
-                            _log_copy(vlog, n, env[n], place_text(t), vartype_of, dims_text)
+                            _log_copy(vlog, n, env[n], place_text(c.src), place_text(c.dst), vartype_of, dims_text)
                         vals.append(env[n].to(t))
-                        phase = "compute/" if (slot, n) in s.host_copies else "prepare_data/"
-                        add(Ev(base + phase + s.copy_kinds[(slot, n)], ORDINARY, c0, now_ns()))
+                        add(Ev(base + _copy_phase(s, slot, n) + c.kind, ORDINARY, c0, now_ns()))
                     ins[slot] = vals
                 for slot, names in s.optional:
                     ins[slot] = [env.get(n) for n in names]
@@ -208,12 +219,14 @@ class PreparedBlock:
                     if instance:
                         add(Ev(ev_unique, UNIQUE_OP, t0, t4))
                     add(Ev(op_type, ORDINARY, t0, t4))
-                    for n in s.dels:
-                        env.pop(n, None)
+                    if deletions:
+                        _free(s, env, add, vlog, place)
+                    else:
+                        _free(s, env)
                     continue
                 add(Ev(ev_prepare, INNER_OP, t0, t1))
                 add(Ev(ev_infer, INNER_OP, t1, now_ns()))
-                cuda = gpu_timing and s.plan.device.startswith("cuda")
+                cuda = gpu_timing and s.attrs["_device"].type == "cuda"
                 if cuda:  # the kernel's GPU time, read when the profiler stops
                     g0, g1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
                     g0.record()
@@ -233,12 +246,15 @@ class PreparedBlock:
                     recorder.pending_gpu.append((events, len(events) - 1, g0, g1))
                 if vlog:
                     vlog("operator", 180, f"{place} {_debug_string(s.plan.op, env, var_debug, vartype_of)}")
-                for n in s.dels:
-                    env.pop(n, None)
+                if not deletions:
+                    for n in s.dels:
+                        env.pop(n, None)
                 t4 = now_ns()
                 if instance:
                     add(Ev(ev_unique, UNIQUE_OP, t0, t4))
                 add(Ev(op_type, ORDINARY, t0, t4))
+                if deletions:
+                    _free(s, env, add, vlog, place)
             except EOFException:  # the end of a reader's pass, for the script to catch
                 raise
             except Exception as e:  # noqa: BLE001  (re-raised with the op attached)
@@ -281,16 +297,17 @@ class PreparedBlock:
         return self._compiled
 
 
-def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool]] = None):
+def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool]] = None):
     """One Python function running ``block``'s steps in order over ``env``: each step's kernel,
     attributes and slot names are constants of the generated code: per step, the values it saves
     for grad ops, its slot dict (planned copies included), the kernel (or the sub-block runner, or
     the array-gradient adder), its outputs into ``env`` and the deletions after it. An error is
     reported for the step that raised it.
 
-    ``profiled=(prefix, all_op_detail)``: the function also takes ``add`` (an event list's append)
-    and records what ``run_instrumented`` records for ops without sub-blocks: per op its span and
-    its prepare_data / infer_shape / compute phases, each copy, and with AllOpDetail its instance."""
+    ``profiled=(prefix, all_op_detail, deletions)``: the function also takes ``add`` (an event list's
+    append) and records what ``run_instrumented`` records for ops without sub-blocks: per op its span
+    and its prepare_data / infer_shape / compute phases, each copy, with AllOpDetail its instance,
+    and with ``deletions`` an ``eager_deletion`` event after each op that frees temporaries."""
     from fluidcompat.profiler.events import INNER_OP, ORDINARY, UNIQUE_OP, now_ns
 
     consts: Dict[str, Any] = {
@@ -315,7 +332,7 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool]] = None
         consts[k], consts[f"_A{i}"], consts[f"_S{i}"] = s.kernel, s.attrs, s
         emit(f"        i = {i}")
         if profiled:
-            names = consts[f"_N{i}"] = _event_names(s, *profiled)  # op, base, prepare, infer, compute, unique
+            names = consts[f"_N{i}"] = _event_names(s, *profiled[:2])  # op, base, prepare, infer, compute, unique
             emit("        t0 = _now()")
         for v, key in s.saves:
             emit(f"        if {v!r} in env: env[{key!r}] = env[{v!r}]")
@@ -327,8 +344,7 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool]] = None
                     consts[f"_T{i}_{len(consts)}"] = targets[j]
                     copy = f"env[{n!r}].to(_T{i}_{len(consts) - 1})"
                     if profiled:  # the copy's own event, nested in the op's phase
-                        phase = "compute/" if (slot, n) in s.host_copies else "prepare_data/"
-                        consts[f"_C{i}_{j}_{slot}"] = names[1] + phase + s.copy_kinds[(slot, n)]
+                        consts[f"_C{i}_{j}_{slot}"] = names[1] + _copy_phase(s, slot, n) + s.copies[(slot, n)].kind
                         copy = f"_copied(add, _C{i}_{j}_{slot}, lambda: {copy})"
                     vals.append(copy)
                 else:
@@ -364,13 +380,19 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool]] = None
                 emit("                if n != _EMPTY: env[n] = x")
         if profiled:
             emit(f"        add(_mk(_Ev, (_N{i}[4], _INNER, t2, _now(), 0)))")
-        for n in s.dels:
-            emit(f"        env.pop({n!r}, None)")
+        deletion_event = profiled and profiled[2] and s.dels
+        if not deletion_event:
+            for n in s.dels:
+                emit(f"        env.pop({n!r}, None)")
         if profiled:
             emit("        t4 = _now()")
             if profiled[1]:
                 emit(f"        add(_mk(_Ev, (_N{i}[5], _UNIQUE, t0, t4, 0)))")
             emit(f"        add(_mk(_Ev, (_N{i}[0], _ORD, t0, t4, 0)))")
+        if deletion_event:  # its own event after the op's, as fluid's parallel executor recorded it
+            for n in s.dels:
+                emit(f"        env.pop({n!r}, None)")
+            emit("        add(_mk(_Ev, ('eager_deletion', _ORD, t4, _now(), 0)))")
     emit("        pass")
     emit("    except _EOF:")
     emit("        raise")
@@ -396,6 +418,30 @@ def _event_names(s: Step, prefix: str, instance: bool) -> tuple:
         names = (op_type, base, base + "prepare_data", base + "infer_shape", base + "compute", prefix + s.unique)
         s.event_names[(prefix, instance)] = names
     return names
+
+
+def _copy_phase(s: Step, slot: str, name: str) -> str:
+    """Where a copy's event nests in its op: a kernel's host read in ``compute``, a data transform in
+    ``prepare_data``; a control op (no phases) has it directly under the op."""
+    if s.sub is not None:
+        return ""
+    return "compute/" if (slot, name) in s.host_copies else "prepare_data/"
+
+
+def _free(s: Step, env, add=None, vlog=None, place: str = "") -> None:
+    """Drop the temporaries whose last reader is step ``s``; with ``add``, as one ``eager_deletion``
+    event (fluid's parallel executor ran them as an op of their own after the op)."""
+    from fluidcompat.profiler.events import ORDINARY, now_ns
+
+    if not s.dels:
+        return
+    t0 = now_ns()
+    for n in s.dels:
+        if vlog:
+            vlog("eager_deletion_op_handle", 107, f"Erase variable {n} on {place}")
+        env.pop(n, None)
+    if add is not None:
+        add(_event_type()("eager_deletion", ORDINARY, t0, now_ns()))
 
 
 def _copied(add, name: str, copy):
@@ -635,11 +681,9 @@ def _kernel_key(step, env, place, vartype_of) -> str:
     return f"data_type[{dtype}]:data_layout[ANY_LAYOUT]:place[{place}]:library_type[PLAIN]"
 
 
-def _log_copy(vlog, name, value, dst, vartype_of, dims_text) -> None:
+def _log_copy(vlog, name, value, src, dst, vartype_of, dims_text) -> None:
     from fluidcompat.dtypes import CPP_NAMES
-    from fluidcompat.logging import place_text
 
-    src = place_text(value.device)
     dtype = CPP_NAMES[vartype_of(value)]
     vlog(
         "operator",

@@ -22,6 +22,9 @@ class Copy:
     slot: str
     src: str
     dst: str
+    # a control op's read of its condition: fluid copied it on the device's stream and waited
+    # (TensorCopy + Wait, named Async), where a kernel's data transform used TensorCopySync
+    on_stream: bool = False
 
     @property
     def kind(self) -> str:
@@ -30,9 +33,10 @@ class Copy:
         def side(d: str) -> str:
             return "CPU" if d == "cpu" else "GPU"
 
+        mode = "Async" if self.on_stream else "Sync"
         if self.src.startswith("cuda") and self.dst.startswith("cuda"):
-            return "GpuMemcpyPeerSync:GPU->GPU"
-        return f"GpuMemcpySync:{side(self.src)}->{side(self.dst)}"
+            return f"GpuMemcpyPeer{mode}:GPU->GPU"
+        return f"GpuMemcpy{mode}:{side(self.src)}->{side(self.dst)}"
 
 
 @dataclass(frozen=True)
@@ -116,7 +120,7 @@ def plan_block(block: Block, place, fed: Iterable[str] = (), known: Optional[Dic
                         externals[n] = need
                         loc[n] = need
                 if need is not None and loc[n] != need:
-                    copies.append(Copy(n, slot, loc[n], need))
+                    copies.append(Copy(n, slot, loc[n], need, on_stream=d.control))
         if d.control:
             sub = block.program.block(op.attrs["sub_block"])
             subplans[i] = plan_block(sub, place, known=loc)

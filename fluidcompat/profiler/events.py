@@ -5,15 +5,17 @@ The interpreter asks ``RECORDER.enabled`` once per run; with the profiler off no
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
-from typing import Dict, List, Optional
+from typing import Dict, Iterator, List, Optional
 
 from fluidcompat.profiler.report import INNER_OP, ORDINARY, UNIQUE_OP, Event, ThreadEvents
 
 __all__ = ["RECORDER", "Recorder", "ORDINARY", "INNER_OP", "UNIQUE_OP", "now_ns"]
 
 now_ns = time.perf_counter_ns
+_WORKER = "parallel executor worker"  # the key of the worker list (thread lists are keyed by thread id)
 
 
 class Recorder:
@@ -30,16 +32,38 @@ class Recorder:
         self.session_start_ns = 0
         # (event list, index, start CUDA event, end CUDA event): GPU times read when profiling stops
         self.pending_gpu: List[tuple] = []
+        # threads whose events go to the worker list for now (see on_worker)
+        self._on_worker: Dict[int, ThreadEvents] = {}
 
     def thread_events(self) -> ThreadEvents:
         ident = threading.get_ident()
-        t = self._by_thread.get(ident)
+        t = self._on_worker.get(ident) if self._on_worker else None
+        if t is not None:
+            return t
+        return self._list_for(ident)
+
+    def _list_for(self, key) -> ThreadEvents:
+        t = self._by_thread.get(key)
         if t is None:
             with self._lock:
                 t = ThreadEvents(len(self._by_thread))
-                self._by_thread[ident] = t
+                self._by_thread[key] = t
                 self.lists.insert(0, t)
         return t
+
+    @contextlib.contextmanager
+    def on_worker(self) -> Iterator[None]:
+        """Record what this thread does inside the block in the worker list, as fluid's parallel executor
+        recorded a CompiledProgram's ops, eager deletions and fetches on its worker threads (the calling
+        thread keeps the executor's own events). The list, once made, stays for the process, as fluid's
+        thread lists did: later sessions print the merged and the per-thread reports."""
+        ident = threading.get_ident()
+        self.thread_events()  # the calling thread's list comes first, as fluid's main thread's did
+        self._on_worker[ident] = self._list_for(_WORKER)
+        try:
+            yield
+        finally:
+            del self._on_worker[ident]
 
     def add(
         self, name: str, role: int, start_ns: int, end_ns: int, gpu_ns: int = 0, events: Optional[List[Event]] = None
