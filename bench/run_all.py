@@ -86,11 +86,11 @@ def crop_case(place=None, device="cpu", compiled=None, guarded=False):
     return ours, theirs
 
 
-def profiler_case(tracer: str):
+def profiler_case(tracer: str, compiled=None):
     """The crop program with the profiler on, against the same program with it off."""
     from fluidcompat.profiler.events import RECORDER
 
-    ours, _ = crop_case()
+    ours, _ = crop_case(compiled=compiled)
 
     def on():
         RECORDER.enabled = True
@@ -176,6 +176,8 @@ def main() -> None:
     print("# profiler on / off (crop program), the ratio column is on / off")
     compare("profiler Default", *profiler_case("Default"), label=("on", "off"))
     compare("profiler AllOpDetail", *profiler_case("AllOpDetail"), label=("on", "off"))
+    # the docs' way: a CompiledProgram, recorded as fluid's parallel executor recorded it
+    compare("profiler Default, CompiledProgram", *profiler_case("Default", fluid.CompiledProgram), label=("on", "off"))
     import embedding_memory
 
     embedding_memory.main()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
 import sys
 import warnings
@@ -393,7 +392,9 @@ class Executor:
         if parallel:
             recorder.add("ScopeBufferedMonitor::pre_local_exec_scopes_process", ORDINARY, t0, now_ns())
         results = []
-        with recorder.on_worker() if parallel else contextlib.nullcontext():
+        if parallel:
+            recorder.to_worker(True)
+        try:
             with torch.no_grad():
                 prepared.run_instrumented(env, recorder, vlog, deletions=compiled)
             fetch = "Fetch" if parallel else "fetch"
@@ -410,6 +411,9 @@ class Executor:
                     recorder.add(fetch, ORDINARY, t0, t1)
                 if vlog:
                     self._log_fetch(vlog, col, n, env.get(n), where)
+        finally:
+            if parallel:
+                recorder.to_worker(False)
         t0 = now_ns()
         _write_persistables(prepared, env, scope)
         if parallel:

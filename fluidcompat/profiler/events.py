@@ -5,10 +5,9 @@ The interpreter asks ``RECORDER.enabled`` once per run; with the profiler off no
 
 from __future__ import annotations
 
-import contextlib
 import threading
 import time
-from typing import Dict, Iterator, List, Optional
+from typing import Dict, List, Optional
 
 from fluidcompat.profiler.report import INNER_OP, ORDINARY, UNIQUE_OP, Event, ThreadEvents
 
@@ -51,19 +50,18 @@ class Recorder:
                 self.lists.insert(0, t)
         return t
 
-    @contextlib.contextmanager
-    def on_worker(self) -> Iterator[None]:
-        """Record what this thread does inside the block in the worker list, as fluid's parallel executor
-        recorded a CompiledProgram's ops, eager deletions and fetches on its worker threads (the calling
-        thread keeps the executor's own events). The list, once made, stays for the process, as fluid's
-        thread lists did: later sessions print the merged and the per-thread reports."""
+    def to_worker(self, on: bool) -> None:
+        """From ``to_worker(True)`` to ``to_worker(False)``, record what this thread does in the worker
+        list, as fluid's parallel executor recorded a CompiledProgram's ops, eager deletions and
+        fetches on its worker threads (the calling thread keeps the executor's own events). The list,
+        once made, stays for the process, as fluid's thread lists did: later sessions print the merged
+        and the per-thread reports."""
         ident = threading.get_ident()
-        self.thread_events()  # the calling thread's list comes first, as fluid's main thread's did
-        self._on_worker[ident] = self._list_for(_WORKER)
-        try:
-            yield
-        finally:
-            del self._on_worker[ident]
+        if on:
+            self.thread_events()  # the calling thread's list comes first, as fluid's main thread's did
+            self._on_worker[ident] = self._list_for(_WORKER)
+        else:
+            self._on_worker.pop(ident, None)
 
     def add(
         self, name: str, role: int, start_ns: int, end_ns: int, gpu_ns: int = 0, events: Optional[List[Event]] = None
