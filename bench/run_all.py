@@ -94,6 +94,7 @@ def profiler_case(tracer: str, compiled=None):
 
     def on():
         RECORDER.enabled = True
+        RECORDER.state = "All"  # as the docs profile: profiler.profiler('All', 'total')
         RECORDER.tracer = tracer
         ours()
         RECORDER.enabled = False

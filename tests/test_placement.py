@@ -353,3 +353,35 @@ def test_numpy_feeds_and_fetches_through_pinned_staging(capsys):
     with profiler.profiler("All", "total"):
         exe.run(feed={"x": arrays[0]}, fetch_list=[y])
     assert "GpuMemcpyAsync:CUDAPinned->GPU" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("deletions", [False, True])
+def test_emulated_gpu_generated_and_loop_runs_record_the_same_events(emulated_gpu, deletions):
+    """The two ways a profiled block runs (its generated function, and the step loop used with GLOG
+    lines or GPU timing) record the same events in the same order, copies and eager deletions included."""
+    from fluidcompat.executor.interpreter import PreparedBlock
+
+    out = crop_program(guard_slice=False)
+    plan = plan_block(fluid.default_main_program().global_block(), "cuda:0")
+
+    class Recorder:
+        tracer, wants_gpu_time = "OpDetail", False
+
+        def __init__(self):
+            self.list = type("List", (), {"events": []})()
+
+        def thread_events(self):
+            return self.list
+
+    def names(vlog):
+        rec = Recorder()
+        env = {}
+        PreparedBlock(plan, keep=[out.name]).run_instrumented(env, rec, vlog, deletions=deletions)
+        np.testing.assert_array_equal(env[out.name].numpy(), np.full((1, 3, 5, 5), 0.5, "float32"))
+        return [e.name for e in rec.list.events]
+
+    generated = names(None)
+    assert generated == names(lambda *a: None)  # a (silent) VLOG forces the loop
+    assert "slice/prepare_data/GpuMemcpySync:CPU->GPU" in generated
+    assert "crop_tensor/compute/GpuMemcpySync:GPU->CPU" in generated
+    assert generated.count("eager_deletion") == (3 if deletions else 0)

@@ -18,6 +18,7 @@ from fluidcompat.executor.scope import LoDTensor, Scope, global_scope, vartype_o
 from fluidcompat.framework import Operator, Program, Variable, default_main_program
 from fluidcompat.logging import VLog, any_vlog, dims_text, place_text, var_debug
 from fluidcompat.profiler.events import ORDINARY, RECORDER, now_ns
+from fluidcompat.profiler.report import Event
 
 ENV_EXPLAIN = "FLUIDCOMPAT_EXPLAIN_PLACEMENT"
 
@@ -317,6 +318,7 @@ class Executor:
 
         block = program.global_block()
         recorder = RECORDER if RECORDER.enabled else None
+        main = recorder.thread_events().events if recorder else None  # this thread's event list
         vlog = VLog() if any_vlog() else None
         vlog = vlog if vlog is not None and vlog.on else None
         compiled = isinstance(original_program, CompiledProgram)
@@ -339,9 +341,10 @@ class Executor:
             if recorder:
                 t1 = now_ns()
                 if self._where != "cpu" and not _on_gpu(value):  # through page-locked memory (_to_device)
-                    recorder.add(("" if parallel else "feed/") + "GpuMemcpyAsync:CUDAPinned->GPU", ORDINARY, c0, t1)
+                    copy = ("" if parallel else "feed/") + "GpuMemcpyAsync:CUDAPinned->GPU"
+                    main.append(Event(copy, ORDINARY, c0, t1, 0))
                 if not parallel:
-                    recorder.add("feed", ORDINARY, t0, t1)
+                    main.append(Event("feed", ORDINARY, t0, t1, 0))
             if vlog:
                 vlog("feed_op", 58, f"Feed variable feed's {col} column to variable {name}")
                 vlog(
@@ -362,10 +365,10 @@ class Executor:
         prepared = self._cache.get(program, key, lambda: self._prepare(program, fed, fetch_names))
         accelerated = _accelerator(original_program, prepared)
         if parallel:
-            recorder.add("FastThreadedSSAGraphExecutorPrepare", ORDINARY, t0, now_ns())
+            main.append(Event("FastThreadedSSAGraphExecutorPrepare", ORDINARY, t0, now_ns(), 0))
         t0 = now_ns() if parallel else 0
         if compiled and original_program._first_run_in(scope) and parallel:
-            recorder.add("InitLocalVars", ORDINARY, t0, now_ns())
+            main.append(Event("InitLocalVars", ORDINARY, t0, now_ns(), 0))
         if not vlog and not recorder and fed.keys() == feed.keys() and block.ops:
             # the next run with the same program, feed names, fetch list and scope skips the checks above
             fast_key = (original_program, None if original_feed is None else tuple(feed), _fetch_key(fetch_list),
@@ -387,13 +390,13 @@ class Executor:
         """The run with the profiler or VLOG on: events for every op, copy and fetch (for a
         CompiledProgram, fluid's parallel-executor spans around them), log lines."""
         parallel = recorder is not None and compiled
+        main = recorder.thread_events().events if recorder else None
         t0 = now_ns()
         _read_externals(prepared, block, scope, env)
         if parallel:
-            recorder.add("ScopeBufferedMonitor::pre_local_exec_scopes_process", ORDINARY, t0, now_ns())
+            main.append(Event("ScopeBufferedMonitor::pre_local_exec_scopes_process", ORDINARY, t0, now_ns(), 0))
         results = []
-        if parallel:
-            recorder.to_worker(True)
+        worker = recorder.to_worker(True) if parallel else main
         try:
             with torch.no_grad():
                 prepared.run_instrumented(env, recorder, vlog, deletions=compiled)
@@ -407,8 +410,8 @@ class Executor:
                 if recorder:
                     t1 = now_ns()
                     if return_numpy and where != "cpu" and torch.is_tensor(env.get(n)):
-                        recorder.add(copy, ORDINARY, t0, t1)
-                    recorder.add(fetch, ORDINARY, t0, t1)
+                        worker.append(Event(copy, ORDINARY, t0, t1, 0))
+                    worker.append(Event(fetch, ORDINARY, t0, t1, 0))
                 if vlog:
                     self._log_fetch(vlog, col, n, env.get(n), where)
         finally:
@@ -417,7 +420,7 @@ class Executor:
         t0 = now_ns()
         _write_persistables(prepared, env, scope)
         if parallel:
-            recorder.add("ScopeBufferedMonitor::post_local_exec_scopes_process", ORDINARY, t0, now_ns())
+            main.append(Event("ScopeBufferedMonitor::post_local_exec_scopes_process", ORDINARY, t0, now_ns(), 0))
         return results
 
     @staticmethod

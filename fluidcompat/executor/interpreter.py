@@ -114,6 +114,8 @@ class PreparedBlock:
             step.copies = {(c.slot, c.var): c for c in p.copies}
             steps.append(step)
         self.steps = steps
+        # whether an op runs on a GPU (its kernel's GPU time is then taken with CUDA events)
+        self.on_cuda = any(s.attrs["_device"].type == "cuda" for s in steps)
         self._compiled = None  # the generated function run() calls (see _compile)
         self._profiled: Dict[Tuple[str, bool, bool], Any] = {}  # ... that also records profiler events
         self.accelerators: Dict[Any, Any] = {}  # torch.compile / CUDA graph runners (executor._accelerator)
@@ -165,6 +167,14 @@ class PreparedBlock:
         instance) and/or writes fluid's VLOG lines for each op and copy. ``deletions``: the freeing of
         each op's dead temporaries is its own ``eager_deletion`` event after the op (as fluid's
         parallel executor recorded it for a CompiledProgram) instead of part of the op's span."""
+        if recorder is not None and vlog is None and not (recorder.wants_gpu_time and self.on_cuda):
+            # a block without sub-blocks: its generated function that records the events
+            key = (prefix, recorder.tracer == "AllOpDetail", deletions)
+            fn = self._profiled.get(key)
+            if fn is None and all(s.sub is None for s in self.steps):
+                fn = self._profiled[key] = _compile(self, profiled=key)
+            if fn is not None:
+                return fn(env, recorder.thread_events().events.append)
         from fluidcompat.executor.scope import vartype_of
         from fluidcompat.logging import dims_text, place_text, var_debug
         from fluidcompat.profiler.events import INNER_OP, ORDINARY, UNIQUE_OP, now_ns
@@ -173,13 +183,7 @@ class PreparedBlock:
         add = events.append
         Ev = _event_type()
         instance = recorder is not None and recorder.tracer == "AllOpDetail"
-        gpu_timing = recorder is not None and recorder.wants_gpu_time
-        if recorder is not None and vlog is None and not gpu_timing and all(s.sub is None for s in self.steps):
-            key = (prefix, instance, deletions)
-            fn = self._profiled.get(key)
-            if fn is None:
-                fn = self._profiled[key] = _compile(self, profiled=key)
-            return fn(env, add)
+        gpu_timing = recorder is not None and recorder.wants_gpu_time and self.on_cuda
         env[EMPTY_VAR_NAME] = None
         for s in self.steps:
             op_type, base, ev_prepare, ev_infer, ev_compute, ev_unique = _event_names(s, prefix, instance)
@@ -332,7 +336,7 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool]] 
         consts[k], consts[f"_A{i}"], consts[f"_S{i}"] = s.kernel, s.attrs, s
         emit(f"        i = {i}")
         if profiled:
-            names = consts[f"_N{i}"] = _event_names(s, *profiled[:2])  # op, base, prepare, infer, compute, unique
+            events = consts[f"_N{i}"] = _event_names(s, *profiled[:2])  # op, base, prepare, infer, compute, unique
             emit("        t0 = _now()")
         for v, key in s.saves:
             emit(f"        if {v!r} in env: env[{key!r}] = env[{v!r}]")
@@ -344,7 +348,7 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool]] 
                     consts[f"_T{i}_{len(consts)}"] = targets[j]
                     copy = f"env[{n!r}].to(_T{i}_{len(consts) - 1})"
                     if profiled:  # the copy's own event, nested in the op's phase
-                        consts[f"_C{i}_{j}_{slot}"] = names[1] + _copy_phase(s, slot, n) + s.copies[(slot, n)].kind
+                        consts[f"_C{i}_{j}_{slot}"] = events[1] + _copy_phase(s, slot, n) + s.copies[(slot, n)].kind
                         copy = f"_copied(add, _C{i}_{j}_{slot}, lambda: {copy})"
                     vals.append(copy)
                 else:
@@ -353,11 +357,11 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool]] 
         for slot, names in s.optional:
             parts.append(f"{slot!r}: [{', '.join(f'env.get({n!r})' for n in names)}]")
         emit(f"        ins = {{{', '.join(parts)}}}")
-        if profiled:
+        if profiled:  # one clock reading ends a phase and starts the next
             emit("        t1 = _now()")
             emit(f"        add(_mk(_Ev, (_N{i}[2], _INNER, t0, t1, 0)))")
-            emit(f"        add(_mk(_Ev, (_N{i}[3], _INNER, t1, _now(), 0)))")
             emit("        t2 = _now()")
+            emit(f"        add(_mk(_Ev, (_N{i}[3], _INNER, t1, t2, 0)))")
         if s.sub is not None:
             emit(f"        _run_sub_block(_S{i}, ins, env, lambda: _S{i}.sub.run(env))")
             emit("        r = {}")
@@ -379,13 +383,14 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool]] 
                 emit(f"            for n, x in zip({names!r}, v):")
                 emit("                if n != _EMPTY: env[n] = x")
         if profiled:
-            emit(f"        add(_mk(_Ev, (_N{i}[4], _INNER, t2, _now(), 0)))")
+            emit("        t3 = _now()")
+            emit(f"        add(_mk(_Ev, (_N{i}[4], _INNER, t2, t3, 0)))")
         deletion_event = profiled and profiled[2] and s.dels
         if not deletion_event:
             for n in s.dels:
                 emit(f"        env.pop({n!r}, None)")
         if profiled:
-            emit("        t4 = _now()")
+            emit("        t4 = _now()" if s.dels and not deletion_event else "        t4 = t3")
             if profiled[1]:
                 emit(f"        add(_mk(_Ev, (_N{i}[5], _UNIQUE, t0, t4, 0)))")
             emit(f"        add(_mk(_Ev, (_N{i}[0], _ORD, t0, t4, 0)))")
