@@ -151,6 +151,15 @@ def test_placement_report_and_suggestion(monkeypatch):
     assert "suggestion: put op 3 (slice) on the CPU with fluid.device_guard('cpu') to remove 2 of 2 copies" in text
 
 
+def test_suggestions_leave_the_scripts_own_guards(monkeypatch):
+    """On the docs' guarded embedding the suggestion is to make the ids on the CPU too, never to move
+    the guarded lookup (and its 10,000,000-row table) back to the GPU."""
+    docs_embedding_program(guard=True)
+    found = fluid.executor.explain.suggestions(fluid.default_main_program(), "cuda:0")
+    assert found[0][1:] == ("fill_constant", "cpu", 2)
+    assert not [s for s in found if s[1].startswith(("lookup_table", "sgd"))]
+
+
 def test_explain_placement_flag(tmp_path):
     import os
     import subprocess

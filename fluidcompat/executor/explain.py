@@ -25,7 +25,9 @@ def _plan(program: Program, device: str) -> BlockPlan:
 
 def suggestions(program: Program, place, limit: int = 500) -> List[Tuple[int, str, str, int]]:
     """Ops whose move to the other device removes copies: ``(op index, op type, 'cpu'|'gpu', copies saved)``,
-    most copies saved first. Each op is tried alone, by planning the program with that op guarded."""
+    most copies saved first. Each op is tried alone, by planning the program with that op guarded.
+    Ops the script placed itself (``device_guard``) stay where they are: a table guarded to the CPU to
+    fit in memory is not worth a copy less."""
     device = _target(place)
     base = len(_plan(program, device).copies)
     if base == 0:
@@ -33,7 +35,7 @@ def suggestions(program: Program, place, limit: int = 500) -> List[Tuple[int, st
     found = []
     block = program.global_block()
     for i, op in enumerate(block.ops[:limit]):
-        if op._def.kernel is None and not op._def.control:
+        if (op._def.kernel is None and not op._def.control) or op.attrs.get("op_device"):
             continue
         current = _plan_op_device(program, device, i)
         target = "cpu" if current.startswith("cuda") else "gpu"
