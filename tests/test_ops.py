@@ -623,6 +623,28 @@ def test_op_on_cuda(case):
     run_case(case, fluid.CUDAPlace(0))
 
 
+@pytest.mark.parametrize("case", CASES + RANDOM_CASES, ids=str)
+def test_op_on_an_emulated_gpu_under_the_profiler(case, monkeypatch):
+    """The table with the GPU plan (--device emulated-gpu: cuda:0 places, host tensors) and the
+    profiler recording: each kernel gets its inputs through the plan's copies and gives numpy's
+    values, and the report has one GpuMemcpy event per planned copy, per run."""
+    from fluidcompat import places, profiler
+    from fluidcompat.executor.placement import plan_block
+    from fluidcompat.profiler.events import RECORDER
+
+    monkeypatch.setenv(places.ENV_DEVICE, places.EMULATED_GPU)
+    profiler.start_profiler("CPU")
+    try:
+        main, startup, _ = run_case(case, fluid.CUDAPlace(0))
+        events = [e.name for t in RECORDER.lists for e in t.events]
+    finally:
+        profiler.reset_profiler()
+        RECORDER.stop()
+    planned = [c for prog in (startup, main) for c in plan_block(prog.global_block(), "cuda:0", case.inputs).copies]
+    copies = [n for n in events if "GpuMemcpy" in n and not n.startswith(("feed/", "fetch/"))]
+    assert len(copies) == len(planned), (case.name, copies, planned)
+
+
 def test_every_registered_op_has_a_case():
     covered = set()
     for case in CASES + RANDOM_CASES:
