@@ -81,6 +81,23 @@ def test_cuda_graph_replays_the_training_step():
 
 
 @pytest.mark.cuda
+def test_cuda_graph_fetched_tensors_keep_their_values():
+    """A LoDTensor fetched with return_numpy=False from a replay keeps its value after later replays."""
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        x = fluid.data("x", [4], "float32")
+        y = fluid.layers.scale(x, 3.0)
+    bs = fluid.BuildStrategy()
+    bs.use_cuda_graph = True
+    prog = fluid.CompiledProgram(main, build_strategy=bs)
+    exe = fluid.Executor(fluid.CUDAPlace(0))
+    feeds = [{"x": np.full(4, i, "float32")} for i in range(5)]
+    kept = [exe.run(prog, feed=f, fetch_list=[y], return_numpy=False)[0] for f in feeds]
+    for i, t in enumerate(kept):
+        np.testing.assert_array_equal(np.array(t), np.full(4, 3.0 * i, "float32"))
+
+
+@pytest.mark.cuda
 def test_cuda_graph_skips_a_program_with_host_reads(capsys):
     main = fluid.Program()
     with fluid.program_guard(main, fluid.Program()):

@@ -135,7 +135,7 @@ class CudaGraphed:
             for n in moved:
                 if n in persist:  # updated in place in the graph's buffer: hand it to the scope's tensor
                     env[n].copy_(self.inputs[n])
-            env.update(self.outputs)
+            self._hand_out(env, persist)
             return None
         why = self.reason_not_capturable(env)
         if why is not None:
@@ -163,5 +163,12 @@ class CudaGraphed:
         self.graph = graph
         self.outputs = {n: t for n, t in work.items() if n not in self.inputs or work[n] is not self.inputs[n]}
         graph.replay()
-        env.update(self.outputs)
+        self._hand_out(env, persist)
         return None
+
+    def _hand_out(self, env, persist) -> None:
+        """The replay's results into ``env``: persistables as the graph's buffers (the scope keeps them,
+        and the next replay updates them as a step would), fetched values as copies (the next replay
+        overwrites the buffers; a LoDTensor fetched with return_numpy=False must keep its value)."""
+        for n, t in self.outputs.items():
+            env[n] = t if n in persist else t.clone()
