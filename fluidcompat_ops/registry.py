@@ -69,6 +69,9 @@ class OpDef:
     # Output slots the kernel also reads, under the same slot name (None when unset): write_to_array
     # writes one element of the array already there.
     reads_outputs: FrozenSet[str] = frozenset()
+    # The kernel's work is one copy of a tensor on its own device: on a GPU the profiler records it
+    # inside ``compute`` as fluid's memcpy did (``GpuMemcpyAsync(same_gpu):GPU->GPU``).
+    copies_on_device: bool = False
     # Run by the interpreter itself (sub-blocks), not by a kernel.
     control: bool = False
     grad: Optional[GradDef] = None

@@ -169,6 +169,7 @@ register(
         grad=GradDef(in_grads=("X",), maker=_assign_grad_maker),
         # fluid's assign takes no data transform and copies onto its input's place
         place_from_input="X",
+        copies_on_device=True,
     )
 )
 

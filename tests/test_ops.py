@@ -627,8 +627,10 @@ def test_op_on_cuda(case):
 def test_op_on_an_emulated_gpu_under_the_profiler(case, monkeypatch):
     """The table with the GPU plan (--device emulated-gpu: cuda:0 places, host tensors) and the
     profiler recording: each kernel gets its inputs through the plan's copies and gives numpy's
-    values, and the report has one GpuMemcpy event per planned copy, per run."""
+    values, and the report has one GpuMemcpy event per planned copy, per run, and one same-GPU copy
+    per op whose kernel is a copy (assign)."""
     from fluidcompat import places, profiler
+    from fluidcompat.executor.interpreter import _reads_an_array
     from fluidcompat.executor.placement import plan_block
     from fluidcompat.profiler.events import RECORDER
 
@@ -640,9 +642,17 @@ def test_op_on_an_emulated_gpu_under_the_profiler(case, monkeypatch):
     finally:
         profiler.reset_profiler()
         RECORDER.stop()
-    planned = [c for prog in (startup, main) for c in plan_block(prog.global_block(), "cuda:0", case.inputs).copies]
-    copies = [n for n in events if "GpuMemcpy" in n and not n.startswith(("feed/", "fetch/"))]
+    plans = [plan_block(prog.global_block(), "cuda:0", case.inputs) for prog in (startup, main)]
+    planned = [c for plan in plans for c in plan.copies]
+    copies = [n for n in events if "GpuMemcpy" in n and "(same_gpu)" not in n and not n.startswith(("feed/", "fetch/"))]
     assert len(copies) == len(planned), (case.name, copies, planned)
+    on_device = [
+        p
+        for plan in plans
+        for p in plan.ops
+        if p.op._def.copies_on_device and p.device == "cuda:0" and not _reads_an_array(p.op)
+    ]
+    assert len([n for n in events if "(same_gpu)" in n]) == len(on_device), case.name
 
 
 def test_every_registered_op_has_a_case():

@@ -67,6 +67,8 @@ class Step:
     adds: Tuple[str, ...] = ()
     # the profiler's event names for this op, per (name prefix, AllOpDetail)
     event_names: Dict[Tuple[str, bool], tuple] = field(default_factory=dict)
+    # the kernel is one copy on a GPU (OpDef.copies_on_device): its event nests in compute
+    device_copy: bool = False
 
 
 class PreparedBlock:
@@ -112,6 +114,7 @@ class PreparedBlock:
             step.unique = f"{op.type}/{op.type}%{first}%"
             step.host_copies = frozenset((c.slot, c.var) for c in p.copies if c.slot in op._def.host_inputs)
             step.copies = {(c.slot, c.var): c for c in p.copies}
+            step.device_copy = d.copies_on_device and p.device.startswith("cuda") and not _reads_an_array(op)
             steps.append(step)
         self.steps = steps
         # whether an op runs on a GPU (its kernel's GPU time is then taken with CUDA events)
@@ -245,6 +248,8 @@ class PreparedBlock:
                             if n != EMPTY_VAR_NAME:
                                 env[n] = v
                 t3 = now_ns()
+                if s.device_copy:
+                    add(Ev(ev_compute + _SAME_GPU, ORDINARY, t2, t3))
                 add(Ev(ev_compute, INNER_OP, t2, t3))
                 if cuda:
                     recorder.pending_gpu.append((events, len(events) - 1, g0, g1))
@@ -384,6 +389,9 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool]] 
                 emit("                if n != _EMPTY: env[n] = x")
         if profiled:
             emit("        t3 = _now()")
+            if s.device_copy:  # the kernel's copy on the GPU, nested in compute
+                consts[f"_D{i}"] = events[4] + _SAME_GPU
+                emit(f"        add(_mk(_Ev, (_D{i}, _ORD, t2, t3, 0)))")
             emit(f"        add(_mk(_Ev, (_N{i}[4], _INNER, t2, t3, 0)))")
         deletion_event = profiled and profiled[2] and s.dels
         if not deletion_event:
@@ -423,6 +431,18 @@ def _event_names(s: Step, prefix: str, instance: bool) -> tuple:
         names = (op_type, base, base + "prepare_data", base + "infer_shape", base + "compute", prefix + s.unique)
         s.event_names[(prefix, instance)] = names
     return names
+
+
+_SAME_GPU = "/GpuMemcpyAsync(same_gpu):GPU->GPU"
+
+
+def _reads_an_array(op) -> bool:
+    from fluidcompat.dtypes import VarType
+
+    return any(
+        (v := op.block._find_var_recursive(n)) is not None and v.type == VarType.LOD_TENSOR_ARRAY
+        for n in op.input_arg_names
+    )
 
 
 def _copy_phase(s: Step, slot: str, name: str) -> str:
