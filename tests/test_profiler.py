@@ -236,3 +236,37 @@ def test_gpu_times_and_copies_on_cuda(capsys, monkeypatch):
     assert "GpuMemcpySync:CPU->GPU" in text and "GpuMemcpySync:GPU->CPU" in text
     compute = [ln for ln in text.splitlines() if "thread0::crop_tensor/compute" in ln][0]
     assert not re.search(r"0\.000000 \(0\.000000\) +\S+ +\S+ +\S+ +\S+ *$", compute)
+
+
+def test_a_session_after_a_compiled_program_prints_both_reports(tmp_path):
+    """As in fluid 1.8.5 (tests/golden/profiler/second_session_after_pe.txt): once a CompiledProgram
+    was profiled, a later plain Executor session prints the merged report and the per-thread one,
+    whose rows are all the executor thread's. (In a subprocess: the thread lists last the process.)"""
+    script = tmp_path / "two_sessions.py"
+    script.write_text(
+        "import numpy as np\n"
+        "import paddle.fluid as fluid\n"
+        "import paddle.fluid.profiler as profiler\n"
+        "x = fluid.data('x', [None, 4])\n"
+        "y = fluid.layers.fc(x, 2)\n"
+        "exe = fluid.Executor(fluid.CPUPlace())\n"
+        "exe.run(fluid.default_startup_program())\n"
+        "feed = {'x': np.ones((3, 4), 'float32')}\n"
+        "with profiler.profiler('CPU', None):\n"
+        "    exe.run(fluid.CompiledProgram(fluid.default_main_program()), feed=feed, fetch_list=[y])\n"
+        "print('=== second session')\n"
+        "with profiler.profiler('CPU', None):\n"
+        "    exe.run(feed=feed, fetch_list=[y])\n"
+    )
+    proc = subprocess.run([sys.executable, "-m", "fluidcompat", "run", str(script)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    first, second = proc.stdout.split("=== second session")
+    from tests.report_rows import tables
+
+    for out in (first, second):
+        assert out.count("Profiling Report") == 2
+        assert out.count("Note! This Report merge all thread info into one.") == 1
+    merged, per_thread = tables(second)
+    assert set(merged[0]) == {("", n) for n in ("feed", "mul", "elementwise_add", "fetch")}
+    assert set(per_thread[0]) == {("", "thread0::" + n) for n in ("feed", "mul", "elementwise_add", "fetch")}
+    assert ("", "thread1::Fetch") in tables(first)[1][0]
