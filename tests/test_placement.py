@@ -160,6 +160,29 @@ def test_suggestions_leave_the_scripts_own_guards(monkeypatch):
     assert not [s for s in found if s[1].startswith(("lookup_table", "sgd"))]
 
 
+@pytest.mark.parametrize("guard", [False, True])
+def test_gpu_memory_estimate_of_the_docs_embedding(guard):
+    """The plan's GPU memory from declared shapes: unguarded, the 10,000,000 x 150 table (5.59 GiB)
+    and its dense gradient (5.59 GiB) are on the GPU; guarded to the CPU, a few hundred bytes (the
+    issue's bounds for the real card: over 5.5 GiB, under 256 MiB)."""
+    from fluidcompat.executor.explain import gpu_memory_estimate
+
+    docs_embedding_program(guard)
+    table = 10000000 * 150 * 4
+    kept, peak, largest = gpu_memory_estimate(fluid.default_main_program(), "cuda:0")
+    if guard:
+        assert kept == 0 and 0 < peak < 256 * 2**20
+        assert "embedding_0.w_0" not in dict(largest)
+    else:
+        assert kept == table + 4  # the table and the learning rate
+        assert peak >= 2 * table and peak > 5.5 * 2**30
+        assert dict(largest)["embedding_0.w_0@GRAD"] == table
+    assert gpu_memory_estimate(fluid.default_main_program(), fluid.CPUPlace()) == (0, 0, [])
+    text = fluid.executor.explain.placement_report(fluid.default_main_program(), "cuda:0")
+    want = "0 B kept" if guard else "5.59 GiB kept, 11.18 GiB at the peak; largest: embedding_0.w_0@GRAD 5.59 GiB"
+    assert want in text
+
+
 def test_explain_placement_flag(tmp_path):
     import os
     import subprocess

@@ -9,7 +9,7 @@ from fluidcompat import places
 from fluidcompat.executor.placement import BlockPlan, plan_block
 from fluidcompat.framework import Program
 
-__all__ = ["placement_report", "suggestions"]
+__all__ = ["placement_report", "suggestions", "gpu_memory_estimate"]
 
 
 def _target(place) -> str:
@@ -49,6 +49,73 @@ def suggestions(program: Program, place, limit: int = 500) -> List[Tuple[int, st
     return sorted(found, key=lambda s: -s[3])
 
 
+def _var_bytes(block, name: str, batch: int) -> int:
+    """The bytes of ``name`` from its declared shape (-1 read as ``batch``); a sparse gradient
+    (SelectedRows) holds one row per looked-up id."""
+    import numpy as np
+
+    from fluidcompat.dtypes import VarType, np_name
+
+    var = block._find_var_recursive(name)
+    if var is None or var.type not in (VarType.LOD_TENSOR, VarType.SELECTED_ROWS) or var.dtype is None:
+        return 0
+    shape = [batch if d is None or d < 0 else d for d in var.shape]
+    if var.type == VarType.SELECTED_ROWS:
+        ids = next((op.input("Ids") for op in block.ops if name in op.output_arg_names and op.input("Ids")), [])
+        rows = int(np.prod([batch if d < 0 else d for d in block._find_var_recursive(ids[0]).shape])) if ids else 1
+        shape = [rows] + shape[1:]
+    return int(np.prod(shape)) * np.dtype(np_name(var.dtype)).itemsize
+
+
+def gpu_memory_estimate(program: Program, place, batch: int = 1) -> Tuple[int, int, List[Tuple[str, int]]]:
+    """What the plan keeps in GPU memory, from the variables' declared shapes (a batch dimension of
+    -1 taken as ``batch``): ``(persistable bytes, peak bytes, the largest variables on the GPU)``.
+    The peak walks the ops in order: persistables on the GPU throughout, each temporary from its
+    writer to its last reader, each copy to the GPU for its op. Sub-blocks are not counted. Pure."""
+    device = _target(place)
+    if not device.startswith("cuda"):
+        return 0, 0, []
+    block = program.global_block()
+    plan = _plan(program, device)
+    where = dict(plan.externals)
+    where.update(plan.locations)
+    size = {}
+
+    def on_gpu(name: str) -> bool:
+        return str(where.get(name) or device).startswith("cuda")
+
+    def nbytes(name: str) -> int:
+        if name not in size:
+            size[name] = _var_bytes(block, name, batch)
+        return size[name]
+
+    names = {n for p in plan.ops for n in p.op.input_arg_names + p.op.output_arg_names}
+    persist = {n for n in names if (v := block._find_var_recursive(n)) is not None and v.persistable and on_gpu(n)}
+    last = {}
+    for p in plan.ops:
+        for n in p.op.input_arg_names + p.op.output_arg_names:
+            last[n] = p.index
+    live, peak = {}, 0
+    for p in plan.ops:
+        for n in p.op.output_arg_names:
+            if n not in persist and p.device.startswith("cuda") and n not in live:
+                live[n] = nbytes(n)
+        copies = sum(nbytes(c.var) for c in p.copies if c.dst.startswith("cuda"))
+        peak = max(peak, sum(live.values()) + copies)
+        for n in [n for n in live if last.get(n, -1) <= p.index]:
+            del live[n]
+    kept = sum(nbytes(n) for n in persist)
+    gpu_vars = sorted(((n, nbytes(n)) for n in names if on_gpu(n)), key=lambda x: -x[1])
+    return kept, kept + peak, gpu_vars[:3]
+
+
+def _size(n: int) -> str:
+    for unit, scale in (("GiB", 2**30), ("MiB", 2**20), ("KiB", 2**10)):
+        if n >= scale:
+            return f"{n / scale:.2f} {unit}"
+    return f"{n} B"
+
+
 def _plan_op_device(program: Program, device: str, index: int) -> str:
     return _plan(program, device).ops[index].device
 
@@ -79,6 +146,12 @@ def placement_report(program: Optional[Program] = None, place=None) -> str:
                 lines.append(f"         {c.kind:<26s} {c.var} (in its sub-block)")
     copies = plan.copies
     lines.append(f"synchronous copies per run: {len(copies)}")
+    kept, peak, largest = gpu_memory_estimate(program, place)
+    if peak:
+        biggest = ", ".join(f"{n} {_size(b)}" for n, b in largest)
+        lines.append(
+            f"GPU memory (declared shapes, batch 1): {_size(kept)} kept, {_size(peak)} at the peak; largest: {biggest}"
+        )
     for i, op_type, target, saved in suggestions(program, place):
         lines.append(
             f"suggestion: put op {i} ({op_type}) on the {target.upper()} with "
