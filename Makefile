@@ -16,7 +16,7 @@ $(STAMP): setup.cfg pyproject.toml
 venv: $(STAMP)
 
 demo: $(STAMP)
-	$(VENV)/bin/fluidcompat run --device cpu samples/device_guard_crop.py
+	$(VENV)/bin/fluidcompat run --device emulated-gpu samples/device_guard_crop.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check fluidcompat fluidcompat_ops tests bench
