@@ -158,3 +158,110 @@ def test_capturable_programs(monkeypatch):
         flag = fluid.layers.fill_constant([1], "bool", True)
         fluid.layers.cond(flag, lambda: fluid.layers.scale(loss, 2.0), lambda: fluid.layers.scale(loss, 3.0))
     assert program_not_capturable(gpu_steps(main, fed=["x"])) == "it has control flow (conditional_block)"
+
+
+# -- the CUDA-graph runner's bookkeeping, with a stand-in graph on the CPU ---------------------------
+class FakeGraph:
+    """What CUDA graph capture and replay mean, on the CPU: the captured run's inputs and outputs are
+    fixed tensors; capture records the run without its effects (in-place updates of the inputs are
+    undone, as a real capture runs no kernels); replay runs it again over the same input tensors
+    and writes into the same output tensors."""
+
+    replays = 0
+
+    def __init__(self):
+        self.block = self.inputs = self.outputs = None
+
+    def replay(self):
+        from fluidcompat.executor.interpreter import PreparedBlock
+
+        work = dict(self.inputs)
+        PreparedBlock.run(self.block, work)
+        for n, t in self.outputs.items():
+            t.copy_(work[n])
+        FakeGraph.replays += 1
+
+
+def fake_capture(monkeypatch):
+    """torch.cuda.graph(g) as a context that records into a FakeGraph."""
+    import contextlib
+
+    import torch
+
+    from fluidcompat.executor.interpreter import PreparedBlock
+
+    real_run = PreparedBlock.run
+
+    @contextlib.contextmanager
+    def graph(g):
+        recorded = {}
+
+        def capturing_run(block, env):
+            tensors = {n: t for n, t in env.items() if torch.is_tensor(t)}
+            saved = {n: t.clone() for n, t in tensors.items()}
+            real_run(block, env)
+            recorded.update(block=block, inputs=tensors, saved=saved, env=env)
+
+        monkeypatch.setattr(PreparedBlock, "run", capturing_run)
+        try:
+            yield
+        finally:
+            monkeypatch.setattr(PreparedBlock, "run", real_run)
+        for n, t in recorded["inputs"].items():  # a capture runs nothing: undo in-place updates
+            t.copy_(recorded["saved"][n])
+        g.block, g.inputs = recorded["block"], recorded["inputs"]
+        env = recorded["env"]
+        g.outputs = {n: t for n, t in env.items() if torch.is_tensor(t) and g.inputs.get(n) is not t}
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
+    monkeypatch.setattr(torch.cuda, "CUDAGraph", FakeGraph)
+    monkeypatch.setattr(torch.cuda, "graph", graph)
+
+
+def test_cuda_graph_runner_replays_as_the_eager_run(monkeypatch, capsys):
+    """CudaGraphed's warm-up, capture and replays (new feeds copied into the captured inputs, weights
+    updated in place, fetched values handed out as copies) train exactly as the eager run, with a
+    stand-in graph that has CUDA graphs' semantics."""
+    from fluidcompat.executor import accelerate
+
+    eager = train(fluid.CPUPlace())
+    fake_capture(monkeypatch)
+    monkeypatch.setattr(
+        accelerate.CudaGraphed,
+        "reason_not_capturable",
+        lambda self, env: accelerate.program_not_capturable(self.prepared.steps),
+    )
+    FakeGraph.replays = 0
+    graphed = train(fluid.CPUPlace(), use_cuda_graph=True)
+    assert "runs eagerly" not in capsys.readouterr().err
+    assert FakeGraph.replays == 5  # six steps: one warm-up run, then capture + replay, then 4 replays
+    assert_same(graphed, eager)
+
+
+def test_cuda_graph_runner_hands_out_copies(monkeypatch, capsys):
+    """With the stand-in graph: a LoDTensor fetched with return_numpy=False keeps its value after
+    later replays (the graph's output buffer is overwritten by each replay)."""
+    from fluidcompat.executor import accelerate
+
+    fake_capture(monkeypatch)
+    monkeypatch.setattr(
+        accelerate.CudaGraphed,
+        "reason_not_capturable",
+        lambda self, env: accelerate.program_not_capturable(self.prepared.steps),
+    )
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        x = fluid.data("x", [4], "float32")
+        y = fluid.layers.scale(x, 3.0)
+    bs = fluid.BuildStrategy()
+    bs.use_cuda_graph = True
+    prog = fluid.CompiledProgram(main, build_strategy=bs)
+    exe = fluid.Executor(fluid.CPUPlace())
+    FakeGraph.replays = 0
+    kept = [
+        exe.run(prog, feed={"x": np.full(4, i, "float32")}, fetch_list=[y], return_numpy=False)[0] for i in range(5)
+    ]
+    assert FakeGraph.replays == 4 and "runs eagerly" not in capsys.readouterr().err
+    for i, t in enumerate(kept):
+        np.testing.assert_array_equal(np.array(t), np.full(4, 3.0 * i, "float32"))

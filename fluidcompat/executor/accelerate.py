@@ -161,7 +161,9 @@ class CudaGraphed:
             self._give_up(f"failed ({type(e).__name__}: {e})")
             return self.prepared.run(env)
         self.graph = graph
-        self.outputs = {n: t for n, t in work.items() if n not in self.inputs or work[n] is not self.inputs[n]}
+        self.outputs = {
+            n: t for n, t in work.items() if torch.is_tensor(t) and (n not in self.inputs or t is not self.inputs[n])
+        }
         graph.replay()
         self._hand_out(env, persist)
         return None
