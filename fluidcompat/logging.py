@@ -61,6 +61,7 @@ class VLog:
         "tensor_util": "tensor_util.cc",
         "data_device_transform": "data_device_transform.cc",
         "eager_deletion_op_handle": "eager_deletion_op_handle.cc",
+        "scope": "scope.cc",
     }
 
     def __init__(self, level: int = 3) -> None:

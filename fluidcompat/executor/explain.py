@@ -105,7 +105,7 @@ def gpu_memory_estimate(program: Program, place, batch: int = 1) -> Tuple[int, i
         for n in [n for n in live if last.get(n, -1) <= p.index]:
             del live[n]
     kept = sum(nbytes(n) for n in persist)
-    gpu_vars = sorted(((n, nbytes(n)) for n in names if on_gpu(n)), key=lambda x: -x[1])
+    gpu_vars = sorted(((n, nbytes(n)) for n in names if on_gpu(n)), key=lambda x: (-x[1], x[0]))
     return kept, kept + peak, gpu_vars[:3]
 
 

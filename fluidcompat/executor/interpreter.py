@@ -179,7 +179,7 @@ class PreparedBlock:
             if fn is not None:
                 return fn(env, recorder.thread_events().events.append)
         from fluidcompat.executor.scope import vartype_of
-        from fluidcompat.logging import dims_text, place_text, var_debug
+        from fluidcompat.logging import place_text, var_debug
         from fluidcompat.profiler.events import INNER_OP, ORDINARY, UNIQUE_OP, now_ns
 
         events = recorder.thread_events().events if recorder else []
@@ -211,7 +211,8 @@ class PreparedBlock:
                         c0 = now_ns()
                         c = s.copies[(slot, n)]
                         if vlog:
-                            _log_copy(vlog, n, env[n], place_text(c.src), place_text(c.dst), vartype_of, dims_text)
+                            transform = (slot, n) not in s.host_copies
+                            _log_copy(vlog, n, env[n], place_text(c.src), place_text(c.dst), transform)
                         vals.append(env[n].to(t))
                         add(Ev(base + _copy_phase(s, slot, n) + c.kind, ORDINARY, c0, now_ns()))
                     ins[slot] = vals
@@ -706,18 +707,24 @@ def _kernel_key(step, env, place, vartype_of) -> str:
     return f"data_type[{dtype}]:data_layout[ANY_LAYOUT]:place[{place}]:library_type[PLAIN]"
 
 
-def _log_copy(vlog, name, value, src, dst, vartype_of, dims_text) -> None:
+def _log_copy(vlog, name, value, src, dst, transform: bool) -> None:
+    """A copy's log lines: a data transform (before the kernel) logs the transform, the variable it
+    creates and the device transform; a kernel's own read of a host slot logs only the copy."""
     from fluidcompat.dtypes import CPP_NAMES
+    from fluidcompat.executor.scope import vartype_of
+    from fluidcompat.logging import dims_text
 
-    dtype = CPP_NAMES[vartype_of(value)]
-    vlog(
-        "operator",
-        1207,
-        f"Transform Variable {name} from data_type[{dtype}]:data_layout[NCHW]:place[{src}]:"
-        f"library_type[PLAIN] to data_type[{dtype}]:data_layout[ANY_LAYOUT]:place[{dst}]:"
-        f"library_type[PLAIN]",
-    )
-    vlog("data_device_transform", 21, f"DeviceTransform in, src_place {src} dst_place: {dst}")
+    if transform:
+        dtype = CPP_NAMES[vartype_of(value)]
+        vlog(
+            "operator",
+            1207,
+            f"Transform Variable {name} from data_type[{dtype}]:data_layout[NCHW]:place[{src}]:"
+            f"library_type[PLAIN] to data_type[{dtype}]:data_layout[ANY_LAYOUT]:place[{dst}]:"
+            f"library_type[PLAIN]",
+        )
+        vlog("scope", 169, f"Create variable {name}")
+        vlog("data_device_transform", 21, f"DeviceTransform in, src_place {src} dst_place: {dst}")
     vlog("tensor_util", 129, f"TensorCopySync {dims_text(value.shape)} from {src} to {dst}")
 
 
