@@ -175,6 +175,37 @@ def test_docs_control_flow_on_an_emulated_gpu(guard):
         assert memcpy == [("GpuMemcpy", "1000"), ("GpuMemcpyAsync", "600"), ("GpuMemcpySync", "400")]
 
 
+@pytest.mark.parametrize("guard", [False, True])
+def test_while_loop_condition_reads_on_an_emulated_gpu(monkeypatch, capsys, guard):
+    """A while loop whose counter lives on the GPU reads its Condition back to the host before the
+    first pass and after each pass: 6 copies a run for 5 passes, in the report under `while`; with
+    the counter and bound made under device_guard('cpu') there are none. Values as numpy's."""
+    from fluidcompat import profiler
+    from tests.report_rows import tables
+
+    monkeypatch.setenv(places.ENV_DEVICE, places.EMULATED_GPU)
+    with fluid.device_guard("cpu" if guard else None):
+        i = L.fill_constant([1], "int64", 0)
+        n = L.fill_constant([1], "int64", 5)
+    x = L.fill_constant([4], "float32", 1.0)
+
+    def body(i, x):
+        with fluid.device_guard("cpu" if guard else None):
+            j = L.increment(i, 1, in_place=False)
+        return [j, x * 2.0]
+
+    _, out = L.while_loop(lambda i, x: L.less_than(i, n), body, [i, x])
+    exe = fluid.Executor(fluid.CUDAPlace(0))
+    with profiler.profiler("All", "total"):
+        for _ in range(3):
+            np.testing.assert_array_equal(exe.run(fetch_list=[out])[0], np.full(4, 32.0, "float32"))
+    [(rows, _)] = tables(capsys.readouterr().out)
+    reads = rows.get(("thread0::while", "GpuMemcpyAsync:GPU->CPU"), 0)
+    assert reads == (0 if guard else 3 * 6)
+    report = fluid.executor.explain.placement_report(fluid.default_main_program(), fluid.CUDAPlace(0))
+    assert ("(after every pass: the body writes it on the GPU)" in report) == (not guard)
+
+
 def test_while_loop_matches_fluid():
     """while_loop (counter sum, nested cond, gather of rows) and a While block: values, dtypes, names and
     every block's op list as fluid 1.8.5 built and ran them."""

@@ -144,6 +144,10 @@ def placement_report(program: Optional[Program] = None, place=None) -> str:
         if sub is not None:
             for c in sub.copies:
                 lines.append(f"         {c.kind:<26s} {c.var} (in its sub-block)")
+            cond = p.op.inputs.get("Condition", [""])[0] if p.op.type == "while" else ""
+            if cond and sub.locations.get(cond, "cpu") != "cpu":
+                kind = "GpuMemcpyAsync:GPU->CPU"
+                lines.append(f"         {kind:<26s} {cond} (after every pass: the body writes it on the GPU)")
     copies = plan.copies
     lines.append(f"synchronous copies per run: {len(copies)}")
     kept, peak, largest = gpu_memory_estimate(program, place)

@@ -57,6 +57,8 @@ class Step:
     sub: Optional["PreparedBlock"] = None
     # a while op: the name of its Condition, read again before each pass over the sub-block
     loop_cond: str = ""
+    # ... and, when the body writes it on a GPU, the name of each pass's read of it to the host
+    cond_read: str = ""
     # a while op whose while_grad runs later: where its steps are recorded, and what each step writes
     record: str = ""
     written: Tuple[str, ...] = ()
@@ -110,6 +112,9 @@ class PreparedBlock:
                 step.sub = PreparedBlock(plan.subplans[p.index], keep=(), free=False, block_idx=op.attrs["sub_block"])
                 if op.type == "while":
                     step.loop_cond = op.inputs["Condition"][0]
+                    where = plan.subplans[p.index].locations.get(step.loop_cond, "cpu")
+                    if where != "cpu":
+                        step.cond_read = Copy(step.loop_cond, "Condition", where, "cpu", on_stream=True).kind
             first = next((names[0] for _, names in sorted(outs) if names), "")
             step.unique = f"{op.type}/{op.type}%{first}%"
             step.host_copies = frozenset((c.slot, c.var) for c in p.copies if c.slot in op._def.host_inputs)
@@ -220,7 +225,13 @@ class PreparedBlock:
                     ins[slot] = [env.get(n) for n in names]
                 t1 = now_ns()
                 if s.sub is not None:  # a control op: no kernel phases; its sub-block's ops nest under it
-                    _run_sub_block(s, ins, env, lambda: s.sub.run_instrumented(env, recorder, vlog, op_type + "/"))
+                    _run_sub_block(
+                        s,
+                        ins,
+                        env,
+                        lambda: s.sub.run_instrumented(env, recorder, vlog, op_type + "/"),
+                        _timed(add, base + s.cond_read) if s.cond_read else None,
+                    )
                     t4 = now_ns()
                     if vlog:
                         vlog("operator", 180, f"{place} {_debug_string(s.plan.op, env, var_debug, vartype_of)}")
@@ -446,6 +457,19 @@ def _reads_an_array(op) -> bool:
     )
 
 
+def _timed(add, name: str):
+    """``read(fn)``: run ``fn`` and record its span as event ``name``."""
+    from fluidcompat.profiler.events import ORDINARY, now_ns
+
+    def read(fn):
+        t0 = now_ns()
+        value = fn()
+        add(_event_type()(name, ORDINARY, t0, now_ns()))
+        return value
+
+    return read
+
+
 def _copy_phase(s: Step, slot: str, name: str) -> str:
     """Where a copy's event nests in its op: a kernel's host read in ``compute``, a data transform in
     ``prepare_data``; a control op (no phases) has it directly under the op."""
@@ -583,11 +607,12 @@ def _keep_overwritten_values(top: PreparedBlock) -> None:
             g.optional = tuple((slot, renamed(slot, names)) for slot, names in g.optional)
 
 
-def _run_sub_block(s: Step, ins, env, run_once) -> None:
-    """A control op; ``run_once`` is one pass over its sub-block."""
+def _run_sub_block(s: Step, ins, env, run_once, read=None) -> None:
+    """A control op; ``run_once`` is one pass over its sub-block. ``read(fn)``: how a while op reads
+    its Condition again after each pass (the profiler times it as a copy to the host)."""
     op_type = s.plan.op.type
     if op_type == "while":
-        _run_while(s, env, run_once)
+        _run_while(s, ins, env, run_once, read)
     elif op_type == "conditional_block":
         if _branch_taken(ins, s.attrs):
             run_once()
@@ -599,17 +624,27 @@ def _run_sub_block(s: Step, ins, env, run_once) -> None:
         raise ValueError(f"no runner for the control op {op_type}")
 
 
-def _run_while(s: Step, env, run_once) -> None:
-    """Pass over the body while Condition holds. Recording (for a while_grad): per step, the values
-    of what the body wrote (fluid's step scopes), old values it kept included."""
+def _run_while(s: Step, ins, env, run_once, read=None) -> None:
+    """Pass over the body while Condition holds: first as the op read it (``ins``, planned copy
+    included), then as each pass leaves it in ``env`` (a read from the GPU when the body writes it
+    there: through ``read`` when given). Recording (for a while_grad): per step, the values of what
+    the body wrote (fluid's step scopes), old values it kept included."""
+    name = s.loop_cond
+
+    def again() -> bool:
+        return _holds(env[name], name) if read is None else read(lambda: _holds(env[name], name))
+
+    holds = _holds(ins["Condition"][0], name)
     if not s.record:
-        while _holds(env[s.loop_cond], s.loop_cond):
+        while holds:
             run_once()
+            holds = again()
         return
     steps = []
-    while _holds(env[s.loop_cond], s.loop_cond):
+    while holds:
         run_once()
         steps.append({n: env[n] for n in s.written if n in env})
+        holds = again()
     env[s.record] = steps
 
 
