@@ -655,6 +655,37 @@ def test_op_on_an_emulated_gpu_under_the_profiler(case, monkeypatch):
     assert len([n for n in events if "(same_gpu)" in n]) == len(on_device), case.name
 
 
+# what torch says when a kernel needs the values of a tensor that has none (the meta device)
+_NO_DATA = ("meta tensor", "Meta tensor", "Cannot copy out of meta", "register_meta", "no fake impl", "META device")
+
+
+@pytest.mark.parametrize("case", CASES + RANDOM_CASES, ids=str)
+def test_op_kernels_stay_on_their_device(case, monkeypatch):
+    """Each kernel planned for the GPU, run with the GPU stood in for by torch's meta device (tensors
+    with shapes and no data), never mixes in a tensor of another device: no host index or constant
+    made on the CPU and combined with the op's inputs, as would fail on cuda:0. Kernels that read
+    their inputs' values stop at the first read and are left to the CUDA table."""
+    from fluidcompat import places
+    from fluidcompat.executor import executor, interpreter
+
+    monkeypatch.setenv(places.ENV_DEVICE, places.EMULATED_GPU)
+    monkeypatch.setattr(places, "tensor_device", lambda d: "meta" if d != "cpu" else d)
+    monkeypatch.setattr(executor, "_to_device", lambda t, d: t if t.device == d else t.to(d))
+    assert interpreter.places.tensor_device("cuda:0") == "meta"
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        vars_ = {k: fluid.data(k, list(case.shapes.get(k, v.shape)), str(v.dtype)) for k, v in case.inputs.items()}
+        outs = case.build(**vars_)
+    exe = fluid.Executor(fluid.CUDAPlace(0))
+    scope = fluid.Scope()
+    try:
+        if startup.global_block().ops:
+            exe.run(startup, scope=scope)
+        exe.run(main, feed=case.inputs, fetch_list=outs, scope=scope, return_numpy=False)
+    except Exception as e:  # noqa: BLE001  (only a read of values that meta tensors lack may stop it)
+        assert any(m in str(e) for m in _NO_DATA), f"{case.name}: {e}"
+
+
 def test_every_registered_op_has_a_case():
     covered = set()
     for case in CASES + RANDOM_CASES:
