@@ -251,6 +251,7 @@ register(
         same_as(),
         _scale_kernel,
         grad=GradDef(in_grads=("X",), maker=lambda op, og, ig: _scale_grad_maker(op, og, ig)),
+        host_inputs=frozenset({"ScaleTensor"}),  # read as a number on the host
     )
 )
 

@@ -83,6 +83,8 @@ register(
         _fill_constant_kernel,
         specialize=_fill_constant_specialize,
         cpu_attr="force_cpu",
+        # the shape is read on the host (a `shape` op's result stays there: no copies)
+        host_inputs=frozenset({"ShapeTensor", "ShapeTensorList"}),
     )
 )
 
@@ -808,7 +810,7 @@ def _scalar(t):
 
 def _range_kernel(ins, attrs):
     s, e, st = (ins[k][0] for k in ("Start", "End", "Step"))
-    return {"Out": [torch.arange(_scalar(s), _scalar(e), _scalar(st), dtype=s.dtype, device=s.device)]}
+    return {"Out": [torch.arange(_scalar(s), _scalar(e), _scalar(st), dtype=s.dtype, device=attrs["_device"])]}
 
 
 register(
@@ -819,13 +821,15 @@ register(
         {},
         lambda ins, attrs: out("Out", (-1,), ins["Start"][0].dtype),
         _range_kernel,
+        host_inputs=frozenset({"Start", "End", "Step"}),  # read as numbers on the host
     )
 )
 
 
 def _linspace_kernel(ins, attrs):
     s, e, n = (ins[k][0] for k in ("Start", "Stop", "Num"))
-    return {"Out": [torch.linspace(_scalar(s), _scalar(e), int(_scalar(n)), dtype=s.dtype, device=s.device)]}
+    n = int(_scalar(n))
+    return {"Out": [torch.linspace(_scalar(s), _scalar(e), n, dtype=s.dtype, device=attrs["_device"])]}
 
 
 register(
@@ -836,6 +840,7 @@ register(
         {},
         lambda ins, attrs: out("Out", (-1,), ins["Start"][0].dtype),
         _linspace_kernel,
+        host_inputs=frozenset({"Start", "Stop", "Num"}),  # read as numbers on the host
     )
 )
 

@@ -363,3 +363,34 @@ def test_a_second_backward_pass_renames_the_gradients_it_makes_again():
     assert b.dtype == x.dtype and tuple(b.shape) == (2,)
     got = fluid.Executor(fluid.CPUPlace()).run(feed={"x": np.ones(2, "float32")}, fetch_list=[a, b])
     np.testing.assert_array_equal(got, [[2.0, 2.0], [3.0, 3.0]])
+
+
+@pytest.mark.parametrize("case", CASES, ids=str)
+def test_grad_kernels_stay_on_their_device(case, monkeypatch):
+    """The backward program planned for the GPU, run with torch's meta device standing in for it (as
+    tests/test_ops.py does for the forward kernels): no grad kernel mixes in a tensor of another
+    device. Kernels that read their inputs' values stop at the first read."""
+    from fluidcompat import places
+    from fluidcompat.executor import executor
+    from tests.test_ops import _NO_DATA
+
+    cpu = fluid.Executor(fluid.CPUPlace())
+    main, startup, outs, _, _ = _build(case)
+    scope = fluid.Scope()
+    if startup.global_block().ops:
+        cpu.run(startup, scope=scope)
+    shapes = [r.shape for r in cpu.run(main, feed=case.inputs, fetch_list=outs, scope=scope)]
+    main, startup, outs, loss, grads = _build(case, [rng.uniform(-1, 1, s) for s in shapes])
+    feed = dict(case.inputs)
+    feed.update({n: np.ones(s) for n, s in zip([n for n in main.global_block().vars if n.startswith("w64")], shapes)})
+    monkeypatch.setenv(places.ENV_DEVICE, places.EMULATED_GPU)
+    monkeypatch.setattr(places, "tensor_device", lambda d: "meta" if d != "cpu" else d)
+    monkeypatch.setattr(executor, "_to_device", lambda t, d: t if t.device == d else t.to(d))
+    exe = fluid.Executor(fluid.CUDAPlace(0))
+    scope = fluid.Scope()
+    try:
+        if startup.global_block().ops:
+            exe.run(startup, scope=scope)
+        exe.run(main, feed=feed, fetch_list=grads, scope=scope, return_numpy=False)
+    except Exception as e:  # noqa: BLE001  (only a read of values that meta tensors lack may stop it)
+        assert any(m in str(e) for m in _NO_DATA), f"{case.name}: {e}"
