@@ -365,11 +365,18 @@ def test_a_second_backward_pass_renames_the_gradients_it_makes_again():
     np.testing.assert_array_equal(got, [[2.0, 2.0], [3.0, 3.0]])
 
 
+_READS_VALUES = set(
+    "lookup_table lookup_table_v2 dropout dropout_upscale cond_true cond_false while_loop tensor_array ifelse "
+    "print py_func roi_pool_roi_align linear_chain_crf warpctc".split()
+)
+
+
 @pytest.mark.parametrize("case", CASES, ids=str)
 def test_grad_kernels_stay_on_their_device(case, monkeypatch):
     """The backward program planned for the GPU, run with torch's meta device standing in for it (as
     tests/test_ops.py does for the forward kernels): no grad kernel mixes in a tensor of another
-    device. Kernels that read their inputs' values stop at the first read."""
+    device. Cases whose kernels read values (lookups check their ids, random generators, control
+    flow, host algorithms) stop at the first read; any other case must run through."""
     from fluidcompat import places
     from fluidcompat.executor import executor
     from tests.test_ops import _NO_DATA
@@ -393,4 +400,4 @@ def test_grad_kernels_stay_on_their_device(case, monkeypatch):
             exe.run(startup, scope=scope)
         exe.run(main, feed=feed, fetch_list=grads, scope=scope, return_numpy=False)
     except Exception as e:  # noqa: BLE001  (only a read of values that meta tensors lack may stop it)
-        assert any(m in str(e) for m in _NO_DATA), f"{case.name}: {e}"
+        assert case.name in _READS_VALUES and any(m in str(e) for m in _NO_DATA), f"{case.name}: {e}"
