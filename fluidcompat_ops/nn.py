@@ -38,11 +38,13 @@ def _lookup_kernel(v2):
         if not v2:
             ids = ids.squeeze(-1)
         n = w.shape[0]
-        if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= n):
-            raise ValueError(
-                f"Variable value (input) of OP(fluid.layers.embedding) expected >= 0 and < {n}, "
-                f"but got {int(ids.min()) if int(ids.min()) < 0 else int(ids.max())}."
-            )
+        if ids.numel():
+            lo, hi = torch.stack(torch.aminmax(ids)).tolist()  # one read (on a GPU, one wait) for both
+            if lo < 0 or hi >= n:
+                raise ValueError(
+                    f"Variable value (input) of OP(fluid.layers.embedding) expected >= 0 and < {n}, "
+                    f"but got {lo if lo < 0 else hi}. Please check input value."
+                )
         r = F.embedding(ids, w)
         p = attrs["padding_idx"]
         if p != -1:

@@ -294,3 +294,22 @@ class TestRepeatedRuns:
             for s, want in ((a, 4.0), (b, 0.0)):
                 with fluid.scope_guard(s):
                     assert exe.run(feed=feed, fetch_list=[y])[0].tolist() == [[want, want]]
+
+
+def test_embedding_id_out_of_range_names_it_and_leaves_the_scope_usable():
+    """fluid 1.8.5's message for an id outside the table (recorded with tools/fluid18), and the next run
+    with good ids works."""
+    ids = fluid.data("ids", [None, 1], "int64")
+    emb = fluid.embedding(ids, size=(10, 4))
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(fluid.default_startup_program())
+    with pytest.raises(Exception) as err:
+        exe.run(feed={"ids": np.array([[3], [12]], "int64")}, fetch_list=[emb])
+    want = (
+        "Variable value (input) of OP(fluid.layers.embedding) expected >= 0 and < 10, but got 12. "
+        "Please check input value."
+    )
+    assert want in str(err.value)
+    table = np.array(fluid.global_scope().find_var("embedding_0.w_0").get_tensor())
+    got = exe.run(feed={"ids": np.array([[3], [9]], "int64")}, fetch_list=[emb])[0]
+    np.testing.assert_array_equal(got.reshape(2, 4), table[[3, 9]])
