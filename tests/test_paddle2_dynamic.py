@@ -351,3 +351,39 @@ def test_optimizer_state_round_trips(tmp_path):
     step(o1, p1)
     step(o2, p2)
     np.testing.assert_allclose(p2.numpy(), p1.numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("opt", ["SGD", "Adam", "Momentum"])
+def test_a_training_step_on_gpu_stays_on_its_device(monkeypatch, opt):
+    """A Conv2D/MaxPool2D/Linear step with backward and an optimizer on gpu:0, run with torch's meta
+    device standing in for the GPU: every parameter, gradient, optimizer state and result stays on
+    that device (nothing made on the CPU and mixed in, which would fail on cuda:0)."""
+    from fluidcompat import places
+
+    monkeypatch.setenv(places.ENV_DEVICE, places.EMULATED_GPU)
+    monkeypatch.setattr(places, "tensor_device", lambda d: "meta" if d != "cpu" else d)
+    monkeypatch.setattr(device, "_device", None)
+    device.set_device("gpu:0")
+
+    class Net(nn.Layer):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2D(1, 4, 3)
+            self.pool = nn.MaxPool2D(2, 2)
+            self.fc = nn.Linear(4 * 3 * 3, 10)
+
+        def forward(self, x):
+            return self.fc(T.flatten(self.pool(F.relu(self.conv(x))), 1))
+
+    net = Net()
+    step = getattr(optimizer, opt)(learning_rate=0.1, parameters=net.parameters())
+    x = device.to_tensor(np.random.RandomState(0).rand(8, 1, 8, 8).astype("float32"))
+    loss = T.mean((net(x) - 1.0) ** 2)
+    loss.backward()
+    step.step()
+    step.clear_grad()
+    assert loss._t.device.type == "meta"
+    assert all(p._t.device.type == "meta" for p in net.parameters())
+    state = [t for t in step.state_dict().values() if hasattr(t, "_t")]
+    assert (len(state) > 0) == (opt != "SGD")
+    assert all(t._t.device.type == "meta" for t in state)
