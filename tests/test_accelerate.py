@@ -80,9 +80,8 @@ def test_cuda_graph_replays_the_training_step():
     assert_same(graphed, eager, tol=1e-5)
 
 
-@pytest.mark.cuda
-def test_cuda_graph_fetched_tensors_keep_their_values():
-    """A LoDTensor fetched with return_numpy=False from a replay keeps its value after later replays."""
+def graphed_fetches(place):
+    """Five runs of ``3 * x`` under use_cuda_graph, each fetched as a LoDTensor (return_numpy=False)."""
     main = fluid.Program()
     with fluid.program_guard(main, fluid.Program()):
         x = fluid.data("x", [4], "float32")
@@ -90,11 +89,21 @@ def test_cuda_graph_fetched_tensors_keep_their_values():
     bs = fluid.BuildStrategy()
     bs.use_cuda_graph = True
     prog = fluid.CompiledProgram(main, build_strategy=bs)
-    exe = fluid.Executor(fluid.CUDAPlace(0))
-    feeds = [{"x": np.full(4, i, "float32")} for i in range(5)]
-    kept = [exe.run(prog, feed=f, fetch_list=[y], return_numpy=False)[0] for f in feeds]
-    for i, t in enumerate(kept):
+    exe = fluid.Executor(place)
+    return [
+        exe.run(prog, feed={"x": np.full(4, i, "float32")}, fetch_list=[y], return_numpy=False)[0] for i in range(5)
+    ]
+
+
+def assert_kept(fetched):
+    for i, t in enumerate(fetched):
         np.testing.assert_array_equal(np.array(t), np.full(4, 3.0 * i, "float32"))
+
+
+@pytest.mark.cuda
+def test_cuda_graph_fetched_tensors_keep_their_values():
+    """A LoDTensor fetched with return_numpy=False from a replay keeps its value after later replays."""
+    assert_kept(graphed_fetches(fluid.CUDAPlace(0)))
 
 
 @pytest.mark.cuda
@@ -188,6 +197,7 @@ def fake_capture(monkeypatch):
 
     import torch
 
+    from fluidcompat.executor import accelerate
     from fluidcompat.executor.interpreter import PreparedBlock
 
     real_run = PreparedBlock.run
@@ -217,21 +227,20 @@ def fake_capture(monkeypatch):
     monkeypatch.setattr(torch.cuda, "synchronize", lambda *a: None)
     monkeypatch.setattr(torch.cuda, "CUDAGraph", FakeGraph)
     monkeypatch.setattr(torch.cuda, "graph", graph)
+    # the tensors live in host memory here: only the program's own limits apply
+    monkeypatch.setattr(
+        accelerate.CudaGraphed,
+        "reason_not_capturable",
+        lambda self, env: accelerate.program_not_capturable(self.prepared.steps),
+    )
 
 
 def test_cuda_graph_runner_replays_as_the_eager_run(monkeypatch, capsys):
     """CudaGraphed's warm-up, capture and replays (new feeds copied into the captured inputs, weights
     updated in place, fetched values handed out as copies) train exactly as the eager run, with a
     stand-in graph that has CUDA graphs' semantics."""
-    from fluidcompat.executor import accelerate
-
     eager = train(fluid.CPUPlace())
     fake_capture(monkeypatch)
-    monkeypatch.setattr(
-        accelerate.CudaGraphed,
-        "reason_not_capturable",
-        lambda self, env: accelerate.program_not_capturable(self.prepared.steps),
-    )
     FakeGraph.replays = 0
     graphed = train(fluid.CPUPlace(), use_cuda_graph=True)
     assert "runs eagerly" not in capsys.readouterr().err
@@ -242,26 +251,8 @@ def test_cuda_graph_runner_replays_as_the_eager_run(monkeypatch, capsys):
 def test_cuda_graph_runner_hands_out_copies(monkeypatch, capsys):
     """With the stand-in graph: a LoDTensor fetched with return_numpy=False keeps its value after
     later replays (the graph's output buffer is overwritten by each replay)."""
-    from fluidcompat.executor import accelerate
-
     fake_capture(monkeypatch)
-    monkeypatch.setattr(
-        accelerate.CudaGraphed,
-        "reason_not_capturable",
-        lambda self, env: accelerate.program_not_capturable(self.prepared.steps),
-    )
-    main = fluid.Program()
-    with fluid.program_guard(main, fluid.Program()):
-        x = fluid.data("x", [4], "float32")
-        y = fluid.layers.scale(x, 3.0)
-    bs = fluid.BuildStrategy()
-    bs.use_cuda_graph = True
-    prog = fluid.CompiledProgram(main, build_strategy=bs)
-    exe = fluid.Executor(fluid.CPUPlace())
     FakeGraph.replays = 0
-    kept = [
-        exe.run(prog, feed={"x": np.full(4, i, "float32")}, fetch_list=[y], return_numpy=False)[0] for i in range(5)
-    ]
+    kept = graphed_fetches(fluid.CPUPlace())
     assert FakeGraph.replays == 4 and "runs eagerly" not in capsys.readouterr().err
-    for i, t in enumerate(kept):
-        np.testing.assert_array_equal(np.array(t), np.full(4, 3.0 * i, "float32"))
+    assert_kept(kept)

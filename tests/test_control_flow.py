@@ -175,15 +175,8 @@ def test_docs_control_flow_on_an_emulated_gpu(guard):
         assert memcpy == [("GpuMemcpy", "1000"), ("GpuMemcpyAsync", "600"), ("GpuMemcpySync", "400")]
 
 
-@pytest.mark.parametrize("guard", [False, True])
-def test_while_loop_condition_reads_on_an_emulated_gpu(monkeypatch, capsys, guard):
-    """A while loop whose counter lives on the GPU reads its Condition back to the host before the
-    first pass and after each pass: 6 copies a run for 5 passes, in the report under `while`; with
-    the counter and bound made under device_guard('cpu') there are none. Values as numpy's."""
-    from fluidcompat import profiler
-    from tests.report_rows import tables
-
-    monkeypatch.setenv(places.ENV_DEVICE, places.EMULATED_GPU)
+def counted_loop(guard: bool):
+    """x doubled 5 times by a while_loop; with ``guard`` its counter and bound live on the CPU."""
     with fluid.device_guard("cpu" if guard else None):
         i = L.fill_constant([1], "int64", 0)
         n = L.fill_constant([1], "int64", 5)
@@ -194,7 +187,19 @@ def test_while_loop_condition_reads_on_an_emulated_gpu(monkeypatch, capsys, guar
             j = L.increment(i, 1, in_place=False)
         return [j, x * 2.0]
 
-    _, out = L.while_loop(lambda i, x: L.less_than(i, n), body, [i, x])
+    return L.while_loop(lambda i, x: L.less_than(i, n), body, [i, x])[1]
+
+
+@pytest.mark.parametrize("guard", [False, True])
+def test_while_loop_condition_reads_on_an_emulated_gpu(monkeypatch, capsys, guard):
+    """A while loop whose counter lives on the GPU reads its Condition back to the host before the
+    first pass and after each pass: 6 copies a run for 5 passes, in the report under `while`; with
+    the counter and bound made under device_guard('cpu') there are none. Values as numpy's."""
+    from fluidcompat import profiler
+    from tests.report_rows import tables
+
+    monkeypatch.setenv(places.ENV_DEVICE, places.EMULATED_GPU)
+    out = counted_loop(guard)
     exe = fluid.Executor(fluid.CUDAPlace(0))
     with profiler.profiler("All", "total"):
         for _ in range(3):
@@ -417,17 +422,7 @@ def test_loop_counter_guarded_to_the_cpu_stays_there(monkeypatch, guard, copies)
     """On cuda:0 a while_loop whose counter and bound are made under device_guard('cpu') plans no
     copies: less_than and the sub-block's assigns run where their inputs live, as in fluid."""
     monkeypatch.delenv(places.ENV_DEVICE, raising=False)
-    with fluid.device_guard("cpu" if guard else None):
-        i = L.fill_constant([1], "int64", 0)
-        n = L.fill_constant([1], "int64", 5)
-    x = L.fill_constant([4], "float32", 1.0)
-
-    def body(i, x):
-        with fluid.device_guard("cpu" if guard else None):
-            j = L.increment(i, 1, in_place=False)
-        return [j, x * 2.0]
-
-    L.while_loop(lambda i, x: L.less_than(i, n), body, [i, x])
+    counted_loop(guard)
     plan = plan_block(fluid.default_main_program().global_block(), "cuda:0")
     assert [(c.kind, c.slot) for c in _all_copies(plan)] == copies
     sub = next(iter(plan.subplans.values()))

@@ -102,14 +102,18 @@ def _forward_only(program: fluid.Program) -> fluid.Program:
     return p
 
 
-def check_grad(case: G):
-    exe = fluid.Executor(fluid.CPUPlace())
+def _output_shapes(case: G, exe):
+    """The shapes of the case's outputs, from a forward run."""
     main, startup, outs, _, _ = _build(case)
     scope = fluid.Scope()
     if startup.global_block().ops:
         exe.run(startup, scope=scope)
-    shapes = [r.shape for r in exe.run(main, feed=case.inputs, fetch_list=outs, scope=scope)]
-    weights = [rng.uniform(-1, 1, s) for s in shapes]
+    return [r.shape for r in exe.run(main, feed=case.inputs, fetch_list=outs, scope=scope)]
+
+
+def check_grad(case: G):
+    exe = fluid.Executor(fluid.CPUPlace())
+    weights = [rng.uniform(-1, 1, s) for s in _output_shapes(case, exe)]
     main, startup, outs, loss, grads = _build(case, weights)
     assert all(g is not None for g in grads), f"{case.name}: no gradient for some of {case.wrt}"
     w_names = [n for n in main.global_block().vars if n.startswith("w64")]
@@ -377,22 +381,13 @@ def test_grad_kernels_stay_on_their_device(case, monkeypatch):
     tests/test_ops.py does for the forward kernels): no grad kernel mixes in a tensor of another
     device. Cases whose kernels read values (lookups check their ids, random generators, control
     flow, host algorithms) stop at the first read; any other case must run through."""
-    from fluidcompat import places
-    from fluidcompat.executor import executor
-    from tests.test_ops import _NO_DATA
+    from tests.test_ops import _NO_DATA, meta_for_gpu
 
-    cpu = fluid.Executor(fluid.CPUPlace())
-    main, startup, outs, _, _ = _build(case)
-    scope = fluid.Scope()
-    if startup.global_block().ops:
-        cpu.run(startup, scope=scope)
-    shapes = [r.shape for r in cpu.run(main, feed=case.inputs, fetch_list=outs, scope=scope)]
+    shapes = _output_shapes(case, fluid.Executor(fluid.CPUPlace()))
     main, startup, outs, loss, grads = _build(case, [rng.uniform(-1, 1, s) for s in shapes])
     feed = dict(case.inputs)
     feed.update({n: np.ones(s) for n, s in zip([n for n in main.global_block().vars if n.startswith("w64")], shapes)})
-    monkeypatch.setenv(places.ENV_DEVICE, places.EMULATED_GPU)
-    monkeypatch.setattr(places, "tensor_device", lambda d: "meta" if d != "cpu" else d)
-    monkeypatch.setattr(executor, "_to_device", lambda t, d: t if t.device == d else t.to(d))
+    meta_for_gpu(monkeypatch)
     exe = fluid.Executor(fluid.CUDAPlace(0))
     scope = fluid.Scope()
     try:

@@ -669,6 +669,17 @@ _READS_VALUES = set(
 )
 
 
+def meta_for_gpu(monkeypatch):
+    """GPU places planned as on a GPU (emulated), their tensors on torch's meta device: shapes, no data."""
+    from fluidcompat import places
+    from fluidcompat.executor import executor
+
+    monkeypatch.setenv(places.ENV_DEVICE, places.EMULATED_GPU)
+    monkeypatch.setattr(places, "tensor_device", lambda d: "meta" if d != "cpu" else d)
+    # no page-locked staging buffers for the meta device: feeds go there directly
+    monkeypatch.setattr(executor, "_to_device", lambda t, d: t if t.device == d else t.to(d))
+
+
 @pytest.mark.parametrize("case", CASES + RANDOM_CASES, ids=str)
 def test_op_kernels_stay_on_their_device(case, monkeypatch):
     """Each kernel planned for the GPU, run with the GPU stood in for by torch's meta device (tensors
@@ -676,12 +687,9 @@ def test_op_kernels_stay_on_their_device(case, monkeypatch):
     made on the CPU and combined with the op's inputs, as would fail on cuda:0. Kernels that read
     their inputs' values (_READS_VALUES) stop at the first read and are left to the CUDA table; any
     other case must run through."""
-    from fluidcompat import places
-    from fluidcompat.executor import executor, interpreter
+    from fluidcompat.executor import interpreter
 
-    monkeypatch.setenv(places.ENV_DEVICE, places.EMULATED_GPU)
-    monkeypatch.setattr(places, "tensor_device", lambda d: "meta" if d != "cpu" else d)
-    monkeypatch.setattr(executor, "_to_device", lambda t, d: t if t.device == d else t.to(d))
+    meta_for_gpu(monkeypatch)
     assert interpreter.places.tensor_device("cuda:0") == "meta"
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup), fluid.unique_name.guard():

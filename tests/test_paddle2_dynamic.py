@@ -358,10 +358,9 @@ def test_a_training_step_on_gpu_stays_on_its_device(monkeypatch, opt):
     """A Conv2D/MaxPool2D/Linear step with backward and an optimizer on gpu:0, run with torch's meta
     device standing in for the GPU: every parameter, gradient, optimizer state and result stays on
     that device (nothing made on the CPU and mixed in, which would fail on cuda:0)."""
-    from fluidcompat import places
+    from tests.test_ops import meta_for_gpu
 
-    monkeypatch.setenv(places.ENV_DEVICE, places.EMULATED_GPU)
-    monkeypatch.setattr(places, "tensor_device", lambda d: "meta" if d != "cpu" else d)
+    meta_for_gpu(monkeypatch)
     monkeypatch.setattr(device, "_device", None)
     device.set_device("gpu:0")
 
