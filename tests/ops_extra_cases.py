@@ -288,6 +288,7 @@ EXTRA_CASES = [
         lambda u: np.pad(u, ((0, 1), (0, 2)), constant_values=1.5),
     ),
     Case("allclose", lambda u: L.allclose(u, u + 1e-9), {"u": U}, lambda u: np.array([True])),
+    Case("allclose_not", lambda u: L.allclose(u, u * 1.001 + 1e-3), {"u": U}, lambda u: np.array([False])),
     Case("elementwise_equal", lambda u: L.elementwise_equal(u, u), {"u": U}, lambda u: np.ones_like(u, bool)),
     Case(
         "multiplex",
