@@ -427,3 +427,20 @@ def test_emulated_gpu_generated_and_loop_runs_record_the_same_events(emulated_gp
     assert "crop_tensor/compute/GpuMemcpySync:GPU->CPU" in generated
     assert "assign/compute/GpuMemcpyAsync(same_gpu):GPU->GPU" in generated
     assert generated.count("eager_deletion") == (4 if deletions else 0)  # crop_tensor_0.tmp_0 once assigned
+
+
+def test_explain_placement_reads_the_batch_from_the_feed(emulated_gpu, monkeypatch, capsys):
+    """The report printed before a program's first run takes the batch size from what is fed."""
+    from fluidcompat.executor.executor import ENV_EXPLAIN
+
+    monkeypatch.setenv(ENV_EXPLAIN, "1")
+    x = fluid.data("x", [None, 1000], "float32")
+    y = L.fc(x, 10)
+    exe = fluid.Executor(fluid.CUDAPlace(0))
+    exe.run(fluid.default_startup_program())
+    exe.run(feed={"x": np.ones((32, 1000), "float32")}, fetch_list=[y])
+    err = capsys.readouterr().err
+    line = [ln for ln in err.splitlines() if ln.startswith("GPU memory") and "batch 32" in ln]
+    # kept: the 1000 x 10 weight and the bias (40,040 B); the peak is at mul: x (32 x 1000, 128,000 B)
+    # and its 32 x 10 result (1,280 B); x is freed after mul, its last reader
+    assert line and "39.10 KiB kept, 165.35 KiB at the peak; largest: x 125.00 KiB" in line[0]

@@ -441,7 +441,7 @@ class Executor:
         if os.environ.get(ENV_EXPLAIN) and block.ops:
             from fluidcompat.executor.explain import placement_report
 
-            sys.stderr.write(placement_report(program, self.place))
+            sys.stderr.write(placement_report(program, self.place, _batch_of(block, fed)))
         plan = plan_block(block, self.place, fed)
         persist = [
             n
@@ -498,6 +498,15 @@ def _to_numpy(t: torch.Tensor) -> np.ndarray:
         torch.cuda.current_stream(t.device).synchronize()
         return staged.numpy().copy()
     return t.cpu().numpy().copy()
+
+
+def _batch_of(block, fed) -> int:
+    """The batch size of a run: the first dimension of a fed tensor whose variable declares it -1."""
+    for name, t in fed.items():
+        var = block.vars.get(name)
+        if var is not None and var.shape and var.shape[0] < 0 and t.dim():
+            return int(t.shape[0])
+    return 1
 
 
 def _on_gpu(value) -> bool:

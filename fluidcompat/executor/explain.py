@@ -95,7 +95,9 @@ def gpu_memory_estimate(program: Program, place, batch: int = 1) -> Tuple[int, i
     for p in plan.ops:
         for n in p.op.input_arg_names + p.op.output_arg_names:
             last[n] = p.index
-    live, peak = {}, 0
+    # fed and other non-persistable inputs on the GPU are there from the start to their last reader
+    live = {n: nbytes(n) for n, d in plan.externals.items() if n not in persist and str(d or device).startswith("cuda")}
+    peak = 0
     for p in plan.ops:
         for n in p.op.output_arg_names:
             if n not in persist and p.device.startswith("cuda") and n not in live:
@@ -120,9 +122,10 @@ def _plan_op_device(program: Program, device: str, index: int) -> str:
     return _plan(program, device).ops[index].device
 
 
-def placement_report(program: Optional[Program] = None, place=None) -> str:
+def placement_report(program: Optional[Program] = None, place=None, batch: int = 1) -> str:
     """The plan of ``program`` for an executor at ``place``: each op's device, each copy (with
-    fluid's event name), and suggestions that remove synchronous copies.
+    fluid's event name), the GPU memory it needs (a -1 dimension read as ``batch``), and
+    suggestions that remove synchronous copies.
 
     Compat: a fluidcompat extension; fluid 1.8 showed copies only in the profiler report.
     """
@@ -150,11 +153,12 @@ def placement_report(program: Optional[Program] = None, place=None) -> str:
                 lines.append(f"         {kind:<26s} {cond} (after every pass: the body writes it on the GPU)")
     copies = plan.copies
     lines.append(f"synchronous copies per run: {len(copies)}")
-    kept, peak, largest = gpu_memory_estimate(program, place)
+    kept, peak, largest = gpu_memory_estimate(program, place, batch)
     if peak:
         biggest = ", ".join(f"{n} {_size(b)}" for n, b in largest)
         lines.append(
-            f"GPU memory (declared shapes, batch 1): {_size(kept)} kept, {_size(peak)} at the peak; largest: {biggest}"
+            f"GPU memory (declared shapes, batch {batch}): {_size(kept)} kept, {_size(peak)} at the peak; "
+            f"largest: {biggest}"
         )
     for i, op_type, target, saved in suggestions(program, place):
         lines.append(
