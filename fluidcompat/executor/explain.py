@@ -29,7 +29,11 @@ def suggestions(program: Program, place, limit: int = 500) -> List[Tuple[int, st
     Ops the script placed itself (``device_guard``) stay where they are: a table guarded to the CPU to
     fit in memory is not worth a copy less."""
     device = _target(place)
-    base = len(_plan(program, device).copies)
+    return _suggestions(program, device, _plan(program, device), limit)
+
+
+def _suggestions(program: Program, device: str, plan: BlockPlan, limit: int = 500):
+    base = len(plan.copies)
     if base == 0:
         return []
     found = []
@@ -37,8 +41,7 @@ def suggestions(program: Program, place, limit: int = 500) -> List[Tuple[int, st
     for i, op in enumerate(block.ops[:limit]):
         if (op._def.kernel is None and not op._def.control) or op.attrs.get("op_device"):
             continue
-        current = _plan_op_device(program, device, i)
-        target = "cpu" if current.startswith("cuda") else "gpu"
+        target = "cpu" if plan.ops[i].device.startswith("cuda") else "gpu"
         if target == "gpu" and not device.startswith("cuda"):
             continue
         trial = program.clone()
@@ -73,16 +76,21 @@ def gpu_memory_estimate(program: Program, place, batch: int = 1) -> Tuple[int, i
     The peak walks the ops in order: persistables on the GPU throughout, each temporary from its
     writer to its last reader, each copy to the GPU for its op. Sub-blocks are not counted. Pure."""
     device = _target(place)
+    return _memory(program.global_block(), device, _plan(program, device), batch)
+
+
+def _memory(block, device: str, plan: BlockPlan, batch: int) -> Tuple[int, int, List[Tuple[str, int]]]:
     if not device.startswith("cuda"):
         return 0, 0, []
-    block = program.global_block()
-    plan = _plan(program, device)
     where = dict(plan.externals)
     where.update(plan.locations)
     size = {}
 
+    def gpu(d) -> bool:  # a planned device (None: the executor's)
+        return str(d or device).startswith("cuda")
+
     def on_gpu(name: str) -> bool:
-        return str(where.get(name) or device).startswith("cuda")
+        return gpu(where.get(name))
 
     def nbytes(name: str) -> int:
         if name not in size:
@@ -96,13 +104,13 @@ def gpu_memory_estimate(program: Program, place, batch: int = 1) -> Tuple[int, i
         for n in p.op.input_arg_names + p.op.output_arg_names:
             last[n] = p.index
     # fed and other non-persistable inputs on the GPU are there from the start to their last reader
-    live = {n: nbytes(n) for n, d in plan.externals.items() if n not in persist and str(d or device).startswith("cuda")}
+    live = {n: nbytes(n) for n, d in plan.externals.items() if n not in persist and gpu(d)}
     peak = 0
     for p in plan.ops:
         for n in p.op.output_arg_names:
-            if n not in persist and p.device.startswith("cuda") and n not in live:
+            if n not in persist and gpu(p.device) and n not in live:
                 live[n] = nbytes(n)
-        copies = sum(nbytes(c.var) for c in p.copies if c.dst.startswith("cuda"))
+        copies = sum(nbytes(c.var) for c in p.copies if gpu(c.dst))
         peak = max(peak, sum(live.values()) + copies)
         for n in [n for n in live if last.get(n, -1) <= p.index]:
             del live[n]
@@ -116,10 +124,6 @@ def _size(n: int) -> str:
         if n >= scale:
             return f"{n / scale:.2f} {unit}"
     return f"{n} B"
-
-
-def _plan_op_device(program: Program, device: str, index: int) -> str:
-    return _plan(program, device).ops[index].device
 
 
 def placement_report(program: Optional[Program] = None, place=None, batch: int = 1) -> str:
@@ -153,14 +157,14 @@ def placement_report(program: Optional[Program] = None, place=None, batch: int =
                 lines.append(f"         {kind:<26s} {cond} (after every pass: the body writes it on the GPU)")
     copies = plan.copies
     lines.append(f"synchronous copies per run: {len(copies)}")
-    kept, peak, largest = gpu_memory_estimate(program, place, batch)
+    kept, peak, largest = _memory(program.global_block(), device, plan, batch)
     if peak:
         biggest = ", ".join(f"{n} {_size(b)}" for n, b in largest)
         lines.append(
             f"GPU memory (declared shapes, batch {batch}): {_size(kept)} kept, {_size(peak)} at the peak; "
             f"largest: {biggest}"
         )
-    for i, op_type, target, saved in suggestions(program, place):
+    for i, op_type, target, saved in _suggestions(program, device, plan):
         lines.append(
             f"suggestion: put op {i} ({op_type}) on the {target.upper()} with "
             f"fluid.device_guard('{target}') to remove {saved} of {len(copies)} copies"

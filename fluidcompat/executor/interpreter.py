@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -230,7 +231,7 @@ class PreparedBlock:
                         ins,
                         env,
                         lambda: s.sub.run_instrumented(env, recorder, vlog, op_type + "/"),
-                        _timed(add, base + s.cond_read) if s.cond_read else None,
+                        functools.partial(_recorded, add, base + s.cond_read) if s.cond_read else None,
                     )
                     t4 = now_ns()
                     if vlog:
@@ -268,8 +269,7 @@ class PreparedBlock:
                 if vlog:
                     vlog("operator", 180, f"{place} {_debug_string(s.plan.op, env, var_debug, vartype_of)}")
                 if not deletions:
-                    for n in s.dels:
-                        env.pop(n, None)
+                    _free(s, env)
                 t4 = now_ns()
                 if instance:
                     add(Ev(ev_unique, UNIQUE_OP, t0, t4))
@@ -366,7 +366,7 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool]] 
                     copy = f"env[{n!r}].to(_T{i}_{len(consts) - 1})"
                     if profiled:  # the copy's own event, nested in the op's phase
                         consts[f"_C{i}_{j}_{slot}"] = events[1] + _copy_phase(s, slot, n) + s.copies[(slot, n)].kind
-                        copy = f"_copied(add, _C{i}_{j}_{slot}, lambda: {copy})"
+                        copy = f"_recorded(add, _C{i}_{j}_{slot}, lambda: {copy})"
                     vals.append(copy)
                 else:
                     vals.append(f"env[{n!r}]")
@@ -425,7 +425,7 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool]] 
     emit("        raise _op_error(_STEPS[i], e, env) from e")
     source = "\n".join(lines) + "\n"
     namespace = dict(consts)
-    namespace["_copied"] = _copied
+    namespace["_recorded"] = _recorded
     exec(compile(source, f"<fluidcompat block {block.block_idx}>", "exec"), namespace)  # noqa: S102
     run = namespace["run"]
     run.source = source
@@ -457,19 +457,6 @@ def _reads_an_array(op) -> bool:
     )
 
 
-def _timed(add, name: str):
-    """``read(fn)``: run ``fn`` and record its span as event ``name``."""
-    from fluidcompat.profiler.events import ORDINARY, now_ns
-
-    def read(fn):
-        t0 = now_ns()
-        value = fn()
-        add(_event_type()(name, ORDINARY, t0, now_ns()))
-        return value
-
-    return read
-
-
 def _copy_phase(s: Step, slot: str, name: str) -> str:
     """Where a copy's event nests in its op: a kernel's host read in ``compute``, a data transform in
     ``prepare_data``; a control op (no phases) has it directly under the op."""
@@ -494,12 +481,13 @@ def _free(s: Step, env, add=None, vlog=None, place: str = "") -> None:
         add(_event_type()("eager_deletion", ORDINARY, t0, now_ns()))
 
 
-def _copied(add, name: str, copy):
-    """Run ``copy`` (a planned device copy) and record its event."""
+def _recorded(add, name: str, fn):
+    """Run ``fn`` (a planned device copy, a while op's read of its Condition) and record its span as
+    event ``name``."""
     from fluidcompat.profiler.events import ORDINARY, now_ns
 
     c0 = now_ns()
-    value = copy()
+    value = fn()
     add(_event_type()(name, ORDINARY, c0, now_ns()))
     return value
 
