@@ -117,21 +117,12 @@ def as_asked() -> Iterator[None]:
 _announced = False
 
 
-def _announce_cpu_mode() -> None:
+def _announce(what: str) -> None:
+    """Say once per process which device mode the user asked for."""
     global _announced
     if not _announced:
         _announced = True
-        sys.stderr.write("fluidcompat: device cpu requested: GPU places and device_guard('gpu') run on the CPU\n")
-
-
-def _announce_emulation() -> None:
-    global _announced
-    if not _announced:
-        _announced = True
-        sys.stderr.write(
-            "fluidcompat: device emulated-gpu requested: GPU places are planned, logged and profiled as on "
-            "CUDAPlace(N), with every tensor in host memory (times are the CPU's)\n"
-        )
+        sys.stderr.write(f"fluidcompat: device {what}\n")
 
 
 def cuda_available() -> bool:
@@ -150,10 +141,13 @@ def cuda_device_count() -> int:
 
 def _require_cuda(place: Place) -> None:
     if cpu_mode():
-        _announce_cpu_mode()
+        _announce("cpu requested: GPU places and device_guard('gpu') run on the CPU")
         return
     if emulating_gpu():
-        _announce_emulation()
+        _announce(
+            "emulated-gpu requested: GPU places are planned, logged and profiled as on CUDAPlace(N), with "
+            "every tensor in host memory (times are the CPU's)"
+        )
         return
     if not cuda_available():
         raise CUDAUnavailableError(

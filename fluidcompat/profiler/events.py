@@ -31,7 +31,7 @@ class Recorder:
         self.session_start_ns = 0
         # (event list, index, start CUDA event, end CUDA event): GPU times read when profiling stops
         self.pending_gpu: List[tuple] = []
-        # threads whose events go to the worker list for now (see on_worker)
+        # threads whose events go to the worker list for now (see to_worker)
         self._on_worker: Dict[int, ThreadEvents] = {}
 
     def thread_events(self) -> ThreadEvents:
@@ -63,13 +63,6 @@ class Recorder:
         self.thread_events()  # the calling thread's list comes first, as fluid's main thread's did
         worker = self._on_worker[ident] = self._list_for(_WORKER)
         return worker.events
-
-    def add(
-        self, name: str, role: int, start_ns: int, end_ns: int, gpu_ns: int = 0, events: Optional[List[Event]] = None
-    ) -> None:
-        (events if events is not None else self.thread_events().events).append(
-            Event(name, role, start_ns, end_ns, gpu_ns)
-        )
 
     def start(self, state: str, tracer: str) -> None:
         self.state, self.tracer = state, tracer
