@@ -14,6 +14,7 @@ import pytest
 import fluidcompat as fluid
 from fluidcompat import places
 from fluidcompat.executor.placement import plan_block
+from tests.report_rows import tables
 
 L = fluid.layers
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -121,8 +122,7 @@ def test_docs_control_flow_samples(name):
     out = run(os.path.join("samples", name)).splitlines()
     assert out[-2:] == ["[[1. 1.]]", "[3 3 3]"]
     assert out[0].startswith("time cost")
-    table = "\n".join(out).split("Event Summary")[-1].splitlines()[3:]
-    calls = [(ln[:34].strip(), int(ln.split()[1])) for ln in table if ln.strip() and not ln.startswith("[")]
+    calls = [(name, n) for (_, name), n in tables("\n".join(out))[-1][0].items()]
     # the same events and counts as fluid 1.8.5's report of this program (tests/golden/profiler)
     assert sorted(calls) == sorted(
         [
@@ -148,8 +148,6 @@ def test_docs_control_flow_on_an_emulated_gpu(guard):
     200); with the predicates guarded to the CPU the fetches' and assign's copies are left, as in the
     docs. (The docs' select_input also copied its result on the GPU, 200 more; fluidcompat's passes
     the selected tensor on without a copy.)"""
-    from tests.report_rows import tables
-
     name = "control_flow_case_guarded.py" if guard else "control_flow_case.py"
     proc = subprocess.run(
         [sys.executable, "-m", "fluidcompat", "run", "--device", "emulated-gpu", os.path.join("samples", name)],
@@ -196,7 +194,6 @@ def test_while_loop_condition_reads_on_an_emulated_gpu(monkeypatch, capsys, guar
     first pass and after each pass: 6 copies a run for 5 passes, in the report under `while`; with
     the counter and bound made under device_guard('cpu') there are none. Values as numpy's."""
     from fluidcompat import profiler
-    from tests.report_rows import tables
 
     monkeypatch.setenv(places.ENV_DEVICE, places.EMULATED_GPU)
     out = counted_loop(guard)

@@ -13,6 +13,7 @@ import pytest
 import fluidcompat as fluid
 from fluidcompat import profiler
 from fluidcompat.profiler.events import RECORDER
+from tests.report_rows import tables
 
 L = fluid.layers
 
@@ -33,13 +34,8 @@ def two_layer_net():
 
 
 def rows(text):
-    """Event Summary rows as (name, calls)."""
-    table = text.split("Event Summary")[-1].splitlines()[3:]
-    return [
-        (ln[: ln.index("  ")].rstrip() if not ln.startswith("  ") else ln.split("  ")[1], int(ln.split()[1]))
-        for ln in table
-        if ln.strip()
-    ]
+    """The last report's Event Summary rows as (name, calls)."""
+    return [(name, n) for (_, name), n in tables(text)[-1][0].items()]
 
 
 def test_context_report(capsys, tmp_path):
@@ -261,8 +257,6 @@ def test_a_session_after_a_compiled_program_prints_both_reports(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "fluidcompat", "run", str(script)], capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     first, second = proc.stdout.split("=== second session")
-    from tests.report_rows import tables
-
     for out in (first, second):
         assert out.count("Profiling Report") == 2
         assert out.count("Note! This Report merge all thread info into one.") == 1

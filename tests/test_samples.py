@@ -30,11 +30,6 @@ def run_sample(name: str, env=None, stderr=False, cwd=ROOT, device="cpu"):
     return (proc.stdout, proc.stderr) if stderr else proc.stdout
 
 
-def calls(report: str):
-    table = report.split("Event Summary")[-1].splitlines()[3:]
-    return {ln.split()[0]: int(ln.split()[1]) for ln in table if ln.strip()}
-
-
 def golden(path: str) -> str:
     with open(os.path.join(GOLDEN, path)) as f:
         return f.read()
