@@ -30,11 +30,18 @@ def _find_cuda_error(exc: BaseException) -> Optional[BaseException]:
     return None
 
 
-def run_script(script: str, args: List[str], device: Optional[str]) -> int:
+def _use_device(device: Optional[str]) -> bool:
+    """Apply ``--device`` for the run (False, with the reason on stderr, when it cannot be had)."""
     if device in ("cpu", places.EMULATED_GPU):
         os.environ[places.ENV_DEVICE] = device
     elif device == "gpu" and not places.cuda_available():
         sys.stderr.write("fluidcompat: error: --device gpu was asked for, but torch finds no CUDA device here\n")
+        return False
+    return True
+
+
+def run_script(script: str, args: List[str], device: Optional[str]) -> int:
+    if not _use_device(device):
         return 1
     if not os.path.isfile(script):
         sys.stderr.write(f"fluidcompat: error: can't open file '{script}': no such file\n")
@@ -61,8 +68,8 @@ def run_script(script: str, args: List[str], device: Optional[str]) -> int:
 def run_module(module: str, args: List[str], device: Optional[str]) -> int:
     """``fluidcompat run -m MODULE``: run a module as ``python -m`` would, ``paddle.X`` names included
     (``fluidcompat run -m paddle.distributed.launch train.py``)."""
-    if device == "cpu":
-        os.environ[places.ENV_DEVICE] = "cpu"
+    if not _use_device(device):
+        return 1
     install()
     from fluidcompat.compat import real_name
 
