@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fluidcompat import framework, layers
+from fluidcompat.proto import VarType
 
 __all__ = [
     "GradientClipByValue",
@@ -91,7 +92,10 @@ class GradientClipByGlobalNorm(GradientClipBase):
                 continue
             last = (p, g)
             with p.block.program._optimized_guard([p, g]):
-                squares.append(layers.reduce_sum(input=layers.square(g)))
+                dense = g
+                if g.type == VarType.SELECTED_ROWS:  # a sparse gradient: its rows, repeats summed
+                    dense = layers.get_tensor_from_selected_rows(layers.merge_selected_rows(g))
+                squares.append(layers.reduce_sum(input=layers.square(dense)))
         if not squares:
             return params_grads
         with last[0].block.program._optimized_guard(list(last)):

@@ -1386,12 +1386,7 @@ def _merge_selected_rows(ins, a):
     from fluidcompat_ops.grad import SelectedRows
 
     x = _x(ins)
-    if not isinstance(x, SelectedRows):
-        return {"Out": [x]}
-    rows, inverse = torch.unique(x.rows, sorted=True, return_inverse=True)
-    values = torch.zeros((rows.numel(),) + tuple(x.values.shape[1:]), dtype=x.values.dtype, device=x.values.device)
-    values.index_add_(0, inverse, x.values)
-    return {"Out": [SelectedRows(rows, values, x.height)]}
+    return {"Out": [x.merged() if isinstance(x, SelectedRows) else x]}
 
 
 _op(

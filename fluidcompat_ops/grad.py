@@ -35,6 +35,13 @@ class SelectedRows:
     def to(self, device):
         return SelectedRows(self.rows.to(device), self.values.to(device), self.height)
 
+    def merged(self) -> "SelectedRows":
+        """The same gradient with each row once, in ascending order (repeated rows summed)."""
+        rows, inverse = torch.unique(self.rows, sorted=True, return_inverse=True)
+        shape = (rows.numel(),) + tuple(self.values.shape[1:])
+        values = torch.zeros(shape, dtype=self.values.dtype, device=self.values.device)
+        return SelectedRows(rows, values.index_add_(0, inverse, self.values), self.height)
+
     def to_dense(self):
         dense = torch.zeros(self.shape, dtype=self.values.dtype, device=self.values.device)
         return dense.index_add_(0, self.rows, self.values)

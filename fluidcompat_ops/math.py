@@ -44,6 +44,18 @@ def _align(x, y, axis):
 def _binary_infer(out_dtype=None):
     def infer(ins, attrs):
         x, y = first(ins, "X"), first(ins, "Y")
+        if getattr(x, "type", None) == VarType.SELECTED_ROWS:
+            if len(y.shape) != 1:
+                raise ValueError(
+                    "For elementwise_op, if X is Sparse, Y must be scalar. "
+                    f"But reveived the size of Y = {len(y.shape)}."
+                )
+            if y.shape[0] != 1:
+                raise ValueError(
+                    "For elementwise_op, if X is Sparse(VarType.SELECTED_ROWS), Y must be scalar, the first "
+                    f"dimension of Y should be 1. But reveived the first dimension of Y = {y.shape[0]}."
+                )
+            return out("Out", x.shape, x.dtype)
         shape = broadcast_shapes(x.shape, y.shape, attrs.get("axis", -1), "")
         return out("Out", shape, out_dtype if out_dtype is not None else x.dtype)
 
@@ -147,10 +159,25 @@ _ELEMENTWISE_GRADS = {
 _TORCH_FN = {"elementwise_add": "add", "elementwise_sub": "sub", "elementwise_mul": "mul"}
 
 
+def _sparse_x(op) -> bool:
+    x = op.block._find_var_recursive(op.inputs["X"][0])
+    return x is not None and x.type == VarType.SELECTED_ROWS
+
+
+def _scale_rows(ins, attrs):
+    """elementwise_mul of a SelectedRows by a one-element Y: its rows' values scaled (clipping sparse grads)."""
+    x, y = ins["X"][0], ins["Y"][0]
+    if not isinstance(x, SelectedRows):
+        return {"Out": [torch.mul(*_align(x, y, attrs["axis"]))]}
+    return {"Out": [SelectedRows(x.rows, x.values * y.reshape(()), x.height)]}
+
+
 def _binary_specialize(name, fn):
     """axis=-1 is numpy's broadcasting: the kernel calls ``fn`` (add/sub/mul: torch's) on the inputs."""
 
     def specialize(attrs, slots):
+        if name == "elementwise_mul" and _sparse_x(attrs["_op"]):
+            return _scale_rows
         if attrs["axis"] != -1:
             return None
         f = getattr(torch, _TORCH_FN[name]) if name in _TORCH_FN else fn
@@ -605,7 +632,11 @@ def _clip_kernel(ins, attrs):
     mn, mx = first(ins, "Min"), first(ins, "Max")
     lo = mn.reshape(-1)[0].item() if mn is not None else attrs["min"]
     hi = mx.reshape(-1)[0].item() if mx is not None else attrs["max"]
-    return {"Out": [torch.clamp(ins["X"][0], lo, hi)]}
+    x = ins["X"][0]
+    if isinstance(x, SelectedRows):  # a sparse gradient: its rows merged, then clipped
+        m = x.merged()
+        return {"Out": [SelectedRows(m.rows, torch.clamp(m.values, lo, hi), m.height)]}
+    return {"Out": [torch.clamp(x, lo, hi)]}
 
 
 def _clip_infer(ins, attrs):
@@ -852,8 +883,12 @@ register(OpDef("sign", ("X",), ("Out",), {}, same_as(), lambda ins, attrs: {"Out
 
 def _clip_by_norm_kernel(ins, attrs):
     x = ins["X"][0]
-    norm = torch.linalg.vector_norm(x)
     max_norm = attrs["max_norm"]
+    if isinstance(x, SelectedRows):  # a sparse gradient: the norm of its merged rows
+        m = x.merged()
+        scale = max_norm / torch.clamp(torch.linalg.vector_norm(m.values), min=max_norm)
+        return {"Out": [SelectedRows(m.rows, m.values * scale, m.height)]}
+    norm = torch.linalg.vector_norm(x)
     return {"Out": [x * (max_norm / torch.clamp(norm, min=max_norm))]}
 
 

@@ -208,3 +208,13 @@ def test_training_matches_fluid(script, args, golden):
     for g, w in zip(got["extras"], want["extras"]):
         for a, b in zip(g, w):
             np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-6)
+
+
+def test_sparse_clips_adam_and_lamb_update_as_fluid():
+    """Three steps each: a sparse embedding gradient under the three gradient clips and Adam (lazy or
+    not), dense Adam, and Lamb, against fluid 1.8.5's losses and parameters."""
+    got, want = run_fluidcompat("sparse_updates.py"), load("sparse_updates.json")
+    assert sorted(got) == sorted(want) and len(want) == 8
+    for case, w in want.items():
+        for key in ("losses", "emb", "fc_w"):
+            np.testing.assert_allclose(got[case][key], w[key], rtol=1e-5, atol=3e-6, err_msg=f"{case} {key}")

@@ -134,7 +134,11 @@ def test_adam_sparse(lazy):
     sparse_ins = {k: v for k, v in ins.items() if k != "Grad"}
     attrs = {"beta1": 0.9, "beta2": 0.999, "epsilon": 1e-8, "lazy_mode": lazy}
     a = run_update("adam", sparse_ins, ADAM_OUT, attrs, sparse_grad=(rows, vals))
-    b = run_update("adam", dict(ins, Grad=dense), ADAM_OUT, attrs)
+    # with the powers updated in place (as fluid's optimizer makes them), fluid 1.8.5's sparse kernel
+    # bias-corrects with the powers of the next step: the dense step from those powers
+    ahead = dict(ins, Grad=dense, Beta1Pow=ins["Beta1Pow"] * 0.9, Beta2Pow=ins["Beta2Pow"] * 0.999)
+    b = run_update("adam", ahead, ADAM_OUT, attrs)
+    close(a["Beta1PowOut"], [0.81 * 0.9])
     touched = [1, 3]
     for k in ("ParamOut", "Moment1Out", "Moment2Out"):
         close(a[k][touched], b[k][touched])
@@ -248,7 +252,8 @@ def test_lamb():
     )
     m1 = 0.9 * ins["Moment1"] + 0.1 * G
     m2 = 0.999 * ins["Moment2"] + 0.001 * G * G
-    r = (m1 / (1 - 0.81)) / (np.sqrt(m2 / (1 - 0.998)) + 1e-6) + 0.01 * P
+    # fluid 1.8.5's lamb: no bias correction (Beta1Pow/Beta2Pow unused)
+    r = m1 / (np.sqrt(m2) + 1e-6) + 0.01 * P
     trust = np.linalg.norm(P) / np.linalg.norm(r)
     close(out["ParamOut"], P - 0.1 * trust * r)
 
@@ -314,3 +319,24 @@ def test_every_update_op_is_tested():
     update_ops = {n for n, d in all_defs().items() if d.kernel is not None and d.kernel.__module__.endswith("optim")}
     untested = {n for n in update_ops if f'"{n}"' not in source}
     assert not untested, f"update ops without a test: {sorted(untested)}"
+
+
+def test_elementwise_mul_scales_a_sparse_gradient_by_a_scalar_only():
+    """Global-norm clipping multiplies a SelectedRows gradient by its scale: the rows stay sparse; a Y of
+    more than one element is refused at build time with fluid 1.8.5's message."""
+    main, start = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, start):
+        ids = fluid.data("ids", [None, 1], "int64")
+        e = fluid.embedding(ids, size=[6, 2], is_sparse=True, param_attr=fluid.initializer.Constant(0.5))
+        cost = fluid.layers.reduce_sum(e * e)
+        ((_, g),) = fluid.backward.append_backward(cost)
+        scaled = fluid.layers.elementwise_mul(g, fluid.layers.fill_constant([1], "float32", 3.0))
+        n_ops = len(main.global_block().ops)
+        with pytest.raises(ValueError, match=r"if X is Sparse\(VarType.SELECTED_ROWS\), Y must be scalar.*= 2\."):
+            fluid.layers.elementwise_mul(g, fluid.layers.fill_constant([2], "float32", 3.0))
+        assert len(main.global_block().ops) == n_ops + 1  # the fill_constant only
+        dense = fluid.layers.get_tensor_from_selected_rows(fluid.layers.merge_selected_rows(scaled))
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(start)
+    (got,) = exe.run(main, feed={"ids": np.array([[4], [1], [4]], "int64")}, fetch_list=[dense])
+    close(got, np.array([[3.0, 3.0], [6.0, 6.0]]))  # rows 1 and 4 (4 twice): 2 * 0.5 * count * 3
