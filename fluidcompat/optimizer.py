@@ -497,12 +497,12 @@ class AdadeltaOptimizer(Optimizer):
 
     def _create_accumulators(self, block, parameters):
         for p in parameters:
-            self._add_accumulator("__avg_squared_grad", p)
-            self._add_accumulator("__avg_squared_update", p)
+            self._add_accumulator("_avg_squared_grad", p)
+            self._add_accumulator("_avg_squared_update", p)
 
     def _append_optimize_op(self, block, param_and_grad):
         p = param_and_grad[0]
-        g2, u2 = self._get_accumulator("__avg_squared_grad", p), self._get_accumulator("__avg_squared_update", p)
+        g2, u2 = self._get_accumulator("_avg_squared_grad", p), self._get_accumulator("_avg_squared_update", p)
         return self._update_op(
             block,
             "adadelta",

@@ -4,6 +4,8 @@ variable as ``Param``); a SelectedRows gradient never becomes a dense table."""
 
 from __future__ import annotations
 
+import numpy as np
+
 from fluidcompat_ops.grad import SelectedRows
 from fluidcompat_ops.registry import OpDef, register
 from fluidcompat_ops.shapes import first
@@ -73,10 +75,14 @@ register(
 )
 
 
-def _pows_in_place(op) -> bool:
-    return op.inputs["Beta1Pow"] == op.outputs.get("Beta1PowOut") and op.inputs["Beta2Pow"] == op.outputs.get(
-        "Beta2PowOut"
-    )
+def _minus(beta: float, p) -> float:
+    """1 - beta as fluid's kernels computed it: in the parameter's precision (float32: 1 - 0.999f)."""
+    return float(np.float32(1) - np.float32(beta)) if p.dtype == torch.float32 else 1 - beta
+
+
+def _in_place(op, *slots) -> bool:
+    """Whether each input slot of ``slots`` is the same variable as its output slot (``slot + "Out"``)."""
+    return all(op.inputs[s] == op.outputs.get(s + "Out") for s in slots)
 
 
 def _adam_kernel(ins, attrs):
@@ -88,7 +94,7 @@ def _adam_kernel(ins, attrs):
     beta2 = b2t.reshape(-1)[0].item() if b2t is not None else attrs["beta2"]
     eps = attrs["epsilon"]
     sparse = isinstance(g, SelectedRows)
-    if sparse and _pows_in_place(attrs["_op"]):
+    if sparse and _in_place(attrs["_op"], "Beta1Pow", "Beta2Pow"):
         # fluid 1.8.5's sparse kernel writes the new powers before it reads them, and fluid's optimizer
         # makes the powers in place: a sparse gradient's step is bias-corrected one step ahead
         lr_t = lr * torch.sqrt(1 - b2p * beta2) / (1 - b1p * beta1)
@@ -98,18 +104,18 @@ def _adam_kernel(ins, attrs):
     if sparse:
         rows, vals = _merged(g)
         if attrs["lazy_mode"]:
-            m1r = m1[rows] * beta1 + (1 - beta1) * vals
-            m2r = m2[rows] * beta2 + (1 - beta2) * vals * vals
+            m1r = m1[rows] * beta1 + _minus(beta1, p) * vals
+            m2r = m2[rows] * beta2 + _minus(beta2, p) * vals * vals
             m1[rows] = m1r
             m2[rows] = m2r
             p[rows] = p[rows] - lr_t * (m1r / (torch.sqrt(m2r) + eps))
         else:
-            m1.mul_(beta1).index_add_(0, rows, (1 - beta1) * vals)
-            m2.mul_(beta2).index_add_(0, rows, (1 - beta2) * vals * vals)
+            m1.mul_(beta1).index_add_(0, rows, _minus(beta1, p) * vals)
+            m2.mul_(beta2).index_add_(0, rows, _minus(beta2, p) * vals * vals)
             p.sub_(lr_t * (m1 / (torch.sqrt(m2) + eps)))
     else:
-        m1.mul_(beta1).add_(g, alpha=1 - beta1)
-        m2.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+        m1.mul_(beta1).add_(g, alpha=_minus(beta1, p))
+        m2.mul_(beta2).addcmul_(g, g, value=_minus(beta2, p))
         p.sub_(lr_t * (m1 / (torch.sqrt(m2) + eps)))
     return {
         "ParamOut": [p],
@@ -137,7 +143,7 @@ def _adamax_kernel(ins, attrs):
     p, g, lr = ins["Param"][0], _dense(ins["Grad"][0]), _lr(ins)
     m, inf, b1p = ins["Moment"][0], ins["InfNorm"][0], ins["Beta1Pow"][0]
     b1, b2, eps = attrs["beta1"], attrs["beta2"], attrs["epsilon"]
-    m.mul_(b1).add_(g, alpha=1 - b1)
+    m.mul_(b1).add_(g, alpha=_minus(b1, p))
     torch.maximum(inf * b2 + eps, g.abs(), out=inf)
     p.sub_(lr / (1 - b1p) * m / inf)
     return {"ParamOut": [p], "MomentOut": [m], "InfNormOut": [inf]}
@@ -177,7 +183,7 @@ register(
 def _decayed_adagrad_kernel(ins, attrs):
     p, g, m, lr = ins["Param"][0], _dense(ins["Grad"][0]), ins["Moment"][0], _lr(ins)
     d = attrs["decay"]
-    m.mul_(d).addcmul_(g, g, value=1 - d)
+    m.mul_(d).addcmul_(g, g, value=_minus(d, p))
     p.sub_(lr * g / (torch.sqrt(m) + attrs["epsilon"]))
     return {"ParamOut": [p], "MomentOut": [m]}
 
@@ -198,9 +204,13 @@ def _adadelta_kernel(ins, attrs):
     p, g = ins["Param"][0], _dense(ins["Grad"][0])
     asg, asu = ins["AvgSquaredGrad"][0], ins["AvgSquaredUpdate"][0]
     rho, eps = attrs["rho"], attrs["epsilon"]
-    asg.mul_(rho).addcmul_(g, g, value=1 - rho)
+    asg.mul_(rho).addcmul_(g, g, value=_minus(rho, p))
     update = -torch.sqrt((asu + eps) / (asg + eps)) * g
-    asu.mul_(rho).addcmul_(update, update, value=1 - rho)
+    asu.mul_(rho).addcmul_(update, update, value=_minus(rho, p))
+    if _in_place(attrs["_op"], "AvgSquaredUpdate"):
+        # fluid 1.8.5 evaluated the update a second time for the parameter, after AvgSquaredUpdateOut
+        # (the same variable, as fluid's optimizer makes it) had been written
+        update = -torch.sqrt((asu + eps) / (asg + eps)) * g
     p.add_(update)
     return {"ParamOut": [p], "AvgSquaredGradOut": [asg], "AvgSquaredUpdateOut": [asu]}
 
@@ -221,9 +231,9 @@ def _rmsprop_kernel(ins, attrs):
     p, g, lr = ins["Param"][0], _dense(ins["Grad"][0]), _lr(ins)
     ms, mg, mom = ins["MeanSquare"][0], ins["MeanGrad"][0], ins["Moment"][0]
     rho, eps, momentum = attrs["decay"], attrs["epsilon"], attrs["momentum"]
-    ms.mul_(rho).addcmul_(g, g, value=1 - rho)
+    ms.mul_(rho).addcmul_(g, g, value=_minus(rho, p))
     if attrs["centered"]:
-        mg.mul_(rho).add_(g, alpha=1 - rho)
+        mg.mul_(rho).add_(g, alpha=_minus(rho, p))
         denom = torch.sqrt(ms - mg * mg + eps)
     else:
         denom = torch.sqrt(ms + eps)
@@ -277,8 +287,8 @@ def _lamb_kernel(ins, attrs):
     p, g, lr = ins["Param"][0], _dense(ins["Grad"][0]), _lr(ins)
     m1, m2 = ins["Moment1"][0], ins["Moment2"][0]
     b1, b2, eps, wd = attrs["beta1"], attrs["beta2"], attrs["epsilon"], attrs["weight_decay"]
-    m1.mul_(b1).add_(g, alpha=1 - b1)
-    m2.mul_(b2).addcmul_(g, g, value=1 - b2)
+    m1.mul_(b1).add_(g, alpha=_minus(b1, p))
+    m2.mul_(b2).addcmul_(g, g, value=_minus(b2, p))
     # fluid 1.8.5's lamb does not bias-correct the moments (Beta1Pow/Beta2Pow are read by no one and
     # never updated): measured against it, tests/golden/sparse_updates.py
     r = m1 / (torch.sqrt(m2) + eps) + wd * p

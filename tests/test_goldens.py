@@ -218,3 +218,13 @@ def test_sparse_clips_adam_and_lamb_update_as_fluid():
     for case, w in want.items():
         for key in ("losses", "emb", "fc_w"):
             np.testing.assert_allclose(got[case][key], w[key], rtol=1e-5, atol=3e-6, err_msg=f"{case} {key}")
+
+
+def test_optimizer_updates_and_schedules_match_fluid():
+    """Four steps of Adamax, Adagrad, DecayedAdagrad, Adadelta, RMSProp (centered or not), Ftrl, Lars,
+    L1-regularized Momentum, Adam with a beta1 variable and six learning-rate schedules."""
+    got, want = run_fluidcompat("optimizer_steps.py"), load("optimizer_steps.json")
+    assert sorted(got) == sorted(want) and len(want) == 18
+    for case, (losses, w) in want.items():
+        np.testing.assert_allclose(got[case][0], losses, rtol=1e-5, atol=2e-6, err_msg=case)
+        np.testing.assert_allclose(got[case][1], w, rtol=1e-5, atol=2e-6, err_msg=case)

@@ -475,7 +475,7 @@ def create_global_var(shape, value, dtype, persistable=False, force_cpu=False, n
         dtype=dtype,
         shape=shape,
         persistable=persistable,
-        name=name if name is not None else unique_name.generate("global_var"),
+        name=name if name is not None else unique_name.generate("_generated_var"),
         stop_gradient=True,
     )
     startup = helper.startup_program.global_block()
