@@ -228,3 +228,14 @@ def test_optimizer_updates_and_schedules_match_fluid():
     for case, (losses, w) in want.items():
         np.testing.assert_allclose(got[case][0], losses, rtol=1e-5, atol=2e-6, err_msg=case)
         np.testing.assert_allclose(got[case][1], w, rtol=1e-5, atol=2e-6, err_msg=case)
+
+
+def test_moving_averages_match_fluid():
+    """ExponentialMovingAverage (constant decay, int64 and float32 thres_steps, apply before any update),
+    ModelAverage and Lookahead: losses, weights and the weights under apply equal fluid 1.8.5's."""
+    got, want = run_fluidcompat("averaging.py"), load("averaging.json")
+    assert sorted(got) == sorted(want) and len(want) == 5
+    for case, w in want.items():
+        assert len(got[case]) == len(w), case
+        for i, (g, v) in enumerate(zip(got[case], w)):
+            np.testing.assert_allclose(g, v, rtol=1e-5, atol=1e-6, err_msg=f"{case} [{i}]")

@@ -225,6 +225,32 @@ def test_exponential_moving_average_apply_restore():
     np.testing.assert_allclose(np.array(fluid.global_scope().find_var("fc_0.w_0").get_tensor()), history[-1])
 
 
+def test_exponential_moving_average_applies_the_same_twice_and_names_fluids_variables():
+    """fluid 1.8.5 wrote the corrected averages back into the averages, so a second apply corrected them
+    again; here apply leaves them as they are. The variables carry fluid's names (checkpoints load)."""
+    x = fluid.data("x", [None, 2])
+    loss = L.mean(L.fc(x, 1, bias_attr=False))
+    fluid.optimizer.SGD(0.5).minimize(loss)
+    with pytest.warns(UserWarning, match="thres_steps '@STEP_COUNTER@' is an integer variable"):
+        ema = fluid.optimizer.ExponentialMovingAverage(0.9, thres_steps=L.autoincreased_step_counter())
+    ema.update()
+    persistable = {v.name for v in fluid.default_main_program().list_vars() if v.persistable}
+    assert {"@EMA_STEP_COUNTER@", "scheduled_ema_decay_rate", "fc_0.w_0_ema_0"} <= persistable
+    assert not any("ema_tmp" in n for n in persistable)  # the backups are the apply program's only
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(fluid.default_startup_program())
+    for _ in range(3):
+        exe.run(feed={"x": np.ones((1, 2), "float32")}, fetch_list=[loss])
+    scope = fluid.global_scope()
+    applied = []
+    for _ in range(2):
+        with ema.apply(exe):
+            applied.append(np.array(scope.find_var("fc_0.w_0").get_tensor()))
+    np.testing.assert_array_equal(applied[0], applied[1])
+    ema_value = np.array(scope.find_var("fc_0.w_0_ema_0").get_tensor())
+    np.testing.assert_allclose(applied[0], ema_value / (1 - 0.9**3), rtol=1e-6)
+
+
 def test_model_average_apply_restore():
     x = fluid.data("x", [None, 2])
     y = L.fc(x, 1, bias_attr=False)
