@@ -353,6 +353,63 @@ def test_while_loop_gradients_match_finite_differences(kind, steps):
     np.testing.assert_allclose(gx, _numeric_grad(lambda x_: _loop_np(kind, x_, w64, steps), x64), atol=1e-5)
 
 
+def _array_loop_np(kind, x, w, steps):
+    h, outs = x, []
+    for i in range(steps):
+        if kind == "written_only":  # the body writes the array and reads only x and w
+            outs.append(np.tanh(x @ w) * (i + 1))
+        else:  # "carried": h is carried (assigned back), each step writes a value of it
+            h = np.tanh(h @ w) * x
+            outs.append(h * 2.0 if kind == "carried_write_after" else h)
+    return np.mean(np.concatenate(outs, axis=0) ** 2)
+
+
+@pytest.mark.parametrize("kind", ["written_only", "carried", "carried_write_after"])
+def test_gradients_through_a_while_that_writes_an_array(kind):
+    """A While whose body writes one array entry per step (the array is not a loop variable): every
+    step's entry sends its gradient back, against finite differences. Before, only the last step's
+    entry did (the other steps were seeded with zeros); fluid 1.8.5 gets the first right and fails on
+    the carried ones (``Tensor holds no memory``)."""
+    steps = 3
+    x = fluid.data("x", [2, 3], "float32")
+    x.stop_gradient = False
+    w = L.create_parameter([3, 3], "float32", name="w")
+    i = L.fill_constant([1], "int64", 0)
+    n = L.fill_constant([1], "int64", steps)
+    arr = L.create_array("float32")
+    h = L.assign(x)
+    cond = L.less_than(i, n)
+    loop = L.While(cond)
+    with loop.block():
+        if kind == "written_only":
+            scale = L.cast(L.increment(i, 1, in_place=False), "float32")
+            L.array_write(L.elementwise_mul(L.tanh(L.matmul(x, w)), scale, axis=0), i, arr)
+        else:
+            h2 = L.tanh(L.matmul(h, w)) * x
+            if kind == "carried":
+                L.assign(h2, h)
+                L.array_write(h2, i, arr)
+            else:
+                L.array_write(h2 * 2.0, i, arr)
+                L.assign(h2, h)
+        L.increment(i, 1, in_place=True)
+        L.less_than(i, n, cond=cond)
+    stacked, _ = L.tensor_array_to_tensor(arr, axis=0)
+    loss = L.mean(stacked * stacked)
+    fluid.backward.append_backward(loss)
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(fluid.default_startup_program())
+    rng = np.random.RandomState(5)
+    xv = rng.uniform(-0.9, 0.9, (2, 3)).astype("float32")
+    wv = rng.uniform(-0.9, 0.9, (3, 3)).astype("float32")
+    fluid.global_scope().find_var("w").get_tensor().set(wv, fluid.CPUPlace())
+    got_loss, gw, gx = exe.run(feed={"x": xv}, fetch_list=[loss, "w@GRAD", "x@GRAD"])
+    x64, w64 = xv.astype("float64"), wv.astype("float64")
+    np.testing.assert_allclose(got_loss, [_array_loop_np(kind, x64, w64, steps)], rtol=1e-5)
+    np.testing.assert_allclose(gw, _numeric_grad(lambda w_: _array_loop_np(kind, x64, w_, steps), w64), atol=1e-5)
+    np.testing.assert_allclose(gx, _numeric_grad(lambda x_: _array_loop_np(kind, x_, w64, steps), x64), atol=1e-5)
+
+
 def test_value_a_loop_overwrites_reaches_the_grad_op_before_the_loop():
     """tanh's grad reads its Out, which the loop then overwrites as its loop variable: the grad op
     gets the value tanh wrote (kept before the while op ran), so x@GRAD matches finite differences."""

@@ -673,6 +673,8 @@ def _run_while_grad(s: Step, ins, env, run_once) -> None:
     inner = dict(zip(xs, s.attrs["inner_input_grads"]))
     state = {o: g for o, g in zip(outs, ins["Out@GRAD"]) if seeds.get(o)}
     read_only = {x: g for x, g in inner.items() if g and x not in out_set}
+    # an array the body writes but never reads: every step reads its own entries of the outer gradient
+    shared = {o for o, g in state.items() if isinstance(g, list) and not inner.get(o)}
     acc = {x: env.get(g) if isinstance(env.get(g), list) else None for x, g in read_only.items()}
     for after in reversed(steps):
         env.update(after)
@@ -682,7 +684,8 @@ def _run_while_grad(s: Step, ins, env, run_once) -> None:
             env.pop(g, None)
         run_once()
         for o in state:
-            state[o] = env.get(inner[o]) if inner.get(o) else None
+            if o not in shared:
+                state[o] = env.get(inner[o]) if inner.get(o) else None
         for x, g in read_only.items():
             acc[x] = add_values(acc[x], env.get(g))
     for x, value, name in zip(xs, ins["X"], op.outputs.get("X@GRAD", ())):
