@@ -1703,23 +1703,42 @@ _op(
 )
 
 
+def _binary_predictions(predict) -> None:
+    """auc reads the positive class's probability: the last column of an [N, 1] or [N, 2] Predict."""
+    if len(predict.shape) != 2 or predict.shape[1] not in (1, 2, -1):
+        raise ValueError(
+            "Only support binary classification,prediction dims[1] should be 1 or 2. "
+            f"Received: Predict '{predict.name}' with shape {list(predict.shape)}"
+        )
+
+
 def _auc(ins, a):
     predict, label = ins["Predict"][0], ins["Label"][0].reshape(-1)
     stat_pos, stat_neg = ins["StatPos"][0], ins["StatNeg"][0]
     n = a["num_thresholds"]
-    bucket = (predict[:, -1] * n).long().clamp(0, n)
+    positive = predict[:, -1]
+    lo, hi = torch.aminmax(positive)
+    if hi > 1 or lo < 0:
+        bad = float(hi) if hi > 1 else float(lo)
+        side = "less or equal 1" if hi > 1 else "great or equal 0"
+        raise ValueError(f"The predict data must {side}. Received: {bad} in '{a['_op'].inputs['Predict'][0]}'")
+    bucket = (positive * n).long()
     pos = torch.bincount(bucket[label > 0], minlength=n + 1).to(stat_pos.dtype)
-    neg = torch.bincount(bucket[label <= 0], minlength=n + 1).to(stat_neg.dtype)
+    neg = torch.bincount(bucket[label == 0], minlength=n + 1).to(stat_neg.dtype)  # other labels: ignored
     steps = a["slide_steps"]
 
     def updated(stat, batch):
         if steps == 0:  # all batches so far
             new = stat.reshape(-1) + batch
             return new.reshape(stat.shape), new
-        rows = stat.reshape(steps + 1, n + 1)  # the last `steps` batches, then their sum
-        window = torch.cat([rows[1:steps], batch[None]], 0)
-        total = window.sum(0)
-        return torch.cat([window, total[None]], 0).reshape(stat.shape), total
+        # fluid's layout: `steps` batch slots used as a ring, their sum, then the count of batches seen
+        flat = stat.reshape(-1).clone()
+        slots = flat[: (steps + 1) * (n + 1)].view(steps + 1, n + 1)
+        cur = int(flat[-1]) % steps
+        slots[steps] += batch - slots[cur]
+        slots[cur] = batch
+        flat[-1] += 1
+        return flat.reshape(stat.shape), slots[steps]
 
     new_pos, sum_pos = updated(stat_pos, pos)
     new_neg, sum_neg = updated(stat_neg, neg)
@@ -1740,11 +1759,14 @@ _op(
     ("Predict", "Label", "StatPos", "StatNeg"),
     ("AUC", "StatPosOut", "StatNegOut"),
     {"curve": "ROC", "num_thresholds": 4095, "slide_steps": 1},
-    lambda ins, a: {
-        "AUC": [((1,), "float64")],
-        "StatPosOut": [(first(ins, "StatPos").shape, "int64")],
-        "StatNegOut": [(first(ins, "StatNeg").shape, "int64")],
-    },
+    lambda ins, a: (
+        _binary_predictions(first(ins, "Predict"))
+        or {
+            "AUC": [((1,), "float64")],
+            "StatPosOut": [(first(ins, "StatPos").shape, "int64")],
+            "StatNegOut": [(first(ins, "StatNeg").shape, "int64")],
+        }
+    ),
     _auc,
     grad=False,
 )

@@ -116,7 +116,8 @@ def _add_sub_grad(sign):
     def kernel(ins, attrs):
         x, y, g = ins["X"][0], ins["Y"][0], ins["Out@GRAD"][0]
         nd = x.dim()
-        if y.dim() == 1 and nd >= 2 and attrs["axis"] in (-1, nd - 1) and g.shape == x.shape:
+        bias = y.dim() == 1 and nd >= 2 and y.shape[0] == x.shape[-1] and attrs["axis"] in (-1, nd - 1)
+        if bias and g.shape == x.shape:
             # a bias over the last axis (fc): dY sums dOut over the other axes
             wanted = attrs["_wanted"]
             res = {}

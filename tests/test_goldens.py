@@ -239,3 +239,14 @@ def test_moving_averages_match_fluid():
         assert len(got[case]) == len(w), case
         for i, (g, v) in enumerate(zip(got[case], w)):
             np.testing.assert_allclose(g, v, rtol=1e-5, atol=1e-6, err_msg=f"{case} [{i}]")
+
+
+def test_auc_counters_match_fluid():
+    """auc over four batches: both AUC values and all four counters in fluid 1.8.5's layout (so its
+    checkpoints load), then its refusal of a prediction above 1 (ours names the value and variable)."""
+    got, want = run_fluidcompat("auc_window.py"), load("auc_window.json")
+    assert len(got) == len(want) == 5
+    for g, w in zip(got[:4], want[:4]):
+        np.testing.assert_allclose(g[0] + g[1], w[0] + w[1], rtol=1e-12)
+        assert g[2:] == w[2:]
+    assert got[4][0].startswith(want[4][0]) and "1.5 in 'p'" in got[4][0]

@@ -146,6 +146,8 @@ ab = {"a": A, "b": B}
 CASES = [
     G("elementwise_add", lambda a, b: L.elementwise_add(a, b), ab),
     G("elementwise_add_broadcast", lambda a, v: L.elementwise_add(a, v, axis=1), {"a": A, "v": away_from_zero((3,))}),
+    G("elementwise_add_scalar_y", lambda a, s: L.elementwise_add(a, s), {"a": A, "s": away_from_zero((1,))}),
+    G("elementwise_sub_scalar_y", lambda a, s: L.elementwise_sub(a, s), {"a": A, "s": away_from_zero((1,))}),
     G("elementwise_sub", lambda a, b: L.elementwise_sub(a, b), ab),
     G("elementwise_mul_axis0", lambda a, v: L.elementwise_mul(a, v, axis=0), {"a": A, "v": away_from_zero((2,))}),
     G("elementwise_div", lambda a, p: L.elementwise_div(a, p), {"a": A, "p": P}),

@@ -1352,9 +1352,11 @@ def auc(input, label, curve="ROC", num_thresholds=2**12 - 1, topk=1, slide_steps
     auc_out = helper.create_variable_for_type_inference(dtype="float64")
     batch_auc_out = helper.create_variable_for_type_inference(dtype="float64")
     stats = []
-    for shape in ([slide_steps + 1, num_thresholds + 1],) * 2 + ([1, num_thresholds + 1],) * 2:
+    # fluid's counters: the sliding window's batch slots, their sum and a batch count, flat
+    window = [(slide_steps + 1) * (num_thresholds + 1) + (1 if slide_steps else 0)]
+    for shape in (window,) * 2 + ([1, num_thresholds + 1],) * 2:
         var = helper.create_global_variable(
-            persistable=True, dtype="int64", shape=shape, name=unique_name.generate("auc.stat")
+            persistable=True, dtype="int64", shape=shape, name=unique_name.generate("_generated_var")
         )
         startup = helper.startup_program.global_block()
         startup.create_var(name=var.name, shape=shape, dtype="int64", persistable=True)
