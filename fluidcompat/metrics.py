@@ -126,8 +126,13 @@ class Accuracy(MetricBase):
             raise ValueError("The 'value' must be a number(int, float) or a numpy ndarray.")
         if not _is_number_or_matrix(weight):
             raise ValueError("The 'weight' must be a number(int, float) or a numpy ndarray.")
-        self.value += float(np.sum(np.asarray(value) * weight))
-        self.weight += float(np.sum(weight))
+        if isinstance(weight, np.ndarray):  # compat: per-sample weights
+            value, weight = np.sum(np.asarray(value) * weight), float(np.sum(weight))
+        elif weight < 0:
+            raise ValueError("The 'weight' can not be negative")
+        # as fluid: an ndarray value keeps its dtype and shape (eval gives array([0.75], dtype=float32))
+        self.value = self.value + value * weight
+        self.weight += weight
 
     def eval(self):
         if self.weight == 0:

@@ -83,6 +83,14 @@ def test_metrics():
     acc.update(1.0, 4)
     assert acc.eval() == 0.75
     acc.reset()
+    # layers.accuracy's fetched value: the mean keeps its dtype and shape, as in fluid 1.8.5
+    acc.update(np.array([0.5], "float32"), 6)
+    acc.update(np.array([0.25], "float32"), 2)
+    got = acc.eval()
+    assert isinstance(got, np.ndarray) and got.dtype == np.float32 and got.tolist() == [0.4375]
+    with pytest.raises(ValueError, match="The 'weight' can not be negative"):
+        acc.update(0.5, -1)
+    acc.reset()
     assert acc.weight == 0.0
     p, r = fluid.metrics.Precision(), fluid.metrics.Recall()
     preds, labels = np.array([[0.9], [0.2], [0.7], [0.6]]), np.array([[1], [1], [0], [1]])
