@@ -38,12 +38,28 @@ def _ce_infer(two):
     return infer
 
 
+def _gather_labels(x, axis, index, lab, ignore_index):
+    """``torch.gather(x, axis, index)``; a label outside [0, classes) (and not ignore_index) gets fluid's
+    message instead of torch's index error (checked only when the gather fails: no cost otherwise)."""
+    try:
+        return torch.gather(x, axis, index)
+    except (RuntimeError, IndexError):
+        classes = x.shape[axis]
+        bad = lab[((lab < 0) | (lab >= classes)) & (lab != ignore_index)]
+        if bad.numel() == 0:
+            raise
+        raise ValueError(
+            "Variable value (label) of OP(fluid.layers.cross_entropy) expected >= 0 and < "
+            f"{classes}, but got {int(bad.reshape(-1)[0])}. Please check label value."
+        ) from None
+
+
 def _hard_ce(x, label, ignore_index):
     lab = label if label.dtype == torch.int64 else label.long()
     if lab.dim() == x.dim():
         lab = lab.squeeze(-1)
     ignored = (lab == ignore_index).unsqueeze(-1)
-    picked = torch.gather(x, -1, lab.unsqueeze(-1).masked_fill(ignored, 0))
+    picked = _gather_labels(x, -1, lab.unsqueeze(-1).masked_fill(ignored, 0), lab, ignore_index)
     return torch.log(picked).neg_().masked_fill_(ignored, 0.0), picked
 
 
@@ -133,7 +149,7 @@ def _swce_kernel(ins, attrs):
         lab = label.long()
         ignored = lab == attrs["ignore_index"]
         safe = torch.where(ignored, torch.zeros_like(lab), lab)
-        loss = -torch.gather(logp, axis, safe)
+        loss = -_gather_labels(logp, axis, safe, lab, attrs["ignore_index"])
         loss = torch.where(ignored, torch.zeros_like(loss), loss)
     return {"Softmax": [torch.exp(logp)], "Loss": [loss]}
 

@@ -313,3 +313,27 @@ def test_embedding_id_out_of_range_names_it_and_leaves_the_scope_usable():
     table = np.array(fluid.global_scope().find_var("embedding_0.w_0").get_tensor())
     got = exe.run(feed={"ids": np.array([[3], [9]], "int64")}, fetch_list=[emb])[0]
     np.testing.assert_array_equal(got.reshape(2, 4), table[[3, 9]])
+
+
+@pytest.mark.parametrize("loss", ["cross_entropy", "softmax_with_cross_entropy"])
+@pytest.mark.parametrize("bad", [3, -2])
+def test_label_out_of_range_gets_fluids_message(loss, bad):
+    """fluid 1.8.5's message for a label outside [0, classes) (recorded with tools/fluid18; fluid names
+    cross_entropy for both ops); an ignore_index label stays allowed and the next run works."""
+    x = fluid.data("x", [None, 3], "float32")
+    lab = fluid.data("l", [None, 1], "int64")
+    if loss == "cross_entropy":
+        out = fluid.layers.cross_entropy(fluid.layers.softmax(x), lab, ignore_index=-1)
+    else:
+        out = fluid.layers.softmax_with_cross_entropy(x, lab, ignore_index=-1)
+    exe = fluid.Executor(fluid.CPUPlace())
+    feed = {"x": np.ones((3, 3), "float32")}
+    with pytest.raises(Exception) as err:
+        exe.run(feed=dict(feed, l=np.array([[0], [-1], [bad]], "int64")), fetch_list=[out])
+    want = (
+        f"Variable value (label) of OP(fluid.layers.cross_entropy) expected >= 0 and < 3, but got {bad}. "
+        "Please check label value."
+    )
+    assert want in str(err.value)
+    got = exe.run(feed=dict(feed, l=np.array([[0], [-1], [2]], "int64")), fetch_list=[out])[0]
+    np.testing.assert_allclose(got.ravel(), [np.log(3), 0.0, np.log(3)], rtol=1e-6)
