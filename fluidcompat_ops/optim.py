@@ -4,6 +4,8 @@ variable as ``Param``); a SelectedRows gradient never becomes a dense table."""
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from fluidcompat_ops.grad import SelectedRows
@@ -77,7 +79,12 @@ register(
 
 def _minus(beta: float, p) -> float:
     """1 - beta as fluid's kernels computed it: in the parameter's precision (float32: 1 - 0.999f)."""
-    return float(np.float32(1) - np.float32(beta)) if p.dtype == torch.float32 else 1 - beta
+    return _minus_f32(beta) if p.dtype == torch.float32 else 1 - beta
+
+
+@functools.lru_cache(maxsize=64)
+def _minus_f32(beta: float) -> float:
+    return float(np.float32(1) - np.float32(beta))
 
 
 def _in_place(op, *slots) -> bool:
