@@ -4,8 +4,6 @@ variable as ``Param``); a SelectedRows gradient never becomes a dense table."""
 
 from __future__ import annotations
 
-import functools
-
 import numpy as np
 
 from fluidcompat_ops.grad import SelectedRows
@@ -79,12 +77,15 @@ register(
 
 def _minus(beta: float, p) -> float:
     """1 - beta as fluid's kernels computed it: in the parameter's precision (float32: 1 - 0.999f)."""
-    return _minus_f32(beta) if p.dtype == torch.float32 else 1 - beta
+    if p.dtype != torch.float32:
+        return 1 - beta
+    got = _MINUS_F32.get(beta)
+    if got is None:
+        got = _MINUS_F32[beta] = float(np.float32(1) - np.float32(beta))
+    return got
 
 
-@functools.lru_cache(maxsize=64)
-def _minus_f32(beta: float) -> float:
-    return float(np.float32(1) - np.float32(beta))
+_MINUS_F32: dict = {}  # beta -> 1 - beta in float32 (a plain dict: torch.compile traces through it)
 
 
 def _in_place(op, *slots) -> bool:
