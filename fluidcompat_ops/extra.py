@@ -476,10 +476,16 @@ def _space_to_depth_infer(ins, a):
 
 
 def _space_to_depth(ins, a):
+    """fluid 1.8.5's element order (measured): X read as [N, b, b, C / b^2, H, W] is laid out as the
+    [N, C / b^2, H * b, W * b] image, whose memory is then the [N, C * b^2, H / b, W / b] output."""
     x, b = _x(ins), a["blocksize"]
     n, c, h, w = x.shape
-    # fluid's order: out channel (bh * b + bw) * c + ci
-    y = x.reshape(n, c, h // b, b, w // b, b).permute(0, 3, 5, 1, 2, 4)
+    if c % (b * b):
+        raise ValueError(
+            f"space_to_depth: fluid's kernel needs the channel count divisible by blocksize^2. "
+            f"Received: X's channels {c}, blocksize {b}"
+        )
+    y = x.reshape(n, b, b, c // (b * b), h, w).permute(0, 3, 4, 1, 5, 2)
     return {"Out": [y.reshape(n, c * b * b, h // b, w // b)]}
 
 
@@ -1109,6 +1115,25 @@ _POOL = {
 _op("pool3d", ("X",), ("Out",), dict(_POOL), _pool_infer(3), _pool3d)
 
 
+def _linear_from_origin(x, size):
+    """fluid's align_mode 1 without align_corners: output index k reads input position k * in / out
+    (ratio in float32, as fluid computed it), linear between its two neighbours, dimension by dimension."""
+    y = x
+    for k, (n_in, n_out) in enumerate(zip(x.shape[2:], size)):
+        dim = 2 + k
+        src = torch.arange(n_out, device=x.device, dtype=torch.float32) * torch.tensor(
+            n_in / n_out, dtype=torch.float32
+        )
+        lo = src.long().clamp_(0, n_in - 1)
+        hi = (lo + 1).clamp_(max=n_in - 1)
+        frac = (src - lo.to(torch.float32)).to(x.dtype)
+        view = [1] * y.dim()
+        view[dim] = n_out
+        frac = frac.reshape(view)
+        y = torch.index_select(y, dim, lo) * (1 - frac) + torch.index_select(y, dim, hi) * frac
+    return y
+
+
 def _interp(mode):
     def kernel(ins, a):
         x = _x(ins)
@@ -1133,10 +1158,11 @@ def _interp(mode):
                 y = torch.index_select(y, 2 + k, ix)
             return {"Out": [y]}
         tmode = {"bilinear": "bilinear", "trilinear": "trilinear", "linear": "linear"}[mode]
-        if a["align_corners"] or a.get("align_mode", 1) == 1:
+        if a["align_corners"] or a.get("align_mode", 1) == 0:
+            # corners aligned, or align_mode 0: half-pixel centres, as torch's align_corners=False
             y = F.interpolate(x, size=size, mode=tmode, align_corners=bool(a["align_corners"]))
-        else:  # align_mode 0 without align_corners: half-pixel centres, as torch's default
-            y = F.interpolate(x, size=size, mode=tmode, align_corners=False)
+        else:
+            y = _linear_from_origin(x, size)
         return {"Out": [y]}
 
     return kernel

@@ -38,8 +38,11 @@ def _selu(x):
 
 
 def _space_to_depth(x, b):
+    # fluid 1.8.5's order (tests/golden/layers_spatial): x read as [n, b, b, c / b^2, h, w] laid out as the
+    # [n, c / b^2, h * b, w * b] image, whose memory is the output
     n, c, h, w = x.shape
-    return x.reshape(n, c, h // b, b, w // b, b).transpose(0, 3, 5, 1, 2, 4).reshape(n, c * b * b, h // b, w // b)
+    img = x.reshape(n, b, b, c // (b * b), h, w).transpose(0, 3, 4, 1, 5, 2)
+    return img.reshape(n, c * b * b, h // b, w // b)
 
 
 def _group_norm(x, g, eps=1e-5):

@@ -250,3 +250,18 @@ def test_auc_counters_match_fluid():
         np.testing.assert_allclose(g[0] + g[1], w[0] + w[1], rtol=1e-12)
         assert g[2:] == w[2:]
     assert got[4][0].startswith(want[4][0]) and "1.5 in 'p'" in got[4][0]
+
+
+def test_spatial_layers_with_less_common_arguments_match_fluid():
+    """32 layers (conv SAME with dilation, which fluid runs undilated; resize_bilinear align_mode 1;
+    prelu's parameter shapes; space_to_depth's element order; ...): outputs and input gradients."""
+    got, want = run_fluidcompat("layers_spatial.py"), load("layers_spatial.json")
+    assert sorted(got) == sorted(want) and len(want) == 32
+    for case, w in want.items():
+        g = got[case]
+        assert g[0] == w[0], case
+        assert len(g) == len(w), case
+        for (gs, gsum, gw, gv), (ws, wsum, ww, wv) in zip(g[1:], w[1:]):
+            assert gs == ws, case
+            np.testing.assert_allclose([gsum, gw], [wsum, ww], rtol=1e-4, atol=1e-4, err_msg=case)
+            np.testing.assert_allclose(gv, wv, atol=2e-5, err_msg=case)

@@ -484,7 +484,8 @@ def prelu(x, mode, param_attr=None, name=None):
     if mode not in ("all", "channel", "element"):
         raise ValueError(f"mode should be one of all, channel, element. Received: {mode!r}")
     helper = LayerHelper("prelu", name=name)
-    shape = [1] if mode == "all" else [x.shape[1]] if mode == "channel" else list(x.shape[1:])
+    # fluid 1.8.5's shapes (its checkpoints load): [1], [1, C, 1, 1], [1, C, H, W]
+    shape = [1] if mode == "all" else [1, x.shape[1], 1, 1] if mode == "channel" else [1] + list(x.shape[1:])
     alpha = helper.create_parameter(
         attr=ParamAttr._to_attr(param_attr), shape=shape, dtype=x.dtype, default_initializer=ConstantInitializer(0.25)
     )
