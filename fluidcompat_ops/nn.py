@@ -325,12 +325,13 @@ def _pool_kernel(ins, attrs):
     k, s, p = _pool_geometry(attrs, list(x.shape[2:]))
     oh = _pool_out(x.shape[2], k[0], s[0], p[0], p[1], attrs["ceil_mode"])
     ow = _pool_out(x.shape[3], k[1], s[1], p[2], p[3], attrs["ceil_mode"])
-    # pad so every window lies inside: fluid clips windows at the padded border
+    # pad so every window lies inside: fluid clips windows at the padded border; a max over a window
+    # with no input element is fluid's initial value, the lowest finite number
     need_h = (oh - 1) * s[0] + k[0] - x.shape[2] - p[0]
     need_w = (ow - 1) * s[1] + k[1] - x.shape[3] - p[2]
     pad = [p[2], max(need_w, 0), p[0], max(need_h, 0)]
     if is_max:
-        xp = F.pad(x, pad, value=float("-inf")) if any(pad) else x
+        xp = F.pad(x, pad, value=torch.finfo(x.dtype).min) if any(pad) else x
         y, where = F.max_pool2d(xp, k, s, return_indices=True)  # as fast as without (torch 2.x, CPU)
         if y.shape[2] == oh and y.shape[3] == ow:
             y = _from_nchw(y, fmt)

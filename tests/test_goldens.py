@@ -252,11 +252,14 @@ def test_auc_counters_match_fluid():
     assert got[4][0].startswith(want[4][0]) and "1.5 in 'p'" in got[4][0]
 
 
-def test_spatial_layers_with_less_common_arguments_match_fluid():
-    """32 layers (conv SAME with dilation, which fluid runs undilated; resize_bilinear align_mode 1;
-    prelu's parameter shapes; space_to_depth's element order; ...): outputs and input gradients."""
-    got, want = run_fluidcompat("layers_spatial.py"), load("layers_spatial.json")
-    assert sorted(got) == sorted(want) and len(want) == 32
+@pytest.mark.parametrize("script,count", [("layers_spatial", 32), ("layers_3d", 13)])
+def test_spatial_layers_with_less_common_arguments_match_fluid(script, count):
+    """2-D: conv SAME with dilation (fluid runs it undilated), resize_bilinear align_mode 1, prelu's
+    parameter shapes, space_to_depth's element order, ...; 3-D: conv3d/pool3d padding forms, pool3d
+    ceil_mode (fluid's window rule, its lowest-float value for empty windows), trilinear align modes.
+    Outputs and input gradients."""
+    got, want = run_fluidcompat(script + ".py"), load(script + ".json")
+    assert sorted(got) == sorted(want) and len(want) == count
     for case, w in want.items():
         g = got[case]
         assert g[0] == w[0], case
