@@ -720,7 +720,17 @@ def _kldiv_infer(ins, a):
     return out("Loss", x.shape if a["reduction"] == "none" else (1,), x.dtype)
 
 
-_op("kldiv_loss", ("X", "Target"), ("Loss",), {"reduction": "mean"}, _kldiv_infer, _kldiv)
+register(
+    OpDef(
+        "kldiv_loss",
+        ("X", "Target"),
+        ("Loss",),
+        {"reduction": "mean"},
+        _kldiv_infer,
+        _kldiv,
+        grad=GradDef(out_grads=("Loss",), in_grads=("X",)),  # fluid 1.8.5: no gradient for Target
+    )
+)
 
 
 def _huber(ins, a):

@@ -268,3 +268,19 @@ def test_spatial_layers_with_less_common_arguments_match_fluid(script, count):
             assert gs == ws, case
             np.testing.assert_allclose([gsum, gw], [wsum, ww], rtol=1e-4, atol=1e-4, err_msg=case)
             np.testing.assert_allclose(gv, wv, atol=2e-5, err_msg=case)
+
+
+def test_math_activation_and_loss_layers_match_fluid():
+    """53 layers with their less common arguments: outputs and gradients (which inputs get none too:
+    kldiv_loss's Target and label_smooth's label get none, as in fluid 1.8.5)."""
+    got, want = run_fluidcompat("layers_math.py"), load("layers_math.json")
+    assert sorted(got) == sorted(want) and len(want) == 53
+    for case, w in want.items():
+        g = got[case]
+        if isinstance(w, str):  # both refuse the call the same way (layers.where takes the condition only)
+            assert g == w, case
+            continue
+        assert len(g) == len(w) and g[-1] == w[-1], (case, g, w)
+        for (gs, *gv), (ws, *wv) in zip(g[:-1], w[:-1]):
+            assert gs == ws, case
+            np.testing.assert_allclose(gv, wv, rtol=1e-4, atol=1e-4, err_msg=case)

@@ -568,6 +568,7 @@ def gaussian_random_batch_size_like(
 def label_smooth(label, prior_dist=None, epsilon=0.1, dtype="float32", name=None):
     if epsilon > 1.0 or epsilon < 0.0:
         raise ValueError("The value of epsilon must be between 0 and 1.")
+    label.stop_gradient = True  # as fluid 1.8.5: the label (this variable, everywhere) gets no gradient
     ins = {"X": [label]}
     if prior_dist is not None:
         ins["PriorDist"] = [prior_dist]
