@@ -284,3 +284,9 @@ def test_math_activation_and_loss_layers_match_fluid():
         for (gs, *gv), (ws, *wv) in zip(g[:-1], w[:-1]):
             assert gs == ws, case
             np.testing.assert_allclose(gv, wv, rtol=1e-4, atol=1e-4, err_msg=case)
+
+
+def test_lod_checks_match_fluid():
+    """Setting sequence lengths or offsets: the same accepted and refused (the LoD kept) as fluid 1.8.5."""
+    with open(os.path.join(GOLDEN, "lod_checks.txt")) as f:
+        assert run_lines("lod_checks.py") == f.read().strip().splitlines()

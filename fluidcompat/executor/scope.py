@@ -60,10 +60,44 @@ class LoDTensor:
         return [list(level) for level in self._lod]
 
     def set_lod(self, lod) -> None:
-        self._lod = [list(level) for level in lod]
+        lod = [[int(v) for v in level] for level in lod]
+        if not self._valid(lod):
+            raise ValueError(f"the provided lod info is invalid: {lod} for a tensor of {self._rows()} rows")
+        self._lod = lod
 
     def recursive_sequence_lengths(self) -> List[List[int]]:
         return [[b - a for a, b in zip(level, level[1:])] for level in self._lod]
+
+    def set_recursive_sequence_lengths(self, recursive_seq_lens) -> None:
+        lod = []
+        for lens in recursive_seq_lens:
+            level = [0]
+            for n in lens:
+                level.append(level[-1] + int(n))
+            lod.append(level)
+        if not self._valid(lod):
+            raise ValueError(
+                f"the provided recursive_sequence_lengths info is invalid: {[list(x) for x in recursive_seq_lens]} "
+                f"for a tensor of {self._rows()} rows"
+            )
+        self._lod = lod
+
+    def has_valid_recursive_sequence_lengths(self) -> bool:
+        return self._valid(self._lod)
+
+    def _rows(self):
+        return None if self._t is None else (self._t.shape[0] if self._t.dim() else 1)
+
+    def _valid(self, lod) -> bool:
+        """fluid's check: each level starts at 0 and never decreases, ends where the next level has
+        entries, and the last level ends at the tensor's first dimension (no LoD is valid)."""
+        for i, level in enumerate(lod):
+            if len(level) < 2 or level[0] != 0 or any(b < a for a, b in zip(level, level[1:])):
+                return False
+            bound = len(lod[i + 1]) - 1 if i + 1 < len(lod) else self._rows()
+            if bound is not None and level[-1] != bound:
+                return False
+        return True
 
     def _place(self):
         self._require()
