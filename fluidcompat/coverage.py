@@ -30,6 +30,7 @@ CORE_MODULES = (
     "paddle.fluid.layers.io",
     "paddle.fluid.layers.ops",
     "paddle.fluid.layers.learning_rate_scheduler",
+    "paddle.fluid.layers.rnn",
     "paddle.fluid.layers.metric_op",
     "paddle.fluid.layers.math_op_patch",
     "paddle.fluid.optimizer",
@@ -53,7 +54,6 @@ LATER_MODULES = (
     "paddle.fluid.dygraph",
     "paddle.fluid.layers.sequence_lod",
     "paddle.fluid.layers.detection",
-    "paddle.fluid.layers.rnn",
     "paddle.fluid.layers.distributions",
 )
 
@@ -73,6 +73,8 @@ PARTIAL: Dict[str, str] = {
     "paddle.fluid.layers.roi_pool": "image of each region from rois_lod; without it all regions are in image 0",
     "paddle.fluid.layers.roi_align": "image of each region from rois_lod; without it all regions are in image 0",
     "paddle.fluid.layers.StaticRNN": "unrolled when built (no recurrent op); seq_len must be known",
+    "paddle.fluid.layers.rnn": "unrolled when built (no recurrent op); the number of time steps must be known",
+    "paddle.fluid.layers.rnn.rnn": "unrolled when built (no recurrent op); the number of time steps must be known",
     "paddle.fluid.layers.linear_chain_crf": "padded input with length only (no LoD)",
     "paddle.fluid.layers.crf_decoding": "padded input with length only (no LoD)",
     "paddle.fluid.layers.chunk_eval": "padded input with seq_length, or one sequence per call (no LoD)",
@@ -95,6 +97,10 @@ NOT_IN_FLUID_185 = (
 # For names fluidcompat lacks: the nearest thing it has.
 ALTERNATIVES: Dict[str, str] = {
     "DynamicRNN": "fluid.layers.While over tensor arrays (create_array, array_read, array_write)",
+    "dynamic_lstm": "fluid.layers.rnn with fluid.layers.LSTMCell over padded input and sequence_length",
+    "dynamic_gru": "fluid.layers.rnn with fluid.layers.GRUCell over padded input and sequence_length",
+    "dynamic_lstmp": "fluid.layers.rnn with fluid.layers.LSTMCell over padded input and sequence_length",
+    "lstm": "fluid.layers.rnn with fluid.layers.LSTMCell",
     "StaticRNN": "fluid.layers.While or while_loop over tensor arrays",
     "dygraph": "the static-graph API (fluid.Program, fluid.Executor)",
     "enable_dygraph": "the static-graph API (fluid.Program, fluid.Executor)",

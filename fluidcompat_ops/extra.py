@@ -1767,6 +1767,35 @@ _op(
 )
 
 
+def _sequence_mask(ins, a):
+    """Y[..., j] = j < X[...], for j below maxlen (MaxLenTensor, the attribute, or X's largest value)."""
+    x = _x(ins)
+    limit = first(ins, "MaxLenTensor")
+    maxlen = int(limit.reshape(-1)[0]) if limit is not None else a["maxlen"]
+    if maxlen < 0:
+        maxlen = int(x.max()) if x.numel() else 0
+    steps = torch.arange(maxlen, device=x.device, dtype=x.dtype)
+    return {"Y": [(steps < x.unsqueeze(-1)).to(_tdtype(a["out_dtype"]))]}
+
+
+def _sequence_mask_infer(ins, a):
+    x = first(ins, "X")
+    maxlen = -1 if first(ins, "MaxLenTensor") is not None else a["maxlen"]
+    return {"Y": [(tuple(x.shape) + (maxlen,), a["out_dtype"])]}
+
+
+_op(
+    "sequence_mask",
+    ("X", "MaxLenTensor"),
+    ("Y",),
+    {"maxlen": -1, "out_dtype": 3},
+    _sequence_mask_infer,
+    _sequence_mask,
+    grad=False,
+    host_inputs=frozenset({"MaxLenTensor"}),
+)
+
+
 def _binary_predictions(predict) -> None:
     """auc reads the positive class's probability: the last column of an [N, 1] or [N, 2] Predict."""
     if len(predict.shape) != 2 or predict.shape[1] not in (1, 2, -1):

@@ -307,6 +307,18 @@ EXTRA_CASES = [
     ),
     Case("label_smooth", lambda u: L.label_smooth(u, epsilon=0.2), {"u": U}, lambda u: 0.8 * u + 0.2 / 3, rtol=1e-5),
     Case(
+        "sequence_mask",
+        lambda i: L.sequence_mask(i, maxlen=5, dtype="float32"),
+        {"i": np.array([[2], [0], [5]], "int64")},
+        lambda i: (np.arange(5) < i[..., None]).astype("float32"),
+    ),
+    Case(
+        "sequence_mask_longest",  # maxlen None: the largest length (read on the host)
+        lambda i: L.sequence_mask(i),
+        {"i": np.array([3, 1], "int64")},
+        lambda i: (np.arange(3) < i[:, None]).astype("int64"),
+    ),
+    Case(
         "log_loss",
         lambda p, y: L.log_loss(p, y),
         {"p": PROB, "y": LBL},

@@ -807,3 +807,39 @@ def test_array_written_in_a_cond_branch(k):
     xv = np.array([1.5, -2.0], "float32")
     (gv,) = fluid.Executor(fluid.CPUPlace()).run(feed={"x": xv, "k": np.array([k], "int64")}, fetch_list=[g])
     np.testing.assert_allclose(gv, 6 * xv if k == 1 else 3 * xv * xv, rtol=1e-6)
+
+
+def test_rnn_time_major_equals_batch_major_and_needs_known_steps():
+    """layers.rnn with time_major=True (fluid 1.8.5 failed to build it) gives the batch-major result
+    transposed, with the same cell; a time axis of unknown length is refused when building."""
+    x = fluid.data("x", [3, 4, 5], "float32")
+    xt = L.transpose(x, [1, 0, 2])
+    lens = fluid.data("lens", [3], "int64")
+    cell = L.GRUCell(6)
+    out, last = L.rnn(cell, x, sequence_length=lens, is_reverse=True)
+    out_t, last_t = L.rnn(cell, xt, sequence_length=lens, is_reverse=True, time_major=True)
+    assert len(fluid.default_main_program().global_block().all_parameters()) == 4  # one set of weights
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(fluid.default_startup_program())
+    feed = {"x": np.random.RandomState(2).rand(3, 4, 5).astype("float32"), "lens": np.array([4, 1, 2], "int64")}
+    a, b, c, d = exe.run(feed=feed, fetch_list=[out, last, out_t, last_t])
+    np.testing.assert_allclose(a, np.transpose(c, (1, 0, 2)), rtol=1e-6)
+    np.testing.assert_allclose(b, d, rtol=1e-6)
+    with pytest.raises(ValueError, match="known number of time steps"):
+        L.rnn(L.LSTMCell(4), fluid.data("free", [2, None, 5], "float32"))
+
+
+def test_rnn_that_fails_leaves_program_and_cell_as_they_were():
+    x = fluid.data("x", [2, 3, 5], "float32")
+    cell = L.LSTMCell(4)
+    main = fluid.default_main_program()
+    before = (len(main.global_block().ops), sorted(main.global_block().vars))
+    assert before[0] == 1  # the cell's forget bias
+    bad = L.zeros([2, 7], "float32")  # the states must have 4 columns
+    with pytest.raises(ValueError):
+        L.rnn(cell, x, initial_states=[bad, bad])
+    assert before[0] + 1 == len(main.global_block().ops)  # only the zeros of the bad states
+    out, _ = L.rnn(cell, x)
+    names = sorted(p.name for p in main.global_block().all_parameters())
+    assert names == ["LSTMCell/BasicLSTMUnit_0.b_0", "LSTMCell/BasicLSTMUnit_0.w_0"]
+    assert out.shape == (2, 3, 4)

@@ -290,3 +290,17 @@ def test_lod_checks_match_fluid():
     """Setting sequence lengths or offsets: the same accepted and refused (the LoD kept) as fluid 1.8.5."""
     with open(os.path.join(GOLDEN, "lod_checks.txt")) as f:
         assert run_lines("lod_checks.py") == f.read().strip().splitlines()
+
+
+def test_rnn_with_lstm_and_gru_cells_matches_fluid():
+    """layers.rnn over LSTMCell and GRUCell (reversed, with sequence lengths, with initial states):
+    parameter names and shapes, outputs, final states, and gradients for the input and parameters."""
+    got, want = run_fluidcompat("rnn_cells.py"), load("rnn_cells.json")
+    assert sorted(got) == sorted(want) and len(want) == 6
+    for case, w in want.items():
+        g = got[case]
+        assert g["params"] == w["params"] and g["shapes"] == w["shapes"], case
+        assert len(g["values"]) == len(w["values"]), case
+        for (gs, *gv), (ws, *wv) in zip(g["values"], w["values"]):
+            assert gs == ws, case
+            np.testing.assert_allclose(gv, wv, rtol=1e-4, atol=1e-4, err_msg=case)

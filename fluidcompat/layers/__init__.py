@@ -12,6 +12,7 @@ from fluidcompat.layers import (
     ops,
     tensor,
 )
+from fluidcompat.layers import rnn as _rnn_module  # the name `rnn` is the function, as in fluid
 from fluidcompat.layers.control_flow import *  # noqa: F401,F403
 from fluidcompat.layers.extra import *  # noqa: F401,F403
 from fluidcompat.layers.io import *  # noqa: F401,F403
@@ -19,6 +20,7 @@ from fluidcompat.layers.learning_rate_scheduler import *  # noqa: F401,F403
 from fluidcompat.layers.loss import *  # noqa: F401,F403
 from fluidcompat.layers.nn import *  # noqa: F401,F403
 from fluidcompat.layers.ops import *  # noqa: F401,F403
+from fluidcompat.layers.rnn import *  # noqa: F401,F403
 from fluidcompat.layers.tensor import *  # noqa: F401,F403
 
 math_op_patch.monkey_patch_variable()
@@ -32,6 +34,7 @@ __all__ = (
     + loss.__all__
     + nn.__all__
     + ops.__all__
+    + _rnn_module.__all__
     + tensor.__all__
 )
 

@@ -565,6 +565,17 @@ def gaussian_random_batch_size_like(
 
 # -- losses ----------------------------------------------------------------------------------------
 @_export
+def sequence_mask(x, maxlen=None, dtype="int64", name=None):
+    """``Y[..., j] = j < x[...]`` for ``j < maxlen`` (an int, a Variable, or None: x's largest value)."""
+    inputs, attrs = {"X": [x]}, {"out_dtype": int(to_vartype(dtype))}
+    if isinstance(maxlen, Variable):
+        inputs["MaxLenTensor"] = [maxlen]
+    else:
+        attrs["maxlen"] = -1 if maxlen is None else int(maxlen)
+    return _one("sequence_mask", inputs, attrs, dtype=dtype, out_slot="Y", name=name, stop_gradient=True)
+
+
+@_export
 def label_smooth(label, prior_dist=None, epsilon=0.1, dtype="float32", name=None):
     if epsilon > 1.0 or epsilon < 0.0:
         raise ValueError("The value of epsilon must be between 0 and 1.")

@@ -1,0 +1,241 @@
+"""``fluid.layers.rnn`` with ``RNNCell``, ``LSTMCell`` and ``GRUCell``.
+
+The cells compute as fluid 1.8.5's ``BasicLSTMUnit``/``BasicGRUUnit`` did and name their parameters
+as they did (``LSTMCell/BasicLSTMUnit_0.w_0``, ``GRUCell/BasicGRUUnit_0.w_1``, ...), so checkpoints
+carry over. ``rnn`` unrolls the cell over the time steps when the program is built (fluid 1.8.5 ran a
+``recurrent`` op; the values are the same): the number of time steps must be known then.
+"""
+
+from __future__ import annotations
+
+import copy
+
+from fluidcompat import unique_name
+from fluidcompat.framework import Variable, program_transaction
+from fluidcompat.layer_helper import LayerHelper
+from fluidcompat.param_attr import ParamAttr
+
+__all__ = ["RNNCell", "LSTMCell", "GRUCell", "rnn"]
+
+
+def _map(fn, *structures):
+    """``fn`` over the leaves of equally nested lists/tuples of variables."""
+    first = structures[0]
+    if isinstance(first, (list, tuple)):
+        return type(first)(_map(fn, *parts) for parts in zip(*structures))
+    return fn(*structures)
+
+
+def _leaves(structure):
+    if isinstance(structure, (list, tuple)):
+        return [leaf for part in structure for leaf in _leaves(part)]
+    return [structure]
+
+
+class RNNCell:
+    """One step of a recurrent network: ``call(inputs, states) -> (outputs, new_states)``."""
+
+    def call(self, inputs, states, **kwargs):
+        raise NotImplementedError("RNNCell must implement the call function.")
+
+    def __call__(self, inputs, states, **kwargs):
+        return self.call(inputs, states, **kwargs)
+
+    def get_initial_states(self, batch_ref, shape=None, dtype=None, init_value=0, batch_dim_idx=0):
+        """Zero (or ``init_value``) states shaped ``[batch] + state_shape``, the batch taken from
+        ``batch_ref`` (its first leaf) at ``batch_dim_idx``."""
+        from fluidcompat import layers
+
+        ref = _leaves(batch_ref)[0]
+        shape = self.state_shape if shape is None else shape
+        dtype = self.state_dtype if dtype is None else dtype
+
+        def walk(s, d):
+            if all(isinstance(n, int) for n in s):  # one state's shape
+                return layers.fill_constant_batch_size_like(
+                    input=ref, shape=[-1] + list(s), dtype=d, value=init_value, input_dim_idx=batch_dim_idx
+                )
+            ds = d if isinstance(d, (list, tuple)) else [d] * len(s)
+            return [walk(part, dd) for part, dd in zip(s, ds)]
+
+        return walk(shape, dtype)
+
+    @property
+    def state_shape(self):
+        raise NotImplementedError("Please add implementaion for `state_shape` in the used cell.")
+
+    @property
+    def state_dtype(self):
+        return "float32"
+
+
+class _Unit:
+    """The parameters of one cell, created at its first step (when the input size is known), named
+    as fluid's dygraph layers named theirs: ``{name}/{Unit}_N.w_K`` / ``.b_K``."""
+
+    def __init__(self, name, unit, param_attr, bias_attr, dtype) -> None:
+        self.full_name = unique_name.generate(f"{name}/{unit}")
+        self.param_attr, self.bias_attr, self.dtype = param_attr, bias_attr, dtype
+        self.helper = LayerHelper(unit)
+
+    def weight(self, shape):
+        return self._create(self.param_attr, shape, "w", is_bias=False)
+
+    def bias(self, shape):
+        return self._create(self.bias_attr, shape, "b", is_bias=True)
+
+    def _create(self, attr, shape, suffix, is_bias):
+        attr = ParamAttr._to_attr(attr)
+        if attr is not False and attr.name is None:
+            attr = copy.copy(attr)  # the caller's attribute serves every weight of the cell
+            attr.name = unique_name.generate(f"{self.full_name}.{suffix}")
+        return self.helper.create_parameter(attr=attr, shape=shape, dtype=self.dtype, is_bias=is_bias)
+
+
+class LSTMCell(RNNCell):
+    """fluid 1.8.5's LSTM cell: gates ``i, j, f, o`` from ``[input, h] @ W + b``;
+    ``c' = c * sigmoid(f + forget_bias) + sigmoid(i) * tanh(j)``, ``h' = tanh(c') * sigmoid(o)``."""
+
+    def __init__(
+        self,
+        hidden_size,
+        param_attr=None,
+        bias_attr=None,
+        gate_activation=None,
+        activation=None,
+        forget_bias=1.0,
+        dtype="float32",
+        name="LSTMCell",
+    ) -> None:
+        from fluidcompat import layers
+
+        self.hidden_size = hidden_size
+        self._unit = _Unit(name, "BasicLSTMUnit", param_attr, bias_attr, dtype)
+        self._gate_activation = gate_activation or layers.sigmoid
+        self._activation = activation or layers.tanh
+        self._forget_bias = layers.fill_constant([1], dtype, forget_bias)
+        self._forget_bias.stop_gradient = True
+        self._weight = self._bias = None
+
+    def call(self, inputs, states):
+        from fluidcompat import layers as L
+
+        pre_hidden, pre_cell = states
+        if self._weight is None:
+            size = inputs.shape[-1] + self.hidden_size
+            self._weight = self._unit.weight([size, 4 * self.hidden_size])
+            self._bias = self._unit.bias([4 * self.hidden_size])
+        gates = L.elementwise_add(L.matmul(L.concat([inputs, pre_hidden], 1), self._weight), self._bias)
+        i, j, f, o = L.split(gates, num_or_sections=4, dim=-1)
+        new_cell = L.elementwise_add(
+            L.elementwise_mul(pre_cell, self._gate_activation(L.elementwise_add(f, self._forget_bias))),
+            L.elementwise_mul(self._gate_activation(i), self._activation(j)),
+        )
+        new_hidden = self._activation(new_cell) * self._gate_activation(o)
+        return new_hidden, [new_hidden, new_cell]
+
+    @property
+    def state_shape(self):
+        return [[self.hidden_size], [self.hidden_size]]
+
+
+class GRUCell(RNNCell):
+    """fluid 1.8.5's GRU cell: ``r, u`` from ``[input, h] @ W0 + b0``; candidate
+    ``c = tanh([input, r * h] @ W1 + b1)``; ``h' = u * h + (1 - u) * c``."""
+
+    def __init__(
+        self, hidden_size, param_attr=None, bias_attr=None, gate_activation=None, activation=None, dtype="float32",
+        name="GRUCell",
+    ) -> None:  # fmt: skip
+        from fluidcompat import layers
+
+        self.hidden_size = hidden_size
+        self._unit = _Unit(name, "BasicGRUUnit", param_attr, bias_attr, dtype)
+        self._gate_activation = gate_activation or layers.sigmoid
+        self._activation = activation or layers.tanh
+        self._weights = None
+
+    def call(self, inputs, states):
+        from fluidcompat import layers as L
+
+        pre_hidden = states
+        if self._weights is None:
+            size, h = inputs.shape[-1] + self.hidden_size, self.hidden_size
+            gate_w, cand_w = self._unit.weight([size, 2 * h]), self._unit.weight([size, h])
+            gate_b, cand_b = self._unit.bias([2 * h]), self._unit.bias([h])
+            self._weights = (gate_w, cand_w, gate_b, cand_b)
+        gate_w, cand_w, gate_b, cand_b = self._weights
+        gates = L.matmul(L.concat([inputs, pre_hidden], 1), gate_w)
+        gates = self._gate_activation(L.elementwise_add(gates, gate_b))
+        r, u = L.split(gates, num_or_sections=2, dim=1)
+        candidate = L.matmul(L.concat([inputs, r * pre_hidden], 1), cand_w)
+        c = self._activation(L.elementwise_add(candidate, cand_b))
+        new_hidden = u * pre_hidden + (1 - u) * c
+        return new_hidden, new_hidden
+
+    @property
+    def state_shape(self):
+        return [self.hidden_size]
+
+
+def rnn(cell, inputs, initial_states=None, sequence_length=None, time_major=False, is_reverse=False, **kwargs):
+    """Run ``cell`` over the time steps (see ``_rnn``). A call that raises leaves the programs, the name
+    counters and the cell (the parameters it creates at its first step) as they were."""
+    kept = dict(vars(cell)) if hasattr(cell, "__dict__") else None
+    try:
+        with program_transaction():
+            return _rnn(cell, inputs, initial_states, sequence_length, time_major, is_reverse, **kwargs)
+    except BaseException:
+        if kept is not None:
+            vars(cell).clear()
+            vars(cell).update(kept)
+        raise
+
+
+def _rnn(cell, inputs, initial_states, sequence_length, time_major, is_reverse, **kwargs):
+    """Run ``cell`` over the time steps of ``inputs`` ([batch, time, ...], or [time, batch, ...] with
+    ``time_major``). With ``sequence_length``, a step past a sequence's end keeps its states (its
+    outputs are computed all the same, as in fluid). Returns (outputs stacked over time, final states).
+    """
+    from fluidcompat import layers as L
+
+    if not callable(cell) or not hasattr(cell, "call"):
+        raise TypeError(f"cell must be an RNNCell. Received: {type(cell).__name__}")
+    flat_inputs = _leaves(inputs)
+    for x in flat_inputs:
+        if not isinstance(x, Variable):
+            raise TypeError(f"rnn's inputs must be Variables. Received: {type(x).__name__}")
+    if initial_states is None:
+        initial_states = cell.get_initial_states(batch_ref=inputs, batch_dim_idx=1 if time_major else 0)
+    if not time_major:
+        inputs = _map(lambda x: L.transpose(x, [1, 0] + list(range(2, len(x.shape)))), inputs)
+    steps = _leaves(inputs)[0].shape[0]
+    if steps is None or steps < 0:
+        raise ValueError(
+            "fluidcompat's rnn unrolls the cell when the program is built: the inputs need a known number "
+            f"of time steps. Received: inputs of shape {list(flat_inputs[0].shape)} (time_major={time_major})"
+        )
+    mask = None
+    if sequence_length is not None:
+        dtype = _leaves(initial_states)[0].dtype
+        mask = L.transpose(L.sequence_mask(sequence_length, maxlen=steps, dtype=dtype), [1, 0])
+    order = range(steps - 1, -1, -1) if is_reverse else range(steps)
+    states, outputs = initial_states, {}
+    for t in order:
+        step_in = _map(lambda x: L.squeeze(L.slice(x, axes=[0], starts=[t], ends=[t + 1]), [0]), inputs)
+        out, new_states = cell(step_in, states, **kwargs)
+        if mask is not None:
+            m = L.squeeze(L.slice(mask, axes=[0], starts=[t], ends=[t + 1]), [0])
+            # fluid's form: new * mask - old * (mask - 1)
+            new_states = _map(
+                lambda old, new: L.elementwise_sub(
+                    L.elementwise_mul(new, m, axis=0), L.elementwise_mul(old, L.scale(m, bias=-1.0), axis=0)
+                ),
+                states,
+                new_states,
+            )
+        states, outputs[t] = new_states, out
+    stacked = _map(lambda *per_step: L.stack(list(per_step), axis=0), *[outputs[t] for t in range(steps)])
+    if not time_major:
+        stacked = _map(lambda x: L.transpose(x, [1, 0] + list(range(2, len(x.shape)))), stacked)
+    return stacked, states
