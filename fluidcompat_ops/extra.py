@@ -1767,6 +1767,64 @@ _op(
 )
 
 
+def _lstm_unit(ins, a):
+    """fluid's lstm_unit: X holds the gates i, f, o, g side by side; c = c_prev * sigmoid(f + forget_bias)
+    + sigmoid(i) * tanh(g), h = sigmoid(o) * tanh(c)."""
+    i, f, o, g = torch.chunk(_x(ins), 4, dim=1)
+    c = ins["C_prev"][0] * torch.sigmoid(f + a["forget_bias"]) + torch.sigmoid(i) * torch.tanh(g)
+    return {"C": [c], "H": [torch.sigmoid(o) * torch.tanh(c)]}
+
+
+_op(
+    "lstm_unit",
+    ("X", "C_prev"),
+    ("C", "H"),
+    {"forget_bias": 0.0},
+    lambda ins, a: {s: [(first(ins, "C_prev").shape, first(ins, "X").dtype)] for s in ("C", "H")},
+    _lstm_unit,
+)
+
+_GRU_ACT = {0: lambda v: v, 1: lambda v: torch.sigmoid(v), 2: lambda v: torch.tanh(v), 3: lambda v: torch.relu(v)}
+
+
+def _gru_unit(ins, a):
+    """fluid's gru_unit. Input is x's projection [N, 3D] (update, reset, candidate); Weight's memory
+    holds the [D, 2D] update/reset matrix, then the [D, D] candidate one (not column blocks of [D, 3D]).
+    Gate is [u, r, c]; Hidden is u * (c - h) + h, or with origin_mode u * h + (1 - u) * c."""
+    x, h, w = ins["Input"][0], ins["HiddenPrev"][0], ins["Weight"][0]
+    d = h.shape[1]
+    bias = first(ins, "Bias")
+    gate = x + bias if bias is not None else x
+    flat = w.reshape(-1)
+    w_ur, w_c = flat[: 2 * d * d].reshape(d, 2 * d), flat[2 * d * d :].reshape(d, d)
+    act, gate_act = _GRU_ACT[a["activation"]], _GRU_ACT[a["gate_activation"]]
+    ur = gate_act(gate[:, : 2 * d] + h @ w_ur)
+    u, r = ur[:, :d], ur[:, d:]
+    reset = r * h
+    c = act(gate[:, 2 * d :] + reset @ w_c)
+    new = u * h + (1 - u) * c if a["origin_mode"] else u * (c - h) + h
+    return {"Gate": [torch.cat([u, r, c], dim=1)], "ResetHiddenPrev": [reset], "Hidden": [new]}
+
+
+def _gru_unit_infer(ins, a):
+    x, h = first(ins, "Input"), first(ins, "HiddenPrev")
+    return {"Gate": [(x.shape, x.dtype)], "ResetHiddenPrev": [(h.shape, x.dtype)], "Hidden": [(h.shape, x.dtype)]}
+
+
+register(
+    OpDef(
+        "gru_unit",
+        ("Input", "HiddenPrev", "Weight", "Bias"),
+        ("Gate", "ResetHiddenPrev", "Hidden"),
+        {"activation": 2, "gate_activation": 1, "origin_mode": False},
+        _gru_unit_infer,
+        _gru_unit,
+        # as fluid's gru_unit_grad: only Hidden's gradient flows back (Gate, ResetHiddenPrev: none)
+        grad=GradDef(out_grads=("Hidden",)),
+    )
+)
+
+
 def _sequence_mask(ins, a):
     """Y[..., j] = j < X[...], for j below maxlen (MaxLenTensor, the attribute, or X's largest value)."""
     x = _x(ins)

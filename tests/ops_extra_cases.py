@@ -45,6 +45,31 @@ def _space_to_depth(x, b):
     return img.reshape(n, c * b * b, h // b, w // b)
 
 
+RNN_X = np.random.RandomState(8).uniform(-1, 1, (3, 3)).astype("float32")
+RNN_H = np.random.RandomState(9).uniform(-1, 1, (3, 2)).astype("float32")
+
+
+def _sig(v):
+    return 1 / (1 + np.exp(-v))
+
+
+def _lstm_unit(x, h, c):
+    """All weights 0.1 and biases 0.2: the four gates are equal."""
+    z = 0.1 * (x.sum(1, keepdims=True) + h.sum(1, keepdims=True)) + 0.2
+    c_new = c * _sig(z + 0.5) + _sig(z) * np.tanh(z)
+    return [(_sig(z) * np.tanh(c_new)).astype("float32"), c_new.astype("float32")]
+
+
+def _gru_unit(x, h):
+    """Weight 0.1 everywhere and bias 0.2 (fluid's layout does not matter then)."""
+    d = h.shape[1]
+    gate = x + 0.2
+    ur = _sig(gate[:, : 2 * d] + 0.1 * h.sum(1, keepdims=True))
+    u, r = ur[:, :d], ur[:, d:]
+    cand = np.tanh(gate[:, 2 * d :] + 0.1 * (r * h).sum(1, keepdims=True))
+    return [(u * (cand - h) + h).astype("float32"), (r * h).astype("float32"), np.concatenate([u, r, cand], 1)]
+
+
 def _group_norm(x, g, eps=1e-5):
     n = x.shape[0]
     xg = x.reshape(n, g, -1)
@@ -306,6 +331,18 @@ EXTRA_CASES = [
         lambda i: np.array([[-1], [2], [9]], "int64"),
     ),
     Case("label_smooth", lambda u: L.label_smooth(u, epsilon=0.2), {"u": U}, lambda u: 0.8 * u + 0.2 / 3, rtol=1e-5),
+    Case(
+        "lstm_unit",
+        lambda x, h, c: L.lstm_unit(x, h, c, 0.5, fluid.initializer.Constant(0.1), fluid.initializer.Constant(0.2)),
+        {"x": RNN_X, "h": RNN_H, "c": RNN_H * 2},
+        lambda x, h, c: _lstm_unit(x, h, c),
+    ),
+    Case(
+        "gru_unit",
+        lambda x, h: L.gru_unit(x, h, 6, fluid.initializer.Constant(0.1), fluid.initializer.Constant(0.2)),
+        {"x": np.concatenate([RNN_X, RNN_X[:, :3]], 1), "h": RNN_H},
+        lambda x, h: _gru_unit(x, h),
+    ),
     Case(
         "sequence_mask",
         lambda i: L.sequence_mask(i, maxlen=5, dtype="float32"),

@@ -843,3 +843,14 @@ def test_rnn_that_fails_leaves_program_and_cell_as_they_were():
     names = sorted(p.name for p in main.global_block().all_parameters())
     assert names == ["LSTMCell/BasicLSTMUnit_0.b_0", "LSTMCell/BasicLSTMUnit_0.w_0"]
     assert out.shape == (2, 3, 4)
+
+
+def test_gru_unit_runs_tanh_and_sigmoid_and_says_so_for_another_activation():
+    x = fluid.data("x", [2, 6], "float32")
+    h = fluid.data("h", [2, 2], "float32")
+    with pytest.warns(UserWarning, match="fluid 1.8.5 ran every gru_unit with activation 'tanh'"):
+        new, _, _ = L.gru_unit(x, h, 6, activation="relu")
+    op = fluid.default_main_program().global_block().ops[-1]
+    assert (op.type, op.attr("activation"), op.attr("gate_activation")) == ("gru_unit", 2, 1)
+    with pytest.raises(ValueError, match="activation must be one of identity, sigmoid, tanh, relu"):
+        L.gru_unit(x, h, 6, activation="gelu")

@@ -304,3 +304,16 @@ def test_rnn_with_lstm_and_gru_cells_matches_fluid():
         for (gs, *gv), (ws, *wv) in zip(g["values"], w["values"]):
             assert gs == ws, case
             np.testing.assert_allclose(gv, wv, rtol=1e-4, atol=1e-4, err_msg=case)
+
+
+def test_lstm_unit_and_gru_unit_match_fluid():
+    """Parameters, op types and attributes line for line; outputs and every gradient (gru_unit's Gate and
+    ResetHiddenPrev send none back, as in fluid) to 2e-5."""
+    with open(os.path.join(GOLDEN, "rnn_units.txt")) as f:
+        want = f.read().strip().splitlines()
+    got = run_lines("rnn_units.py")
+    assert got[:5] == want[:5]
+    values_got, values_want = json.loads(got[5]), json.loads(want[5])
+    assert len(values_got) == len(values_want) == 16
+    for g, w in zip(values_got, values_want):
+        np.testing.assert_allclose(g, w, atol=2e-5)

@@ -11,11 +11,11 @@ from __future__ import annotations
 import copy
 
 from fluidcompat import unique_name
-from fluidcompat.framework import Variable, program_transaction
+from fluidcompat.framework import Variable, _warn_at_user, layer, program_transaction
 from fluidcompat.layer_helper import LayerHelper
 from fluidcompat.param_attr import ParamAttr
 
-__all__ = ["RNNCell", "LSTMCell", "GRUCell", "rnn"]
+__all__ = ["RNNCell", "LSTMCell", "GRUCell", "rnn", "lstm_unit", "gru_unit"]
 
 
 def _map(fn, *structures):
@@ -176,6 +176,70 @@ class GRUCell(RNNCell):
     @property
     def state_shape(self):
         return [self.hidden_size]
+
+
+@layer
+def lstm_unit(x_t, hidden_t_prev, cell_t_prev, forget_bias=0.0, param_attr=None, bias_attr=None, name=None):
+    """One LSTM step as fluid 1.8.5 built it: ``fc([x_t, h_prev], 4 * D)`` (gates i, f, o, g) and an
+    ``lstm_unit`` op. Returns (hidden, cell)."""
+    from fluidcompat import layers as L
+
+    for v, what in ((x_t, "x_t"), (hidden_t_prev, "hidden_t_prev"), (cell_t_prev, "cell_t_prev")):
+        if len(v.shape) != 2:
+            raise ValueError(f"Rank of {what} must be 2. Received: {what} with shape {list(v.shape)}")
+    batch = [v.shape[0] for v in (x_t, hidden_t_prev, cell_t_prev)]
+    if len({b for b in batch if b >= 0}) > 1:
+        raise ValueError(
+            f"The 1st dimensions of x_t, hidden_t_prev and cell_t_prev must be the same. Received: {batch}"
+        )
+    size = cell_t_prev.shape[1]
+    gates = L.fc(L.concat([x_t, hidden_t_prev], axis=1), 4 * size, param_attr=param_attr, bias_attr=bias_attr)
+    helper = LayerHelper("lstm_unit", name=name)
+    c = helper.create_variable_for_type_inference(x_t.dtype)
+    h = helper.create_variable_for_type_inference(x_t.dtype)
+    helper.append_op(
+        type="lstm_unit",
+        inputs={"X": [gates], "C_prev": [cell_t_prev]},
+        outputs={"C": [c], "H": [h]},
+        attrs={"forget_bias": float(forget_bias)},
+    )
+    return h, c
+
+
+@layer
+def gru_unit(input, hidden, size, param_attr=None, bias_attr=None, activation="tanh", gate_activation="sigmoid",
+             origin_mode=False):  # fmt: skip
+    """One GRU step over ``input``, x's projection of width ``size`` (3 * D): op ``gru_unit`` with a
+    [D, 3D] weight and a [1, 3D] bias. Returns (hidden, reset hidden, gate).
+
+    As in fluid 1.8.5, the op always uses tanh and sigmoid: another ``activation`` or
+    ``gate_activation`` is ignored (with a warning)."""
+    acts = ("identity", "sigmoid", "tanh", "relu")
+    for value, what in ((activation, "activation"), (gate_activation, "gate_activation")):
+        if value not in acts:
+            raise ValueError(f"{what} must be one of {', '.join(acts)}. Received: {value!r}")
+    if (activation, gate_activation) != ("tanh", "sigmoid"):
+        _warn_at_user(
+            f"gru_unit: fluid 1.8.5 ran every gru_unit with activation 'tanh' and gate_activation 'sigmoid'; "
+            f"so does fluidcompat (received {activation!r}, {gate_activation!r})."
+        )
+    helper = LayerHelper("gru_unit")
+    d = size // 3
+    weight = helper.create_parameter(attr=param_attr, shape=[d, 3 * d], dtype=input.dtype)
+    inputs = {"Input": [input], "HiddenPrev": [hidden], "Weight": [weight]}
+    bias = helper.create_parameter(attr=bias_attr, shape=[1, 3 * d], dtype=input.dtype, is_bias=True)
+    if bias is not None:
+        inputs["Bias"] = [bias]
+    gate = helper.create_variable_for_type_inference(input.dtype)
+    reset = helper.create_variable_for_type_inference(input.dtype)
+    new = helper.create_variable_for_type_inference(input.dtype)
+    helper.append_op(
+        type="gru_unit",
+        inputs=inputs,
+        outputs={"Gate": [gate], "ResetHiddenPrev": [reset], "Hidden": [new]},
+        attrs={"activation": 2, "gate_activation": 1, "origin_mode": bool(origin_mode)},
+    )
+    return new, reset, gate
 
 
 def rnn(cell, inputs, initial_states=None, sequence_length=None, time_major=False, is_reverse=False, **kwargs):
