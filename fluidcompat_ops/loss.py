@@ -10,14 +10,19 @@ torch = None  # NOTE: [Lazy torch] in registry.py
 F = None
 
 
+def _same_dims(a, b) -> bool:
+    """Shapes that agree where both are known (a -1 dimension matches any, as fluid's build-time check)."""
+    return len(a) == len(b) and all(x == y or x < 0 or y < 0 for x, y in zip(a, b))
+
+
 def _check_label(x, label, soft):
     if soft:
-        if tuple(label.shape) != tuple(x.shape):
+        if not _same_dims(label.shape, x.shape):
             raise ValueError(
                 f"with soft_label, Label must have X's shape. Received: X.shape={x.shape}, Label.shape={label.shape}"
             )
-    elif tuple(label.shape[:-1]) != tuple(x.shape[:-1]) or label.shape[-1] != 1:
-        if not (len(label.shape) == len(x.shape) - 1 and tuple(label.shape) == tuple(x.shape[:-1])):
+    elif not _same_dims(label.shape[:-1], x.shape[:-1]) or label.shape[-1] not in (1, -1):
+        if not (len(label.shape) == len(x.shape) - 1 and _same_dims(label.shape, x.shape[:-1])):
             raise ValueError(
                 "Label must have X's shape with the last dim 1. "
                 f"Received: X.shape={tuple(x.shape)}, Label.shape={tuple(label.shape)}"
@@ -124,12 +129,12 @@ def _swce_infer(ins, attrs):
     x, label = first(ins, "Logits"), first(ins, "Label")
     axis = norm_axis(attrs["axis"], len(x.shape))
     if attrs["soft_label"]:
-        if tuple(label.shape) != tuple(x.shape):
+        if not _same_dims(label.shape, x.shape):
             raise ValueError(f"with soft_label, Label must have Logits' shape. Received: {x.shape} vs {label.shape}")
     else:
         want = list(x.shape)
         want[axis] = 1
-        if list(label.shape) != want:
+        if not _same_dims(label.shape, want):
             raise ValueError(
                 "Label must have Logits' shape with the axis dim 1. "
                 f"Received: Logits.shape={tuple(x.shape)}, Label.shape={tuple(label.shape)}, axis={attrs['axis']}"

@@ -337,3 +337,18 @@ def test_label_out_of_range_gets_fluids_message(loss, bad):
     assert want in str(err.value)
     got = exe.run(feed=dict(feed, l=np.array([[0], [-1], [2]], "int64")), fetch_list=[out])[0]
     np.testing.assert_allclose(got.ravel(), [np.log(3), 0.0, np.log(3)], rtol=1e-6)
+
+
+def test_loss_label_check_lets_unknown_dims_match():
+    """Logits whose time axis is unknown when built (a stacked tensor array, transposed) against a label
+    of known shape: fluid 1.8.5 built it, so does fluidcompat; known dims that differ are refused."""
+    logits = fluid.data("logits", [2, None, 5], "float32")
+    label = fluid.data("label", [2, 3, 1], "int64")
+    loss = fluid.layers.softmax_with_cross_entropy(logits, label)
+    ce = fluid.layers.cross_entropy(fluid.layers.softmax(logits), label)
+    feed = {"logits": np.zeros((2, 3, 5), "float32"), "label": np.ones((2, 3, 1), "int64")}
+    a, b = fluid.Executor(fluid.CPUPlace()).run(feed=feed, fetch_list=[loss, ce])
+    np.testing.assert_allclose(a, np.full((2, 3, 1), np.log(5)), rtol=1e-6)
+    np.testing.assert_allclose(b, a, rtol=1e-6)
+    with pytest.raises(ValueError, match="Label must have Logits' shape"):
+        fluid.layers.softmax_with_cross_entropy(logits, fluid.data("bad", [4, 3, 1], "int64"))
