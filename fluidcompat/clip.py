@@ -123,6 +123,11 @@ class ErrorClipByValue:
 def set_gradient_clip(clip, param_list=None, program=None) -> None:
     """Clip the gradients of ``param_list`` (default: all parameters) of ``program`` with ``clip``
     in every optimizer that has no ``grad_clip`` of its own."""
+    framework._warn_at_user(
+        "Caution! 'set_gradient_clip' is not recommended and may be deprecated in future! We recommend a new "
+        "strategy: set 'grad_clip' when initializing the 'optimizer'. This method can reduce the mistakes, please "
+        "refer to documention of 'optimizer'."
+    )
     if not isinstance(clip, GradientClipBase):
         raise TypeError("'clip' should be an instance of GradientClipBase's derived class")
     program = program or framework.default_main_program()
@@ -140,6 +145,11 @@ def append_gradient_clip_ops(params_grads):
         return params_grads
     clip, names = setting
     chosen = [(p, g) for p, g in params_grads if names is None or p.name in names]
+    if len(chosen) != len(params_grads):
+        framework._warn_at_user(
+            f"set_gradient_clip: clipping the gradients of {sorted(p.name for p, _ in chosen)} only. fluid 1.8.5 "
+            "clipped no gradient at all when param_list left out a parameter that has one."
+        )
     clipped = dict((p.name, g) for p, g in clip(chosen))
     return [(p, clipped.get(p.name, g)) for p, g in params_grads]
 

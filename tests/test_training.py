@@ -283,3 +283,25 @@ def test_clone_for_test_after_minimize_does_not_train():
     b = exe.run(test, feed=feed, fetch_list=[loss])[0]
     assert a == b
     np.testing.assert_array_equal(np.array(fluid.global_scope().find_var("fc_0.w_0").get_tensor()), w)
+
+
+def test_set_gradient_clip_clips_the_listed_parameters_and_says_fluid_did_not():
+    """fluid 1.8.5 clipped nothing when param_list left a parameter out (measured); fluidcompat clips the
+    listed ones, with fluid's deprecation caution and a warning naming the difference."""
+    x = fluid.data("x", [2, 2], "float32")
+    h = L.fc(x, 2, param_attr=fluid.ParamAttr("w1", initializer=fluid.initializer.Constant(1.0)), bias_attr=False)
+    y = L.fc(h, 1, param_attr=fluid.ParamAttr("w2", initializer=fluid.initializer.Constant(1.0)), bias_attr=False)
+    loss = L.mean(y)
+    with pytest.warns(UserWarning, match="Caution! 'set_gradient_clip' is not recommended"):
+        fluid.clip.set_gradient_clip(fluid.clip.GradientClipByValue(0.01), param_list=["w1"])
+    with pytest.warns(UserWarning, match=r"clipping the gradients of \['w1'\] only"):
+        fluid.optimizer.SGD(1.0).minimize(loss)
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(fluid.default_startup_program())
+    xv = np.array([[1.0, 2.0], [3.0, 4.0]], "float32")
+    exe.run(feed={"x": xv}, fetch_list=[loss])
+    scope = fluid.global_scope()
+    # d loss / d w1[i, j] = mean over rows of x[:, i] (w2 is all ones): 2 and 3, clipped to 0.01
+    np.testing.assert_allclose(np.array(scope.find_var("w1").get_tensor()), np.full((2, 2), 0.99), rtol=1e-6)
+    # d loss / d w2[j] = mean over rows of h[:, j] = mean of x's row sums = 5, not clipped
+    np.testing.assert_allclose(np.array(scope.find_var("w2").get_tensor()), np.full((2, 1), -4.0), rtol=1e-6)
