@@ -340,17 +340,23 @@ def test_while_loop_gradients_match_finite_differences(kind, steps):
     these wrong: for the first it returns x@GRAD = 0 and a w@GRAD about 100x too small, as its
     while_grad reads each loop variable's last value.)"""
     loss = _loop_program(kind, steps)
+    _check_x_and_w_grads(loss, lambda x, w: _loop_np(kind, x, w, steps), seed=3, x_range=0.5, w_range=0.8)
+
+
+def _check_x_and_w_grads(loss, loss_np, seed, x_range, w_range):
+    """Run the default programs with random x [2, 3] and parameter w [3, 3]: the loss against
+    ``loss_np(x, w)`` (float64) and w@GRAD, x@GRAD against its finite differences."""
     exe = fluid.Executor(fluid.CPUPlace())
     exe.run(fluid.default_startup_program())
-    rng = np.random.RandomState(3)
-    xv = rng.uniform(-0.5, 0.5, (2, 3)).astype("float32")
-    wv = rng.uniform(-0.8, 0.8, (3, 3)).astype("float32")
+    rng = np.random.RandomState(seed)
+    xv = rng.uniform(-x_range, x_range, (2, 3)).astype("float32")
+    wv = rng.uniform(-w_range, w_range, (3, 3)).astype("float32")
     fluid.global_scope().find_var("w").get_tensor().set(wv, fluid.CPUPlace())
     got_loss, gw, gx = exe.run(feed={"x": xv}, fetch_list=[loss, "w@GRAD", "x@GRAD"])
     x64, w64 = xv.astype("float64"), wv.astype("float64")
-    np.testing.assert_allclose(got_loss, [_loop_np(kind, x64, w64, steps)], rtol=1e-5)
-    np.testing.assert_allclose(gw, _numeric_grad(lambda w_: _loop_np(kind, x64, w_, steps), w64), atol=1e-5)
-    np.testing.assert_allclose(gx, _numeric_grad(lambda x_: _loop_np(kind, x_, w64, steps), x64), atol=1e-5)
+    np.testing.assert_allclose(got_loss, [loss_np(x64, w64)], rtol=1e-5)
+    np.testing.assert_allclose(gw, _numeric_grad(lambda w_: loss_np(x64, w_), w64), atol=1e-5)
+    np.testing.assert_allclose(gx, _numeric_grad(lambda x_: loss_np(x_, w64), x64), atol=1e-5)
 
 
 def _array_loop_np(kind, x, w, steps):
@@ -397,17 +403,7 @@ def test_gradients_through_a_while_that_writes_an_array(kind):
     stacked, _ = L.tensor_array_to_tensor(arr, axis=0)
     loss = L.mean(stacked * stacked)
     fluid.backward.append_backward(loss)
-    exe = fluid.Executor(fluid.CPUPlace())
-    exe.run(fluid.default_startup_program())
-    rng = np.random.RandomState(5)
-    xv = rng.uniform(-0.9, 0.9, (2, 3)).astype("float32")
-    wv = rng.uniform(-0.9, 0.9, (3, 3)).astype("float32")
-    fluid.global_scope().find_var("w").get_tensor().set(wv, fluid.CPUPlace())
-    got_loss, gw, gx = exe.run(feed={"x": xv}, fetch_list=[loss, "w@GRAD", "x@GRAD"])
-    x64, w64 = xv.astype("float64"), wv.astype("float64")
-    np.testing.assert_allclose(got_loss, [_array_loop_np(kind, x64, w64, steps)], rtol=1e-5)
-    np.testing.assert_allclose(gw, _numeric_grad(lambda w_: _array_loop_np(kind, x64, w_, steps), w64), atol=1e-5)
-    np.testing.assert_allclose(gx, _numeric_grad(lambda x_: _array_loop_np(kind, x_, w64, steps), x64), atol=1e-5)
+    _check_x_and_w_grads(loss, lambda x, w: _array_loop_np(kind, x, w, steps), seed=5, x_range=0.9, w_range=0.9)
 
 
 def test_value_a_loop_overwrites_reaches_the_grad_op_before_the_loop():

@@ -69,12 +69,9 @@ class LoDTensor:
         return [[b - a for a, b in zip(level, level[1:])] for level in self._lod]
 
     def set_recursive_sequence_lengths(self, recursive_seq_lens) -> None:
-        lod = []
-        for lens in recursive_seq_lens:
-            level = [0]
-            for n in lens:
-                level.append(level[-1] + int(n))
-            lod.append(level)
+        from fluidcompat.lod_tensor import _offsets
+
+        lod = _offsets(recursive_seq_lens)
         if not self._valid(lod):
             raise ValueError(
                 f"the provided recursive_sequence_lengths info is invalid: {[list(x) for x in recursive_seq_lens]} "
