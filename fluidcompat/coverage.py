@@ -101,6 +101,7 @@ ALTERNATIVES: Dict[str, str] = {
     "dynamic_gru": "fluid.layers.rnn with fluid.layers.GRUCell over padded input and sequence_length",
     "dynamic_lstmp": "fluid.layers.rnn with fluid.layers.LSTMCell over padded input and sequence_length",
     "lstm": "fluid.layers.rnn with fluid.layers.LSTMCell",
+    "sequence_conv_pool": "fluid.layers.conv2d over padded [batch, 1, time, dim] input and fluid.layers.pool2d",
     "StaticRNN": "fluid.layers.While or while_loop over tensor arrays",
     "dygraph": "the static-graph API (fluid.Program, fluid.Executor)",
     "enable_dygraph": "the static-graph API (fluid.Program, fluid.Executor)",

@@ -71,3 +71,11 @@ class DataFeeder:
         if multi_devices:
             raise NotImplementedError("DataFeeder.decorate_reader(multi_devices=True): fluidcompat runs one place")
         return decorated
+
+
+def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from fluidcompat.coverage import unsupported
+
+    return unsupported("paddle.fluid.data_feeder")(name)

@@ -228,3 +228,11 @@ class Auc(MetricBase):
             tot_neg += self._stat_neg[idx]
             auc += self.trapezoid_area(tot_neg, tot_neg_prev, tot_pos, tot_pos_prev)
         return auc / tot_pos / tot_neg if tot_pos > 0.0 and tot_neg > 0.0 else 0.0
+
+
+def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from fluidcompat.coverage import unsupported
+
+    return unsupported("paddle.fluid.metrics")(name)

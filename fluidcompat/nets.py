@@ -145,3 +145,11 @@ def scaled_dot_product_attention(queries, keys, values, num_heads=1, dropout_rat
         weights = layers.dropout(weights, dropout_prob=dropout_rate, is_test=False)
     ctx_multiheads = layers.matmul(weights, v)
     return combine_heads(ctx_multiheads)
+
+
+def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from fluidcompat.coverage import unsupported
+
+    return unsupported("paddle.fluid.nets")(name)

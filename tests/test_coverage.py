@@ -44,6 +44,17 @@ def test_missing_fluid_name_raises_not_implemented_with_alternative():
     assert not isinstance(e.value, NotImplementedError)
 
 
+def test_every_core_module_names_what_it_lacks():
+    """Each core module answers a missing fluid 1.8 name with UnsupportedAPIError, not a bare
+    AttributeError (fluid.nets.sequence_conv_pool gave one)."""
+    for module, rows in coverage.table().items():
+        mod = coverage._module_for(module)
+        for name, st, _ in rows:
+            if st == "missing":
+                with pytest.raises(coverage.UnsupportedAPIError, match=rf"\.{name} \(fluid 1.8\)"):
+                    getattr(mod, name)
+
+
 def test_missing_name_in_a_script_reads_as_not_implemented(tmp_path):
     script = tmp_path / "legacy.py"
     script.write_text("import paddle.fluid as fluid\nfluid.layers.DynamicRNN()\n")
