@@ -520,6 +520,16 @@ def _normalize_slots(op_type: str, kind: str, known: Sequence[str], given) -> Di
     return result
 
 
+class _ProgramDesc:
+    def __init__(self, program: "Program") -> None:
+        self._program = program
+
+    def serialize_to_string(self) -> bytes:
+        from fluidcompat import proto
+
+        return proto.program_to_bytes(self._program)
+
+
 class Program:
     """A fluid Program: a list of Blocks, block 0 global.
 
@@ -598,6 +608,19 @@ class Program:
             yield
         finally:
             self._op_role = old
+
+    @staticmethod
+    def parse_from_string(binary_str) -> "Program":
+        """A Program from the bytes of a serialized ProgramDesc (``program.desc.serialize_to_string()``
+        here or in fluid 1.8, or a ``__model__`` file)."""
+        from fluidcompat import io, proto
+
+        return io._program_from_records(proto.parse_program(bytes(binary_str)))
+
+    @property
+    def desc(self) -> "_ProgramDesc":
+        """The parts of fluid's ProgramDesc that scripts use: ``serialize_to_string()``."""
+        return _ProgramDesc(self)
 
     def clone(self, for_test: bool = False) -> "Program":
         """Copy the program; ``for_test=True`` drops backward and optimizer ops and sets ``is_test``."""

@@ -302,6 +302,12 @@ def _program_from_records(blocks) -> Program:
         program.blocks.append(b)
     for (_, _, _, _, ops), b in zip(blocks, program.blocks):
         for o in ops:
+            if o["type"] in ("while_grad", "conditional_block_grad") and "inner_input_grads" not in o["attrs"]:
+                raise NotImplementedError(
+                    f"The program holds fluid's own backward of a control-flow op ({o['type']}, block {b.idx}), "
+                    "which fluidcompat does not run: build the training program by running its script "
+                    "(forward programs, such as inference models, load and run)."
+                )
             opdef = registry.lookup(o["type"])
             inputs = {s: list(o["inputs"].get(s, [])) for s in opdef.inputs}
             inputs.update({s: n for s, n in o["inputs"].items() if s not in inputs})

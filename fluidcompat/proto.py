@@ -104,12 +104,36 @@ def _signed32(v: int) -> int:
 # -- ProgramDesc ------------------------------------------------------------------------------------
 ATTR_INT, ATTR_FLOAT, ATTR_STRING, ATTR_INTS, ATTR_FLOATS, ATTR_STRINGS = 0, 1, 2, 3, 4, 5
 ATTR_BOOLEAN, ATTR_BOOLEANS, ATTR_BLOCK, ATTR_LONG, ATTR_BLOCKS, ATTR_LONGS = 6, 7, 8, 9, 10, 11
-_STRING_LISTS = {"op_role_var", "op_callstack"}
+# list attributes whose element type an empty (or integer-valued) list does not tell: fluid 1.8.5's types
+_STRING_LISTS = {
+    "op_role_var", "op_callstack", "skip_eager_deletion_vars", "original_output_grad", "backward_skip_vars",
+    "epmap", "table_names", "inner_input_grads", "inner_output_grads",
+}  # fmt: skip
+_FLOAT_LISTS = {"fp32_values", "custom_neg_classes_probs"}
+_LONG_LISTS = {"int64_values"}
 _BLOCK_ATTRS = {"sub_block"}
+# attributes fluid 1.8.5 declared as int64 (LONG) or vector<int64> (LONGS) on these ops (and their grads),
+# recorded from its serialized programs (tests/golden/program_desc.py and a wider sweep)
+_LONG_OF = {("arg_max", "axis"), ("arg_min", "axis"), ("lookup_table", "padding_idx"), ("space_to_depth", "blocksize")}
+_LONGS_OF = {
+    ("fill_constant", "shape"), ("gaussian_random", "shape"), ("uniform_random", "shape"), ("randint", "shape"),
+    ("roll", "dims"), ("roll", "shifts"), ("lookup_table", "height_sections"), ("lookup_table_v2", "height_sections"),
+}  # fmt: skip
 
 
-def _attr_bytes(name: str, value) -> bytes:
+def _attr_bytes(name: str, value, like=None, op_type: str = "") -> bytes:
+    """One attribute; ``like`` (the op's default) gives its type where the value alone does not: fluid
+    reads an attribute only as the type it declared (a float attribute given as 2 must be written 2.0)."""
+    if isinstance(like, float) and isinstance(value, int) and not isinstance(value, bool):
+        value = float(value)
+    elif isinstance(like, bool) and isinstance(value, int) and not isinstance(value, bool):
+        value = bool(value)
     out = _bytes_field(1, name.encode())
+    base = op_type[: -len("_grad")] if op_type.endswith("_grad") else op_type
+    if (base, name) in _LONG_OF and isinstance(value, int) and not isinstance(value, bool):
+        return out + _int_field(2, ATTR_LONG) + _int_field(13, value)
+    if (base, name) in _LONGS_OF and isinstance(value, (list, tuple)):
+        return out + _int_field(2, ATTR_LONGS) + b"".join(_int_field(15, int(v)) for v in value)
     if name in _BLOCK_ATTRS and isinstance(value, int):
         return out + _int_field(2, ATTR_BLOCK) + _int_field(12, value)
     if isinstance(value, bool):
@@ -124,13 +148,17 @@ def _attr_bytes(name: str, value) -> bytes:
         return out + _int_field(2, ATTR_STRING) + _bytes_field(5, value.encode())
     if isinstance(value, (list, tuple)):
         items = list(value)
+        like_items = list(like) if isinstance(like, (list, tuple)) else []
         if name in _STRING_LISTS or (items and all(isinstance(v, str) for v in items)):
             return out + _int_field(2, ATTR_STRINGS) + b"".join(_bytes_field(8, v.encode()) for v in items)
+        if name == "bool_values":  # fluid keeps assign_value's booleans as ints
+            return out + _int_field(2, ATTR_INTS) + b"".join(_int_field(6, int(v)) for v in items)
         if items and all(isinstance(v, bool) for v in items):
             return out + _int_field(2, ATTR_BOOLEANS) + b"".join(_int_field(11, int(v)) for v in items)
-        if items and any(isinstance(v, float) for v in items):
-            return out + _int_field(2, ATTR_FLOATS) + b"".join(_float_field(7, v) for v in items)
-        if any(not -(1 << 31) <= v < (1 << 31) for v in items):
+        floats = any(isinstance(v, float) for v in items) or any(isinstance(v, float) for v in like_items)
+        if name in _FLOAT_LISTS or floats:
+            return out + _int_field(2, ATTR_FLOATS) + b"".join(_float_field(7, float(v)) for v in items)
+        if name in _LONG_LISTS or any(not -(1 << 31) <= v < (1 << 31) for v in items):
             return out + _int_field(2, ATTR_LONGS) + b"".join(_int_field(15, v) for v in items)
         return out + _int_field(2, ATTR_INTS) + b"".join(_int_field(6, v) for v in items)
     raise TypeError(f"attribute {name!r} of type {type(value).__name__} cannot be written to a ProgramDesc")
@@ -191,8 +219,9 @@ def _op_bytes(op) -> bytes:
                 field, _bytes_field(1, slot.encode()) + b"".join(_bytes_field(2, n.encode()) for n in names)
             )
     out += _bytes_field(3, op.type.encode())
+    defaults = op._def.attrs if getattr(op, "_def", None) is not None else {}
     for name in sorted(op.attrs):
-        out += _bytes_field(4, _attr_bytes(name, op.attrs[name]))
+        out += _bytes_field(4, _attr_bytes(name, op.attrs[name], defaults.get(name), op.type))
     return out
 
 

@@ -317,3 +317,66 @@ def test_lstm_unit_and_gru_unit_match_fluid():
     assert len(values_got) == len(values_want) == 16
     for g, w in zip(values_got, values_want):
         np.testing.assert_allclose(g, w, atol=2e-5)
+
+
+def _attr_types(data: bytes) -> dict:
+    """{(block, op type, outputs): {attribute: type}} of a serialized ProgramDesc."""
+    from fluidcompat import proto
+
+    found = {}
+    for block in proto._parse(data).get(1, []):
+        b = proto._parse(block)
+        for op in b.get(4, []):
+            o = proto._parse(op)
+            outs = tuple(sorted(n.decode() for slot in o.get(2, []) for n in proto._parse(slot).get(2, [])))
+            attrs = {proto._parse(a)[1][0].decode(): proto._parse(a)[2][0] for a in o.get(4, [])}
+            found[(b[1][0], o[3][0].decode(), outs)] = attrs
+    return found
+
+
+def test_program_desc_reads_fluids_bytes_and_writes_its_attribute_types(tmp_path):
+    """A program serialized by fluid 1.8.5 (while, cond, assign_value of every dtype, lookup tables, a
+    Momentum step) runs here to fluid's values; the programs fluidcompat builds and writes carry every
+    attribute with the type fluid wrote (fluid reads an attribute only as its declared type: an empty
+    list written as ints stopped fluid loading a while op), for the training program too."""
+    for mode in ("", "read"):
+        env = dict(os.environ, PROGRAM_DESC=mode)
+        proc = subprocess.run(
+            [sys.executable, "-m", "fluidcompat", "run", "--device", "cpu", os.path.join(GOLDEN, "program_desc.py")],
+            capture_output=True, text=True, timeout=300, env=env,
+        )  # fmt: skip
+        assert proc.returncode == 0, proc.stderr
+        assert json.loads(proc.stdout) == load("program_desc.json"), mode
+    env = dict(os.environ, PROGRAM_DESC=f"write:{tmp_path}")
+    proc = subprocess.run(
+        [sys.executable, "-m", "fluidcompat", "run", "--device", "cpu", os.path.join(GOLDEN, "program_desc.py")],
+        capture_output=True, text=True, timeout=300, env=env,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    for name in ("program_desc.bin", "program_desc_train.bin"):
+        with open(os.path.join(GOLDEN, name), "rb") as f:
+            want = _attr_types(f.read())
+        got = _attr_types((tmp_path / name).read_bytes())
+        shared = [key for key in want if key in got]
+        assert len(shared) >= (30 if name == "program_desc.bin" else 55), (name, len(shared))
+        for key in shared:
+            for attr in set(want[key]) & set(got[key]):
+                assert got[key][attr] == want[key][attr], (name, key, attr)
+
+
+def test_serialized_attribute_types_match_fluid(tmp_path):
+    """About 90 layers in one program: every (op, attribute) fluidcompat writes has the type fluid 1.8.5
+    wrote for it (recorded in attr_types.json), e.g. fill_constant's shape as int64s, assign_value's
+    bool_values as ints, lookup_table's padding_idx as an int64."""
+    out = tmp_path / "attr_types.bin"
+    proc = subprocess.run(
+        [sys.executable, "-m", "fluidcompat", "run", "--device", "cpu", os.path.join(GOLDEN, "attr_types.py")],
+        capture_output=True, text=True, timeout=300, env=dict(os.environ, OUT=str(out)),
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    want = load("attr_types.json")
+    written = _attr_types(out.read_bytes())
+    got = {f"{op}.{attr}": ty for (_, op, _), attrs in written.items() for attr, ty in attrs.items()}
+    shared = sorted(set(want) & set(got))
+    assert len(shared) >= 700, len(shared)
+    assert [k for k in shared if got[k] != want[k]] == []
