@@ -75,6 +75,18 @@ def make_cases(G):
         # as fluid 1.8.5, Target gets no gradient
         G("kldiv_loss", lambda a, p: L.kldiv_loss(a, p, "batchmean"), {"a": A, "p": P}, wrt=["a"]),
         G("huber_loss", lambda a, b: L.huber_loss(a, b, 0.4), ab),
+        # lstm_unit's fc weights and gru_unit's weight are random parameters, checked through their inputs
+        G(
+            "lstm_unit",
+            lambda x, h, c: L.sums(list(L.lstm_unit(x, h, c, forget_bias=0.5))),
+            {"x": A, "h": IN, "c": B},
+        ),
+        G("gru_unit", lambda x, h: L.gru_unit(x, h, 6)[0], {"x": afz((2, 6)), "h": IN[:, :2].copy()}),
+        G(
+            "gru_unit_origin",
+            lambda x, h: L.gru_unit(x, h, 6, origin_mode=True)[0],
+            {"x": afz((2, 6)), "h": IN[:, :2].copy()},
+        ),
         G("margin_rank_loss", lambda a, b: L.margin_rank_loss(c64(np.sign(A)), a, b, 0.3), ab),
         G("rank_loss", lambda a, b: L.rank_loss(c64(np.ones((2, 3)) * 0.3), a, b), ab),
         G("bpr_loss", lambda a: L.bpr_loss(a, L.assign(np.array([[1], [2]], "int64"))), a),
