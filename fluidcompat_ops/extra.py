@@ -14,7 +14,17 @@ from __future__ import annotations
 import math
 
 from fluidcompat_ops.math import _unary
-from fluidcompat_ops.nn import _bn_infer, _bn_kernel, _pool_out
+from fluidcompat_ops.nn import (
+    _avg_pooled,
+    _bn_infer,
+    _bn_kernel,
+    _cover_pad,
+    _dil,
+    _max_pad,
+    _pads,
+    _pool_geometry,
+    _pool_out,
+)
 from fluidcompat_ops.registry import GradDef, OpDef, lookup, register
 from fluidcompat_ops.shapes import first, norm_axis, out, prod_or_unknown, same_as
 from fluidcompat_ops.tensor import _generator, _tdtype
@@ -1027,34 +1037,12 @@ _op("affine_channel", ("X", "Scale", "Bias"), ("Out",), {"data_layout": "NCHW"},
 
 
 # -- 3-D convolution and pooling, adaptive pooling, resizing, unfold --------------------------------
-def _pads_nd(a, sizes, ks):
-    """Per-dim (before, after) paddings after fluid's padding_algorithm (SAME: ceil(size / stride)
-    outputs from the raw kernel size, as fluid)."""
-    algo = a.get("padding_algorithm", "EXPLICIT")
-    if algo == "VALID":
-        return [0] * 6
-    if algo == "SAME":
-        res = []
-        for size, k, s in zip(sizes, ks, a["strides"]):
-            total = max((-(-size // s) - 1) * s + k - size, 0) if size >= 0 else 0
-            res += [total // 2, total - total // 2]
-        return res
-    from fluidcompat_ops.shapes import expand_paddings
-
-    return expand_paddings(a["paddings"], len(sizes))
-
-
-def _dil3d(a):
-    """fluid 1.8.5 runs a 'SAME' convolution undilated."""
-    return [1, 1, 1] if a.get("padding_algorithm") == "SAME" else list(a["dilations"])
-
-
 def _conv3d(ins, a):
     x, w = ins["Input"][0], ins["Filter"][0]
-    p = _pads_nd(a, x.shape[2:], w.shape[2:])
+    p = _pads(a, x.shape[2:], w.shape[2:], a["strides"], _dil(a))
     if any(p):
         x = F.pad(x, (p[4], p[5], p[2], p[3], p[0], p[1]))
-    y = F.conv3d(x, w, None, list(a["strides"]), 0, _dil3d(a), a["groups"])
+    y = F.conv3d(x, w, None, list(a["strides"]), 0, _dil(a), a["groups"])
     return {"Output": [y]}
 
 
@@ -1062,7 +1050,8 @@ def _conv3d_infer(ins, a):
     from fluidcompat_ops.shapes import conv_out
 
     x, w = first(ins, "Input"), first(ins, "Filter")
-    pads, dil = _pads_nd(a, x.shape[2:], w.shape[2:]), _dil3d(a)
+    dil = _dil(a)
+    pads = _pads(a, x.shape[2:], w.shape[2:], a["strides"], dil)
     dims = [
         conv_out(x.shape[2 + i], w.shape[2 + i], pads[2 * i], pads[2 * i + 1], a["strides"][i], dil[i])
         for i in range(3)
@@ -1096,28 +1085,14 @@ def _pool3d(ins, a):
     if a["adaptive"]:
         fn = F.adaptive_max_pool3d if a["pooling_type"] == "max" else F.adaptive_avg_pool3d
         return {"Out": [fn(x, list(a["ksize"]))]}
-    ks, st, pd = _pool_geometry_nd(a, list(x.shape[2:]))
+    ks, st, pd = _pool_geometry(a, list(x.shape[2:]))
     outs = [_pool_out(x.shape[2 + i], ks[i], st[i], pd[2 * i], pd[2 * i + 1], a["ceil_mode"]) for i in range(3)]
-    # pad so that every window lies inside: fluid clips the windows at the padded border
-    pad = []
-    for i in reversed(range(3)):
-        pad += [pd[2 * i], max((outs[i] - 1) * st[i] + ks[i] - x.shape[2 + i] - pd[2 * i], 0)]
+    pad = _cover_pad(x.shape[2:], ks, st, pd, outs)
     if a["pooling_type"] == "max":
-        y = F.max_pool3d(F.pad(x, pad, value=torch.finfo(x.dtype).min) if any(pad) else x, ks, st)
+        y = F.max_pool3d(_max_pad(x, pad), ks, st)
     else:
-        sums = F.avg_pool3d(F.pad(x, pad) if any(pad) else x, ks, st, divisor_override=1)
-        if a["exclusive"]:
-            ones = torch.ones_like(x[:1, :1])
-            y = sums / F.avg_pool3d(F.pad(ones, pad) if any(pad) else ones, ks, st, divisor_override=1)
-        else:  # fluid divides by the full window when not exclusive
-            y = sums / float(ks[0] * ks[1] * ks[2])
+        y = _avg_pooled(x, pad, ks, st, a["exclusive"], F.avg_pool3d)
     return {"Out": [y[:, :, : outs[0], : outs[1], : outs[2]]]}
-
-
-def _pool_geometry_nd(a, sizes):
-    if a["global_pooling"]:
-        return list(sizes), [1] * len(sizes), [0] * (2 * len(sizes))
-    return list(a["ksize"]), list(a["strides"]), _pads_nd(a, sizes, a["ksize"])
 
 
 def _pool_infer(nd):
@@ -1129,7 +1104,7 @@ def _pool_infer(nd):
         elif a["adaptive"]:
             dims = list(a["ksize"])
         else:
-            ks, st, pd = _pool_geometry_nd(a, list(x.shape[2:]))
+            ks, st, pd = _pool_geometry(a, list(x.shape[2:]))
             ceil = a["ceil_mode"]
             dims = [_pool_out(x.shape[2 + i], ks[i], st[i], pd[2 * i], pd[2 * i + 1], ceil) for i in range(nd)]
         return out("Out", list(x.shape[:2]) + dims, x.dtype)

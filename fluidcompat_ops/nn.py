@@ -5,7 +5,7 @@ from __future__ import annotations
 from fluidcompat.dtypes import VarType
 from fluidcompat_ops.grad import SelectedRows
 from fluidcompat_ops.registry import GradDef, OpDef, register
-from fluidcompat_ops.shapes import expand_paddings, first, out, prod_or_unknown
+from fluidcompat_ops.shapes import expand_paddings, first, out, prod, prod_or_unknown
 
 torch = None  # NOTE: [Lazy torch] in registry.py
 F = None
@@ -102,14 +102,15 @@ def _lookup_grad(ins, attrs, v2):
 
 
 # -- padding helpers shared by conv and pool ------------------------------------------------------
-def _pads(attrs, in_hw, k_hw, strides, dilations=(1, 1)):
-    """Per-side paddings [top, bottom, left, right] after fluid's padding_algorithm."""
+def _pads(attrs, in_hw, k_hw, strides, dilations=None):
+    """Per-dim (before, after) paddings, [top, bottom, left, right] in 2-D, after fluid's
+    padding_algorithm; for any number of spatial dims."""
     algo = attrs.get("padding_algorithm", "EXPLICIT")
     if algo == "VALID":
-        return [0, 0, 0, 0]
+        return [0] * (2 * len(in_hw))
     if algo == "SAME":
         res = []
-        for size, k, s, d in zip(in_hw, k_hw, strides, dilations):
+        for size, k, s, d in zip(in_hw, k_hw, strides, dilations or [1] * len(in_hw)):
             if size < 0:
                 res += [0, 0]
                 continue
@@ -117,12 +118,12 @@ def _pads(attrs, in_hw, k_hw, strides, dilations=(1, 1)):
             total = max((o - 1) * s + d * (k - 1) + 1 - size, 0)
             res += [total // 2, total - total // 2]
         return res
-    return expand_paddings(attrs["paddings"], 2)
+    return expand_paddings(attrs["paddings"], len(in_hw))
 
 
 def _dil(attrs):
     """A conv's dilations: fluid 1.8.5 sets them to 1 under padding_algorithm 'SAME' (measured)."""
-    return [1, 1] if attrs.get("padding_algorithm") == "SAME" else attrs["dilations"]
+    return [1] * len(attrs["dilations"]) if attrs.get("padding_algorithm") == "SAME" else list(attrs["dilations"])
 
 
 def _hw(shape, fmt):
@@ -286,10 +287,37 @@ register(
 
 # -- pool2d ----------------------------------------------------------------------------------------------
 def _pool_geometry(attrs, hw):
+    """Window sizes, strides and paddings of a pool op (2-D or 3-D)."""
     if attrs["global_pooling"]:
-        return list(hw), [1, 1], [0, 0, 0, 0]
+        return list(hw), [1] * len(hw), [0] * (2 * len(hw))
     k, s = list(attrs["ksize"]), list(attrs["strides"])
     return k, s, _pads(attrs, hw, k, s)
+
+
+def _cover_pad(sizes, k, s, p, outs):
+    """F.pad's list (last dim first) so that each of the ``outs`` windows lies inside: the leading
+    padding, and after the input as much as the last window reaches (fluid clips the windows at the
+    padded border, where torch's ceil_mode drops the last one)."""
+    pad = []
+    for i in reversed(range(len(sizes))):
+        pad += [p[2 * i], max((outs[i] - 1) * s[i] + k[i] - sizes[i] - p[2 * i], 0)]
+    return pad
+
+
+def _max_pad(x, pad):
+    """Padding for max pooling: a window with no input element gets fluid's initial value, the lowest
+    finite number."""
+    return F.pad(x, pad, value=torch.finfo(x.dtype).min) if any(pad) else x
+
+
+def _avg_pooled(x, pad, k, s, exclusive, avg_pool):
+    """Average pooling as fluid: over the input elements of each window (exclusive), or over the full
+    window size."""
+    sums = avg_pool(F.pad(x, pad) if any(pad) else x, k, s, divisor_override=1)
+    if not exclusive:
+        return sums / float(prod(k))
+    ones = torch.ones_like(x[:1, :1])
+    return sums / avg_pool(F.pad(ones, pad) if any(pad) else ones, k, s, divisor_override=1)
 
 
 def _pool_out(size, k, s, pa, pb, ceil):
@@ -325,13 +353,9 @@ def _pool_kernel(ins, attrs):
     k, s, p = _pool_geometry(attrs, list(x.shape[2:]))
     oh = _pool_out(x.shape[2], k[0], s[0], p[0], p[1], attrs["ceil_mode"])
     ow = _pool_out(x.shape[3], k[1], s[1], p[2], p[3], attrs["ceil_mode"])
-    # pad so every window lies inside: fluid clips windows at the padded border; a max over a window
-    # with no input element is fluid's initial value, the lowest finite number
-    need_h = (oh - 1) * s[0] + k[0] - x.shape[2] - p[0]
-    need_w = (ow - 1) * s[1] + k[1] - x.shape[3] - p[2]
-    pad = [p[2], max(need_w, 0), p[0], max(need_h, 0)]
+    pad = _cover_pad(x.shape[2:], k, s, p, (oh, ow))
     if is_max:
-        xp = F.pad(x, pad, value=torch.finfo(x.dtype).min) if any(pad) else x
+        xp = _max_pad(x, pad)
         y, where = F.max_pool2d(xp, k, s, return_indices=True)  # as fast as without (torch 2.x, CPU)
         if y.shape[2] == oh and y.shape[3] == ow:
             y = _from_nchw(y, fmt)
@@ -339,14 +363,7 @@ def _pool_kernel(ins, attrs):
             y._fluidcompat_argmax = (where, tuple(xp.shape), pad, k, s)
             return {"Out": [y]}
     else:
-        xp = F.pad(x, pad) if any(pad) else x
-        sums = F.avg_pool2d(xp, k, s, divisor_override=1)
-        if attrs["exclusive"]:
-            ones = F.pad(torch.ones_like(x[:1, :1]), pad) if any(pad) else torch.ones_like(x[:1, :1])
-            y = sums / F.avg_pool2d(ones, k, s, divisor_override=1)
-        else:
-            # fluid divides by the full window area when not exclusive
-            y = sums / float(k[0] * k[1])
+        y = _avg_pooled(x, pad, k, s, attrs["exclusive"], F.avg_pool2d)
     return {"Out": [_from_nchw(y[:, :, :oh, :ow], fmt)]}
 
 

@@ -10,7 +10,7 @@ from fluidcompat.dtypes import VarType, to_vartype
 from fluidcompat.framework import Variable, layer
 from fluidcompat.initializer import ConstantInitializer, NormalInitializer
 from fluidcompat.layer_helper import LayerHelper, check_dtype, check_variable
-from fluidcompat.layers.nn import _activation, _pair, _reduce, elementwise_mul, reduce_mean, reduce_sum
+from fluidcompat.layers.nn import _activation, _conv_padding, _pair, _reduce, elementwise_mul, reduce_mean, reduce_sum
 from fluidcompat.param_attr import ParamAttr
 
 __all__ = []
@@ -787,26 +787,6 @@ def _triple(v, what):
     return v
 
 
-def _padding3d(padding, what="padding"):
-    """fluid 1.8.5's 3-D paddings: 'SAME'/'VALID', an int, 3 values, 6 (before/after per dim), or 5
-    NCDHW pairs. Returns (paddings, padding_algorithm)."""
-    if isinstance(padding, str):
-        algo = padding.upper()
-        if algo not in ("SAME", "VALID"):
-            raise ValueError(f"{what} must be 'SAME' or 'VALID' when a string. Received: {what}={padding!r}")
-        return [0, 0, 0], algo
-    if isinstance(padding, int):
-        return [padding] * 3, "EXPLICIT"
-    padding = list(padding)
-    if len(padding) == 5 and all(isinstance(p, (list, tuple)) for p in padding):
-        padding = [v for pair in padding[2:] for v in pair]
-    if len(padding) not in (3, 6):
-        raise ValueError(f"{what} must be an int, 3 or 6 values, 'SAME' or 'VALID'. Received: {what}={padding}")
-    if len(padding) == 6 and padding[0::2] == padding[1::2]:
-        padding = padding[0::2]
-    return padding, "EXPLICIT"
-
-
 @_export
 def conv3d(
     input,
@@ -837,7 +817,7 @@ def conv3d(
         default_initializer=NormalInitializer(0.0, std, 0),
     )
     pre = helper.create_variable_for_type_inference(dtype=input.dtype)
-    paddings, algo = _padding3d(padding)
+    paddings, algo = _conv_padding(padding, data_format, 3)
     helper.append_op(
         type="conv3d",
         inputs={"Input": [input], "Filter": [w]},
@@ -871,7 +851,7 @@ def pool3d(
 ):
     if pool_type not in ("max", "avg"):
         raise ValueError(f"Unknown Attr(pool_type): '{pool_type}'. It can only be 'max' or 'avg'.")
-    paddings, algo = _padding3d(pool_padding, "pool_padding")
+    paddings, algo = _conv_padding(pool_padding, data_format, 3, "pool_padding")
     attrs = {
         "pooling_type": pool_type,
         "ksize": [1, 1, 1] if pool_size == -1 else _triple(pool_size, "pool_size"),

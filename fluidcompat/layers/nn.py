@@ -479,23 +479,24 @@ def _pair(v, name):
     raise ValueError(f"{name} must be an int or a list of 2 ints. Received: {name}={v!r}")
 
 
-def _conv_padding(padding, data_format):
-    """Fluid accepts an int, 2 or 4 values, per-dim pairs, or 'SAME'/'VALID'."""
+def _conv_padding(padding, data_format, nd=2, what="padding"):
+    """Fluid accepts an int, ``nd`` or ``2 * nd`` values (before/after per dim), per-dim pairs of
+    every dim in ``data_format``'s order, or 'SAME'/'VALID'. Returns (paddings, padding_algorithm)."""
     if isinstance(padding, str):
         algo = padding.upper()
         if algo not in ("SAME", "VALID"):
-            raise ValueError(f"padding must be 'SAME' or 'VALID' when a string. Received: padding={padding!r}")
-        return [0, 0], algo
+            raise ValueError(f"{what} must be 'SAME' or 'VALID' when a string. Received: {what}={padding!r}")
+        return [0] * nd, algo
     if isinstance(padding, int):
-        return [padding, padding], "EXPLICIT"
+        return [padding] * nd, "EXPLICIT"
     padding = list(padding)
-    if len(padding) == 4 and all(isinstance(p, (list, tuple)) for p in padding):
-        spatial = padding[2:4] if data_format == "NCHW" else padding[1:3]
+    if len(padding) == nd + 2 and all(isinstance(p, (list, tuple)) for p in padding):
+        spatial = padding[2:] if data_format[1] == "C" else padding[1:-1]
         padding = [v for pair in spatial for v in pair]
-    if len(padding) not in (2, 4):
-        raise ValueError(f"padding must have 2 or 4 values. Received: padding={padding}")
-    if len(padding) == 4 and padding[0] == padding[1] and padding[2] == padding[3]:
-        padding = [padding[0], padding[2]]
+    if len(padding) not in (nd, 2 * nd):
+        raise ValueError(f"{what} must have {nd} or {2 * nd} values. Received: {what}={padding}")
+    if len(padding) == 2 * nd and padding[0::2] == padding[1::2]:
+        padding = padding[0::2]
     return padding, "EXPLICIT"
 
 
