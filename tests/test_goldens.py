@@ -17,13 +17,14 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 GOLDEN = os.path.join(HERE, "golden")
 
 
-def run_lines(script: str) -> list:
-    """The lines a golden script prints under fluidcompat."""
+def run_lines(script: str, **env: str) -> list:
+    """The lines a golden script prints under fluidcompat (``env``: more environment variables)."""
     proc = subprocess.run(
         [sys.executable, "-m", "fluidcompat", "run", "--device", "cpu", os.path.join(GOLDEN, script)],
         capture_output=True,
         text=True,
         timeout=300,
+        env=dict(os.environ, **env),
     )
     assert proc.returncode == 0, proc.stderr
     return proc.stdout.strip().splitlines()
@@ -340,19 +341,8 @@ def test_program_desc_reads_fluids_bytes_and_writes_its_attribute_types(tmp_path
     attribute with the type fluid wrote (fluid reads an attribute only as its declared type: an empty
     list written as ints stopped fluid loading a while op), for the training program too."""
     for mode in ("", "read"):
-        env = dict(os.environ, PROGRAM_DESC=mode)
-        proc = subprocess.run(
-            [sys.executable, "-m", "fluidcompat", "run", "--device", "cpu", os.path.join(GOLDEN, "program_desc.py")],
-            capture_output=True, text=True, timeout=300, env=env,
-        )  # fmt: skip
-        assert proc.returncode == 0, proc.stderr
-        assert json.loads(proc.stdout) == load("program_desc.json"), mode
-    env = dict(os.environ, PROGRAM_DESC=f"write:{tmp_path}")
-    proc = subprocess.run(
-        [sys.executable, "-m", "fluidcompat", "run", "--device", "cpu", os.path.join(GOLDEN, "program_desc.py")],
-        capture_output=True, text=True, timeout=300, env=env,
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
+        assert json.loads("\n".join(run_lines("program_desc.py", PROGRAM_DESC=mode))) == load("program_desc.json"), mode
+    run_lines("program_desc.py", PROGRAM_DESC=f"write:{tmp_path}")
     for name in ("program_desc.bin", "program_desc_train.bin"):
         with open(os.path.join(GOLDEN, name), "rb") as f:
             want = _attr_types(f.read())
@@ -369,11 +359,7 @@ def test_serialized_attribute_types_match_fluid(tmp_path):
     wrote for it (recorded in attr_types.json), e.g. fill_constant's shape as int64s, assign_value's
     bool_values as ints, lookup_table's padding_idx as an int64."""
     out = tmp_path / "attr_types.bin"
-    proc = subprocess.run(
-        [sys.executable, "-m", "fluidcompat", "run", "--device", "cpu", os.path.join(GOLDEN, "attr_types.py")],
-        capture_output=True, text=True, timeout=300, env=dict(os.environ, OUT=str(out)),
-    )  # fmt: skip
-    assert proc.returncode == 0, proc.stderr
+    run_lines("attr_types.py", OUT=str(out))
     want = load("attr_types.json")
     written = _attr_types(out.read_bytes())
     got = {f"{op}.{attr}": ty for (_, op, _), attrs in written.items() for attr, ty in attrs.items()}
