@@ -156,11 +156,12 @@ def _conv_infer(ins, attrs):
             f"Received: Input.shape={x.shape}, Filter.shape={w.shape}, groups={groups}"
         )
     hw = _hw(x.shape, fmt)
-    p = _pads(attrs, hw, w.shape[2:], attrs["strides"], _dil(attrs))
+    dil = _dil(attrs)
+    p = _pads(attrs, hw, w.shape[2:], attrs["strides"], dil)
     oh, ow = (
         -1
         if size < 0
-        else (size + p[2 * i] + p[2 * i + 1] - (_dil(attrs)[i] * (w.shape[2 + i] - 1) + 1)) // attrs["strides"][i] + 1
+        else (size + p[2 * i] + p[2 * i + 1] - (dil[i] * (w.shape[2 + i] - 1) + 1)) // attrs["strides"][i] + 1
         for i, size in enumerate(hw)
     )
     return out("Output", _with_hw(x.shape, fmt, w.shape[0], oh, ow), x.dtype)
@@ -169,13 +170,14 @@ def _conv_infer(ins, attrs):
 def _conv_kernel(ins, attrs):
     fmt = attrs["data_format"]
     x, w = _to_nchw(ins["Input"][0], fmt), ins["Filter"][0]
-    p = _pads(attrs, x.shape[2:], w.shape[2:], attrs["strides"], _dil(attrs))
+    dil = _dil(attrs)
+    p = _pads(attrs, x.shape[2:], w.shape[2:], attrs["strides"], dil)
     if p[0] == p[1] and p[2] == p[3]:
         padding = (p[0], p[2])
     else:
         x = F.pad(x, [p[2], p[3], p[0], p[1]])
         padding = 0
-    y = F.conv2d(x, w, None, attrs["strides"], padding, _dil(attrs), attrs["groups"] or 1)
+    y = F.conv2d(x, w, None, attrs["strides"], padding, dil, attrs["groups"] or 1)
     return {"Output": [_from_nchw(y, fmt)]}
 
 
@@ -184,13 +186,14 @@ def _conv_grad_kernel(ins, attrs):
     fmt, wanted = attrs["data_format"], attrs["_wanted"]
     x, w = _to_nchw(ins["Input"][0], fmt), ins["Filter"][0]
     g = _to_nchw(ins["Output@GRAD"][0], fmt).to(x.dtype)
-    p = _pads(attrs, x.shape[2:], w.shape[2:], attrs["strides"], _dil(attrs))
+    dil = _dil(attrs)
+    p = _pads(attrs, x.shape[2:], w.shape[2:], attrs["strides"], dil)
     symmetric = p[0] == p[1] and p[2] == p[3]
     xp = x if symmetric else F.pad(x, [p[2], p[3], p[0], p[1]])
     padding = [p[0], p[2]] if symmetric else [0, 0]
     mask = ["Input" in wanted, "Filter" in wanted, False]
     dx, dw, _ = torch.ops.aten.convolution_backward(
-        g, xp, w, None, list(attrs["strides"]), padding, list(_dil(attrs)), False, [0, 0],
+        g, xp, w, None, list(attrs["strides"]), padding, dil, False, [0, 0],
         attrs["groups"] or 1, mask,
     )  # fmt: skip
     result = {}
@@ -233,13 +236,14 @@ for _name in ("conv2d", "depthwise_conv2d"):
 
 
 def _convt_sizes(attrs, hw, k_hw):
-    p = _pads(attrs, hw, k_hw, attrs["strides"], _dil(attrs))
+    dil = _dil(attrs)
+    p = _pads(attrs, hw, k_hw, attrs["strides"], dil)
     res = []
     for i, size in enumerate(hw):
         if size < 0:
             res.append(-1)
             continue
-        d, s, k = _dil(attrs)[i], attrs["strides"][i], k_hw[i]
+        d, s, k = dil[i], attrs["strides"][i], k_hw[i]
         res.append((size - 1) * s - p[2 * i] - p[2 * i + 1] + d * (k - 1) + 1)
     return res, p
 
