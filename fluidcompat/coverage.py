@@ -31,6 +31,7 @@ CORE_MODULES = (
     "paddle.fluid.layers.ops",
     "paddle.fluid.layers.learning_rate_scheduler",
     "paddle.fluid.layers.rnn",
+    "paddle.fluid.layers.sequence_lod",
     "paddle.fluid.layers.metric_op",
     "paddle.fluid.layers.math_op_patch",
     "paddle.fluid.optimizer",
@@ -49,17 +50,15 @@ CORE_MODULES = (
     "paddle.fluid.framework",
     "paddle.fluid.data_feeder",
 )
-# Modules of fluid 1.8 that come later (dygraph, LoD sequences, detection, RNN cells).
+# Modules of fluid 1.8 that come later (dygraph, detection, distributions).
 LATER_MODULES = (
     "paddle.fluid.dygraph",
-    "paddle.fluid.layers.sequence_lod",
     "paddle.fluid.layers.detection",
     "paddle.fluid.layers.distributions",
 )
 
 # Names fluidcompat has, but not quite as fluid 1.8 had them: what differs.
 PARTIAL: Dict[str, str] = {
-    "paddle.fluid.layers.data": "no LoD: lod_level is accepted and ignored",
     "paddle.fluid.compiler.CompiledProgram": "with_data_parallel: one device per process (more: fluidcompat launch)",
     "paddle.fluid.ParallelExecutor": "one device; num_trainers > 1 not supported",
     "paddle.fluid.optimizer.RecomputeOptimizer": "trains as its inner optimizer: activations are kept, not recomputed",
@@ -78,8 +77,6 @@ PARTIAL: Dict[str, str] = {
     "paddle.fluid.layers.linear_chain_crf": "padded input with length only (no LoD)",
     "paddle.fluid.layers.crf_decoding": "padded input with length only (no LoD)",
     "paddle.fluid.layers.chunk_eval": "padded input with seq_length, or one sequence per call (no LoD)",
-    "paddle.fluid.DataFeeder": "variables with lod_level 0 only",
-    "paddle.fluid.data_feeder.DataFeeder": "variables with lod_level 0 only",
 }
 
 # Names in fluid 1.8.5's public lists that fluid 1.8.5 itself cannot resolve (AttributeError there).
@@ -97,11 +94,8 @@ NOT_IN_FLUID_185 = (
 # For names fluidcompat lacks: the nearest thing it has.
 ALTERNATIVES: Dict[str, str] = {
     "DynamicRNN": "fluid.layers.While over tensor arrays (create_array, array_read, array_write)",
-    "dynamic_lstm": "fluid.layers.rnn with fluid.layers.LSTMCell over padded input and sequence_length",
-    "dynamic_gru": "fluid.layers.rnn with fluid.layers.GRUCell over padded input and sequence_length",
-    "dynamic_lstmp": "fluid.layers.rnn with fluid.layers.LSTMCell over padded input and sequence_length",
+    "dynamic_lstmp": "fluid.layers.dynamic_lstm",
     "lstm": "fluid.layers.rnn with fluid.layers.LSTMCell",
-    "sequence_conv_pool": "fluid.layers.conv2d over padded [batch, 1, time, dim] input and fluid.layers.pool2d",
     "StaticRNN": "fluid.layers.While or while_loop over tensor arrays",
     "dygraph": "the static-graph API (fluid.Program, fluid.Executor)",
     "enable_dygraph": "the static-graph API (fluid.Program, fluid.Executor)",

@@ -94,7 +94,8 @@ def var_debug(name: str, value, vartype_of) -> str:
     if not hasattr(value, "dtype") or not hasattr(value, "shape"):
         return f"{name}[uninited]"
     rows = f"[row_size={value.rows.shape[0]}]" if hasattr(value, "rows") else ""
-    return f"{name}{rows}:{CPP_NAMES[vartype_of(value)]}[{dims_text(value.shape)}]({{}})"
+    lod = ", ".join("{" + ", ".join(map(str, level)) + "}" for level in getattr(value, "_lod", None) or ())
+    return f"{name}{rows}:{CPP_NAMES[vartype_of(value)]}[{dims_text(value.shape)}]({{{lod}}})"
 
 
 def place_text(device) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fluidcompat import layers
 
-__all__ = ["simple_img_conv_pool", "img_conv_group", "glu", "scaled_dot_product_attention"]
+__all__ = ["simple_img_conv_pool", "img_conv_group", "sequence_conv_pool", "glu", "scaled_dot_product_attention"]
 
 
 def simple_img_conv_pool(
@@ -96,6 +96,21 @@ def img_conv_group(
     return layers.pool2d(
         input=tmp, pool_size=pool_size, pool_type=pool_type, pool_stride=pool_stride, use_cudnn=use_cudnn
     )
+
+
+def sequence_conv_pool(
+    input, num_filters, filter_size, param_attr=None, act="sigmoid", pool_type="max", bias_attr=None
+):
+    """sequence_conv over each sequence of ``input``, then sequence_pool of each sequence."""
+    conv_out = layers.sequence_conv(
+        input=input,
+        num_filters=num_filters,
+        filter_size=filter_size,
+        param_attr=param_attr,
+        bias_attr=bias_attr,
+        act=act,
+    )
+    return layers.sequence_pool(input=conv_out, pool_type=pool_type)
 
 
 def glu(input, dim=-1):

@@ -48,7 +48,11 @@ class SelectedRows:
 
 
 def _grad_free(t):
-    return t.detach().requires_grad_(True)
+    leaf = t.detach().requires_grad_(True)
+    lod = getattr(t, "_lod", None)  # NOTE: [LoD values] in sequence.py
+    if lod:
+        leaf._lod = lod
+    return leaf
 
 
 def vjp_kernel(fwd, out_grads):

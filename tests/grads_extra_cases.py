@@ -200,3 +200,72 @@ def make_cases(G):
             {"x": IMG, "t": np.array([[[0.93, 0.07, 0.031], [-0.11, 0.83, 0.077]]])},
         ),
     ]
+
+
+SEQ = afz((7, 3))  # four sequences of 2, 0, 4 and 1 rows
+SEQ_LENS = {"x": [[2, 0, 4, 1]]}
+
+
+def sequence_cases(G):
+    """LoD sequence ops, their input fed as a LoDTensor (an empty sequence among them)."""
+    x = {"x": SEQ}
+
+    def seq(name, build, inputs=None, lods=None, **kw):
+        return G(name, build, inputs or x, lods=lods or SEQ_LENS, **kw)
+
+    w = afz((9, 2))
+    return [
+        *[seq(f"sequence_pool_{t}", (lambda t: lambda x: L.sequence_pool(x, t))(t)) for t in ("sum", "sqrt", "max")],
+        seq("sequence_pool_first_last", lambda x: L.sequence_first_step(x) * L.sequence_last_step(x)),
+        seq("sequence_softmax", lambda x: L.sequence_softmax(L.reduce_sum(x, dim=1, keep_dim=True))),
+        seq("sequence_conv", lambda x, w: _seq_conv(x, w), {"x": SEQ, "w": w}),
+        seq("sequence_reverse_reshape", lambda x: L.sequence_reshape(L.sequence_reverse(x) * x, 1)),
+        seq("sequence_pad", lambda x: L.sequence_pad(x, c64([0.5]), maxlen=5)[0]),
+        G(
+            "sequence_unpad",
+            lambda p: L.sequence_unpad(p, L.assign(np.array([2, 3], "int64"))) * 2.0,
+            {"p": afz((2, 3, 2))},
+        ),
+        seq(
+            "sequence_concat_slice",
+            lambda x: L.sequence_slice(
+                L.sequence_concat([x, L.tanh(x)]),
+                L.assign(np.array([[1], [0], [2], [0]], "int64")),
+                L.assign(np.array([[2], [0], [5], [1]], "int64")),
+            ),
+        ),
+        seq("sequence_expand_as", lambda x: L.sequence_expand_as(L.sequence_pool(x, "average"), x) * x),
+        seq("sequence_expand", lambda x: L.sequence_expand(L.sequence_pool(x, "sum"), x) * x),
+        G(
+            "sequence_scatter",
+            lambda b, u: L.sequence_scatter(b, L.lod_reset(L.assign(np.array([[0], [2], [1], [1]], "int64")), u), u),
+            {"b": afz((2, 3)), "u": afz((4, 1))},
+            lods={"u": [[1, 3]]},
+        ),
+        seq("lod_reset", lambda x: L.sequence_pool(L.lod_reset(x, target_lod=[0, 3, 7]), "max")),
+        G(
+            "lstm",
+            lambda x, h: L.dynamic_lstm(x, 8, h_0=h, c_0=h * 0.5, dtype="float64")[0],
+            {"x": afz((7, 8), 0.05, 0.6), "h": afz((4, 2), 0.05, 0.5)},
+            lods={"x": [[2, 0, 4, 1]]},
+            rtol=1e-4,
+            atol=1e-6,
+        ),
+        G(
+            "gru",
+            lambda x, h: L.dynamic_gru(x, 2, h_0=h, is_reverse=True),
+            {"x": afz((7, 6), 0.05, 0.6), "h": afz((4, 2), 0.05, 0.5)},
+            lods={"x": [[2, 0, 4, 1]]},
+            rtol=1e-4,
+            atol=1e-6,
+        ),
+    ]
+
+
+def _seq_conv(x, w):
+    """The sequence_conv op with its filter a fed input, so the filter's gradient is checked too."""
+    block = fluid.default_main_program().current_block()
+    out = block.create_var(name=fluid.unique_name.generate("seqconv"), dtype="float64")
+    attrs = {"contextLength": 3, "contextStart": -1, "contextStride": 1}
+    block.append_op(type="sequence_conv", inputs={"X": [x], "Filter": [w]}, outputs={"Out": [out]}, attrs=attrs)
+    return out

@@ -23,6 +23,8 @@ class Case:
     # declared shapes for fluid.data (None dims allowed); default: the arrays' shapes
     shapes: Dict[str, Sequence] = field(default_factory=dict)
     check: Optional[Callable] = None  # custom check of the outputs (random ops)
+    # input name -> sequence lengths per level: fed as a LoDTensor (ref gets the plain array)
+    lods: Dict[str, list] = field(default_factory=dict)
 
     def __str__(self) -> str:
         return self.name
@@ -34,12 +36,23 @@ def shape_matches(declared, actual) -> bool:
     return len(declared) == len(actual) and all(d < 0 or d == a for d, a in zip(declared, actual))
 
 
+def case_feed(case: Case) -> dict:
+    """The case's inputs, its sequence inputs as LoDTensors."""
+    return {
+        k: fluid.create_lod_tensor(v, case.lods[k], fluid.CPUPlace()) if k in case.lods else v
+        for k, v in case.inputs.items()
+    }
+
+
 def run_case(case: Case, place=None):
     """Build the case in fresh programs, run it (on the CPU unless ``place``), compare with numpy and with
     the inferred shapes."""
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
-        vars_ = {k: fluid.data(k, list(case.shapes.get(k, v.shape)), str(v.dtype)) for k, v in case.inputs.items()}
+        vars_ = {
+            k: fluid.data(k, list(case.shapes.get(k, v.shape)), str(v.dtype), lod_level=len(case.lods.get(k, ())))
+            for k, v in case.inputs.items()
+        }
         outs = case.build(**vars_)
     single = not isinstance(outs, (list, tuple))
     outs = [outs] if single else list(outs)
@@ -47,7 +60,8 @@ def run_case(case: Case, place=None):
     scope = fluid.Scope()
     if startup.global_block().ops:
         exe.run(startup, scope=scope)
-    results = exe.run(main, feed=case.inputs, fetch_list=outs, scope=scope)
+    feed = case_feed(case)
+    results = [np.array(r) for r in exe.run(main, feed=feed, fetch_list=outs, scope=scope, return_numpy=False)]
     for var, got in zip(outs, results):
         assert shape_matches(var.shape, got.shape), (
             f"{case.name}: inferred shape {var.shape} of {var.name} != run shape {got.shape}"

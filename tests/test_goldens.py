@@ -366,3 +366,52 @@ def test_serialized_attribute_types_match_fluid(tmp_path):
     shared = sorted(set(want) & set(got))
     assert len(shared) >= 700, len(shared)
     assert [k for k in shared if got[k] != want[k]] == []
+
+
+def _same_fetches(got, want, case):
+    """[[lod, shape, values...]] fetches: the same LoDs and shapes, values to 1e-5."""
+    assert len(got) == len(want), case
+    for (g_lod, g_shape, *g), (w_lod, w_shape, *w) in zip(got, want):
+        assert (g_lod, g_shape) == (w_lod, w_shape), case
+        np.testing.assert_allclose(np.ravel(g), np.ravel(w), rtol=1e-4, atol=1e-5, err_msg=case)
+
+
+def test_sequence_ops_match_fluid():
+    """Every LoD sequence op (pool types, softmax, conv, reverse, pad/unpad, reshape, concat, enumerate,
+    slice, expand/expand_as, scatter, sequence_conv_pool, lod_reset, lod_append) with an empty sequence
+    and a 2-level LoD:
+    outputs' LoD, shape and values and the input's gradient as fluid 1.8.5; where fluid refused the
+    input, the same refusal in its words."""
+    got, want = run_fluidcompat("sequence_ops.py"), load("sequence_ops.json")
+    assert sorted(got) == sorted(want) and len(want) == 47
+    for case, w in want.items():
+        g = got[case]
+        if isinstance(w, str):
+            assert isinstance(g, str), (case, g)
+            assert w.split("Error: ", 1)[1].rstrip(".") in g, (case, g, w)
+            continue
+        _same_fetches(g, [[lod, shape, values] for lod, shape, values in w], case)
+
+
+def test_dynamic_lstm_and_gru_match_fluid():
+    """dynamic_lstm (peepholes or not, reversed, other activations, initial states) and dynamic_gru
+    (both origin modes, reversed, initial state): parameter names and shapes, hidden and cell values
+    with their LoD, and the gradients of the input, the initial state and every parameter."""
+    got, want = run_fluidcompat("sequence_rnn.py"), load("sequence_rnn.json")
+    assert sorted(got) == sorted(want) and len(want) == 11
+    for case, w in want.items():
+        assert got[case]["params"] == w["params"], case
+        _same_fetches(got[case]["values"], w["values"], case)
+
+
+def test_lod_is_shared_as_fluid_shared_it():
+    """Which ordinary ops' outputs (and the input's gradients) keep a LoD, DataFeeder's LoDTensors for
+    lod_level 1 and 2, an embedding and pooling over them, and the error fetching a LoD as numpy."""
+    assert run_fluidcompat("lod_sharing.py") == load("lod_sharing.json")
+
+
+def test_data_loader_batches_carry_lod_as_fluid():
+    """DataLoader.from_generator over sequence fields (sample, sample-list and batch generators;
+    iterable and with a read op): the same pooled values and LoDs as fluid 1.8.5."""
+    with open(os.path.join(GOLDEN, "lod_loader.txt")) as f:
+        assert run_lines("lod_loader.py") == f.read().strip().splitlines()

@@ -10,7 +10,7 @@ import pytest
 import fluidcompat as fluid
 from fluidcompat.framework import OpRole
 from fluidcompat_ops import all_defs
-from tests.grads_extra_cases import make_cases
+from tests.grads_extra_cases import make_cases, sequence_cases
 
 L = fluid.layers
 rng = np.random.RandomState(7)
@@ -55,8 +55,10 @@ class G:
         wrt: Optional[Sequence[str]] = None,
         rtol: float = 1e-5,
         atol: float = 1e-7,
+        lods: Optional[Dict[str, list]] = None,
     ) -> None:
         self.name, self.build, self.inputs = name, build, inputs
+        self.lods = lods or {}  # input name -> sequence lengths per level: fed as a LoDTensor
         self.wrt = list(wrt) if wrt is not None else [k for k, v in inputs.items() if v.dtype == np.float64]
         self.rtol, self.atol = rtol, atol
 
@@ -69,7 +71,7 @@ def _build(case: G, weights=None):
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
         vars_ = {}
         for k, v in case.inputs.items():
-            var = fluid.data(k, list(v.shape), str(v.dtype))
+            var = fluid.data(k, list(v.shape), str(v.dtype), lod_level=len(case.lods.get(k, ())))
             var.stop_gradient = k not in case.wrt
             vars_[k] = var
         outs = case.build(**vars_)
@@ -84,6 +86,17 @@ def _build(case: G, weights=None):
             grads = fluid.gradients([loss], [vars_[k] for k in case.wrt])
             return main, startup, outs, loss, grads
     return main, startup, outs, None, None
+
+
+def _fed(case: G, feed: dict) -> dict:
+    """``feed`` with the case's sequence inputs as LoDTensors."""
+    return {
+        k: fluid.create_lod_tensor(v, case.lods[k], fluid.CPUPlace()) if k in case.lods else v for k, v in feed.items()
+    }
+
+
+def _arrays(results) -> list:
+    return [np.array(r) for r in results]
 
 
 def _const64(w):
@@ -108,7 +121,8 @@ def _output_shapes(case: G, exe):
     scope = fluid.Scope()
     if startup.global_block().ops:
         exe.run(startup, scope=scope)
-    return [r.shape for r in exe.run(main, feed=case.inputs, fetch_list=outs, scope=scope)]
+    fetched = exe.run(main, feed=_fed(case, case.inputs), fetch_list=outs, scope=scope, return_numpy=False)
+    return [r.shape for r in _arrays(fetched)]
 
 
 def check_grad(case: G):
@@ -122,7 +136,7 @@ def check_grad(case: G):
     scope = fluid.Scope()
     if startup.global_block().ops:
         exe.run(startup, scope=scope)
-    analytic = exe.run(main, feed=feed, fetch_list=grads, scope=scope)
+    analytic = _arrays(exe.run(main, feed=_fed(case, feed), fetch_list=grads, scope=scope, return_numpy=False))
     forward = _forward_only(main)
     eps = 1e-6
     for k, got in zip(case.wrt, analytic):
@@ -135,7 +149,7 @@ def check_grad(case: G):
                 xp = x.copy()
                 xp[idx] += sign * eps
                 f[k] = xp
-                vals.append(float(exe.run(forward, feed=f, fetch_list=[loss], scope=scope)[0][0]))
+                vals.append(float(exe.run(forward, feed=_fed(case, f), fetch_list=[loss], scope=scope)[0][0]))
             numeric[idx] = (vals[0] - vals[1]) / (2 * eps)
         assert got.shape == x.shape, f"{case.name}: grad of {k} has shape {got.shape}, input {x.shape}"
         np.testing.assert_allclose(got, numeric, rtol=case.rtol, atol=case.atol, err_msg=f"{case.name}: d loss / d {k}")
@@ -310,7 +324,7 @@ CASES = [
 ]
 
 
-CASES += make_cases(G)
+CASES += make_cases(G) + sequence_cases(G)
 
 
 def _array_case(a, b):
@@ -372,6 +386,7 @@ def test_a_second_backward_pass_renames_the_gradients_it_makes_again():
 
 
 _READS_VALUES = set(
+    "sequence_unpad sequence_concat_slice sequence_scatter "
     "lookup_table lookup_table_v2 dropout dropout_upscale cond_true cond_false while_loop tensor_array ifelse "
     "print py_func roi_pool_roi_align linear_chain_crf warpctc".split()
 )
@@ -395,6 +410,6 @@ def test_grad_kernels_stay_on_their_device(case, monkeypatch):
     try:
         if startup.global_block().ops:
             exe.run(startup, scope=scope)
-        exe.run(main, feed=feed, fetch_list=grads, scope=scope, return_numpy=False)
+        exe.run(main, feed=_fed(case, feed), fetch_list=grads, scope=scope, return_numpy=False)
     except Exception as e:  # noqa: BLE001  (only a read of values that meta tensors lack may stop it)
         assert case.name in _READS_VALUES and any(m in str(e) for m in _NO_DATA), f"{case.name}: {e}"

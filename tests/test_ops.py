@@ -8,8 +8,9 @@ import pytest
 import fluidcompat as fluid
 from fluidcompat_ops import all_defs
 from tests import numpy_ref as R
-from tests.op_harness import Case, run_case
+from tests.op_harness import Case, case_feed, run_case
 from tests.ops_extra_cases import EXTRA_CASES
+from tests.ops_sequence_cases import SEQUENCE_CASES
 
 L = fluid.layers
 rng = np.random.RandomState(42)
@@ -607,7 +608,7 @@ def _check_dropout_train_big(out):
     assert 0.45 < kept.mean() < 0.55
 
 
-CASES += EXTRA_CASES
+CASES += EXTRA_CASES + SEQUENCE_CASES
 
 
 @pytest.mark.parametrize("case", CASES + RANDOM_CASES, ids=str)
@@ -660,6 +661,7 @@ _NO_DATA = ("meta tensor", "Meta tensor", "Cannot copy out of meta", "register_m
 # the cases whose kernels read values (host slots, data-dependent shapes, checks, host algorithms,
 # random generators): on the meta device they stop at that read; every other case must run through
 _READS_VALUES = set(
+    "sequence_unpad sequence_slice sequence_scatter "
     "one_hot one_hot_v2 lookup_table lookup_table_v2 fill_constant_shape_tensor slice_tensor_bounds "
     "crop_tensor_shape_var range linspace where_index select_input select_input_0 tensor_array_ops "
     "split_merge_lod_tensor print py_func assert arange unique unique_with_counts nonzero dice_loss "
@@ -700,7 +702,7 @@ def test_op_kernels_stay_on_their_device(case, monkeypatch):
     try:
         if startup.global_block().ops:
             exe.run(startup, scope=scope)
-        exe.run(main, feed=case.inputs, fetch_list=outs, scope=scope, return_numpy=False)
+        exe.run(main, feed=case_feed(case), fetch_list=outs, scope=scope, return_numpy=False)
     except Exception as e:  # noqa: BLE001  (only a read of values that meta tensors lack may stop it)
         assert case.name in _READS_VALUES and any(m in str(e) for m in _NO_DATA), f"{case.name}: {e}"
 

@@ -19,6 +19,7 @@ from fluidcompat.framework import Operator, Program, Variable, default_main_prog
 from fluidcompat.logging import VLog, any_vlog, dims_text, place_text, var_debug
 from fluidcompat.profiler.events import ORDINARY, RECORDER, now_ns
 from fluidcompat.profiler.report import Event
+from fluidcompat_ops.sequence import LOD_ATTR
 
 ENV_EXPLAIN = "FLUIDCOMPAT_EXPLAIN_PLACEMENT"
 
@@ -230,7 +231,7 @@ class Executor:
         self._closed = True
 
     def _feed_tensor(self, name: str, value, var: Variable) -> torch.Tensor:
-        return _to_device(self._feed_host(name, value, var), self._device)
+        return _with_fed_lod(_to_device(self._feed_host(name, value, var), self._device), value)
 
     def _feed_host(self, name: str, value, var: Variable) -> torch.Tensor:
         """The fed value checked against ``var`` and as a tensor (where it was: host memory for arrays)."""
@@ -337,7 +338,7 @@ class Executor:
             t0 = now_ns() if recorder else 0
             host = self._feed_host(name, value, var)
             c0 = now_ns() if recorder else 0
-            fed[name] = _to_device(host, self._device)
+            fed[name] = _with_fed_lod(_to_device(host, self._device), value)
             if recorder:
                 t1 = now_ns()
                 if self._where != "cpu" and not _on_gpu(value):  # through page-locked memory (_to_device)
@@ -471,9 +472,28 @@ class Executor:
             return None
         if not torch.is_tensor(t):  # a sparse gradient: fetched as the dense tensor it stands for
             t = t.to_dense()
+        lod = getattr(t, LOD_ATTR, None)
         if return_numpy:
+            if lod:
+                raise RuntimeError(
+                    "Some of your fetched tensors hold LoD information. They can not be completely cast to Python "
+                    "ndarray. Please set the parameter 'return_numpy' as 'False' to return LoDTensor itself "
+                    "directly."
+                )
             return _to_numpy(t).view(FetchedArray)
-        return LoDTensor(t)
+        fetched = LoDTensor(t)
+        if lod:
+            fetched.set_lod(lod)
+        return fetched
+
+
+def _with_fed_lod(t: torch.Tensor, value) -> torch.Tensor:
+    """The fed tensor carrying the LoD of a fed LoDTensor (NOTE: [LoD values] in fluidcompat_ops/sequence.py)."""
+    if isinstance(value, LoDTensor) and value._lod:
+        if t is value._t:  # the scope's own tensor: the run's value is a new tensor object over it
+            t = t.detach()
+        setattr(t, LOD_ATTR, value.lod())
+    return t
 
 
 def _to_device(t: torch.Tensor, device: torch.device) -> torch.Tensor:

@@ -77,8 +77,12 @@ class Step:
 class PreparedBlock:
     """A block planned for one executor place and one set of feed/fetch names."""
 
-    def __init__(self, plan: BlockPlan, keep: Sequence[str], free: bool = True, block_idx: int = -1) -> None:
+    def __init__(
+        self, plan: BlockPlan, keep: Sequence[str], free: bool = True, block_idx: int = -1, lod: Optional[bool] = None
+    ) -> None:
         self.plan = plan
+        # whether values may carry a LoD (NOTE: [LoD values] in fluidcompat_ops/sequence.py)
+        self.lod = lod = uses_lod(plan.ops[0].op.block.program) if lod is None and plan.ops else bool(lod)
         self.block_idx = block_idx if block_idx >= 0 else (plan.ops[0].op.block.idx if plan.ops else 0)
         self.externals = {n: (_tensor_device(d) if d else None) for n, d in plan.externals.items()}
         steps: List[Step] = []
@@ -104,13 +108,17 @@ class PreparedBlock:
             kernel = d.kernel
             if d.specialize is not None:
                 kernel = d.specialize(attrs, frozenset(s for s, names in op.inputs.items() if names)) or kernel
+            if lod and not d.control:
+                kernel = _sharing_lod(kernel, op, d)
             step = Step(p, kernel, attrs, tuple(ins), outs)
             step.optional = tuple(optional)
             if not d.control and not d.reads_outputs:
                 step.adds = _array_grads(op)
             if d.control:
                 # sub-block values stay in the run's variables until the run ends
-                step.sub = PreparedBlock(plan.subplans[p.index], keep=(), free=False, block_idx=op.attrs["sub_block"])
+                step.sub = PreparedBlock(
+                    plan.subplans[p.index], keep=(), free=False, block_idx=op.attrs["sub_block"], lod=lod
+                )
                 if op.type == "while":
                     step.loop_cond = op.inputs["Condition"][0]
                     where = plan.subplans[p.index].locations.get(step.loop_cond, "cpu")
@@ -219,7 +227,7 @@ class PreparedBlock:
                         if vlog:
                             transform = (slot, n) not in s.host_copies
                             _log_copy(vlog, n, env[n], place_text(c.src), place_text(c.dst), transform)
-                        vals.append(env[n].to(t))
+                        vals.append(_lod_to(env[n], t) if self.lod else env[n].to(t))
                         add(Ev(base + _copy_phase(s, slot, n) + c.kind, ORDINARY, c0, now_ns()))
                     ins[slot] = vals
                 for slot, names in s.optional:
@@ -364,6 +372,8 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool]] 
                 if targets is not None and targets[j] is not None:
                     consts[f"_T{i}_{len(consts)}"] = targets[j]
                     copy = f"env[{n!r}].to(_T{i}_{len(consts) - 1})"
+                    if block.lod:  # the copy keeps the value's LoD
+                        copy = f"_lod_to(env[{n!r}], _T{i}_{len(consts) - 1})"
                     if profiled:  # the copy's own event, nested in the op's phase
                         consts[f"_C{i}_{j}_{slot}"] = events[1] + _copy_phase(s, slot, n) + s.copies[(slot, n)].kind
                         copy = f"_recorded(add, _C{i}_{j}_{slot}, lambda: {copy})"
@@ -426,10 +436,115 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool]] 
     source = "\n".join(lines) + "\n"
     namespace = dict(consts)
     namespace["_recorded"] = _recorded
+    namespace["_lod_to"] = _lod_to
     exec(compile(source, f"<fluidcompat block {block.block_idx}>", "exec"), namespace)  # noqa: S102
     run = namespace["run"]
     run.source = source
     return run
+
+
+def _lod_to(value, device):
+    """A planned copy of ``value`` to ``device`` that keeps its LoD (NOTE: [LoD values])."""
+    moved = value.to(device)
+    lod = getattr(value, "_lod", None)
+    if lod and moved is not value:
+        moved._lod = lod
+    return moved
+
+
+def uses_lod(program) -> bool:
+    """Whether a program's values may carry a LoD: it declares a variable with a lod_level or has a
+    LoD sequence op."""
+    for block in program.blocks:
+        if any(v.lod_level for v in block.vars.values()):
+            return True
+        if any(op.type in LOD_OPS or op.type.startswith("sequence_") for op in block.ops):
+            return True
+    return False
+
+
+# Ops that set their outputs' LoD themselves (besides the sequence_* ops).
+LOD_OPS = frozenset({"lstm", "gru", "lod_reset"})
+# Ops whose output keeps no LoD although its first dimension is its input's (fluid 1.8 did not share).
+_NO_SHARED_LOD = frozenset({"arg_max", "arg_min", "mean", "shape", "size", "transpose", "transpose2", "gather"})
+_LOD_SOURCES = ("X", "Input", "Ids", "Logits")
+# Forward ops whose grad op gives the input's gradient no LoD (fluid 1.8's grad kernels did not share it).
+_NO_GRAD_LOD = frozenset(
+    {"slice", "softmax", "matmul", "layer_norm", "expand", "clip", "stack", "batch_norm", "lstm", "gru"}
+)
+
+
+def _sharing_lod(kernel, op, d):
+    """``kernel`` whose outputs get a LoD as fluid 1.8 gave them (its ShareLoD): a forward op's
+    outputs with as many rows as its first input take that input's LoD (concat along axis 0 joins
+    its inputs' LoDs); a grad op's ``S@GRAD`` takes the LoD of its forward input ``S``. Sequence ops
+    set their own."""
+    from fluidcompat_ops.sequence import LOD_ATTR, lod_of
+
+    forward = d.forward
+    if not forward and (op.type.startswith("sequence_") or op.type in LOD_OPS):
+        return kernel
+    if forward in _NO_GRAD_LOD:
+        return kernel
+    if forward:
+        # S@GRAD takes the LoD of S; a grad op that does not read S (relu_grad reads Out, reshape2_grad
+        # XShape) that of Out or of an output's gradient, where it fits S@GRAD's rows
+        grads = tuple(s for s in op.inputs if s.endswith("@GRAD"))
+        pairs = tuple(
+            (s, (s[: -len("@GRAD")],) if op.inputs.get(s[: -len("@GRAD")]) else ("Out", "XShape") + grads)
+            for s, names in op.outputs.items()
+            if names and s.endswith("@GRAD")
+        )
+
+        def grad_kernel(ins, attrs):
+            result = kernel(ins, attrs)
+            for slot, sources in pairs:
+                for i, g in enumerate(result.get(slot) or ()):
+                    if not torch.is_tensor(g) or not g.dim():
+                        continue
+                    for source in sources:
+                        vals = ins.get(source) or ()
+                        lod = getattr(vals[i if len(sources) == 1 else 0], LOD_ATTR, None) if vals else None
+                        if lod and lod[-1][-1] == g.shape[0]:
+                            setattr(g, LOD_ATTR, lod)
+                            break
+            return result
+
+        return grad_kernel
+    source = next((s for s in _LOD_SOURCES if op.inputs.get(s)), next((s for s in d.inputs if op.inputs.get(s)), None))
+    if source is None:
+        return kernel
+    joins = op.type == "concat" and op.attrs.get("axis", 0) == 0 and not op.inputs.get("AxisTensor")
+    by_rows = op.type not in _NO_SHARED_LOD
+
+    def shared(ins, attrs):
+        result = kernel(ins, attrs)
+        vals = ins.get(source)
+        x = vals[0] if vals else None
+        lod = getattr(x, LOD_ATTR, None)
+        if joins:
+            lods = [lod_of(v) for v in vals]
+            if lods[0] and all(len(lv) == 1 for lv in lods):
+                joined = [0]
+                for lv in lods:
+                    base = joined[-1]
+                    joined.extend(base + o for o in lv[0][1:])
+                setattr(result["Out"][0], LOD_ATTR, [joined])
+            return result
+        if not lod:
+            return result
+        for t in result.get("XShape") or ():  # for the grad op, which reads XShape instead of X
+            if torch.is_tensor(t):
+                setattr(t, LOD_ATTR, lod)
+        if by_rows and x.dim():
+            rows = x.shape[0]
+            for slot, outs in result.items():
+                for t in outs:
+                    if torch.is_tensor(t) and t is not x and t.dim() and t.shape[0] == rows and slot != "XShape":
+                        setattr(t, LOD_ATTR, lod)
+        return result
+
+    return shared
 
 
 def _event_names(s: Step, prefix: str, instance: bool) -> tuple:

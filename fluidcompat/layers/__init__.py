@@ -10,6 +10,7 @@ from fluidcompat.layers import (
     math_op_patch,
     nn,
     ops,
+    sequence_lod,
     tensor,
 )
 from fluidcompat.layers import rnn as _rnn_module  # the name `rnn` is the function, as in fluid
@@ -21,6 +22,7 @@ from fluidcompat.layers.loss import *  # noqa: F401,F403
 from fluidcompat.layers.nn import *  # noqa: F401,F403
 from fluidcompat.layers.ops import *  # noqa: F401,F403
 from fluidcompat.layers.rnn import *  # noqa: F401,F403
+from fluidcompat.layers.sequence_lod import *  # noqa: F401,F403
 from fluidcompat.layers.tensor import *  # noqa: F401,F403
 
 math_op_patch.monkey_patch_variable()
@@ -35,6 +37,7 @@ __all__ = (
     + nn.__all__
     + ops.__all__
     + _rnn_module.__all__
+    + sequence_lod.__all__
     + tensor.__all__
 )
 

@@ -1,0 +1,342 @@
+"""``fluid.layers`` over LoD sequences, with fluid 1.8's signatures (ops in fluidcompat_ops/sequence.py):
+sequence_pool, sequence_first_step/last_step, sequence_softmax, sequence_conv, sequence_reverse,
+sequence_pad/unpad, sequence_reshape, sequence_concat, sequence_enumerate, sequence_slice,
+sequence_expand/expand_as. Their inputs are LoDTensors fed with sequence lengths."""
+
+from __future__ import annotations
+
+from fluidcompat.dtypes import VarType
+from fluidcompat.framework import layer
+from fluidcompat.layer_helper import LayerHelper, check_variable
+from fluidcompat_ops.sequence import POOL_TYPES
+
+__all__ = []
+
+
+def _export(fn):
+    __all__.append(fn.__name__)
+    return layer(fn)
+
+
+def _seq_op(op_type, inputs, attrs=None, out_slot="Out", dtype=None, name=None, lod_level=1):
+    helper = LayerHelper(op_type, name=name)
+    first_in = next(v[0] for v in inputs.values() if v)
+    out = helper.create_variable_for_type_inference(dtype if dtype is not None else first_in.dtype)
+    out.lod_level = lod_level
+    helper.append_op(type=op_type, inputs=inputs, outputs={out_slot: [out]}, attrs=attrs or {})
+    return out
+
+
+def _checked(x, arg: str, where: str):
+    check_variable(x, arg, where)
+    return x
+
+
+@_export
+def sequence_pool(input, pool_type, is_test=False, pad_value=0.0):
+    """Pool each sequence of ``input`` (its last LoD level) to one row: 'sum', 'average', 'sqrt',
+    'max', 'last' or 'first'; an empty sequence gives ``pad_value``."""
+    _checked(input, "input", "sequence_pool")
+    pooltype = str(pool_type).upper()
+    if pooltype not in POOL_TYPES:
+        raise ValueError(
+            f"sequence_pool: pool_type must be one of {[t.lower() for t in POOL_TYPES]}. Received: {pool_type!r}"
+        )
+    helper = LayerHelper("sequence_pool")
+    pool_out = helper.create_variable_for_type_inference(input.dtype)
+    max_index = helper.create_variable_for_type_inference(VarType.INT32, stop_gradient=True)
+    pool_out.lod_level = max(input.lod_level - 1, 0)
+    helper.append_op(
+        type="sequence_pool",
+        inputs={"X": [input]},
+        outputs={"Out": [pool_out], "MaxIndex": [max_index]},
+        attrs={"pooltype": pooltype, "is_test": bool(is_test), "pad_value": float(pad_value)},
+    )
+    return pool_out
+
+
+@_export
+def sequence_first_step(input):
+    """The first row of each sequence (``sequence_pool(input, 'first')``)."""
+    return sequence_pool(input, "first")
+
+
+@_export
+def sequence_last_step(input):
+    """The last row of each sequence (``sequence_pool(input, 'last')``)."""
+    return sequence_pool(input, "last")
+
+
+@_export
+def sequence_softmax(input, use_cudnn=False, name=None):
+    """Softmax over each sequence of a [rows, 1] or [rows] input."""
+    _checked(input, "input", "sequence_softmax")
+    return _seq_op("sequence_softmax", {"X": [input]}, {"use_cudnn": bool(use_cudnn)}, name=name)
+
+
+@_export
+def sequence_conv(
+    input,
+    num_filters,
+    filter_size=3,
+    filter_stride=1,
+    padding=True,
+    padding_start=None,
+    bias_attr=None,
+    param_attr=None,
+    act=None,
+    name=None,
+):
+    """A 1-D convolution over each sequence: row t sees rows ``t + padding_start`` ...
+    ``t + padding_start + filter_size - 1`` of its own sequence (zeros outside it)."""
+    _checked(input, "input", "sequence_conv")
+    helper = LayerHelper("sequence_conv", bias_attr=bias_attr, param_attr=param_attr, act=act, name=name)
+    width = input.shape[1]
+    if width is None or width < 0:
+        raise ValueError(f"sequence_conv: the width of input '{input.name}' must be known. Received: {input.shape}")
+    filter_param = helper.create_parameter(
+        attr=helper.kwargs.get("param_attr"), shape=[filter_size * width, num_filters], dtype=input.dtype
+    )
+    pre_bias = helper.create_variable_for_type_inference(input.dtype)
+    pre_bias.lod_level = input.lod_level
+    if padding_start is None:
+        padding_start = -int(filter_size // 2)
+    helper.append_op(
+        type="sequence_conv",
+        inputs={"X": [input], "Filter": [filter_param]},
+        outputs={"Out": [pre_bias]},
+        attrs={
+            "contextStride": int(filter_stride),
+            "contextStart": int(padding_start),
+            "contextLength": int(filter_size),
+        },
+    )
+    return helper.append_activation(helper.append_bias_op(pre_bias))
+
+
+@_export
+def sequence_reverse(x, name=None):
+    """Each sequence's rows in reverse order."""
+    _checked(x, "x", "sequence_reverse")
+    return _seq_op("sequence_reverse", {"X": [x]}, out_slot="Y", name=name)
+
+
+@_export
+def sequence_pad(x, pad_value, maxlen=None, name=None):
+    """(padded [sequences, maxlen, ...], lengths [sequences] int64): each sequence padded with
+    ``pad_value`` (a Variable of one value or one row) to ``maxlen`` (None: the longest)."""
+    _checked(x, "x", "sequence_pad")
+    _checked(pad_value, "pad_value", "sequence_pad")
+    helper = LayerHelper("sequence_pad", name=name)
+    out = helper.create_variable_for_type_inference(x.dtype)
+    length = helper.create_variable_for_type_inference(VarType.INT64, stop_gradient=True)
+    pad_value.stop_gradient = True
+    helper.append_op(
+        type="sequence_pad",
+        inputs={"X": [x], "PadValue": [pad_value]},
+        outputs={"Out": [out], "Length": [length]},
+        attrs={"padded_length": -1 if maxlen is None else int(maxlen)},
+    )
+    return out, length
+
+
+@_export
+def sequence_unpad(x, length, name=None):
+    """The rows of padded ``x`` [sequences, maxlen, ...] up to each sequence's ``length``, as a LoDTensor."""
+    _checked(x, "x", "sequence_unpad")
+    _checked(length, "length", "sequence_unpad")
+    length.stop_gradient = True
+    return _seq_op("sequence_unpad", {"X": [x], "Length": [length]}, name=name)
+
+
+@_export
+def sequence_reshape(input, new_dim):
+    """Each sequence's rows re-cut to width ``new_dim`` (its length * width must divide by it)."""
+    _checked(input, "input", "sequence_reshape")
+    return _seq_op("sequence_reshape", {"X": [input]}, {"new_dim": int(new_dim)})
+
+
+@_export
+def sequence_concat(input, name=None):
+    """Sequence i of the output is sequence i of each input, one after another."""
+    if not isinstance(input, (list, tuple)) or not input:
+        raise TypeError(f"sequence_concat: input must be a non-empty list of Variables. Received: {input!r}")
+    for i, v in enumerate(input):
+        _checked(v, f"input[{i}]", "sequence_concat")
+    return _seq_op("sequence_concat", {"X": list(input)}, name=name)
+
+
+@_export
+def sequence_enumerate(input, win_size, pad_value=0, name=None):
+    """[rows, win_size]: per row, it and the next ``win_size - 1`` ids of its sequence (``pad_value`` past the end)."""
+    _checked(input, "input", "sequence_enumerate")
+    out = _seq_op(
+        "sequence_enumerate", {"X": [input]}, {"win_size": int(win_size), "pad_value": int(pad_value)}, name=name
+    )
+    out.stop_gradient = True
+    return out
+
+
+@_export
+def sequence_slice(input, offset, length, name=None):
+    """Per sequence i, its rows ``offset[i]`` ... ``offset[i] + length[i] - 1`` ([sequences, 1] int64 Variables)."""
+    _checked(input, "input", "sequence_slice")
+    offset.stop_gradient = True
+    length.stop_gradient = True
+    return _seq_op("sequence_slice", {"X": [input], "Offset": [offset], "Length": [length]}, name=name)
+
+
+@_export
+def sequence_expand(x, y, ref_level=-1, name=None):
+    """Row i of ``x`` (or its sequence i, when it has a LoD) repeated as many times as sequence i of
+    ``y``'s LoD level ``ref_level`` (-1: the last) has rows."""
+    _checked(x, "x", "sequence_expand")
+    _checked(y, "y", "sequence_expand")
+    return _seq_op("sequence_expand", {"X": [x], "Y": [y]}, {"ref_level": int(ref_level)}, name=name)
+
+
+@_export
+def sequence_expand_as(x, y, name=None):
+    """Row i of ``x`` repeated as many times as sequence i of ``y`` has rows; the output takes ``y``'s LoD."""
+    _checked(x, "x", "sequence_expand_as")
+    _checked(y, "y", "sequence_expand_as")
+    return _seq_op("sequence_expand_as", {"X": [x], "Y": [y]}, name=name)
+
+
+def _initial_state(v, size: int, what: str):
+    if v is not None and (len(v.shape) != 2 or v.shape[1] != size):
+        raise ValueError(
+            f"The shape of {what} should be (batch_size, {size}). Received: '{v.name}' of shape {list(v.shape)}"
+        )
+    return [v] if v is not None else []
+
+
+@_export
+def dynamic_lstm(
+    input,
+    size,
+    h_0=None,
+    c_0=None,
+    param_attr=None,
+    bias_attr=None,
+    use_peepholes=True,
+    is_reverse=False,
+    gate_activation="sigmoid",
+    cell_activation="tanh",
+    candidate_activation="tanh",
+    dtype="float32",
+    name=None,
+):
+    """An LSTM over each sequence of ``input`` ([rows, size], the projected gates: ``size`` is 4x
+    the hidden size). Returns (hidden, cell), both [rows, size / 4] with ``input``'s LoD."""
+    _checked(input, "input", "dynamic_lstm")
+    helper = LayerHelper("lstm", param_attr=param_attr, bias_attr=bias_attr, name=name)
+    size = size // 4
+    if size <= 0:
+        raise ValueError(f"dynamic_lstm: size must be at least 4 (4 x the hidden size). Received: {size * 4}")
+    h0, c0 = _initial_state(h_0, size, "h0"), _initial_state(c_0, size, "c0")
+    weight = helper.create_parameter(attr=helper.kwargs.get("param_attr"), shape=[size, 4 * size], dtype=dtype)
+    bias_size = [1, 7 * size if use_peepholes else 4 * size]
+    bias = helper.create_parameter(attr=helper.kwargs.get("bias_attr"), shape=bias_size, dtype=dtype, is_bias=True)
+    hidden, cell, batch_gate, batch_cell_pre_act = (helper.create_variable_for_type_inference(dtype) for _ in range(4))
+    hidden.lod_level = cell.lod_level = input.lod_level
+    helper.append_op(
+        type="lstm",
+        inputs={"Input": [input], "Weight": [weight], "Bias": [bias], "H0": h0, "C0": c0},
+        outputs={
+            "Hidden": [hidden],
+            "Cell": [cell],
+            "BatchGate": [batch_gate],
+            "BatchCellPreAct": [batch_cell_pre_act],
+        },
+        attrs={
+            "use_peepholes": bool(use_peepholes),
+            "is_reverse": bool(is_reverse),
+            "gate_activation": gate_activation,
+            "cell_activation": cell_activation,
+            "candidate_activation": candidate_activation,
+        },
+    )
+    return hidden, cell
+
+
+@_export
+def dynamic_gru(
+    input,
+    size,
+    param_attr=None,
+    bias_attr=None,
+    is_reverse=False,
+    gate_activation="sigmoid",
+    candidate_activation="tanh",
+    h_0=None,
+    origin_mode=False,
+):
+    """A GRU over each sequence of ``input`` ([rows, 3 * size], the projected gates). Returns the
+    hidden states, [rows, size] with ``input``'s LoD."""
+    _checked(input, "input", "dynamic_gru")
+    helper = LayerHelper("gru", input=input, param_attr=param_attr, bias_attr=bias_attr)
+    dtype = helper.input_dtype()
+    weight = helper.create_parameter(attr=helper.kwargs.get("param_attr"), shape=[size, 3 * size], dtype=dtype)
+    bias = helper.create_parameter(attr=helper.kwargs.get("bias_attr"), shape=[1, 3 * size], dtype=dtype, is_bias=True)
+    inputs = {"Input": [input], "Weight": [weight], "Bias": [bias] if bias is not None else []}
+    inputs["H0"] = _initial_state(h_0, size, "h0")
+    hidden, batch_gate, batch_reset_hidden_prev, batch_hidden = (
+        helper.create_variable_for_type_inference(dtype) for _ in range(4)
+    )
+    hidden.lod_level = input.lod_level
+    helper.append_op(
+        type="gru",
+        inputs=inputs,
+        outputs={
+            "Hidden": [hidden],
+            "BatchGate": [batch_gate],
+            "BatchResetHiddenPrev": [batch_reset_hidden_prev],
+            "BatchHidden": [batch_hidden],
+        },
+        attrs={
+            "is_reverse": bool(is_reverse),
+            "gate_activation": gate_activation,
+            "activation": candidate_activation,
+            "origin_mode": bool(origin_mode),
+        },
+    )
+    return hidden
+
+
+@_export
+def sequence_scatter(input, index, updates, name=None):
+    """``input`` with ``updates`` added: sequence i of ``index`` (a LoDTensor of column ids) and of
+    ``updates`` goes to row i."""
+    _checked(input, "input", "sequence_scatter")
+    _checked(index, "index", "sequence_scatter")
+    _checked(updates, "updates", "sequence_scatter")
+    return _seq_op("sequence_scatter", {"X": [input], "Ids": [index], "Updates": [updates]}, name=name, lod_level=0)
+
+
+@_export
+def lod_reset(x, y=None, target_lod=None):
+    """``x`` with a new LoD: ``y``'s LoD (or, when ``y`` has none, its values as offsets), or
+    ``target_lod`` (offsets of one level)."""
+    _checked(x, "x", "lod_reset")
+    if y is not None:
+        _checked(y, "y", "lod_reset")
+        return _seq_op("lod_reset", {"X": [x], "Y": [y]}, {"append": False}, lod_level=max(y.lod_level, 1))
+    if target_lod is not None:
+        if not isinstance(target_lod, (list, tuple)):
+            raise TypeError(f"lod_reset: target_lod must be a list or tuple of ints. Received: {target_lod!r}")
+        return _seq_op("lod_reset", {"X": [x]}, {"target_lod": [int(v) for v in target_lod], "append": False})
+    raise ValueError("y and target_lod should not be both none.")
+
+
+@_export
+def lod_append(x, level):
+    """``x`` with one more LoD level below its own: ``level`` (offsets, a list or a Variable)."""
+    _checked(x, "x", "lod_append")
+    if level is None:
+        raise ValueError("Input(level) of lod_append should not be None.")
+    if isinstance(level, (list, tuple)):
+        attrs = {"target_lod": [int(v) for v in level], "append": True}
+        return _seq_op("lod_reset", {"X": [x]}, attrs, lod_level=x.lod_level + 1)
+    _checked(level, "level", "lod_append")
+    return _seq_op("lod_reset", {"X": [x], "Y": [level]}, {"append": True}, lod_level=x.lod_level + 1)

@@ -1,0 +1,809 @@
+"""fluid 1.8's LoD sequence ops: sequence_pool, sequence_softmax, sequence_conv, sequence_reverse,
+sequence_pad/unpad, sequence_reshape, sequence_concat, sequence_enumerate, sequence_slice,
+sequence_expand/expand_as.
+
+# NOTE: [LoD values]
+# A value with a LoD is a torch tensor carrying its offsets (fluid's ``lod()``: a list of levels,
+# each a list of row offsets) as the attribute ``_lod``. The executor sets it on fed LoDTensors; the
+# kernels here read the last level and set their outputs' LoD; in a program that uses LoD the
+# interpreter gives other ops' outputs their first input's LoD as fluid's ShareLoD does
+# (interpreter._sharing_lod). Programs without LoD never look at the attribute.
+"""
+
+from __future__ import annotations
+
+from fluidcompat_ops.registry import GradDef, OpDef, register
+from fluidcompat_ops.shapes import first, out
+
+torch = None  # NOTE: [Lazy torch] in registry.py
+F = None
+
+LOD_ATTR = "_lod"
+
+
+def lod_of(t) -> list:
+    """The LoD a value carries ([] for none)."""
+    return getattr(t, LOD_ATTR, None) or []
+
+
+def with_lod(t, lod):
+    """``t`` carrying ``lod`` (levels of offsets); an empty LoD leaves it without one."""
+    if lod:
+        setattr(t, LOD_ATTR, [list(level) for level in lod])
+    return t
+
+
+def _offsets_of(lengths) -> list:
+    offsets = [0]
+    for n in lengths:
+        offsets.append(offsets[-1] + int(n))
+    return offsets
+
+
+def _last_level(x, op_name: str, what: str = "Input(X)") -> list:
+    lod = lod_of(x)
+    if not lod:
+        raise ValueError(
+            f"{what} Tensor of {op_name} does not contain LoD information: feed it as a LoDTensor with sequence "
+            "lengths (fluid.create_lod_tensor(data, [lengths], place)) or pass it through ops that keep its LoD"
+        )
+    return lod[-1]
+
+
+def _segments(offsets, device):
+    """(lengths, the sequence of each row) as int64 tensors."""
+    lengths = torch.tensor([b - a for a, b in zip(offsets, offsets[1:])], dtype=torch.int64, device=device)
+    ids = torch.repeat_interleave(torch.arange(len(offsets) - 1, device=device), lengths, output_size=offsets[-1])
+    return lengths, ids
+
+
+def _padded(flat, offsets, fill, maxlen=None):
+    """[num_seqs, maxlen, width] from the rows of ``flat`` ([rows, width]), ``fill`` past each end;
+    also each row's position in the flattened padded tensor."""
+    lengths = [b - a for a, b in zip(offsets, offsets[1:])]
+    n = len(lengths)
+    maxlen = max(lengths, default=0) if maxlen is None else maxlen
+    pos = [i * maxlen + j for i, length in enumerate(lengths) for j in range(length)]
+    pos = torch.tensor(pos, dtype=torch.int64, device=flat.device)
+    padded = torch.full((n * maxlen, flat.shape[1]), fill, dtype=flat.dtype, device=flat.device)
+    padded = padded.index_put((pos,), flat[: len(pos)])
+    return padded.reshape(n, maxlen, flat.shape[1]), pos
+
+
+def _op(name, inputs, outputs, attrs, infer, kernel, grad_outs=None, in_grads=None, **kw):
+    grad = GradDef(out_grads=grad_outs or (outputs[0],), in_grads=in_grads) if grad_outs is not False else None
+    register(OpDef(name, inputs, outputs, attrs, infer, kernel, grad=grad, **kw))
+
+
+# -- sequence_pool --------------------------------------------------------------------------------
+POOL_TYPES = ("MAX", "FIRST", "LAST", "SQRT", "SUM", "AVERAGE")
+
+
+def _sequence_pool(ins, a):
+    x = ins["X"][0]
+    pooltype = a["pooltype"].upper()
+    if pooltype not in POOL_TYPES:
+        raise ValueError(
+            f"Value {pooltype} is not in enum container [{' ,'.join(POOL_TYPES)}] (sequence_pool pooltype)"
+        )
+    offsets = _last_level(x, "SequencePoolOp")
+    flat = x.reshape(x.shape[0], -1)
+    lengths, ids = _segments(offsets, x.device)
+    n = len(offsets) - 1
+    empty = (lengths == 0).unsqueeze(1)
+    result = {}
+    if pooltype in ("SUM", "AVERAGE", "SQRT"):
+        pooled = torch.zeros((n, flat.shape[1]), dtype=flat.dtype, device=flat.device).index_add(0, ids, flat)
+        scale = lengths.to(flat.dtype).clamp(min=1).unsqueeze(1)
+        if pooltype == "AVERAGE":
+            pooled = pooled / scale
+        elif pooltype == "SQRT":
+            pooled = pooled / scale.sqrt()
+    elif pooltype == "MAX":
+        padded, _ = _padded(flat, offsets, float("-inf"))
+        if padded.shape[1] == 0:
+            pooled, where = padded.new_zeros((n, flat.shape[1])), torch.zeros((n, flat.shape[1]), dtype=torch.int64)
+        else:
+            pooled, where = padded.max(dim=1)
+        start = torch.tensor(offsets[:-1], dtype=torch.int64, device=flat.device).unsqueeze(1)
+        result["MaxIndex"] = [torch.where(empty, torch.zeros_like(where), where + start).to(torch.int32)]
+    else:  # FIRST, LAST
+        rows = offsets[:-1] if pooltype == "FIRST" else [b - 1 for b in offsets[1:]]
+        index = torch.tensor(rows, dtype=torch.int64, device=flat.device).clamp(min=0)
+        pooled = flat[index] if flat.shape[0] else flat.new_zeros((n, flat.shape[1]))
+    pooled = torch.where(empty, torch.full_like(pooled, a["pad_value"]), pooled)
+    result["Out"] = [with_lod(pooled.reshape((n,) + tuple(x.shape[1:])), lod_of(x)[:-1])]
+    return result
+
+
+def _sequence_pool_infer(ins, a):
+    x = first(ins, "X")
+    shape = (-1,) + tuple(x.shape[1:])
+    return {"Out": [(shape, x.dtype)], "MaxIndex": [(shape, 2)]}
+
+
+_op(
+    "sequence_pool",
+    ("X",),
+    ("Out", "MaxIndex"),
+    {"pooltype": "AVERAGE", "is_test": False, "pad_value": 0.0},
+    _sequence_pool_infer,
+    _sequence_pool,
+)
+
+
+# -- sequence_softmax -----------------------------------------------------------------------------
+def _sequence_softmax(ins, a):
+    x = ins["X"][0]
+    offsets = _last_level(x, "SequenceSoftmax operator")
+    if x.shape[0] != x.numel():
+        raise ValueError(
+            "The width of each timestep in Input(X) of SequenceSoftmax operator should be 1. But the first "
+            f"dimension of Input(X) is {x.shape[0]}, the number of elements is {x.numel()}."
+        )
+    padded, pos = _padded(x.reshape(-1, 1), offsets, float("-inf"))
+    soft = torch.softmax(padded.squeeze(2), dim=1) if padded.shape[1] else padded.squeeze(2)
+    return {"Out": [with_lod(soft.reshape(-1)[pos].reshape(x.shape), lod_of(x))]}
+
+
+def _same_shape(ins, a):
+    x = first(ins, "X")
+    return out("Out", x.shape, x.dtype)
+
+
+_op(
+    "sequence_softmax",
+    ("X",),
+    ("Out",),
+    {"use_cudnn": False, "data_format": "AnyLayout"},
+    _same_shape,
+    _sequence_softmax,
+)
+
+
+# -- sequence_conv --------------------------------------------------------------------------------
+def _context(flat, offsets, start: int, length: int):
+    """[rows, length * width]: per row t the rows t+start ... t+start+length-1 of its own sequence
+    side by side, zeros outside it (fluid's context projection without trainable padding)."""
+    lengths, ids = _segments(offsets, flat.device)
+    rows = torch.arange(flat.shape[0], device=flat.device)
+    begin = torch.tensor(offsets[:-1], dtype=torch.int64, device=flat.device)[ids]
+    end = begin + lengths[ids]
+    zero = flat.new_zeros((1, flat.shape[1]))
+    source = torch.cat([flat, zero])
+    parts = []
+    for k in range(length):
+        r = rows + start + k
+        inside = (r >= begin) & (r < end)
+        parts.append(source[torch.where(inside, r, torch.full_like(r, flat.shape[0]))])
+    return torch.cat(parts, dim=1)
+
+
+def _sequence_conv(ins, a):
+    x, w = ins["X"][0], ins["Filter"][0]
+    offsets = _last_level(x, "SequenceConvOp")
+    if a["paddingTrainable"] or ins.get("PaddingData"):
+        raise NotImplementedError("sequence_conv with trainable padding (PaddingData) is not supported")
+    if a["contextStride"] != 1:
+        raise ValueError(f"sequence_conv: only contextStride 1 is supported. Received: {a['contextStride']}")
+    ctx = _context(x.reshape(x.shape[0], -1), offsets, a["contextStart"], a["contextLength"])
+    return {"Out": [with_lod(ctx @ w, lod_of(x))]}
+
+
+def _sequence_conv_infer(ins, a):
+    x, w = first(ins, "X"), first(ins, "Filter")
+    width = x.shape[1]
+    if width >= 0 and w.shape[0] != a["contextLength"] * width:
+        raise ValueError(
+            f"sequence_conv: Filter's height must be contextLength * the width of X ({a['contextLength']} * "
+            f"{width} = {a['contextLength'] * width}). Received: Filter '{w.name}' of shape {list(w.shape)}"
+        )
+    return out("Out", (x.shape[0], w.shape[1]), x.dtype)
+
+
+_op(
+    "sequence_conv",
+    ("X", "Filter", "PaddingData"),
+    ("Out",),
+    {"contextLength": 3, "contextStart": 0, "contextStride": 1, "paddingTrainable": False},
+    _sequence_conv_infer,
+    _sequence_conv,
+    optional_inputs=frozenset({"PaddingData"}),
+)
+
+
+# -- sequence_reverse -----------------------------------------------------------------------------
+def _sequence_reverse(ins, a):
+    x = ins["X"][0]
+    lod = lod_of(x)
+    if len(lod) != 1:
+        raise ValueError(f"SequenceReverse Op only support one level lod. Input(X) lod is({len(lod)})")
+    offsets = lod[0]
+    index = [r for a_, b in zip(offsets, offsets[1:]) for r in range(b - 1, a_ - 1, -1)]
+    return {"Y": [with_lod(x[torch.tensor(index, dtype=torch.int64, device=x.device)], lod)]}
+
+
+def _sequence_reverse_infer(ins, a):
+    x = first(ins, "X")
+    return out("Y", x.shape, x.dtype)
+
+
+_op("sequence_reverse", ("X",), ("Y",), {}, _sequence_reverse_infer, _sequence_reverse)
+
+
+# -- sequence_pad / sequence_unpad ----------------------------------------------------------------
+def _sequence_pad(ins, a):
+    x, pad = ins["X"][0], ins["PadValue"][0]
+    offsets = _last_level(x, "SequencePadOp")
+    lengths = [b - a_ for a_, b in zip(offsets, offsets[1:])]
+    maxlen = a["padded_length"]
+    longest = max(lengths, default=0)
+    if maxlen == -1:
+        maxlen = longest
+    elif maxlen < longest:
+        raise ValueError(
+            f"The padded_length of sequence_pad ({maxlen}) must not be less than the longest sequence "
+            f"({longest}) in Input(X)"
+        )
+    flat = x.reshape(x.shape[0], -1)
+    padded, pos = _padded(flat, offsets, 0.0, maxlen)
+    step = tuple(x.shape[1:])
+    fill = pad.reshape(-1).to(x.dtype).expand(flat.shape[1]) if pad.numel() == 1 else pad.reshape(-1).to(x.dtype)
+    mask = torch.ones(padded.shape[0] * padded.shape[1], dtype=torch.bool, device=x.device)
+    mask[pos] = False
+    full = torch.where(mask.reshape(padded.shape[:2] + (1,)), fill.reshape(1, 1, -1), padded)
+    length = torch.tensor(lengths, dtype=torch.int64, device=x.device)
+    return {"Out": [full.reshape((len(lengths), maxlen) + step)], "Length": [length]}
+
+
+def _sequence_pad_infer(ins, a):
+    x = first(ins, "X")
+    return {"Out": [((-1, a["padded_length"]) + tuple(x.shape[1:]), x.dtype)], "Length": [((-1,), 3)]}
+
+
+_op(
+    "sequence_pad",
+    ("X", "PadValue"),
+    ("Out", "Length"),
+    {"padded_length": -1},
+    _sequence_pad_infer,
+    _sequence_pad,
+    grad_outs=("Out",),
+    in_grads=("X",),
+)
+
+
+def _sequence_unpad(ins, a):
+    x, length = ins["X"][0], ins["Length"][0]
+    lengths = [int(v) for v in length.reshape(-1).tolist()]
+    if len(lengths) != x.shape[0] or any(n < 0 or n > x.shape[1] for n in lengths):
+        raise ValueError(
+            f"sequence_unpad: Length must hold one length in [0, {x.shape[1]}] per sequence of X "
+            f"({x.shape[0]} sequences). Received: {lengths}"
+        )
+    rows = [i * x.shape[1] + j for i, n in enumerate(lengths) for j in range(n)]
+    flat = x.reshape((x.shape[0] * x.shape[1],) + tuple(x.shape[2:]))
+    picked = flat[torch.tensor(rows, dtype=torch.int64, device=x.device)]
+    return {"Out": [with_lod(picked, [_offsets_of(lengths)])]}
+
+
+def _sequence_unpad_infer(ins, a):
+    x, length = first(ins, "X"), first(ins, "Length")
+    if len(x.shape) < 2:
+        raise ValueError(f"sequence_unpad: X must have at least 2 dimensions. Received: shape {list(x.shape)}")
+    if x.shape[0] >= 0 and length.shape and length.shape[0] >= 0 and length.shape[0] != x.shape[0]:
+        raise ValueError(
+            "Input(X) and Input(Length) should have the same first dimension. But the first dimension of "
+            f"Input(X) and Input(Length) is ({length.shape[0]}) != ({x.shape[0]})"
+        )
+    return out("Out", (-1,) + tuple(x.shape[2:]), x.dtype)
+
+
+_op(
+    "sequence_unpad",
+    ("X", "Length"),
+    ("Out",),
+    {},
+    _sequence_unpad_infer,
+    _sequence_unpad,
+    host_inputs=frozenset({"Length"}),
+)
+
+
+# -- sequence_reshape -----------------------------------------------------------------------------
+def _sequence_reshape(ins, a):
+    x = ins["X"][0]
+    offsets = _last_level(x, "SequenceReshapeOp")
+    width, new_dim = x.shape[1], a["new_dim"]
+    for i, (start, end) in enumerate(zip(offsets, offsets[1:])):
+        if (end - start) * width % new_dim:
+            raise ValueError(
+                "Please make sure (sequence_length * dimension) can be divided by new_dim with no remainder for "
+                f"each sequence. The {i + 1}th sequence is invalid (length {end - start}, dimension {width}, "
+                f"new_dim {new_dim})."
+            )
+    lod = lod_of(x)[:-1] + [[o * width // new_dim for o in offsets]]
+    return {"Out": [with_lod(x.reshape(-1, new_dim), lod)]}
+
+
+def _sequence_reshape_infer(ins, a):
+    x = first(ins, "X")
+    return out("Out", (-1, a["new_dim"]), x.dtype)
+
+
+_op("sequence_reshape", ("X",), ("Out",), {"new_dim": 0}, _sequence_reshape_infer, _sequence_reshape)
+
+
+# -- sequence_concat ------------------------------------------------------------------------------
+def _sequence_concat(ins, a):
+    xs = ins["X"]
+    levels = [_last_level(x, "SequenceConcatOp", f"Input(X) '{a['_op'].inputs['X'][i]}'") for i, x in enumerate(xs)]
+    counts = [len(level) - 1 for level in levels]
+    if len(set(counts)) != 1:
+        names = a["_op"].inputs["X"]
+        raise ValueError(
+            "sequence_concat: every input must hold the same number of sequences. Received: "
+            + ", ".join(f"'{n}' with {c}" for n, c in zip(names, counts))
+        )
+    index, lengths = [], []
+    bases = _offsets_of(x.shape[0] for x in xs)
+    for i in range(counts[0]):
+        total = 0
+        for base, level in zip(bases, levels):
+            index.extend(range(base + level[i], base + level[i + 1]))
+            total += level[i + 1] - level[i]
+        lengths.append(total)
+    rows = torch.cat(list(xs))[torch.tensor(index, dtype=torch.int64, device=xs[0].device)]
+    return {"Out": [with_lod(rows, [_offsets_of(lengths)])]}
+
+
+def _sequence_concat_infer(ins, a):
+    xs = ins["X"]
+    return out("Out", (-1,) + tuple(xs[0].shape[1:]), xs[0].dtype)
+
+
+_op("sequence_concat", ("X",), ("Out",), {}, _sequence_concat_infer, _sequence_concat)
+
+
+# -- sequence_enumerate ---------------------------------------------------------------------------
+def _sequence_enumerate(ins, a):
+    x = ins["X"][0]
+    offsets = _last_level(x, "SequenceEnumerateOp")
+    win = a["win_size"]
+    flat = x.reshape(-1)
+    lengths, ids = _segments(offsets, x.device)
+    end = torch.tensor(offsets[1:], dtype=torch.int64, device=x.device)[ids]
+    rows = torch.arange(flat.shape[0], device=x.device)
+    cols = []
+    for k in range(win):
+        r = rows + k
+        cols.append(
+            torch.where(r < end, flat[r.clamp(max=max(flat.shape[0] - 1, 0))], torch.full_like(flat, a["pad_value"]))
+        )
+    result = torch.stack(cols, dim=1) if cols else flat.new_zeros((flat.shape[0], 0))
+    return {"Out": [with_lod(result, lod_of(x))]}
+
+
+def _sequence_enumerate_infer(ins, a):
+    x = first(ins, "X")
+    if a["win_size"] < 2:
+        raise ValueError(f"The window size of sequence_enumerate should be at least 2. Received: {a['win_size']}")
+    return out("Out", (x.shape[0], a["win_size"]), x.dtype)
+
+
+_op(
+    "sequence_enumerate",
+    ("X",),
+    ("Out",),
+    {"win_size": 2, "pad_value": 0},
+    _sequence_enumerate_infer,
+    _sequence_enumerate,
+    grad_outs=False,
+)
+
+
+# -- sequence_slice -------------------------------------------------------------------------------
+def _sequence_slice(ins, a):
+    x = ins["X"][0]
+    offsets = _last_level(x, "SequenceSliceOp")
+    starts = [int(v) for v in ins["Offset"][0].reshape(-1).tolist()]
+    sizes = [int(v) for v in ins["Length"][0].reshape(-1).tolist()]
+    n = len(offsets) - 1
+    if len(starts) != n or len(sizes) != n:
+        raise ValueError(
+            f"sequence_slice: Offset and Length must hold one value per sequence of X ({n}). "
+            f"Received: {len(starts)} offsets, {len(sizes)} lengths"
+        )
+    index = []
+    for i, (s, k) in enumerate(zip(starts, sizes)):
+        length = offsets[i + 1] - offsets[i]
+        if s < 0 or k < 0 or s + k > length:
+            raise ValueError(
+                f"sequence_slice: the slice [{s}, {s + k}) of sequence {i} is out of its {length} rows "
+                "(Offset and Length must be non-negative and Offset + Length at most the sequence's length)"
+            )
+        index.extend(range(offsets[i] + s, offsets[i] + s + k))
+    rows = x[torch.tensor(index, dtype=torch.int64, device=x.device)]
+    return {"Out": [with_lod(rows, lod_of(x)[:-1] + [_offsets_of(sizes)])]}
+
+
+def _sequence_slice_infer(ins, a):
+    x = first(ins, "X")
+    return out("Out", (-1,) + tuple(x.shape[1:]), x.dtype)
+
+
+_op(
+    "sequence_slice",
+    ("X", "Offset", "Length"),
+    ("Out",),
+    {},
+    _sequence_slice_infer,
+    _sequence_slice,
+    host_inputs=frozenset({"Offset", "Length"}),
+)
+
+
+# -- sequence_expand / sequence_expand_as ---------------------------------------------------------
+def _repeat_rows(x, counts, x_offsets=None):
+    """Rows of ``x`` (or, with ``x_offsets``, its sequences) each repeated ``counts[i]`` times; with
+    ``x_offsets`` also the offsets of the repeated sequences."""
+    index, out_offsets = [], [0]
+    for i, c in enumerate(counts):
+        span = range(x_offsets[i], x_offsets[i + 1]) if x_offsets is not None else range(i, i + 1)
+        for _ in range(c):
+            index.extend(span)
+            out_offsets.append(out_offsets[-1] + len(span))
+    return x[torch.tensor(index, dtype=torch.int64, device=x.device)], out_offsets
+
+
+def _sequence_expand(ins, a):
+    x, y = ins["X"][0], ins["Y"][0]
+    y_lod = lod_of(y)
+    if not y_lod:
+        raise ValueError("Input(Y) Tensor of SequenceExpandOp does not contain LoD information")
+    level = a["ref_level"] if a["ref_level"] != -1 else len(y_lod) - 1
+    if not 0 <= level < len(y_lod):
+        raise ValueError(f"sequence_expand: ref_level must be -1 or in [0, {len(y_lod)}). Received: {a['ref_level']}")
+    ref = y_lod[level]
+    counts = [b - a_ for a_, b in zip(ref, ref[1:])]
+    x_lod = lod_of(x)
+    units = len(x_lod[0]) - 1 if x_lod else x.shape[0]
+    if units != len(counts):
+        what = "sequences" if x_lod else "rows"
+        raise ValueError(
+            f"sequence_expand: X must hold one {what[:-1]} per sequence of Y's LoD level {level} ({len(counts)}). "
+            f"Received: X with {units} {what}"
+        )
+    if x_lod:
+        rows, offsets = _repeat_rows(x, counts, x_lod[0])
+        return {"Out": [with_lod(rows, [offsets])]}
+    return {"Out": [_repeat_rows(x, counts)[0]]}
+
+
+def _sequence_expand_as(ins, a):
+    x, y = ins["X"][0], ins["Y"][0]
+    ref = _last_level(y, "SequenceExpandAsOp", "Input(Y)")
+    counts = [b - a_ for a_, b in zip(ref, ref[1:])]
+    if x.shape[0] != len(counts):
+        raise ValueError(
+            f"sequence_expand_as: X must hold one row per sequence of Y ({len(counts)}). Received: X with "
+            f"{x.shape[0]} rows"
+        )
+    return {"Out": [with_lod(_repeat_rows(x, counts)[0], lod_of(y))]}
+
+
+def _expand_infer(ins, a):
+    x = first(ins, "X")
+    return out("Out", (-1,) + tuple(x.shape[1:]), x.dtype)
+
+
+_op(
+    "sequence_expand",
+    ("X", "Y"),
+    ("Out",),
+    {"ref_level": -1},
+    _expand_infer,
+    _sequence_expand,
+    in_grads=("X",),
+    no_buffer_inputs=frozenset({"Y"}),
+)
+_op(
+    "sequence_expand_as",
+    ("X", "Y"),
+    ("Out",),
+    {},
+    _expand_infer,
+    _sequence_expand_as,
+    in_grads=("X",),
+    no_buffer_inputs=frozenset({"Y"}),
+)
+
+
+# -- lstm / gru (dynamic_lstm, dynamic_gru) -------------------------------------------------------
+_ACTIVATIONS = {
+    "sigmoid": lambda v: torch.sigmoid(v),
+    "tanh": lambda v: torch.tanh(v),
+    "relu": lambda v: torch.relu(v),
+    "identity": lambda v: v,
+}
+
+
+def _activation(a, key):
+    name = a[key]
+    if name not in _ACTIVATIONS:
+        raise ValueError(f"{key} must be one of {sorted(_ACTIVATIONS)}. Received: {name!r}")
+    return _ACTIVATIONS[name]
+
+
+def _time_steps(x, offsets, reverse: bool):
+    """(x's rows as [sequences, longest, width] in time order, reversed per sequence with
+    ``reverse``; each row's position in it flattened; the [sequences, longest] mask of real steps)."""
+    lengths = [b - a_ for a_, b in zip(offsets, offsets[1:])]
+    longest = max(lengths, default=0)
+    pos = [i * longest + (length - 1 - j if reverse else j) for i, length in enumerate(lengths) for j in range(length)]
+    pos = torch.tensor(pos, dtype=torch.int64, device=x.device)
+    steps = x.new_zeros((len(lengths) * longest, x.shape[1])).index_put((pos,), x)
+    mask = torch.zeros(len(lengths) * longest, dtype=torch.bool, device=x.device)
+    mask[pos] = True
+    shape = (len(lengths), longest)
+    return steps.reshape(shape + (x.shape[1],)), pos, mask.reshape(shape + (1,))
+
+
+def _rows(per_step, pos):
+    """Per-step [sequences, width] values back to the input's row order."""
+    stacked = torch.stack(per_step, dim=1)
+    return stacked.reshape(-1, stacked.shape[2])[pos]
+
+
+def _initial(ins, slot, n, width, like):
+    v = first(ins, slot)
+    if v is None:
+        return like.new_zeros((n, width))
+    if tuple(v.shape) != (n, width):
+        raise ValueError(f"{slot} must be [number of sequences, {width}] = [{n}, {width}]. Received: {list(v.shape)}")
+    return v.to(like.dtype)
+
+
+def _lstm(ins, a):
+    x, w, b = ins["Input"][0], ins["Weight"][0], ins["Bias"][0]
+    offsets = _last_level(x, "LSTMOp", "Input(Input)")
+    size = w.shape[0]
+    gate, cell_act, cand_act = (
+        _activation(a, k) for k in ("gate_activation", "cell_activation", "candidate_activation")
+    )
+    steps, pos, mask = _time_steps(x, offsets, a["is_reverse"])
+    n = steps.shape[0]
+    h, c = _initial(ins, "H0", n, size, x), _initial(ins, "C0", n, size, x)
+    bias = b.reshape(-1)
+    peep = bias[4 * size : 7 * size].split(size) if a["use_peepholes"] else None
+    hs, cs, gates = [], [], []
+    for t in range(steps.shape[1]):
+        g = steps[:, t] + h @ w + bias[: 4 * size]
+        g_c, g_i, g_f, g_o = g.split(size, dim=1)
+        if peep is not None:
+            g_i, g_f = g_i + c * peep[0], g_f + c * peep[1]
+        i, f, cand = gate(g_i), gate(g_f), cand_act(g_c)
+        c_new = f * c + i * cand
+        if peep is not None:
+            g_o = g_o + c_new * peep[2]
+        o = gate(g_o)
+        h_new = o * cell_act(c_new)
+        live = mask[:, t]
+        h, c = torch.where(live, h_new, h), torch.where(live, c_new, c)
+        hs.append(h_new)
+        cs.append(c_new)
+        gates.append(torch.cat([cand, i, f, o], dim=1))
+    lod = lod_of(x)
+    if not hs:
+        empty = x.new_zeros((0, size))
+        return {
+            "Hidden": [empty],
+            "Cell": [empty],
+            "BatchGate": [x.new_zeros((0, 4 * size))],
+            "BatchCellPreAct": [empty],
+        }
+    cell = _rows(cs, pos)
+    return {
+        "Hidden": [with_lod(_rows(hs, pos), lod)],
+        "Cell": [with_lod(cell, lod)],
+        "BatchGate": [_rows(gates, pos)],
+        "BatchCellPreAct": [cell],
+    }
+
+
+def _lstm_infer(ins, a):
+    x, w = first(ins, "Input"), first(ins, "Weight")
+    size = w.shape[0]
+    if x.shape[1] >= 0 and x.shape[1] != 4 * size:
+        raise ValueError(
+            f"The second dimension of Input(Input) of lstm must be 4 * the hidden size ({4 * size}). "
+            f"Received: '{x.name}' of shape {list(x.shape)}"
+        )
+    rows = (x.shape[0], size)
+    return {
+        "Hidden": [(rows, x.dtype)],
+        "Cell": [(rows, x.dtype)],
+        "BatchGate": [((x.shape[0], 4 * size), x.dtype)],
+        "BatchCellPreAct": [(rows, x.dtype)],
+    }
+
+
+_op(
+    "lstm",
+    ("Input", "H0", "C0", "Weight", "Bias"),
+    ("Hidden", "Cell", "BatchGate", "BatchCellPreAct"),
+    {
+        "use_peepholes": True,
+        "is_reverse": False,
+        "gate_activation": "sigmoid",
+        "cell_activation": "tanh",
+        "candidate_activation": "tanh",
+    },
+    _lstm_infer,
+    _lstm,
+    grad_outs=("Hidden", "Cell"),
+    in_grads=("Input", "H0", "C0", "Weight", "Bias"),
+)
+
+
+def _gru(ins, a):
+    x, w = ins["Input"][0], ins["Weight"][0]
+    b = first(ins, "Bias")
+    offsets = _last_level(x, "GRUOp", "Input(Input)")
+    size = w.shape[0]
+    gate, act = _activation(a, "gate_activation"), _activation(a, "activation")
+    # the weight's memory holds the [size, 2 * size] update/reset weights, then the [size, size] candidate's
+    flat = w.reshape(-1)
+    w_gates = flat[: 2 * size * size].reshape(size, 2 * size)
+    w_cand = flat[2 * size * size :].reshape(size, size)
+    steps, pos, mask = _time_steps(x, offsets, a["is_reverse"])
+    if b is not None:
+        steps = steps + b.reshape(1, 1, -1)
+    n = steps.shape[0]
+    h = _initial(ins, "H0", n, size, x)
+    hs, gates, resets = [], [], []
+    for t in range(steps.shape[1]):
+        x_u, x_r, x_c = steps[:, t].split(size, dim=1)
+        g_u, g_r = (h @ w_gates).split(size, dim=1)
+        u, r = gate(x_u + g_u), gate(x_r + g_r)
+        reset_h = r * h
+        cand = act(x_c + reset_h @ w_cand)
+        h_new = u * h + (1 - u) * cand if a["origin_mode"] else (1 - u) * h + u * cand
+        h = torch.where(mask[:, t], h_new, h)
+        hs.append(h_new)
+        gates.append(torch.cat([u, r, cand], dim=1))
+        resets.append(reset_h)
+    if not hs:
+        empty = x.new_zeros((0, size))
+        return {"Hidden": [empty], "BatchGate": [x.new_zeros((0, 3 * size))], "BatchResetHiddenPrev": [empty],
+                "BatchHidden": [empty]}  # fmt: skip
+    hidden = _rows(hs, pos)
+    return {
+        "Hidden": [with_lod(hidden, lod_of(x))],
+        "BatchGate": [_rows(gates, pos)],
+        "BatchResetHiddenPrev": [_rows(resets, pos)],
+        "BatchHidden": [hidden],
+    }
+
+
+def _gru_infer(ins, a):
+    x, w = first(ins, "Input"), first(ins, "Weight")
+    size = w.shape[0]
+    if x.shape[1] >= 0 and x.shape[1] != 3 * size:
+        raise ValueError(
+            f"The second dimension of Input(Input) of gru must be 3 * the hidden size ({3 * size}). "
+            f"Received: '{x.name}' of shape {list(x.shape)}"
+        )
+    rows = (x.shape[0], size)
+    return {
+        "Hidden": [(rows, x.dtype)],
+        "BatchGate": [((x.shape[0], 3 * size), x.dtype)],
+        "BatchResetHiddenPrev": [(rows, x.dtype)],
+        "BatchHidden": [(rows, x.dtype)],
+    }
+
+
+_op(
+    "gru",
+    ("Input", "H0", "Weight", "Bias"),
+    ("Hidden", "BatchGate", "BatchResetHiddenPrev", "BatchHidden"),
+    {"activation": "tanh", "gate_activation": "sigmoid", "is_reverse": False, "origin_mode": False},
+    _gru_infer,
+    _gru,
+    grad_outs=("Hidden",),
+    in_grads=("Input", "H0", "Weight", "Bias"),
+)
+
+
+# -- sequence_scatter -----------------------------------------------------------------------------
+def _sequence_scatter(ins, a):
+    x, ids, updates = ins["X"][0], ins["Ids"][0], ins["Updates"][0]
+    offsets = _last_level(ids, "SequenceScatterOp", "Input(Ids)")
+    if len(offsets) - 1 != x.shape[0]:
+        raise ValueError(
+            f"sequence_scatter: Ids must hold one sequence per row of X ({x.shape[0]}). Received: "
+            f"{len(offsets) - 1} sequences"
+        )
+    if updates.shape[0] != ids.shape[0]:
+        raise ValueError(
+            f"sequence_scatter: Updates must have a row per id ({ids.shape[0]}). Received: {updates.shape[0]} rows"
+        )
+    cols = ids.reshape(-1).to(torch.int64)
+    if cols.numel() and (int(cols.min()) < 0 or int(cols.max()) >= x.shape[1]):
+        raise ValueError(
+            f"sequence_scatter: every id must be in [0, {x.shape[1]}) (the width of X). Received: "
+            f"{cols.min().item()} ... {cols.max().item()}"
+        )
+    _, rows = _segments(offsets, x.device)
+    flat = (rows * x.shape[1] + cols).reshape(-1)
+    scattered = x.reshape(-1).index_add(0, flat, updates.reshape(-1).to(x.dtype))
+    return {"Out": [scattered.reshape(x.shape)]}
+
+
+def _sequence_scatter_infer(ins, a):
+    x = first(ins, "X")
+    return out("Out", x.shape, x.dtype)
+
+
+_op(
+    "sequence_scatter",
+    ("X", "Ids", "Updates"),
+    ("Out",),
+    {},
+    _sequence_scatter_infer,
+    _sequence_scatter,
+    in_grads=("X", "Updates"),
+)
+
+
+# -- lod_reset (lod_reset, lod_append) ------------------------------------------------------------
+def _checked_target(level, rows: int) -> list:
+    level = [int(v) for v in level]
+    if not level or level[0] != 0:
+        start = level[0] if level else "nothing"
+        raise ValueError(f"Target LoD should be a vector starting from 0. But target LoD starts from {start}.")
+    if any(b < a for a, b in zip(level, level[1:])):
+        raise ValueError(f"Target LoD should be an ascending vector. Received: {level}")
+    return level
+
+
+def _lod_reset(ins, a):
+    x = ins["X"][0]
+    y = first(ins, "Y")
+    if y is not None:
+        y_lod = lod_of(y)
+        target = y_lod if y_lod and not a["append"] else [y_lod[-1] if y_lod else y.reshape(-1).tolist()]
+    else:
+        target = [a["target_lod"]]
+    target = [_checked_target(level, x.shape[0]) for level in target]
+    if a["append"]:
+        lod = lod_of(x) + target
+        above = lod[-2][-1] if len(lod) > 1 else None
+        if above is not None and above != len(lod[-1]) - 1:
+            raise ValueError(
+                f"lod_append: the appended level {lod[-1]} must have one offset more than the sequences its "
+                f"upper level ends at ({above}), i.e. {above + 1} offsets. Received: {len(lod[-1])}"
+            )
+    else:
+        lod = target
+    if lod[-1][-1] != x.shape[0]:
+        raise ValueError(
+            "The last value of 'Target LoD''s last level LoD should be equal to the first dimension of Input(X). "
+            f"But received the 'Target LoD' is {', '.join(map(str, lod[-1]))}, Input(X)'s shape is is "
+            f"{', '.join(map(str, x.shape))}."
+        )
+    moved = x.view(x.shape)  # the same data under a new LoD
+    setattr(moved, LOD_ATTR, lod)
+    return {"Out": [moved]}
+
+
+_op(
+    "lod_reset",
+    ("X", "Y"),
+    ("Out",),
+    {"target_lod": [], "append": False},
+    _same_shape,
+    _lod_reset,
+    in_grads=("X",),
+    no_buffer_inputs=frozenset({"Y"}),
+)

@@ -1,0 +1,216 @@
+"""LoD sequences: feeding and fetching LoDTensors, the LoD kept apart from programs without one,
+refusals of bad sequence input, and a text classifier over variable-length sequences that trains.
+Values of every sequence op against fluid 1.8.5 are in test_goldens.py (sequence_ops, sequence_rnn,
+lod_sharing)."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import fluidcompat as fluid
+from fluidcompat import places
+from fluidcompat.executor.interpreter import PreparedBlock
+from fluidcompat.executor.placement import plan_block
+
+L = fluid.layers
+
+
+def lod_tensor(data, lengths):
+    return fluid.create_lod_tensor(np.asarray(data), lengths, fluid.CPUPlace())
+
+
+def run_one(build, feed, return_numpy=False):
+    main, start = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, start):
+        out = build()
+    exe = fluid.Executor(fluid.CPUPlace())
+    if start.global_block().ops:
+        exe.run(start)
+    return exe.run(main, feed=feed, fetch_list=[out], return_numpy=return_numpy)[0], main
+
+
+def test_sequence_pool_against_numpy():
+    rows = np.random.RandomState(0).rand(6, 3).astype("float32")
+    lengths = [2, 0, 3, 1]
+    offsets = np.cumsum([0] + lengths)
+    out, _ = run_one(
+        lambda: L.sequence_pool(fluid.data("x", [None, 3], lod_level=1), "sqrt", pad_value=-1.0),
+        {"x": lod_tensor(rows, [lengths])},
+    )
+    want = [rows[a:b].sum(0) / np.sqrt(b - a) if b > a else np.full(3, -1.0) for a, b in zip(offsets, offsets[1:])]
+    np.testing.assert_allclose(np.array(out), np.array(want), rtol=1e-6)
+    assert out.lod() == []  # pooling the only level leaves no LoD
+
+
+def test_fetching_a_lod_as_numpy_is_refused_and_as_lodtensor_keeps_it():
+    x = lod_tensor(np.arange(10, dtype="float32").reshape(5, 2), [[2, 3]])
+    out, _ = run_one(lambda: L.relu(fluid.data("x", [None, 2], lod_level=1)), {"x": x})
+    assert out.lod() == [[0, 2, 5]] and out.recursive_sequence_lengths() == [[2, 3]]
+    with pytest.raises(RuntimeError, match="hold LoD information.*return_numpy"):
+        run_one(lambda: L.relu(fluid.data("x", [None, 2], lod_level=1)), {"x": x}, return_numpy=True)
+    # the fed LoDTensor is the caller's: the run marked nothing on its tensor
+    assert not hasattr(x.torch(), "_lod") and x.lod() == [[0, 2, 5]]
+
+
+def test_programs_without_lod_run_the_plain_kernels():
+    """The LoD bookkeeping (a wrapper per kernel) exists only in programs that declare a LoD."""
+    for lod_level, wrapped in ((0, False), (1, True)):
+        main, start = fluid.Program(), fluid.Program()
+        with fluid.program_guard(main, start):
+            y = L.fc(fluid.data("x", [None, 4], lod_level=lod_level), 3, act="relu")
+            fluid.backward.append_backward(L.mean(y))
+        prepared = PreparedBlock(plan_block(main.global_block(), fluid.CPUPlace(), {"x": None}), keep=())
+        assert prepared.lod is wrapped
+        plain = [s.kernel is s.plan.op._def.kernel or s.plan.op._def.specialize is not None for s in prepared.steps]
+        assert all(plain) is not wrapped
+
+
+def test_sequence_concat_of_different_sequence_counts_names_both_inputs():
+    """fluid 1.8.5 crashed (SIGSEGV) on this; the error names each input and its sequence count."""
+    main, start = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, start):
+        a = fluid.data("a", [None, 2], lod_level=1)
+        b = fluid.data("b", [None, 2], lod_level=1)
+        out = L.sequence_concat([a, b])
+    exe = fluid.Executor(fluid.CPUPlace())
+    feed = {"a": lod_tensor(np.ones((3, 2), "float32"), [[1, 2]]), "b": lod_tensor(np.ones((3, 2), "float32"), [[3]])}
+    with pytest.raises(Exception, match=r"same number of sequences.*'a' with 2, 'b' with 1"):
+        exe.run(main, feed=feed, fetch_list=[out], return_numpy=False)
+
+
+def test_bad_pool_type_leaves_the_program_as_it_was():
+    main, start = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, start):
+        x = fluid.data("x", [None, 2], lod_level=1)
+        before = (len(main.global_block().ops), sorted(main.global_block().vars))
+        with pytest.raises(ValueError, match="pool_type must be one of.*Received: 'median'"):
+            L.sequence_pool(x, "median")
+        assert (len(main.global_block().ops), sorted(main.global_block().vars)) == before
+
+
+def test_sequence_op_on_a_tensor_without_lod_says_how_to_feed_one():
+    with pytest.raises(Exception, match="does not contain LoD information: feed it as a LoDTensor"):
+        run_one(lambda: L.sequence_softmax(fluid.data("x", [None, 1])), {"x": np.ones((3, 1), "float32")})
+
+
+def test_data_feeder_refuses_a_field_that_is_not_a_sequence():
+    ids = fluid.data("ids", [None, 1], dtype="int64", lod_level=1)
+    feeder = fluid.DataFeeder(feed_list=[ids], place=fluid.CPUPlace())
+    with pytest.raises(ValueError, match="'ids' has lod_level 1.*Received: 7"):
+        feeder.feed([([1, 2],), (7,)])
+
+
+def test_text_classifier_over_sequences_trains():
+    """embedding -> sequence_conv_pool and dynamic_lstm + last step -> softmax, Adam, fed through
+    DataFeeder: sequences holding word 1 are class 1; the classifier learns it."""
+    rng = np.random.RandomState(3)
+    samples = []
+    for i in range(32):
+        words = list(rng.randint(2, 10, size=rng.randint(2, 7)))
+        label = i % 2
+        if label:
+            words[rng.randint(len(words))] = 1
+        samples.append((words, [label]))
+    main, start = fluid.Program(), fluid.Program()
+    main.random_seed = start.random_seed = 5
+    with fluid.program_guard(main, start):
+        words = fluid.data("words", [None, 1], dtype="int64", lod_level=1)
+        label = fluid.data("label", [None, 1], dtype="int64")
+        emb = L.embedding(words, size=[10, 8])
+        conv = fluid.nets.sequence_conv_pool(emb, num_filters=8, filter_size=3, act="tanh", pool_type="max")
+        hidden, _ = L.dynamic_lstm(L.fc(emb, 16), 16)
+        last = L.sequence_last_step(hidden)
+        prob = L.fc([conv, last], 2, act="softmax")
+        loss = L.mean(L.cross_entropy(prob, label))
+        acc = L.accuracy(prob, label)
+        fluid.optimizer.Adam(0.05).minimize(loss)
+    feeder = fluid.DataFeeder(feed_list=[words, label], place=fluid.CPUPlace())
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(start)
+    feed = feeder.feed(samples)
+    first = None
+    for _ in range(40):
+        lv, av = exe.run(main, feed=feed, fetch_list=[loss, acc])
+        first = lv if first is None else first
+    assert float(lv) < 0.25 * float(first) and float(av) == 1.0, (first, lv, av)
+
+
+def test_vlog_lines_show_the_lod_as_fluid_did():
+    """GLOG_vmodule=operator=3: each variable's LoD as fluid 1.8.5 printed it (``({{0, 2, 5}})``).
+    One difference is left: fluid printed sequence_pool's unused MaxIndex as an empty tensor
+    (``:[0]({})``), fluidcompat as never written (``[uninited]``)."""
+    golden = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden")
+    proc = subprocess.run(
+        [sys.executable, "-m", "fluidcompat", "run", "--device", "cpu", os.path.join(golden, "lod_vlog.py")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, GLOG_vmodule="operator=3", GLOG_logtostderr="1"),
+    )
+    assert proc.returncode == 0, proc.stderr
+    got = [line.split("operator.cc:180] ", 1)[1] for line in proc.stderr.splitlines() if "operator.cc:180]" in line]
+    with open(os.path.join(golden, "lod_vlog.txt")) as f:
+        want = f.read().strip().splitlines()
+
+    def unused_max_index(lines):
+        return [re.sub(r"MaxIndex\[.*?\], Out\[", "MaxIndex[], Out[", line) for line in lines]
+
+    assert unused_max_index(got) == unused_max_index(want)
+
+
+def test_a_planned_copy_keeps_the_lod():
+    """Copies between devices (device_guard on a GPU) carry the value's LoD to the copy."""
+    import torch
+
+    from fluidcompat.executor.interpreter import _lod_to
+
+    t = torch.ones(5, 2)
+    t._lod = [[0, 2, 5]]
+    moved = _lod_to(t, torch.device("meta"))
+    assert moved is not t and moved.device.type == "meta" and moved._lod == [[0, 2, 5]]
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not places.cuda_available(), reason="needs a CUDA device")
+def test_sequences_across_devices_on_cuda():
+    """An embedding guarded to the CPU feeding sequence ops on the GPU: the LoD crosses the copy,
+    and the values are the CPU run's."""
+    rows = np.arange(12, dtype="float32").reshape(6, 2) / 10
+
+    def build():
+        x = fluid.data("x", [None, 2], lod_level=1)
+        with fluid.device_guard("cpu"):
+            y = L.scale(x, 2.0)
+        return L.sequence_pool(L.sequence_conv(y, 3, param_attr=fluid.initializer.Constant(0.1)), "max")
+
+    results = []
+    for place in (fluid.CPUPlace(), fluid.CUDAPlace(0)):
+        main, start = fluid.Program(), fluid.Program()
+        with fluid.program_guard(main, start):
+            out = build()
+        exe = fluid.Executor(place)
+        exe.run(start)
+        results.append(exe.run(main, feed={"x": lod_tensor(rows, [[2, 4]])}, fetch_list=[out])[0])
+    np.testing.assert_allclose(results[1], results[0], rtol=1e-6)
+
+
+def test_lod_append_of_a_level_that_does_not_fit_is_refused_where_it_is_made():
+    """fluid 1.8.5 appended it and failed later, in whichever sequence op read it ("The input lod
+    information is illegal"); here lod_append itself says what the level must be."""
+    rows = np.arange(12, dtype="float32").reshape(6, 2)
+    with pytest.raises(Exception, match=r"lod_append: the appended level \[0, 1, 2, 3, 5, 6\] must have .* 7 offsets"):
+        run_one(
+            lambda: L.lod_append(fluid.data("x", [None, 2], lod_level=1), [0, 1, 2, 3, 5, 6]),
+            {"x": lod_tensor(rows, [[2, 4]])},
+        )
+    out, _ = run_one(
+        lambda: L.lod_append(fluid.data("x", [None, 2], lod_level=1), [0, 1, 2, 3, 4, 5, 6]),
+        {"x": lod_tensor(rows, [[2, 4]])},
+    )
+    assert out.lod() == [[0, 2, 6], [0, 1, 2, 3, 4, 5, 6]]
