@@ -25,10 +25,6 @@ class DataFeeder:
                 v = found
             if not isinstance(v, Variable):
                 raise TypeError(f"Feed list should contain a list of variable. Received: {type(v)}")
-            if v.lod_level:
-                raise NotImplementedError(
-                    f"DataFeeder: '{v.name}' has lod_level {v.lod_level}; fluidcompat feeds dense tensors only"
-                )
             self.feed_vars.append(v)
         self.feed_names = [v.name for v in self.feed_vars]
         self.place = place
@@ -45,6 +41,9 @@ class DataFeeder:
                 col.append(field)
         result = {}
         for var, col in zip(self.feed_vars, columns):
+            lengths = []
+            if var.lod_level:  # each sample's field is a sequence (of sequences ...): rows and their lengths
+                col, lengths = _flattened(var, col)
             arr = np.asarray(col, dtype=np_name(var.dtype))
             shape = list(var.shape)
             if shape and all(d >= 0 for d in shape[1:]):
@@ -57,6 +56,10 @@ class DataFeeder:
                         f"fit the variable's shape {shape}"
                     ) from None
             result[var.name] = arr
+            if var.lod_level:
+                from fluidcompat.lod_tensor import create_lod_tensor
+
+                result[var.name] = create_lod_tensor(arr, lengths, self.place)
         return result
 
     def feed_parallel(self, iterable, num_places=None):
@@ -71,6 +74,24 @@ class DataFeeder:
         if multi_devices:
             raise NotImplementedError("DataFeeder.decorate_reader(multi_devices=True): fluidcompat runs one place")
         return decorated
+
+
+def _flattened(var, samples):
+    """The rows of ``var.lod_level``-deep nested sequences, and the sequence lengths of each level."""
+    lengths = [[] for _ in range(var.lod_level)]
+    level_items = list(samples)
+    for depth in range(var.lod_level):
+        nxt = []
+        for seq in level_items:
+            if not isinstance(seq, (list, tuple, np.ndarray)):
+                raise ValueError(
+                    f"DataFeeder: '{var.name}' has lod_level {var.lod_level}, so each sample's field must be a "
+                    f"sequence nested {var.lod_level} deep. Received: {seq!r} at depth {depth}"
+                )
+            lengths[depth].append(len(seq))
+            nxt.extend(seq)
+        level_items = nxt
+    return level_items, lengths
 
 
 def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError

@@ -238,8 +238,19 @@ def collated_batches(reader):
 
 
 def array_batches(reader):
-    """A source of batches (lists of arrays) from a reader of batches of arrays or LoDTensors."""
-    return lambda: ([np.asarray(f) for f in b] for b in reader())
+    """A source of batches (lists of arrays, LoDTensors kept with their LoD) from a reader of batches
+    of arrays or LoDTensors."""
+    return lambda: ([f if hasattr(f, "lod") else np.asarray(f) for f in b] for b in reader())
+
+
+def fed_batches(reader, feed_list):
+    """A source of batches from a reader of sample lists, each field converted as DataFeeder does
+    (sequences of ``lod_level > 0`` variables become LoDTensors)."""
+    from fluidcompat.data_feeder import DataFeeder
+    from fluidcompat.places import CPUPlace
+
+    feeder = DataFeeder(feed_list, CPUPlace())
+    return lambda: (list(feeder.feed(samples).values()) for samples in reader())
 
 
 class _GeneratorLoader:
@@ -275,7 +286,10 @@ class _GeneratorLoader:
         return self.set_sample_list_generator(batch(reader, batch_size, drop_last), places)
 
     def set_sample_list_generator(self, reader, places=None):
-        self._batches = collated_batches(reader)
+        if any(getattr(v, "lod_level", 0) for v in self.feed_list):
+            self._batches = fed_batches(reader, self.feed_list)
+        else:
+            self._batches = collated_batches(reader)
         return self
 
     def set_batch_generator(self, reader, places=None):

@@ -269,8 +269,12 @@ def _read_kernel(ins, attrs):
     outs = []
     for name, value in zip(names, batch):
         var = op.block._find_var_recursive(name)
+        lod = value.lod() if hasattr(value, "lod") else []  # a LoDTensor's sequences (NOTE: [LoD values])
         arr = np.asarray(value, dtype=np_name(var.dtype)) if var is not None else np.asarray(value)
-        outs.append(torch.from_numpy(np.ascontiguousarray(arr)).to(attrs["_device"]))
+        out = torch.from_numpy(np.ascontiguousarray(arr)).to(attrs["_device"])
+        if lod:
+            out._lod = lod
+        outs.append(out)
     return {"Out": outs}
 
 
