@@ -415,3 +415,12 @@ def test_data_loader_batches_carry_lod_as_fluid():
     iterable and with a read op): the same pooled values and LoDs as fluid 1.8.5."""
     with open(os.path.join(GOLDEN, "lod_loader.txt")) as f:
         assert run_lines("lod_loader.py") == f.read().strip().splitlines()
+
+
+def test_stacked_lstm_sentiment_classifier_trains_as_fluid():
+    """The fluid book's stacked-LSTM sentiment net over variable-length sequences (sparse embedding,
+    three dynamic_lstm layers, max pooling, Adagrad), from the same initial parameters: the loss and
+    accuracy of 8 steps and the cloned test program's predictions as fluid 1.8.5's."""
+    got, want = run_fluidcompat("sentiment_lstm.py"), load("sentiment_lstm.json")
+    np.testing.assert_allclose(got["train"], want["train"], rtol=1e-4, atol=1e-6)
+    np.testing.assert_allclose(got["test"], want["test"], rtol=1e-4, atol=1e-6)
