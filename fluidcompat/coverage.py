@@ -74,9 +74,6 @@ PARTIAL: Dict[str, str] = {
     "paddle.fluid.layers.StaticRNN": "unrolled when built (no recurrent op); seq_len must be known",
     "paddle.fluid.layers.rnn": "unrolled when built (no recurrent op); the number of time steps must be known",
     "paddle.fluid.layers.rnn.rnn": "unrolled when built (no recurrent op); the number of time steps must be known",
-    "paddle.fluid.layers.linear_chain_crf": "padded input with length only (no LoD)",
-    "paddle.fluid.layers.crf_decoding": "padded input with length only (no LoD)",
-    "paddle.fluid.layers.chunk_eval": "padded input with seq_length, or one sequence per call (no LoD)",
 }
 
 # Names in fluid 1.8.5's public lists that fluid 1.8.5 itself cannot resolve (AttributeError there).

@@ -26,6 +26,7 @@ from fluidcompat_ops.nn import (
     _pool_out,
 )
 from fluidcompat_ops.registry import GradDef, OpDef, lookup, register
+from fluidcompat_ops.sequence import _last_level, lod_of, with_lod
 from fluidcompat_ops.shapes import first, norm_axis, out, prod_or_unknown, same_as
 from fluidcompat_ops.tensor import _generator, _tdtype
 
@@ -2048,7 +2049,13 @@ def _chunk_eval(ins, a):
     inf_rows, lab_rows = inf.reshape(n, -1).tolist(), lab.reshape(n, -1).tolist()
     lengths = first(ins, "SeqLength")
     lengths = lengths.reshape(-1).tolist() if lengths is not None else [len(r) for r in inf_rows]
-    if first(ins, "SeqLength") is None:  # one sequence: the whole column
+    offsets = lod_of(inf)[-1] if lod_of(inf) else None
+    if first(ins, "SeqLength") is None and offsets:  # LoD sequences of one tag per row
+        flat_inf, flat_lab = sum(inf_rows, []), sum(lab_rows, [])
+        inf_rows = [flat_inf[a:b] for a, b in zip(offsets, offsets[1:])]
+        lab_rows = [flat_lab[a:b] for a, b in zip(offsets, offsets[1:])]
+        lengths = [len(r) for r in inf_rows]
+    elif first(ins, "SeqLength") is None:  # one sequence: the whole column
         inf_rows, lab_rows, lengths = [sum(inf_rows, [])], [sum(lab_rows, [])], [n * len(inf_rows[0])]
     n_inf = n_lab = n_cor = 0
     excluded = set(a["excluded_chunk_types"])
@@ -2522,23 +2529,32 @@ def _sample_logits_grad(ins):
 # -- linear_chain_crf, crf_decoding (padded [batch, time, tags] with Length) ------------------------
 def _crf_parts(ins):
     em, trans = ins["Emission"][0], ins["Transition"][0]
-    length = ins["Length"][0].reshape(-1).long()
-    return em, trans[0], trans[1], trans[2:], length
+    return em, trans[0], trans[1], trans[2:]
+
+
+def _crf_sequences(ins, *slots):
+    """Per sequence, the rows of each slot's tensor: padded [batch, time, ...] with Length, or the LoD
+    sequences of [rows, ...] tensors (fluid's form without Length)."""
+    em = ins["Emission"][0]
+    length = first(ins, "Length")
+    if length is not None:
+        n, steps = em.shape[0], em.shape[1]
+        vals = [ins[s][0].reshape((n, steps) + tuple(ins[s][0].shape[2:])) for s in slots]
+        return [tuple(v[i, : int(k)] for v in vals) for i, k in enumerate(length.reshape(-1).tolist())]
+    offsets = _last_level(em, "LinearChainCRFOp", "Input(Emission)")
+    return [tuple(ins[s][0][a:b] for s in slots) for a, b in zip(offsets, offsets[1:])]
 
 
 def _linear_chain_crf(ins, a):
     """Negative log likelihood of each tag sequence: log Z - score, Transition's rows being the
     start weights, the end weights, then [from tag, to tag]."""
-    em, start, end, trans, length = _crf_parts(ins)
-    label = ins["Label"][0].reshape(em.shape[0], em.shape[1]).long()
-    n, steps, _ = em.shape
+    em, start, end, trans = _crf_parts(ins)
     nll = []
-    for i in range(n):
-        k = int(length[i])
+    for x, y in _crf_sequences(ins, "Emission", "Label"):
+        k, y = x.shape[0], y.reshape(-1).long()
         if k == 0:
             nll.append(em.new_zeros(()))
             continue
-        x, y = em[i, :k], label[i, :k]
         alpha = start + x[0]
         for t in range(1, k):
             alpha = torch.logsumexp(alpha[:, None] + trans, 0) + x[t]
@@ -2546,7 +2562,7 @@ def _linear_chain_crf(ins, a):
         score = start[y[0]] + x[torch.arange(k), y].sum() + trans[y[:-1], y[1:]].sum() + end[y[-1]]
         nll.append(log_z - score)
     return {
-        "LogLikelihood": [torch.stack(nll).reshape(n, 1)],
+        "LogLikelihood": [torch.stack(nll).reshape(len(nll), 1) if nll else em.new_zeros((0, 1))],
         "Alpha": [em.new_zeros(em.shape)],
         "EmissionExps": [em.new_zeros(em.shape)],
         "TransitionExps": [em.new_zeros(ins["Transition"][0].shape)],
@@ -2582,32 +2598,43 @@ register(
 
 
 def _crf_decoding(ins, a):
-    """The Viterbi path of each sequence (zeros past its length); with Label, 1 where it agrees."""
-    em, start, end, trans, length = _crf_parts(ins)
-    n, steps, _ = em.shape
-    path = torch.zeros((n, steps), dtype=torch.int64, device=em.device)
-    for i in range(n):
-        k = int(length[i])
+    """The Viterbi path of each sequence (zeros past its length); with Label, 1 where it agrees.
+    LoD input ([rows, tags], no Length) gives a [rows, 1] path with the input's LoD."""
+    em, start, end, trans = _crf_parts(ins)
+    paths = []
+    for (x,) in _crf_sequences(ins, "Emission"):
+        k = x.shape[0]
         if k == 0:
+            paths.append([])
             continue
-        score = start + em[i, 0]
+        score = start + x[0]
         back = []
         for t in range(1, k):
             cand = score[:, None] + trans
             best, arg = cand.max(0)
             back.append(arg)
-            score = best + em[i, t]
+            score = best + x[t]
         last = int(torch.argmax(score + end))
         seq = [last]
         for arg in reversed(back):
             last = int(arg[last])
             seq.append(last)
-        path[i, :k] = torch.tensor(seq[::-1], dtype=torch.int64)
+        paths.append(seq[::-1])
     label = first(ins, "Label")
+    if first(ins, "Length") is None:  # LoD sequences: one row per step
+        path = torch.tensor(sum(paths, []), dtype=torch.int64, device=em.device).reshape(-1, 1)
+        if label is not None:
+            path = (path == label.reshape(-1, 1).long()).to(torch.int64)
+        return {"ViterbiPath": [with_lod(path, lod_of(em))]}
+    n, steps = em.shape[0], em.shape[1]
+    padded = torch.zeros((n, steps), dtype=torch.int64, device=em.device)
+    for i, seq in enumerate(paths):
+        padded[i, : len(seq)] = torch.tensor(seq, dtype=torch.int64)
     if label is not None:
-        mask = torch.arange(steps, device=em.device)[None, :] < length[:, None]
-        path = ((path == label.reshape(n, steps).long()) & mask).to(torch.int64)
-    return {"ViterbiPath": [path]}
+        lengths = torch.tensor([len(s) for s in paths], device=em.device)
+        mask = torch.arange(steps, device=em.device)[None, :] < lengths[:, None]
+        padded = ((padded == label.reshape(n, steps).long()) & mask).to(torch.int64)
+    return {"ViterbiPath": [padded]}
 
 
 _op(
@@ -2615,7 +2642,11 @@ _op(
     ("Emission", "Transition", "Label", "Length"),
     ("ViterbiPath",),
     {},
-    lambda ins, a: out("ViterbiPath", tuple(first(ins, "Emission").shape[:2]), "int64"),
+    lambda ins, a: out(
+        "ViterbiPath",
+        tuple(first(ins, "Emission").shape[:2]) if first(ins, "Length") is not None else (-1, 1),
+        "int64",
+    ),
     _crf_decoding,
     grad=False,
     host_inputs=frozenset({"Length"}),

@@ -424,3 +424,13 @@ def test_stacked_lstm_sentiment_classifier_trains_as_fluid():
     got, want = run_fluidcompat("sentiment_lstm.py"), load("sentiment_lstm.json")
     np.testing.assert_allclose(got["train"], want["train"], rtol=1e-4, atol=1e-6)
     np.testing.assert_allclose(got["test"], want["test"], rtol=1e-4, atol=1e-6)
+
+
+def test_crf_and_chunk_eval_over_lod_sequences_match_fluid():
+    """linear_chain_crf, crf_decoding (with and without the label) and chunk_eval on LoD sequences:
+    costs, the emission and transition gradients, the paths with their LoD and the chunk counts."""
+    got, want = run_fluidcompat("crf_lod.py"), load("crf_lod.json")
+    assert sorted(got) == sorted(want)
+    for key, (lod, values) in want.items():
+        assert got[key][0] == lod, key
+        np.testing.assert_allclose(got[key][1], values, rtol=1e-4, atol=1e-5, err_msg=key)

@@ -1673,12 +1673,7 @@ def sampled_softmax_with_cross_entropy(
 def linear_chain_crf(input, label, param_attr=None, length=None):
     """Negative log likelihood of tag sequences under a linear-chain CRF whose transition parameter
     [tags + 2, tags] holds start weights, end weights and tag-to-tag weights; padded input
-    [batch, time, tags] with ``length`` (LoD sequences need ``length`` here)."""
-    if length is None:
-        raise NotImplementedError(
-            "linear_chain_crf without length reads LoD sequences, which fluidcompat does not carry; pass padded "
-            "[batch, time, tags] input with its length"
-        )
+    [batch, time, tags] with ``length``, or LoD sequences of [rows, tags] without it."""
     helper = LayerHelper("linear_chain_crf")
     tags = input.shape[-1]
     transition = helper.create_parameter(attr=param_attr, shape=[tags + 2, tags], dtype=input.dtype)
@@ -1688,23 +1683,26 @@ def linear_chain_crf(input, label, param_attr=None, length=None):
     }
     helper.append_op(
         type="linear_chain_crf",
-        inputs={"Emission": [input], "Transition": [transition], "Label": [label], "Length": [length]},
+        inputs={"Emission": [input], "Transition": [transition], "Label": [label], "Length": _listed(length)},
         outputs={k: [v] for k, v in outs.items()},
     )
     return outs["LogLikelihood"]
 
 
+def _listed(v):
+    return [v] if v is not None else []
+
+
 @_export
 def crf_decoding(input, param_attr, label=None, length=None):
     """The Viterbi tag path under the transition parameter named by ``param_attr`` (or, with
-    ``label``, 1 where the path agrees with it); padded input with ``length``."""
-    if length is None:
-        raise NotImplementedError("crf_decoding without length reads LoD sequences; pass padded input with its length")
+    ``label``, 1 where the path agrees with it); padded input with ``length``, or LoD sequences
+    without it (the path is then [rows, 1] with the input's LoD)."""
     helper = LayerHelper("crf_decoding")
     name = param_attr.name if isinstance(param_attr, ParamAttr) else param_attr
     transition = helper.main_program.global_block().var(name)
     path = helper.create_variable_for_type_inference(dtype="int64")
-    ins = {"Emission": [input], "Transition": [transition], "Length": [length]}
+    ins = {"Emission": [input], "Transition": [transition], "Length": _listed(length)}
     if label is not None:
         ins["Label"] = [label]
     helper.append_op(type="crf_decoding", inputs=ins, outputs={"ViterbiPath": [path]})
