@@ -565,67 +565,84 @@ def _initial(ins, slot, n, width, like):
 
 
 def _lstm(ins, a):
+    """fluid's lstm op and, with ProjWeight, its lstmp op (the recurrent state is the projection
+    ``proj_activation(hidden @ ProjWeight)``, clipped to ``proj_clip``; the cell to ``cell_clip``)."""
     x, w, b = ins["Input"][0], ins["Weight"][0], ins["Bias"][0]
-    offsets = _last_level(x, "LSTMOp", "Input(Input)")
-    size = w.shape[0]
+    proj = first(ins, "ProjWeight")
+    offsets = _last_level(x, "LSTMPOp" if proj is not None else "LSTMOp", "Input(Input)")
+    size = w.shape[1] // 4
     gate, cell_act, cand_act = (
         _activation(a, k) for k in ("gate_activation", "cell_activation", "candidate_activation")
     )
+    proj_act = _activation(a, "proj_activation") if proj is not None else None
+    cell_clip, proj_clip = a.get("cell_clip", 0.0), a.get("proj_clip", 0.0)
     steps, pos, mask = _time_steps(x, offsets, a["is_reverse"])
     n = steps.shape[0]
-    h, c = _initial(ins, "H0", n, size, x), _initial(ins, "C0", n, size, x)
+    r = _initial(ins, "H0", n, w.shape[0], x)
+    c = _initial(ins, "C0", n, size, x)
     bias = b.reshape(-1)
     peep = bias[4 * size : 7 * size].split(size) if a["use_peepholes"] else None
-    hs, cs, gates = [], [], []
+    rs, hs, cs, gates = [], [], [], []
     for t in range(steps.shape[1]):
-        g = steps[:, t] + h @ w + bias[: 4 * size]
+        g = steps[:, t] + r @ w + bias[: 4 * size]
         g_c, g_i, g_f, g_o = g.split(size, dim=1)
         if peep is not None:
             g_i, g_f = g_i + c * peep[0], g_f + c * peep[1]
         i, f, cand = gate(g_i), gate(g_f), cand_act(g_c)
         c_new = f * c + i * cand
+        if cell_clip > 0:
+            c_new = c_new.clamp(-cell_clip, cell_clip)
         if peep is not None:
             g_o = g_o + c_new * peep[2]
         o = gate(g_o)
         h_new = o * cell_act(c_new)
+        r_new = h_new
+        if proj is not None:
+            r_new = proj_act(h_new @ proj)
+            if proj_clip > 0:
+                r_new = r_new.clamp(-proj_clip, proj_clip)
         live = mask[:, t]
-        h, c = torch.where(live, h_new, h), torch.where(live, c_new, c)
+        r, c = torch.where(live, r_new, r), torch.where(live, c_new, c)
+        rs.append(r_new)
         hs.append(h_new)
         cs.append(c_new)
         gates.append(torch.cat([cand, i, f, o], dim=1))
     lod = lod_of(x)
     if not hs:
         empty = x.new_zeros((0, size))
-        return {
-            "Hidden": [empty],
-            "Cell": [empty],
-            "BatchGate": [x.new_zeros((0, 4 * size))],
-            "BatchCellPreAct": [empty],
-        }
+        result = {"Cell": [empty], "BatchGate": [x.new_zeros((0, 4 * size))], "BatchCellPreAct": [empty]}
+        result["Hidden" if proj is None else "Projection"] = [x.new_zeros((0, w.shape[0]))]
+        return result
     cell = _rows(cs, pos)
-    return {
-        "Hidden": [with_lod(_rows(hs, pos), lod)],
-        "Cell": [with_lod(cell, lod)],
-        "BatchGate": [_rows(gates, pos)],
-        "BatchCellPreAct": [cell],
-    }
+    result = {"Cell": [with_lod(cell, lod)], "BatchGate": [_rows(gates, pos)], "BatchCellPreAct": [cell]}
+    if proj is None:
+        result["Hidden"] = [with_lod(_rows(hs, pos), lod)]
+    else:
+        result["Projection"] = [with_lod(_rows(rs, pos), lod)]
+        result["BatchHidden"] = [_rows(hs, pos)]
+    return result
 
 
 def _lstm_infer(ins, a):
-    x, w = first(ins, "Input"), first(ins, "Weight")
-    size = w.shape[0]
+    x, w, proj = first(ins, "Input"), first(ins, "Weight"), first(ins, "ProjWeight")
+    size = w.shape[1] // 4
     if x.shape[1] >= 0 and x.shape[1] != 4 * size:
         raise ValueError(
-            f"The second dimension of Input(Input) of lstm must be 4 * the hidden size ({4 * size}). "
-            f"Received: '{x.name}' of shape {list(x.shape)}"
+            f"The second dimension of Input(Input) of {'lstmp' if proj is not None else 'lstm'} must be 4 * the "
+            f"hidden size ({4 * size}). Received: '{x.name}' of shape {list(x.shape)}"
         )
     rows = (x.shape[0], size)
-    return {
-        "Hidden": [(rows, x.dtype)],
+    result = {
         "Cell": [(rows, x.dtype)],
         "BatchGate": [((x.shape[0], 4 * size), x.dtype)],
         "BatchCellPreAct": [(rows, x.dtype)],
     }
+    if proj is None:
+        result["Hidden"] = [(rows, x.dtype)]
+    else:
+        result["Projection"] = [((x.shape[0], proj.shape[1]), x.dtype)]
+        result["BatchHidden"] = [(rows, x.dtype)]
+    return result
 
 
 _op(
@@ -643,6 +660,25 @@ _op(
     _lstm,
     grad_outs=("Hidden", "Cell"),
     in_grads=("Input", "H0", "C0", "Weight", "Bias"),
+)
+_op(
+    "lstmp",
+    ("Input", "H0", "C0", "Weight", "ProjWeight", "Bias"),
+    ("Projection", "Cell", "BatchGate", "BatchCellPreAct", "BatchHidden"),
+    {
+        "use_peepholes": True,
+        "is_reverse": False,
+        "gate_activation": "sigmoid",
+        "cell_activation": "tanh",
+        "candidate_activation": "tanh",
+        "proj_activation": "tanh",
+        "cell_clip": 0.0,
+        "proj_clip": 0.0,
+    },
+    _lstm_infer,
+    _lstm,
+    grad_outs=("Projection", "Cell"),
+    in_grads=("Input", "H0", "C0", "Weight", "ProjWeight", "Bias"),
 )
 
 

@@ -252,6 +252,14 @@ def sequence_cases(G):
             atol=1e-6,
         ),
         G(
+            "lstmp_projection_and_cell",
+            lambda x: list(L.dynamic_lstmp(x, 8, 3, dtype="float64", cell_clip=0.8, is_reverse=True)),
+            {"x": afz((7, 8), 0.05, 0.6)},
+            lods={"x": [[2, 0, 4, 1]]},
+            rtol=1e-4,
+            atol=1e-6,
+        ),
+        G(
             "gru",
             lambda x, h: L.dynamic_gru(x, 2, h_0=h, is_reverse=True),
             {"x": afz((7, 6), 0.05, 0.6), "h": afz((4, 2), 0.05, 0.5)},

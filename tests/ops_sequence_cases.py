@@ -86,12 +86,14 @@ def sig(v):
     return 1 / (1 + np.exp(-v))
 
 
-def lstm(x, w, b, reverse_=False):
-    """fluid's lstm op with peepholes: gate blocks candidate, input, forget, output."""
-    d = w.shape[0]
-    out_h, out_c = np.zeros((x.shape[0], d), "float32"), np.zeros((x.shape[0], d), "float32")
+def lstm(x, w, b, reverse_=False, proj=None):
+    """fluid's lstm op with peepholes: gate blocks candidate, input, forget, output; with ``proj``
+    the lstmp op (the recurrent state is tanh(h @ proj))."""
+    d = w.shape[1] // 4
+    width = proj.shape[1] if proj is not None else d
+    out_h, out_c = np.zeros((x.shape[0], width), "float32"), np.zeros((x.shape[0], d), "float32")
     for a, b_ in spans():
-        h, c = np.zeros(d), np.zeros(d)
+        h, c = np.zeros(w.shape[0]), np.zeros(d)
         order = range(b_ - 1, a - 1, -1) if reverse_ else range(a, b_)
         for t in order:
             g = x[t] + h @ w + b[0, : 4 * d]
@@ -101,6 +103,8 @@ def lstm(x, w, b, reverse_=False):
             c = f * c + i * np.tanh(gc)
             o = sig(go + c * b[0, 6 * d :])
             h = o * np.tanh(c)
+            if proj is not None:
+                h = np.tanh(h @ proj)
             out_h[t], out_c[t] = h, c
     return out_h, out_c
 
@@ -210,6 +214,14 @@ SEQUENCE_CASES = [
         "lstm",
         lambda x: L.dynamic_lstm(x, 8, param_attr=NI(W_LSTM), bias_attr=NI(B_LSTM), is_reverse=True),
         lambda x: lstm(x, W_LSTM, B_LSTM, reverse_=True),
+        inputs={"x": rng.uniform(-1, 1, (7, 8)).astype("float32")},
+    ),
+    seq(
+        "lstmp",
+        lambda x: L.dynamic_lstmp(
+            x, 8, 3, param_attr=fluid.initializer.Constant(0.2), bias_attr=fluid.initializer.Constant(-0.1)
+        ),
+        lambda x: lstm(x, np.full((3, 8), 0.2), np.full((1, 14), -0.1), proj=np.full((2, 3), 0.2)),
         inputs={"x": rng.uniform(-1, 1, (7, 8)).astype("float32")},
     ),
     seq(

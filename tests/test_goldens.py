@@ -434,3 +434,13 @@ def test_crf_and_chunk_eval_over_lod_sequences_match_fluid():
     for key, (lod, values) in want.items():
         assert got[key][0] == lod, key
         np.testing.assert_allclose(got[key][1], values, rtol=1e-4, atol=1e-5, err_msg=key)
+
+
+def test_dynamic_lstmp_matches_fluid():
+    """dynamic_lstmp (peepholes or not, reversed, clipped, initial states, other activations):
+    parameter and variable names, projection and cell with their LoD, and every gradient."""
+    got, want = run_fluidcompat("sequence_lstmp.py"), load("sequence_lstmp.json")
+    assert sorted(got) == sorted(want) and len(want) == 5
+    for case, w in want.items():
+        assert got[case]["params"] == w["params"] and got[case]["vars"] == w["vars"], case
+        _same_fetches(got[case]["values"], w["values"], case)

@@ -464,13 +464,13 @@ def uses_lod(program) -> bool:
 
 
 # Ops that set their outputs' LoD themselves (besides the sequence_* ops).
-LOD_OPS = frozenset({"lstm", "gru", "lod_reset"})
+LOD_OPS = frozenset({"lstm", "lstmp", "gru", "lod_reset"})
 # Ops whose output keeps no LoD although its first dimension is its input's (fluid 1.8 did not share).
 _NO_SHARED_LOD = frozenset({"arg_max", "arg_min", "mean", "shape", "size", "transpose", "transpose2", "gather"})
 _LOD_SOURCES = ("X", "Input", "Ids", "Logits")
 # Forward ops whose grad op gives the input's gradient no LoD (fluid 1.8's grad kernels did not share it).
 _NO_GRAD_LOD = frozenset(
-    {"slice", "softmax", "matmul", "layer_norm", "expand", "clip", "stack", "batch_norm", "lstm", "gru"}
+    {"slice", "softmax", "matmul", "layer_norm", "expand", "clip", "stack", "batch_norm", "lstm", "lstmp", "gru"}
 )
 
 

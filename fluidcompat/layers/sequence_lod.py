@@ -340,3 +340,74 @@ def lod_append(x, level):
         return _seq_op("lod_reset", {"X": [x]}, attrs, lod_level=x.lod_level + 1)
     _checked(level, "level", "lod_append")
     return _seq_op("lod_reset", {"X": [x], "Y": [level]}, {"append": True}, lod_level=x.lod_level + 1)
+
+
+@_export
+def dynamic_lstmp(
+    input,
+    size,
+    proj_size,
+    param_attr=None,
+    bias_attr=None,
+    use_peepholes=True,
+    is_reverse=False,
+    gate_activation="sigmoid",
+    cell_activation="tanh",
+    candidate_activation="tanh",
+    proj_activation="tanh",
+    dtype="float32",
+    name=None,
+    h_0=None,
+    c_0=None,
+    cell_clip=None,
+    proj_clip=None,
+):
+    """An LSTM with a projection: the recurrent state is ``proj_activation(hidden @ proj_weight)``
+    of ``proj_size``. Returns (projection [rows, proj_size], cell [rows, size / 4]), with ``input``'s LoD."""
+    _checked(input, "input", "dynamic_lstmp")
+    helper = LayerHelper("lstmp", param_attr=param_attr, bias_attr=bias_attr, name=name)
+    size = size // 4
+    if size <= 0:
+        raise ValueError(f"dynamic_lstmp: size must be at least 4 (4 x the hidden size). Received: {size * 4}")
+    for clip, what in ((cell_clip, "cell_clip"), (proj_clip, "proj_clip")):
+        if clip is not None and clip < 0:
+            raise ValueError(f"{what} should not be negative. Received: {clip}")
+    h0, c0 = _initial_state(h_0, proj_size, "h0"), _initial_state(c_0, size, "c0")
+    weight = helper.create_parameter(attr=helper.kwargs.get("param_attr"), shape=[proj_size, 4 * size], dtype=dtype)
+    proj_weight = helper.create_parameter(attr=helper.kwargs.get("param_attr"), shape=[size, proj_size], dtype=dtype)
+    bias_size = [1, 7 * size if use_peepholes else 4 * size]
+    bias = helper.create_parameter(attr=helper.kwargs.get("bias_attr"), shape=bias_size, dtype=dtype, is_bias=True)
+    # fluid made six temporaries, the third unused: the same names here
+    projection, cell, _, batch_hidden, batch_gate, batch_cell_pre_act = (
+        helper.create_variable_for_type_inference(dtype) for _ in range(6)
+    )
+    projection.lod_level = cell.lod_level = input.lod_level
+    helper.append_op(
+        type="lstmp",
+        inputs={
+            "Input": [input],
+            "Weight": [weight],
+            "ProjWeight": [proj_weight],
+            "Bias": [bias],
+            "H0": h0,
+            "C0": c0,
+        },
+        outputs={
+            "Projection": [projection],
+            "Cell": [cell],
+            "BatchHidden": [batch_hidden],
+            "BatchGate": [batch_gate],
+            "BatchCellPreAct": [batch_cell_pre_act],
+        },
+        attrs={
+            "use_peepholes": bool(use_peepholes),
+            "cell_clip": float(cell_clip or 0.0),
+            "proj_clip": float(proj_clip or 0.0),
+            "is_reverse": bool(is_reverse),
+            "gate_activation": gate_activation,
+            "cell_activation": cell_activation,
+            "candidate_activation": candidate_activation,
+            "proj_activation": proj_activation,
+        },
+    )
+    return projection, cell
