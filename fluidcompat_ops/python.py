@@ -46,7 +46,9 @@ def _number(v) -> str:
     return str(v)
 
 
-def format_tensor(t, name: str, message: str, summarize: int, show_name=True, show_type=True, show_shape=True):
+def format_tensor(
+    t, name: str, message: str, summarize: int, show_name=True, show_type=True, show_shape=True, show_lod=True
+):
     """One tensor as fluid 1.8's print op wrote it."""
     lines = [f"{int(time.time())}\t{message}\tThe place is:{_place_text(t.device)}"]
     if show_name:
@@ -55,6 +57,9 @@ def format_tensor(t, name: str, message: str, summarize: int, show_name=True, sh
         lines.append("\tshape: [" + "".join(f"{d}," for d in t.shape) + "]")
     if show_type:
         lines.append(f"\tdtype: {_TYPE_CODES.get(str(t.dtype).replace('torch.', ''), str(t.dtype))}")
+    lod = getattr(t, "_lod", None)  # NOTE: [LoD values] in sequence.py
+    if show_lod and lod:
+        lines.append("\tLoD: [" + "".join("[ " + "".join(f"{o}," for o in level) + " ]" for level in lod) + "]")
     flat = t.detach().reshape(-1)
     if summarize >= 0:
         flat = flat[:summarize]
@@ -80,6 +85,7 @@ def _print_kernel(ins, attrs):
             attrs.get("print_tensor_name", True),
             attrs.get("print_tensor_type", True),
             attrs.get("print_tensor_shape", True),
+            attrs.get("print_tensor_lod", True),
         )
         sys.stdout.write(text)
         sys.stdout.flush()

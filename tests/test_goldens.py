@@ -444,3 +444,9 @@ def test_dynamic_lstmp_matches_fluid():
     for case, w in want.items():
         assert got[case]["params"] == w["params"] and got[case]["vars"] == w["vars"], case
         _same_fetches(got[case]["values"], w["values"], case)
+
+
+def test_print_shows_the_lod_as_fluid():
+    """layers.Print of a tensor with a 2-level LoD: the same lines as fluid 1.8.5 (after the timestamp)."""
+    with open(os.path.join(GOLDEN, "lod_print.txt")) as f:
+        assert run_lines("lod_print.py")[-5:] == f.read().strip("\n").splitlines()
