@@ -63,7 +63,6 @@ PARTIAL: Dict[str, str] = {
     "paddle.fluid.ParallelExecutor": "one device; num_trainers > 1 not supported",
     "paddle.fluid.optimizer.RecomputeOptimizer": "trains as its inner optimizer: activations are kept, not recomputed",
     "paddle.fluid.io.DataLoader": "from_generator only (not from_dataset)",
-    "paddle.fluid.layers.load": "dense tensors only; the LoD in the file is dropped",
     "paddle.fluid.layers.warpctc": "padded input with input_length/label_length only (no LoD)",
     "paddle.fluid.layers.edit_distance": "padded input with lengths; ignored_tokens not supported",
     "paddle.fluid.layers.row_conv": "padded [batch, time, dim] input (no LoD)",

@@ -103,14 +103,16 @@ def _atomic_write(path: str, data: bytes) -> None:
         raise
 
 
-def _value(scope, var_name: str) -> np.ndarray:
+def _value(scope, var_name: str):
+    """(the variable's array, its LoD) from ``scope``."""
     sv = scope.find_var(var_name)
     if sv is None or not sv.is_initialized():
         raise ValueError(
             f"Cannot save variable '{var_name}': it holds no value in the scope. Run the startup program "
             "(and the program that computes it) first."
         )
-    return np.asarray(sv.get_tensor())
+    tensor = sv.get_tensor()
+    return np.asarray(tensor), tensor.lod()
 
 
 def _select(main_program, vars, predicate) -> List[Variable]:
@@ -129,9 +131,9 @@ def save_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
     values = {v.name: _value(scope, v.name) for v in chosen}
     if filename is None:
         for name, value in values.items():
-            _atomic_write(os.path.join(dirname, name), proto.tensor_to_bytes(value))
+            _atomic_write(os.path.join(dirname, name), proto.tensor_to_bytes(*value))
     else:
-        data = b"".join(proto.tensor_to_bytes(values[n]) for n in sorted(values))
+        data = b"".join(proto.tensor_to_bytes(*values[n]) for n in sorted(values))
         _atomic_write(os.path.join(dirname, filename), data)
 
 
@@ -159,10 +161,12 @@ def _check(var: Variable, value: np.ndarray, where: str) -> np.ndarray:
     return value
 
 
-def _set_all(values: Dict[str, np.ndarray], place) -> None:
+def _set_all(values: Dict[str, np.ndarray], place, lods=None) -> None:
     scope = global_scope()
     for name, value in values.items():
-        scope.var(name).get_tensor().set(value, place)
+        tensor = scope.var(name).get_tensor()
+        tensor.set(value, place)
+        tensor.set_lod((lods or {}).get(name, []))
 
 
 def _place(executor):
@@ -175,13 +179,14 @@ def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
     """Load variables saved by ``save_vars`` (or by fluid 1.8); checks names, shapes and dtypes first."""
     chosen = _select(main_program, vars, predicate)
     values: Dict[str, np.ndarray] = {}
+    lods: Dict[str, list] = {}  # the LoD each file holds, kept in the scope as fluid kept it
     if filename is None:
         for v in chosen:
             path = os.path.join(dirname, v.name)
             if not os.path.isfile(path):
                 raise ValueError(f"Cannot load variable '{v.name}': there is no file {path}")
             with open(path, "rb") as f:
-                value, _ = proto.read_tensor(f, f"variable '{v.name}' ({path})")
+                value, lods[v.name] = proto.read_tensor(f, f"variable '{v.name}' ({path})")
                 if f.read(1):
                     raise proto.FormatError(f"variable '{v.name}' ({path}): the file holds more than one tensor")
             values[v.name] = _check(v, value, path)
@@ -191,13 +196,13 @@ def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
             raise ValueError(f"Cannot load variables: there is no file {path}")
         with open(path, "rb") as f:
             for v in sorted(chosen, key=lambda var: var.name):
-                value, _ = proto.read_tensor(f, f"variable '{v.name}' in {path}")
+                value, lods[v.name] = proto.read_tensor(f, f"variable '{v.name}' in {path}")
                 values[v.name] = _check(v, value, path)
             if f.read(1):
                 raise proto.FormatError(
                     f"{path} holds more tensors than the {len(chosen)} variables the program asks for"
                 )
-    _set_all(values, _place(executor))
+    _set_all(values, _place(executor), lods)
 
 
 def load_params(executor, dirname, main_program=None, filename=None) -> None:
@@ -354,9 +359,9 @@ def save(program, model_path) -> None:
             "received model_path is empty string."
         )
     scope = global_scope()
-    params = {v.name: _value(scope, v.name) for v in program.list_vars() if is_parameter(v)}
+    params = {v.name: _value(scope, v.name)[0] for v in program.list_vars() if is_parameter(v)}
     _atomic_write(model_path + ".pdparams", _pickle_state(params))
-    opt = {v.name: _value(scope, v.name) for v in program.list_vars() if is_belong_to_optimizer(v)}
+    opt = {v.name: _value(scope, v.name)[0] for v in program.list_vars() if is_belong_to_optimizer(v)}
     if opt:
         _atomic_write(model_path + ".pdopt", _pickle_state(opt))
     _atomic_write(model_path + ".pdmodel", proto.program_to_bytes(program))

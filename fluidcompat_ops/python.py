@@ -294,11 +294,14 @@ def _load_kernel(ins, attrs):
     path = attrs["file_path"]
     try:
         with open(path, "rb") as f:
-            arr, _ = read_tensor(f, path)
+            arr, lod = read_tensor(f, path)
     except FileNotFoundError:
         raise FileNotFoundError(f"load: the file '{path}' does not exist") from None
     t = torch.from_numpy(np.ascontiguousarray(arr)).to(attrs["_device"])
-    return {"Out": [t.half() if attrs.get("load_as_fp16") else t]}
+    t = t.half() if attrs.get("load_as_fp16") else t
+    if lod:  # the file's LoD travels with the value (NOTE: [LoD values] in sequence.py)
+        t._lod = lod
+    return {"Out": [t]}
 
 
 register(OpDef("load", (), ("Out",), {"file_path": "", "load_as_fp16": False}, None, _load_kernel))

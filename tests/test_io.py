@@ -202,3 +202,24 @@ def test_save_inference_model_leaves_the_program(tmp_path):
     before = str(fluid.default_main_program())
     fio.save_inference_model(str(tmp_path), ["x"], [z], exe)
     assert str(fluid.default_main_program()) == before
+
+
+def test_a_lod_tensor_file_keeps_its_lod_both_ways(tmp_path):
+    """A parameter file fluid 1.8.5 wrote from a LoDTensor (lengths [2, 3]): load_vars keeps its LoD in
+    the scope, save_vars writes the same bytes back, and layers.load gives a value with that LoD
+    (fluid 1.8.5's own layers.load failed: "Operator load does not have an output called Out")."""
+    fluid_file = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden", "fluid18_saved", "lod_w")
+    w = fluid.layers.create_parameter([5, 2], "float32", name="lod_w")
+    exe = fluid.Executor(fluid.CPUPlace())
+    fluid.io.load_vars(exe, os.path.dirname(fluid_file), vars=[w])
+    tensor = fluid.global_scope().find_var("lod_w").get_tensor()
+    assert tensor.lod() == [[0, 2, 5]]
+    np.testing.assert_array_equal(np.array(tensor), np.arange(10, dtype="float32").reshape(5, 2))
+    fluid.io.save_vars(exe, str(tmp_path), vars=[w])
+    with open(fluid_file, "rb") as a, open(tmp_path / "lod_w", "rb") as b:
+        assert a.read() == b.read()
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        v = main.global_block().create_var(name="loaded", shape=[5, 2], dtype="float32")
+        fluid.layers.load(v, str(tmp_path / "lod_w"))
+    assert exe.run(main, fetch_list=[v], return_numpy=False)[0].lod() == [[0, 2, 5]]
