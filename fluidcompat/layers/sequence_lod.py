@@ -229,35 +229,41 @@ def dynamic_lstm(
 ):
     """An LSTM over each sequence of ``input`` ([rows, size], the projected gates: ``size`` is 4x
     the hidden size). Returns (hidden, cell), both [rows, size / 4] with ``input``'s LoD."""
-    _checked(input, "input", "dynamic_lstm")
-    helper = LayerHelper("lstm", param_attr=param_attr, bias_attr=bias_attr, name=name)
+    acts = {"gate_activation": gate_activation, "cell_activation": cell_activation}
+    acts["candidate_activation"] = candidate_activation
+    return _lstm_layer("lstm", input, size, None, param_attr, bias_attr, use_peepholes, is_reverse, acts, dtype,
+                       name, h_0, c_0)  # fmt: skip
+
+
+def _lstm_layer(op_type, input, size, proj_size, param_attr, bias_attr, use_peepholes, is_reverse, attrs, dtype,
+                name, h_0, c_0):  # fmt: skip
+    """dynamic_lstm (op lstm) and, with ``proj_size``, dynamic_lstmp (op lstmp): the parameters, the
+    temporaries fluid made (lstmp's six, the third unused) and the op."""
+    layer = "dynamic_lstmp" if proj_size else "dynamic_lstm"
+    _checked(input, "input", layer)
+    helper = LayerHelper(op_type, param_attr=param_attr, bias_attr=bias_attr, name=name)
     size = size // 4
     if size <= 0:
-        raise ValueError(f"dynamic_lstm: size must be at least 4 (4 x the hidden size). Received: {size * 4}")
-    h0, c0 = _initial_state(h_0, size, "h0"), _initial_state(c_0, size, "c0")
-    weight = helper.create_parameter(attr=helper.kwargs.get("param_attr"), shape=[size, 4 * size], dtype=dtype)
+        raise ValueError(f"{layer}: size must be at least 4 (4 x the hidden size). Received: {size * 4}")
+    state = proj_size or size
+    h0, c0 = _initial_state(h_0, state, "h0"), _initial_state(c_0, size, "c0")
+    weight = helper.create_parameter(attr=helper.kwargs.get("param_attr"), shape=[state, 4 * size], dtype=dtype)
+    inputs = {"Input": [input], "Weight": [weight]}
+    if proj_size:
+        inputs["ProjWeight"] = [
+            helper.create_parameter(attr=helper.kwargs.get("param_attr"), shape=[size, proj_size], dtype=dtype)
+        ]
     bias_size = [1, 7 * size if use_peepholes else 4 * size]
     bias = helper.create_parameter(attr=helper.kwargs.get("bias_attr"), shape=bias_size, dtype=dtype, is_bias=True)
-    hidden, cell, batch_gate, batch_cell_pre_act = (helper.create_variable_for_type_inference(dtype) for _ in range(4))
-    hidden.lod_level = cell.lod_level = input.lod_level
-    helper.append_op(
-        type="lstm",
-        inputs={"Input": [input], "Weight": [weight], "Bias": [bias], "H0": h0, "C0": c0},
-        outputs={
-            "Hidden": [hidden],
-            "Cell": [cell],
-            "BatchGate": [batch_gate],
-            "BatchCellPreAct": [batch_cell_pre_act],
-        },
-        attrs={
-            "use_peepholes": bool(use_peepholes),
-            "is_reverse": bool(is_reverse),
-            "gate_activation": gate_activation,
-            "cell_activation": cell_activation,
-            "candidate_activation": candidate_activation,
-        },
-    )
-    return hidden, cell
+    inputs.update({"Bias": [bias], "H0": h0, "C0": c0})
+    temps = [helper.create_variable_for_type_inference(dtype) for _ in range(6 if proj_size else 4)]
+    slots = ("Projection", "Cell", None, "BatchHidden") if proj_size else ("Hidden", "Cell")
+    slots += ("BatchGate", "BatchCellPreAct")
+    outputs = {slot: [v] for slot, v in zip(slots, temps) if slot}
+    temps[0].lod_level = temps[1].lod_level = input.lod_level
+    attrs = dict(attrs, use_peepholes=bool(use_peepholes), is_reverse=bool(is_reverse))
+    helper.append_op(type=op_type, inputs=inputs, outputs=outputs, attrs=attrs)
+    return temps[0], temps[1]
 
 
 @_export
@@ -364,50 +370,11 @@ def dynamic_lstmp(
 ):
     """An LSTM with a projection: the recurrent state is ``proj_activation(hidden @ proj_weight)``
     of ``proj_size``. Returns (projection [rows, proj_size], cell [rows, size / 4]), with ``input``'s LoD."""
-    _checked(input, "input", "dynamic_lstmp")
-    helper = LayerHelper("lstmp", param_attr=param_attr, bias_attr=bias_attr, name=name)
-    size = size // 4
-    if size <= 0:
-        raise ValueError(f"dynamic_lstmp: size must be at least 4 (4 x the hidden size). Received: {size * 4}")
     for clip, what in ((cell_clip, "cell_clip"), (proj_clip, "proj_clip")):
         if clip is not None and clip < 0:
             raise ValueError(f"{what} should not be negative. Received: {clip}")
-    h0, c0 = _initial_state(h_0, proj_size, "h0"), _initial_state(c_0, size, "c0")
-    weight = helper.create_parameter(attr=helper.kwargs.get("param_attr"), shape=[proj_size, 4 * size], dtype=dtype)
-    proj_weight = helper.create_parameter(attr=helper.kwargs.get("param_attr"), shape=[size, proj_size], dtype=dtype)
-    bias_size = [1, 7 * size if use_peepholes else 4 * size]
-    bias = helper.create_parameter(attr=helper.kwargs.get("bias_attr"), shape=bias_size, dtype=dtype, is_bias=True)
-    # fluid made six temporaries, the third unused: the same names here
-    projection, cell, _, batch_hidden, batch_gate, batch_cell_pre_act = (
-        helper.create_variable_for_type_inference(dtype) for _ in range(6)
-    )
-    projection.lod_level = cell.lod_level = input.lod_level
-    helper.append_op(
-        type="lstmp",
-        inputs={
-            "Input": [input],
-            "Weight": [weight],
-            "ProjWeight": [proj_weight],
-            "Bias": [bias],
-            "H0": h0,
-            "C0": c0,
-        },
-        outputs={
-            "Projection": [projection],
-            "Cell": [cell],
-            "BatchHidden": [batch_hidden],
-            "BatchGate": [batch_gate],
-            "BatchCellPreAct": [batch_cell_pre_act],
-        },
-        attrs={
-            "use_peepholes": bool(use_peepholes),
-            "cell_clip": float(cell_clip or 0.0),
-            "proj_clip": float(proj_clip or 0.0),
-            "is_reverse": bool(is_reverse),
-            "gate_activation": gate_activation,
-            "cell_activation": cell_activation,
-            "candidate_activation": candidate_activation,
-            "proj_activation": proj_activation,
-        },
-    )
-    return projection, cell
+    attrs = {"cell_clip": float(cell_clip or 0.0), "proj_clip": float(proj_clip or 0.0)}
+    attrs.update(gate_activation=gate_activation, cell_activation=cell_activation)
+    attrs.update(candidate_activation=candidate_activation, proj_activation=proj_activation)
+    return _lstm_layer("lstmp", input, size, proj_size, param_attr, bias_attr, use_peepholes, is_reverse, attrs,
+                       dtype, name, h_0, c_0)  # fmt: skip
