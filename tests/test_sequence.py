@@ -214,3 +214,24 @@ def test_lod_append_of_a_level_that_does_not_fit_is_refused_where_it_is_made():
         {"x": lod_tensor(rows, [[2, 4]])},
     )
     assert out.lod() == [[0, 2, 6], [0, 1, 2, 3, 4, 5, 6]]
+
+
+def test_a_persistable_keeps_its_scope_lod_in_the_program():
+    """A persistable whose scope LoDTensor holds a LoD is read with it, and a LoD value written to a
+    persistable is kept in the scope with its LoD."""
+    rows = np.arange(10, dtype="float32").reshape(5, 2)
+    main, start = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, start):
+        table = L.create_global_var([5, 2], 0.0, "float32", persistable=True, name="table")
+        table.lod_level = 1
+        pooled = L.sequence_pool(table, "sum")
+        kept = L.create_global_var([5, 2], 0.0, "float32", persistable=True, name="kept")
+        L.assign(L.scale(table, 2.0), kept)
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(start)
+    tensor = fluid.global_scope().find_var("table").get_tensor()
+    tensor.set(rows, fluid.CPUPlace())
+    tensor.set_recursive_sequence_lengths([[2, 3]])
+    out = exe.run(main, fetch_list=[pooled])[0]
+    np.testing.assert_array_equal(out, [rows[:2].sum(0), rows[2:].sum(0)])
+    assert fluid.global_scope().find_var("kept").get_tensor().lod() == [[0, 2, 5]]

@@ -543,14 +543,21 @@ def _read_externals(prepared: PreparedBlock, block, scope: Scope, env) -> None:
         if t is None:
             raise _missing_input(prepared, n, block)
         env[n] = t if dev is None or t.device == dev else t.to(dev)
+        if prepared.lod and sv.tensor._lod:  # a scope LoDTensor's LoD (NOTE: [LoD values] in sequence.py)
+            env[n] = env[n].detach() if env[n] is t else env[n]
+            setattr(env[n], LOD_ATTR, sv.tensor.lod())
 
 
 def _write_persistables(prepared: PreparedBlock, env, scope: Scope) -> None:
-    """Keep in the scope the persistable variables the run wrote."""
+    """Keep in the scope the persistable variables the run wrote (in a program with LoD, with the
+    LoD each now has)."""
     for n in prepared.persist_outputs:
         t = env.get(n)
         if t is not None:
-            scope.var(n).tensor._t = t
+            tensor = scope.var(n).tensor
+            tensor._t = t
+            if prepared.lod:
+                tensor._lod = [list(level) for level in getattr(t, LOD_ATTR, None) or ()]
 
 
 def _accelerator(program, prepared: PreparedBlock):
