@@ -235,3 +235,13 @@ def test_a_persistable_keeps_its_scope_lod_in_the_program():
     out = exe.run(main, fetch_list=[pooled])[0]
     np.testing.assert_array_equal(out, [rows[:2].sum(0), rows[2:].sum(0)])
     assert fluid.global_scope().find_var("kept").get_tensor().lod() == [[0, 2, 5]]
+
+
+def test_a_list_fed_to_a_lod_variable_gets_fluids_error_and_the_way_out():
+    main, start = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, start):
+        x = fluid.data("x", [None, 1], dtype="int64", lod_level=1)
+        y = L.sequence_pool(L.cast(x, "float32"), "sum")
+    exe = fluid.Executor(fluid.CPUPlace())
+    with pytest.raises(RuntimeError, match=r"Some of your feed data hold LoD information.*'x' has lod_level 1"):
+        exe.run(main, feed={"x": [[1], [2, 3]]}, fetch_list=[y])

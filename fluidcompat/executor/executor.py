@@ -247,6 +247,13 @@ class Executor:
         elif np.isscalar(value):
             arr = np.array([value]).astype(np_name(var.dtype))
         elif isinstance(value, (list, tuple)):
+            if var.lod_level:
+                raise RuntimeError(
+                    "Some of your feed data hold LoD information. They can not be completely cast from a list of "
+                    "Python ndarray to LoDTensor. Please convert data to LoDTensor directly before feeding the data. "
+                    f"('{name}' has lod_level {var.lod_level}: feed fluid.create_lod_tensor(data, [lengths], place) "
+                    "or use fluid.DataFeeder.)"
+                )
             arr = np.asarray(value, dtype=np_name(var.dtype))
         else:
             raise TypeError(
