@@ -89,7 +89,6 @@ NOT_IN_FLUID_185 = (
 
 # For names fluidcompat lacks: the nearest thing it has.
 ALTERNATIVES: Dict[str, str] = {
-    "DynamicRNN": "fluid.layers.While over tensor arrays (create_array, array_read, array_write)",
     "lstm": "fluid.layers.rnn with fluid.layers.LSTMCell",
     "StaticRNN": "fluid.layers.While or while_loop over tensor arrays",
     "dygraph": "the static-graph API (fluid.Program, fluid.Executor)",

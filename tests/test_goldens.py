@@ -450,3 +450,13 @@ def test_print_shows_the_lod_as_fluid():
     """layers.Print of a tensor with a 2-level LoD: the same lines as fluid 1.8.5 (after the timestamp)."""
     with open(os.path.join(GOLDEN, "lod_print.txt")) as f:
         assert run_lines("lod_print.py")[-5:] == f.read().strip("\n").splitlines()
+
+
+def test_dynamic_rnn_matches_fluid():
+    """DynamicRNN (step_input, a memory from a shape, one from an initial tensor in length order or
+    reordered, update_memory, two outputs): outputs with their LoD and the gradients of the input,
+    the initial state and every fc parameter, as fluid 1.8.5's."""
+    got, want = run_fluidcompat("dynamic_rnn.py"), load("dynamic_rnn.json")
+    assert sorted(got) == sorted(want) and len(want) == 3
+    for case, w in want.items():
+        _same_fetches(got[case], w, case)

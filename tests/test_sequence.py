@@ -245,3 +245,25 @@ def test_a_list_fed_to_a_lod_variable_gets_fluids_error_and_the_way_out():
     exe = fluid.Executor(fluid.CPUPlace())
     with pytest.raises(RuntimeError, match=r"Some of your feed data hold LoD information.*'x' has lod_level 1"):
         exe.run(main, feed={"x": [[1], [2, 3]]}, fetch_list=[y])
+
+
+def test_dynamic_rnn_refuses_misuse_with_its_reason():
+    x = fluid.data("x", [None, 2], lod_level=1)
+    rnn = L.DynamicRNN()
+    with pytest.raises(ValueError, match="step_input can only be invoked inside rnn block"):
+        rnn.step_input(x)
+    with pytest.raises(ValueError, match="only be visited outside the rnn block"):
+        rnn()
+    with rnn.block():
+        with pytest.raises(ValueError, match="call step_input before memory"):
+            rnn.memory(shape=[2])
+        word = rnn.step_input(x)
+        rnn.output(L.scale(word, 2.0))
+    with pytest.raises(ValueError, match="block\\(\\) can only be invoke once"):
+        with rnn.block():
+            pass
+    rows = np.arange(10, dtype="float32").reshape(5, 2)
+    exe = fluid.Executor(fluid.CPUPlace())
+    out = exe.run(feed={"x": lod_tensor(rows, [[3, 2]])}, fetch_list=[rnn()], return_numpy=False)[0]
+    assert out.lod() == [[0, 3, 5]]
+    np.testing.assert_array_equal(np.array(out), rows * 2)

@@ -378,3 +378,163 @@ def dynamic_lstmp(
     attrs.update(candidate_activation=candidate_activation, proj_activation=proj_activation)
     return _lstm_layer("lstmp", input, size, proj_size, param_attr, bias_attr, use_peepholes, is_reverse, attrs,
                        dtype, name, h_0, c_0)  # fmt: skip
+
+
+class DynamicRNN:
+    """fluid's DynamicRNN over LoD sequences: ``with rnn.block():`` takes ``step_input`` (one row per
+    sequence per time step), ``memory`` / ``update_memory`` and ``output``; ``rnn()`` gives the
+    outputs as LoD sequences shaped as the step input's.
+
+    Built as a While loop over the padded sequences (fluid shrank the batch to the sequences still
+    running, in length order): each step sees every sequence in its original order, and a sequence
+    that has ended keeps its memories; outputs past a sequence's end are dropped. Values and
+    gradients are fluid's for ops that treat rows independently (everything fluid's docs put in a
+    DynamicRNN step); ``static_input`` gives the whole tensor, in its original order."""
+
+    BEFORE_RNN, IN_RNN, AFTER_RNN = 0, 1, 2
+
+    def __init__(self, name=None):
+        self.helper = LayerHelper("dynamic_rnn", name=name)
+        self.status = DynamicRNN.BEFORE_RNN
+        self.step_idx = self.cond = self.lengths = self.max_len = self.mask = self.mask_all = None
+        self.mem_links = []
+        self.output_arrays = []
+
+    def _parent(self):
+        """Append to the block around the loop (ops before the while op) while inside it."""
+        import contextlib
+
+        program = self.helper.main_program
+
+        @contextlib.contextmanager
+        def guard():
+            inside = program.current_block_idx
+            program.current_block_idx = program.current_block().parent_idx
+            try:
+                yield
+            finally:
+                program.current_block_idx = inside
+
+        return guard()
+
+    def _assert_in_rnn_block(self, method):
+        if self.status != DynamicRNN.IN_RNN:
+            raise ValueError(f"{method} can only be invoked inside rnn block.")
+
+    def block(self):
+        import contextlib
+
+        from fluidcompat.layers import control_flow as cf
+        from fluidcompat.layers import tensor as t
+
+        if self.status != DynamicRNN.BEFORE_RNN:
+            raise ValueError("rnn.block() can only be invoke once")
+
+        @contextlib.contextmanager
+        def guard():
+            self.step_idx = t.fill_constant([1], "int64", 0)
+            self.cond = self.helper.create_variable_for_type_inference("bool", stop_gradient=True)
+            loop = cf.While(self.cond)
+            self.status = DynamicRNN.IN_RNN
+            with loop.block():
+                yield
+                if self.max_len is None:
+                    raise ValueError("DynamicRNN: call step_input inside rnn.block() before anything else")
+                for mem, new in self.mem_links:  # a sequence that has ended keeps its memory
+                    change = _nn().elementwise_mul(_nn().elementwise_sub(new, mem), self.mask, axis=0)
+                    t.assign(_nn().elementwise_add(mem, change), mem)
+                cf.increment(self.step_idx, 1.0, in_place=True)
+                cf.less_than(self.step_idx, self.max_len, cond=self.cond)
+            self.status = DynamicRNN.AFTER_RNN
+            self.outputs = []
+            for arr in self.output_arrays:
+                stacked = cf.tensor_array_to_tensor(arr, axis=0, use_stack=True)[0]
+                perm = [1, 0] + list(range(2, len(stacked.shape)))
+                self.outputs.append(sequence_unpad(_nn().transpose(stacked, perm), self.lengths))
+
+        return guard()
+
+    def step_input(self, x, level=0):
+        """This step's row of every sequence of ``x`` (a LoDTensor)."""
+        from fluidcompat.layers import control_flow as cf
+        from fluidcompat.layers import tensor as t
+
+        self._assert_in_rnn_block("step_input")
+        _checked(x, "x", "DynamicRNN.step_input")
+        nn = _nn()
+        with self._parent():
+            padded, lengths = sequence_pad(x, t.fill_constant([1], x.dtype, 0.0))
+            perm = [1, 0] + list(range(2, len(padded.shape)))
+            time_major = nn.transpose(padded, perm)
+            if self.lengths is None:
+                self.lengths = lengths
+                self.max_len = nn.reduce_max(lengths, dim=[0], keep_dim=True)
+                cf.less_than(self.step_idx, self.max_len, cond=self.cond)
+                from fluidcompat.layers.extra import sequence_mask
+
+                self.mask_all = nn.transpose(sequence_mask(lengths, dtype=x.dtype), [1, 0])
+        if self.mask is None:
+            self.mask = nn.squeeze(nn.gather(self.mask_all, self.step_idx), [0])
+        return nn.squeeze(nn.gather(time_major, self.step_idx), [0])
+
+    def static_input(self, x):
+        """``x`` as it is in every step (fluid gave the rows of the sequences still running)."""
+        self._assert_in_rnn_block("static_input")
+        _checked(x, "x", "DynamicRNN.static_input")
+        return x
+
+    def memory(self, init=None, shape=None, value=0.0, need_reorder=False, dtype="float32"):
+        """A memory of every sequence: ``init`` ([sequences, ...]), or ``value`` in ``shape``. As in
+        fluid, ``init``'s rows are taken in the sequences' length order (longest first, ties in
+        order) unless ``need_reorder``, which takes row i for sequence i."""
+        from fluidcompat.layers import tensor as t
+
+        self._assert_in_rnn_block("memory")
+        if self.lengths is None:
+            raise ValueError("DynamicRNN: call step_input before memory (the memory's batch is the sequences')")
+        with self._parent():
+            if init is None:
+                if shape is None:
+                    raise ValueError("DynamicRNN.memory needs init or shape")
+                init = t.fill_constant_batch_size_like(self.lengths, [-1] + list(shape), dtype, value)
+            elif not need_reorder:  # row k of init is for the k-th longest sequence
+                _, by_length = _nn().argsort(self.lengths, descending=True)
+                _, rank = _nn().argsort(by_length)
+                init = _nn().gather(init, rank)
+            mem = t.assign(init)
+        mem.stop_gradient = False
+        return mem
+
+    def update_memory(self, ex_mem, new_mem):
+        """At the end of each step, ``ex_mem`` (from ``memory``) takes ``new_mem``."""
+        self._assert_in_rnn_block("update_memory")
+        _checked(ex_mem, "ex_mem", "DynamicRNN.update_memory")
+        _checked(new_mem, "new_mem", "DynamicRNN.update_memory")
+        self.mem_links.append((ex_mem, new_mem))
+
+    def output(self, *outputs):
+        """Each step's values of ``outputs``, gathered into LoD sequences by ``rnn()``."""
+        from fluidcompat.layers import control_flow as cf
+
+        self._assert_in_rnn_block("output")
+        for each in outputs:
+            _checked(each, "output", "DynamicRNN.output")
+            with self._parent():
+                arr = cf.create_array(each.dtype)
+            cf.array_write(each, self.step_idx, array=arr)
+            self.output_arrays.append(arr)
+
+    def __call__(self, *args, **kwargs):
+        if self.status != DynamicRNN.AFTER_RNN:
+            raise ValueError("Output of the dynamic RNN can only be visited outside the rnn block.")
+        return self.outputs[0] if len(self.outputs) == 1 else self.outputs
+
+
+__all__.append("DynamicRNN")
+
+
+def _nn():
+    """fluid.layers (imported when a DynamicRNN is built: this module is part of it)."""
+    from fluidcompat import layers
+
+    return layers
