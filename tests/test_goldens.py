@@ -460,3 +460,12 @@ def test_dynamic_rnn_matches_fluid():
     assert sorted(got) == sorted(want) and len(want) == 3
     for case, w in want.items():
         _same_fetches(got[case], w, case)
+
+
+def test_dynamic_rnn_attention_decoder_matches_fluid():
+    """An attention decoder inside a DynamicRNN (static_input, need_reorder memory, sequence_expand,
+    sequence_softmax, sequence_pool per step): outputs, their LoD and the source gradient."""
+    got, want = run_fluidcompat("dynamic_rnn_attention.py"), load("dynamic_rnn_attention.json")
+    assert [g[0] for g in got] == [w[0] for w in want]
+    for (_, g), (_, w) in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=2e-5)
