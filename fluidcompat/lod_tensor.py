@@ -8,13 +8,10 @@ __all__ = ["create_lod_tensor", "create_random_int_lodtensor", "LoDTensorArray"]
 
 
 def _offsets(recursive_seq_lens):
-    lod = []
-    for lens in recursive_seq_lens:
-        level = [0]
-        for n in lens:
-            level.append(level[-1] + int(n))
-        lod.append(level)
-    return lod
+    """A LoD (levels of offsets) from sequence lengths per level."""
+    from fluidcompat_ops.sequence import offsets_of
+
+    return [offsets_of(lens) for lens in recursive_seq_lens]
 
 
 def create_lod_tensor(data, recursive_seq_lens, place):

@@ -14,6 +14,7 @@ import threading
 from typing import Dict, Optional, Tuple
 
 from fluidcompat.dtypes import CPP_NAMES
+from fluidcompat_ops.sequence import lod_of
 
 __all__ = ["vlog_level", "VLog", "var_debug", "place_text"]
 
@@ -94,8 +95,12 @@ def var_debug(name: str, value, vartype_of) -> str:
     if not hasattr(value, "dtype") or not hasattr(value, "shape"):
         return f"{name}[uninited]"
     rows = f"[row_size={value.rows.shape[0]}]" if hasattr(value, "rows") else ""
-    lod = ", ".join("{" + ", ".join(map(str, level)) + "}" for level in getattr(value, "_lod", None) or ())
-    return f"{name}{rows}:{CPP_NAMES[vartype_of(value)]}[{dims_text(value.shape)}]({{{lod}}})"
+    return f"{name}{rows}:{CPP_NAMES[vartype_of(value)]}[{dims_text(value.shape)}]({lod_text(lod_of(value))})"
+
+
+def lod_text(lod) -> str:
+    """A LoD as fluid printed it in logs and LoDTensor texts: ``{{0, 2, 5}}``, ``{}`` for none."""
+    return "{" + ", ".join("{" + ", ".join(map(str, level)) + "}" for level in lod) + "}"
 
 
 def place_text(device) -> str:

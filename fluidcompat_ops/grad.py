@@ -48,11 +48,9 @@ class SelectedRows:
 
 
 def _grad_free(t):
-    leaf = t.detach().requires_grad_(True)
-    lod = getattr(t, "_lod", None)  # NOTE: [LoD values] in sequence.py
-    if lod:
-        leaf._lod = lod
-    return leaf
+    from fluidcompat_ops.sequence import lod_of, with_lod
+
+    return with_lod(t.detach().requires_grad_(True), lod_of(t))
 
 
 def vjp_kernel(fwd, out_grads):

@@ -14,6 +14,7 @@ import numpy as np
 
 from fluidcompat_ops.control import EMPTY
 from fluidcompat_ops.registry import GradDef, OpDef, register
+from fluidcompat_ops.sequence import lod_of, with_lod
 from fluidcompat_ops.shapes import same_as
 
 torch = None  # NOTE: [Lazy torch] in registry.py
@@ -57,7 +58,7 @@ def format_tensor(
         lines.append("\tshape: [" + "".join(f"{d}," for d in t.shape) + "]")
     if show_type:
         lines.append(f"\tdtype: {_TYPE_CODES.get(str(t.dtype).replace('torch.', ''), str(t.dtype))}")
-    lod = getattr(t, "_lod", None)  # NOTE: [LoD values] in sequence.py
+    lod = lod_of(t)  # NOTE: [LoD values] in sequence.py
     if show_lod and lod:
         lines.append("\tLoD: [" + "".join("[ " + "".join(f"{o}," for o in level) + " ]" for level in lod) + "]")
     flat = t.detach().reshape(-1)
@@ -277,10 +278,7 @@ def _read_kernel(ins, attrs):
         var = op.block._find_var_recursive(name)
         lod = value.lod() if hasattr(value, "lod") else []  # a LoDTensor's sequences (NOTE: [LoD values])
         arr = np.asarray(value, dtype=np_name(var.dtype)) if var is not None else np.asarray(value)
-        out = torch.from_numpy(np.ascontiguousarray(arr)).to(attrs["_device"])
-        if lod:
-            out._lod = lod
-        outs.append(out)
+        outs.append(with_lod(torch.from_numpy(np.ascontiguousarray(arr)).to(attrs["_device"]), lod))
     return {"Out": outs}
 
 
@@ -299,9 +297,7 @@ def _load_kernel(ins, attrs):
         raise FileNotFoundError(f"load: the file '{path}' does not exist") from None
     t = torch.from_numpy(np.ascontiguousarray(arr)).to(attrs["_device"])
     t = t.half() if attrs.get("load_as_fp16") else t
-    if lod:  # the file's LoD travels with the value (NOTE: [LoD values] in sequence.py)
-        t._lod = lod
-    return {"Out": [t]}
+    return {"Out": [with_lod(t, lod)]}  # the file's LoD travels with the value (NOTE: [LoD values])
 
 
 register(OpDef("load", (), ("Out",), {"file_path": "", "load_as_fp16": False}, None, _load_kernel))

@@ -27,17 +27,24 @@ def lod_of(t) -> list:
 
 
 def with_lod(t, lod):
-    """``t`` carrying ``lod`` (levels of offsets); an empty LoD leaves it without one."""
+    """``t`` carrying ``lod`` (levels of offsets; shared, as no one changes a LoD in place); an empty
+    LoD leaves it without one."""
     if lod:
-        setattr(t, LOD_ATTR, [list(level) for level in lod])
+        setattr(t, LOD_ATTR, lod)
     return t
 
 
-def _offsets_of(lengths) -> list:
+def offsets_of(lengths) -> list:
+    """One LoD level's offsets from its sequence lengths."""
     offsets = [0]
     for n in lengths:
         offsets.append(offsets[-1] + int(n))
     return offsets
+
+
+def lengths_of(offsets) -> list:
+    """The sequence lengths of one LoD level's offsets."""
+    return [b - a for a, b in zip(offsets, offsets[1:])]
 
 
 def _last_level(x, op_name: str, what: str = "Input(X)") -> list:
@@ -52,22 +59,29 @@ def _last_level(x, op_name: str, what: str = "Input(X)") -> list:
 
 def _segments(offsets, device):
     """(lengths, the sequence of each row) as int64 tensors."""
-    lengths = torch.tensor([b - a for a, b in zip(offsets, offsets[1:])], dtype=torch.int64, device=device)
+    lengths = torch.tensor(lengths_of(offsets), dtype=torch.int64, device=device)
     ids = torch.repeat_interleave(torch.arange(len(offsets) - 1, device=device), lengths, output_size=offsets[-1])
     return lengths, ids
 
 
-def _padded(flat, offsets, fill, maxlen=None):
-    """[num_seqs, maxlen, width] from the rows of ``flat`` ([rows, width]), ``fill`` past each end;
-    also each row's position in the flattened padded tensor."""
-    lengths = [b - a for a, b in zip(offsets, offsets[1:])]
+def _padded(flat, offsets, fill, maxlen=None, reverse=False):
+    """[num_seqs, maxlen, width] from the rows of ``flat`` ([rows, width]), each sequence reversed
+    with ``reverse``, ``fill`` past each end; also each row's position in the flattened padded tensor."""
+    lengths = lengths_of(offsets)
     n = len(lengths)
     maxlen = max(lengths, default=0) if maxlen is None else maxlen
-    pos = [i * maxlen + j for i, length in enumerate(lengths) for j in range(length)]
+    pos = [i * maxlen + (length - 1 - j if reverse else j) for i, length in enumerate(lengths) for j in range(length)]
     pos = torch.tensor(pos, dtype=torch.int64, device=flat.device)
     padded = torch.full((n * maxlen, flat.shape[1]), fill, dtype=flat.dtype, device=flat.device)
     padded = padded.index_put((pos,), flat[: len(pos)])
     return padded.reshape(n, maxlen, flat.shape[1]), pos
+
+
+def _real_steps(padded, pos):
+    """[num_seqs, maxlen, 1]: True where ``padded`` holds a row (``pos`` from ``_padded``)."""
+    mask = torch.zeros(padded.shape[0] * padded.shape[1], dtype=torch.bool, device=padded.device)
+    mask[pos] = True
+    return mask.reshape(padded.shape[:2] + (1,))
 
 
 def _op(name, inputs, outputs, attrs, infer, kernel, grad_outs=None, in_grads=None, **kw):
@@ -235,7 +249,7 @@ _op("sequence_reverse", ("X",), ("Y",), {}, _sequence_reverse_infer, _sequence_r
 def _sequence_pad(ins, a):
     x, pad = ins["X"][0], ins["PadValue"][0]
     offsets = _last_level(x, "SequencePadOp")
-    lengths = [b - a_ for a_, b in zip(offsets, offsets[1:])]
+    lengths = lengths_of(offsets)
     maxlen = a["padded_length"]
     longest = max(lengths, default=0)
     if maxlen == -1:
@@ -249,9 +263,7 @@ def _sequence_pad(ins, a):
     padded, pos = _padded(flat, offsets, 0.0, maxlen)
     step = tuple(x.shape[1:])
     fill = pad.reshape(-1).to(x.dtype).expand(flat.shape[1]) if pad.numel() == 1 else pad.reshape(-1).to(x.dtype)
-    mask = torch.ones(padded.shape[0] * padded.shape[1], dtype=torch.bool, device=x.device)
-    mask[pos] = False
-    full = torch.where(mask.reshape(padded.shape[:2] + (1,)), fill.reshape(1, 1, -1), padded)
+    full = torch.where(_real_steps(padded, pos), padded, fill.reshape(1, 1, -1))
     length = torch.tensor(lengths, dtype=torch.int64, device=x.device)
     return {"Out": [full.reshape((len(lengths), maxlen) + step)], "Length": [length]}
 
@@ -284,7 +296,7 @@ def _sequence_unpad(ins, a):
     rows = [i * x.shape[1] + j for i, n in enumerate(lengths) for j in range(n)]
     flat = x.reshape((x.shape[0] * x.shape[1],) + tuple(x.shape[2:]))
     picked = flat[torch.tensor(rows, dtype=torch.int64, device=x.device)]
-    return {"Out": [with_lod(picked, [_offsets_of(lengths)])]}
+    return {"Out": [with_lod(picked, [offsets_of(lengths)])]}
 
 
 def _sequence_unpad_infer(ins, a):
@@ -346,7 +358,7 @@ def _sequence_concat(ins, a):
             + ", ".join(f"'{n}' with {c}" for n, c in zip(names, counts))
         )
     index, lengths = [], []
-    bases = _offsets_of(x.shape[0] for x in xs)
+    bases = offsets_of(x.shape[0] for x in xs)
     for i in range(counts[0]):
         total = 0
         for base, level in zip(bases, levels):
@@ -354,7 +366,7 @@ def _sequence_concat(ins, a):
             total += level[i + 1] - level[i]
         lengths.append(total)
     rows = torch.cat(list(xs))[torch.tensor(index, dtype=torch.int64, device=xs[0].device)]
-    return {"Out": [with_lod(rows, [_offsets_of(lengths)])]}
+    return {"Out": [with_lod(rows, [offsets_of(lengths)])]}
 
 
 def _sequence_concat_infer(ins, a):
@@ -424,7 +436,7 @@ def _sequence_slice(ins, a):
             )
         index.extend(range(offsets[i] + s, offsets[i] + s + k))
     rows = x[torch.tensor(index, dtype=torch.int64, device=x.device)]
-    return {"Out": [with_lod(rows, lod_of(x)[:-1] + [_offsets_of(sizes)])]}
+    return {"Out": [with_lod(rows, lod_of(x)[:-1] + [offsets_of(sizes)])]}
 
 
 def _sequence_slice_infer(ins, a):
@@ -465,7 +477,7 @@ def _sequence_expand(ins, a):
     if not 0 <= level < len(y_lod):
         raise ValueError(f"sequence_expand: ref_level must be -1 or in [0, {len(y_lod)}). Received: {a['ref_level']}")
     ref = y_lod[level]
-    counts = [b - a_ for a_, b in zip(ref, ref[1:])]
+    counts = lengths_of(ref)
     x_lod = lod_of(x)
     units = len(x_lod[0]) - 1 if x_lod else x.shape[0]
     if units != len(counts):
@@ -483,7 +495,7 @@ def _sequence_expand(ins, a):
 def _sequence_expand_as(ins, a):
     x, y = ins["X"][0], ins["Y"][0]
     ref = _last_level(y, "SequenceExpandAsOp", "Input(Y)")
-    counts = [b - a_ for a_, b in zip(ref, ref[1:])]
+    counts = lengths_of(ref)
     if x.shape[0] != len(counts):
         raise ValueError(
             f"sequence_expand_as: X must hold one row per sequence of Y ({len(counts)}). Received: X with "
@@ -537,16 +549,9 @@ def _activation(a, key):
 
 def _time_steps(x, offsets, reverse: bool):
     """(x's rows as [sequences, longest, width] in time order, reversed per sequence with
-    ``reverse``; each row's position in it flattened; the [sequences, longest] mask of real steps)."""
-    lengths = [b - a_ for a_, b in zip(offsets, offsets[1:])]
-    longest = max(lengths, default=0)
-    pos = [i * longest + (length - 1 - j if reverse else j) for i, length in enumerate(lengths) for j in range(length)]
-    pos = torch.tensor(pos, dtype=torch.int64, device=x.device)
-    steps = x.new_zeros((len(lengths) * longest, x.shape[1])).index_put((pos,), x)
-    mask = torch.zeros(len(lengths) * longest, dtype=torch.bool, device=x.device)
-    mask[pos] = True
-    shape = (len(lengths), longest)
-    return steps.reshape(shape + (x.shape[1],)), pos, mask.reshape(shape + (1,))
+    ``reverse``; each row's position in it flattened; the [sequences, longest, 1] mask of real steps)."""
+    steps, pos = _padded(x, offsets, 0.0, reverse=reverse)
+    return steps, pos, _real_steps(steps, pos)
 
 
 def _rows(per_step, pos):
@@ -793,7 +798,7 @@ _op(
 
 
 # -- lod_reset (lod_reset, lod_append) ------------------------------------------------------------
-def _checked_target(level, rows: int) -> list:
+def _checked_target(level) -> list:
     level = [int(v) for v in level]
     if not level or level[0] != 0:
         start = level[0] if level else "nothing"
@@ -811,7 +816,7 @@ def _lod_reset(ins, a):
         target = y_lod if y_lod and not a["append"] else [y_lod[-1] if y_lod else y.reshape(-1).tolist()]
     else:
         target = [a["target_lod"]]
-    target = [_checked_target(level, x.shape[0]) for level in target]
+    target = [_checked_target(level) for level in target]
     if a["append"]:
         lod = lod_of(x) + target
         above = lod[-2][-1] if len(lod) > 1 else None
@@ -828,9 +833,7 @@ def _lod_reset(ins, a):
             f"But received the 'Target LoD' is {', '.join(map(str, lod[-1]))}, Input(X)'s shape is is "
             f"{', '.join(map(str, x.shape))}."
         )
-    moved = x.view(x.shape)  # the same data under a new LoD
-    setattr(moved, LOD_ATTR, lod)
-    return {"Out": [moved]}
+    return {"Out": [with_lod(x.view(x.shape), lod)]}  # the same data under a new LoD
 
 
 _op(

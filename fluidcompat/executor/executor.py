@@ -19,7 +19,7 @@ from fluidcompat.framework import Operator, Program, Variable, default_main_prog
 from fluidcompat.logging import VLog, any_vlog, dims_text, place_text, var_debug
 from fluidcompat.profiler.events import ORDINARY, RECORDER, now_ns
 from fluidcompat.profiler.report import Event
-from fluidcompat_ops.sequence import LOD_ATTR
+from fluidcompat_ops.sequence import lod_of, with_lod
 
 ENV_EXPLAIN = "FLUIDCOMPAT_EXPLAIN_PLACEMENT"
 
@@ -479,7 +479,7 @@ class Executor:
             return None
         if not torch.is_tensor(t):  # a sparse gradient: fetched as the dense tensor it stands for
             t = t.to_dense()
-        lod = getattr(t, LOD_ATTR, None)
+        lod = lod_of(t)
         if return_numpy:
             if lod:
                 raise RuntimeError(
@@ -497,9 +497,8 @@ class Executor:
 def _with_fed_lod(t: torch.Tensor, value) -> torch.Tensor:
     """The fed tensor carrying the LoD of a fed LoDTensor (NOTE: [LoD values] in fluidcompat_ops/sequence.py)."""
     if isinstance(value, LoDTensor) and value._lod:
-        if t is value._t:  # the scope's own tensor: the run's value is a new tensor object over it
-            t = t.detach()
-        setattr(t, LOD_ATTR, value.lod())
+        # the scope's own tensor: the run's value is a new tensor object over it
+        return with_lod(t.detach() if t is value._t else t, value.lod())
     return t
 
 
@@ -551,8 +550,7 @@ def _read_externals(prepared: PreparedBlock, block, scope: Scope, env) -> None:
             raise _missing_input(prepared, n, block)
         env[n] = t if dev is None or t.device == dev else t.to(dev)
         if prepared.lod and sv.tensor._lod:  # a scope LoDTensor's LoD (NOTE: [LoD values] in sequence.py)
-            env[n] = env[n].detach() if env[n] is t else env[n]
-            setattr(env[n], LOD_ATTR, sv.tensor.lod())
+            env[n] = with_lod(env[n].detach() if env[n] is t else env[n], sv.tensor.lod())
 
 
 def _write_persistables(prepared: PreparedBlock, env, scope: Scope) -> None:
@@ -564,7 +562,7 @@ def _write_persistables(prepared: PreparedBlock, env, scope: Scope) -> None:
             tensor = scope.var(n).tensor
             tensor._t = t
             if prepared.lod:
-                tensor._lod = [list(level) for level in getattr(t, LOD_ATTR, None) or ()]
+                tensor._lod = [list(level) for level in lod_of(t)]
 
 
 def _accelerator(program, prepared: PreparedBlock):

@@ -14,6 +14,7 @@ from fluidcompat.framework import EMPTY_VAR_NAME
 from fluidcompat_ops.array import add_values, zeros_like
 from fluidcompat_ops.python import EOFException
 from fluidcompat_ops.registry import bind_torch
+from fluidcompat_ops.sequence import lod_of, with_lod
 
 bind_torch()
 
@@ -446,10 +447,7 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool]] 
 def _lod_to(value, device):
     """A planned copy of ``value`` to ``device`` that keeps its LoD (NOTE: [LoD values])."""
     moved = value.to(device)
-    lod = getattr(value, "_lod", None)
-    if lod and moved is not value:
-        moved._lod = lod
-    return moved
+    return moved if moved is value else with_lod(moved, lod_of(value))
 
 
 def uses_lod(program) -> bool:
@@ -479,8 +477,6 @@ def _sharing_lod(kernel, op, d):
     outputs with as many rows as its first input take that input's LoD (concat along axis 0 joins
     its inputs' LoDs); a grad op's ``S@GRAD`` takes the LoD of its forward input ``S``. Sequence ops
     set their own."""
-    from fluidcompat_ops.sequence import LOD_ATTR, lod_of
-
     forward = d.forward
     if not forward and (op.type.startswith("sequence_") or op.type in LOD_OPS):
         return kernel
@@ -504,9 +500,9 @@ def _sharing_lod(kernel, op, d):
                         continue
                     for source in sources:
                         vals = ins.get(source) or ()
-                        lod = getattr(vals[i if len(sources) == 1 else 0], LOD_ATTR, None) if vals else None
+                        lod = lod_of(vals[i if len(sources) == 1 else 0]) if vals else None
                         if lod and lod[-1][-1] == g.shape[0]:
-                            setattr(g, LOD_ATTR, lod)
+                            with_lod(g, lod)
                             break
             return result
 
@@ -521,7 +517,7 @@ def _sharing_lod(kernel, op, d):
         result = kernel(ins, attrs)
         vals = ins.get(source)
         x = vals[0] if vals else None
-        lod = getattr(x, LOD_ATTR, None)
+        lod = lod_of(x)
         if joins:
             lods = [lod_of(v) for v in vals]
             if lods[0] and all(len(lv) == 1 for lv in lods):
@@ -529,19 +525,19 @@ def _sharing_lod(kernel, op, d):
                 for lv in lods:
                     base = joined[-1]
                     joined.extend(base + o for o in lv[0][1:])
-                setattr(result["Out"][0], LOD_ATTR, [joined])
+                with_lod(result["Out"][0], [joined])
             return result
         if not lod:
             return result
         for t in result.get("XShape") or ():  # for the grad op, which reads XShape instead of X
             if torch.is_tensor(t):
-                setattr(t, LOD_ATTR, lod)
+                with_lod(t, lod)
         if by_rows and x.dim():
             rows = x.shape[0]
             for slot, outs in result.items():
                 for t in outs:
                     if torch.is_tensor(t) and t is not x and t.dim() and t.shape[0] == rows and slot != "XShape":
-                        setattr(t, LOD_ATTR, lod)
+                        with_lod(t, lod)
         return result
 
     return shared

@@ -10,7 +10,9 @@ import torch
 
 from fluidcompat import places
 from fluidcompat.dtypes import CPP_NAMES, VarType, to_vartype
+from fluidcompat.logging import lod_text
 from fluidcompat_ops.registry import TORCH_DTYPES, bind_torch
+from fluidcompat_ops.sequence import lengths_of
 
 bind_torch()
 _FROM_TORCH = {v: k for k, v in TORCH_DTYPES.items()}
@@ -66,7 +68,7 @@ class LoDTensor:
         self._lod = lod
 
     def recursive_sequence_lengths(self) -> List[List[int]]:
-        return [[b - a for a, b in zip(level, level[1:])] for level in self._lod]
+        return [lengths_of(level) for level in self._lod]
 
     def set_recursive_sequence_lengths(self, recursive_seq_lens) -> None:
         from fluidcompat.lod_tensor import _offsets
@@ -124,9 +126,8 @@ class LoDTensor:
             return "\tlod: {}\n\tdim: \n\tlayout: NCHW\n\tdtype: \n\tdata: []\n"
         dims = ", ".join(str(d) for d in self._t.shape)
         data = " ".join(str(v) for v in self._t.detach().cpu().reshape(-1).tolist())
-        lod = "{" + ", ".join("{" + ", ".join(map(str, level)) + "}" for level in self._lod) + "}"
         return (
-            f"\tlod: {lod}\n\tdim: {dims}\n\tlayout: NCHW\n\tdtype: {CPP_NAMES[vartype_of(self._t)]}\n"
+            f"\tlod: {lod_text(self._lod)}\n\tdim: {dims}\n\tlayout: NCHW\n\tdtype: {CPP_NAMES[vartype_of(self._t)]}\n"
             f"\tdata: [{data}]\n"
         )
 

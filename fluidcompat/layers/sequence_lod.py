@@ -8,6 +8,7 @@ from __future__ import annotations
 from fluidcompat.dtypes import VarType
 from fluidcompat.framework import layer
 from fluidcompat.layer_helper import LayerHelper, check_variable
+from fluidcompat.layers.extra import _one
 from fluidcompat_ops.sequence import POOL_TYPES
 
 __all__ = []
@@ -18,12 +19,10 @@ def _export(fn):
     return layer(fn)
 
 
-def _seq_op(op_type, inputs, attrs=None, out_slot="Out", dtype=None, name=None, lod_level=1):
-    helper = LayerHelper(op_type, name=name)
-    first_in = next(v[0] for v in inputs.values() if v)
-    out = helper.create_variable_for_type_inference(dtype if dtype is not None else first_in.dtype)
+def _seq_op(op_type, inputs, attrs=None, out_slot="Out", name=None, lod_level=1):
+    """``_one``'s op of one output, the output declared with ``lod_level``."""
+    out = _one(op_type, inputs, attrs, out_slot=out_slot, name=name)
     out.lod_level = lod_level
-    helper.append_op(type=op_type, inputs=inputs, outputs={out_slot: [out]}, attrs=attrs or {})
     return out
 
 
