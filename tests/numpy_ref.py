@@ -97,3 +97,41 @@ def layer_norm(x, axis, eps=1e-5):
     var = x2.var(axis=1)
     y = (x2 - mean[:, None]) / np.sqrt(var[:, None] + eps)
     return y.reshape(x.shape).astype(x.dtype), mean.astype(x.dtype), var.astype(x.dtype)
+
+
+def beam_search(step, first_ids, beam, vocab, end, max_step_num):
+    """Beam search as BeamSearchDecoder defines it: ``step(ids [B*K], state_rows_order) -> log-probs
+    [B*K, vocab]`` is called with each step's ids and the parents chosen (so the caller can reorder
+    its states). Returns (ids [T, B, K] traced back through the parents, final log-probs, finished,
+    lengths)."""
+    batch = first_ids.shape[0] // beam
+    log_probs = np.tile(np.array([0.0] + [-1e9] * (beam - 1), "float32"), (batch, 1))
+    finished = np.zeros((batch, beam), bool)
+    lengths = np.zeros((batch, beam), "int64")
+    only_end = np.full(vocab, -1e9, "float32")
+    only_end[end] = 0.0
+    ids, tokens, parents = first_ids, [], []
+    while True:
+        logp = step(ids).reshape(batch, beam, vocab)
+        logp = np.where(finished[:, :, None], only_end, logp)
+        scores = (logp + log_probs[:, :, None]).reshape(batch, beam * vocab)
+        best = np.argsort(-scores, axis=1, kind="stable")[:, :beam]
+        parent, token = best // vocab, best % vocab
+        log_probs = np.take_along_axis(scores, best, 1)
+        step.reorder(parent)
+        was = np.take_along_axis(finished, parent, 1)
+        lengths = np.take_along_axis(lengths, parent, 1) + ~was
+        finished = was | (token == end)
+        tokens.append(token)
+        parents.append(parent)
+        ids = token.reshape(-1)
+        if finished.all() or len(tokens) > max_step_num:
+            break
+    out = np.zeros((len(tokens), batch, beam), "int64")
+    for b in range(batch):
+        for k in range(beam):
+            p = k
+            for t in range(len(tokens) - 1, -1, -1):
+                out[t, b, k] = tokens[t][b, p]
+                p = parents[t][b, p]
+    return out, log_probs, finished, lengths

@@ -469,3 +469,74 @@ def test_dynamic_rnn_attention_decoder_matches_fluid():
     assert [g[0] for g in got] == [w[0] for w in want]
     for (_, g), (_, w) in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=2e-5)
+
+
+def _decode_fetches(got, want, case):
+    assert got[0] == want[0], case  # the parameters' names
+    assert len(got) == len(want), case
+    for (g_name, g_dtype, g_shape, *g), (w_name, w_dtype, w_shape, *w) in zip(got[1:], want[1:]):
+        assert (g_name, g_dtype, g_shape) == (w_name, w_dtype, w_shape), case
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5, err_msg=f"{case} {g_name}")
+
+
+def test_dynamic_decode_matches_fluid():
+    """BeamSearchDecoder (GRU and LSTM cells, embedding_fn, output_fn, return_length) and BasicDecoder
+    with TrainingHelper (two SGD steps through the loop, impute_finished, time-major) and
+    GreedyEmbeddingHelper (max_step_num): every fetch as fluid 1.8.5's. The two cases where fluid's
+    loop lost track of reordered beams are checked in the next test."""
+    got, want = run_fluidcompat("dynamic_decode.py"), load("dynamic_decode.json")
+    assert sorted(got) == sorted(want) and len(want) == 8
+    for case in want:
+        if case.startswith("beam_gru_b2_m8"):
+            continue
+        _decode_fetches(got[case], want[case], case)
+
+
+def test_dynamic_decode_follows_reordered_beams_where_fluid_did_not():
+    """Deliberate difference: fluid 1.8.5 OR-ed a step's finished flags into the previous step's by
+    position, so a live beam moved into a finished beam's slot counted as finished: its loop stopped
+    after 8 steps (max_step_num 8 allows 9) with a beam running, and with is_test=True the flag cut
+    that beam short. fluidcompat gives numpy's beam search in both modes; up to where fluid lost
+    track, its ids are fluid's."""
+    from tests.numpy_ref import beam_search, sigmoid
+
+    got, want = run_fluidcompat("dynamic_decode.py"), load("dynamic_decode.json")
+    params = got["beam_gru_b2_m8_train"][0][1:]
+    shapes = {"b_0": [12], "b_1": [6], "w_0": [11, 12], "w_1": [11, 6], "out_w": [6, 10], "trg_emb": [10, 5]}
+    p = {}
+    for i, name in enumerate(params):  # the golden script's draws, by sorted parameter name
+        key = name.rsplit(".", 1)[-1]
+        p[key] = (np.random.RandomState(100 + i).uniform(-1, 1, shapes[key]) * 1.5).astype("float32")
+    enc = np.random.RandomState(7).uniform(-1, 1, (3, 6)).astype("float32")
+
+    class GruStep:
+        h = np.repeat(enc, 2, axis=0)
+
+        def __call__(self, ids):
+            x = p["trg_emb"][ids]
+            g = sigmoid(np.concatenate([x, self.h], 1) @ p["w_0"] + p["b_0"])
+            r, u = g[:, :6], g[:, 6:]
+            c = np.tanh(np.concatenate([x, r * self.h], 1) @ p["w_1"] + p["b_1"])
+            self.h = u * self.h + (1 - u) * c
+            logits = self.h @ p["out_w"]
+            shifted = logits - logits.max(1, keepdims=True)
+            return shifted - np.log(np.exp(shifted).sum(1, keepdims=True))
+
+        def reorder(self, parent):
+            rows = (np.arange(parent.shape[0])[:, None] * 2 + parent).reshape(-1)
+            self.h = self.h[rows]
+
+    ids, log_probs, finished, lengths = beam_search(GruStep(), np.zeros(6, "int64"), 2, 10, 1, 8)
+    assert ids.shape[0] == 9 and not finished.all()  # max_step_num + 1 steps, a beam still running
+    for case in ("beam_gru_b2_m8_train", "beam_gru_b2_m8_test"):
+        rows = {r[0]: (r[2], np.array(r[3:])) for r in got[case][1:]}
+        assert rows["ids#0"][0] == [9, 3, 2]
+        np.testing.assert_array_equal(rows["ids#0"][1].reshape(9, 3, 2), ids)
+        np.testing.assert_allclose(rows["log_probs#0"][1].reshape(3, 2), log_probs, rtol=1e-5)
+        np.testing.assert_array_equal(rows["finished#0"][1].reshape(3, 2), finished)
+        np.testing.assert_array_equal(rows["lengths#0"][1].reshape(3, 2), lengths)
+        np.testing.assert_array_equal(rows["sequence_lengths#0"][1].reshape(3, 2), lengths)
+    fluid_train = np.array(want["beam_gru_b2_m8_train"][1][3:]).reshape(8, 3, 2)
+    np.testing.assert_array_equal(fluid_train, ids[:8])  # fluid stopped one step early
+    fluid_test = np.array(want["beam_gru_b2_m8_test"][1][3:]).reshape(8, 3, 2)
+    assert (fluid_test[:4] == ids[:4]).all() and (fluid_test[4:, 0, 1] == 1).all() and (ids[4:, 0, 1] == 0).all()

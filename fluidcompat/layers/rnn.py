@@ -19,10 +19,11 @@ __all__ = ["RNNCell", "LSTMCell", "GRUCell", "rnn", "lstm_unit", "gru_unit"]
 
 
 def _map(fn, *structures):
-    """``fn`` over the leaves of equally nested lists/tuples of variables."""
+    """``fn`` over the leaves of equally nested lists, tuples and namedtuples of variables."""
     first = structures[0]
     if isinstance(first, (list, tuple)):
-        return type(first)(_map(fn, *parts) for parts in zip(*structures))
+        parts = [_map(fn, *each) for each in zip(*structures)]
+        return type(first)(*parts) if hasattr(first, "_fields") else type(first)(parts)
     return fn(*structures)
 
 

@@ -1,0 +1,78 @@
+"""dynamic_decode and the decoders: numpy checks of the pieces, sampling, and refusals that leave the
+program as it was (values against fluid 1.8.5: tests/test_goldens.py, golden dynamic_decode)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fluidcompat as fluid
+
+L = fluid.layers
+
+
+def _run(build, feed, seed=None):
+    main, startup = fluid.Program(), fluid.Program()
+    if seed is not None:
+        main.random_seed = startup.random_seed = seed
+    with fluid.program_guard(main, startup):
+        fetch = build()
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    with fluid.scope_guard(scope):
+        if startup.global_block().ops:
+            exe.run(startup)
+        return exe.run(main, feed=feed, fetch_list=fetch)
+
+
+def test_tile_beam_merge_with_batch_repeats_each_row():
+    x = np.arange(12, dtype="float32").reshape(3, 2, 2)
+
+    def build():
+        v = fluid.data("x", [None, 2, 2], "float32")
+        return [L.BeamSearchDecoder.tile_beam_merge_with_batch(v, 3)]
+
+    (got,) = _run(build, {"x": x})
+    np.testing.assert_array_equal(got, np.repeat(x, 3, axis=0))
+
+
+def test_sample_embedding_helper_draws_ids_in_the_vocabulary_and_finishes_at_end_token():
+    def build():
+        enc = fluid.data("enc", [None, 4], "float32")
+        start = L.fill_constant_batch_size_like(enc, [-1], "int64", 0)
+        emb = lambda ids: fluid.embedding(ids, size=[7, 3])  # noqa: E731
+        out = lambda x: L.fc(x, size=7)  # noqa: E731
+        helper = L.SampleEmbeddingHelper(emb, start, end_token=2, softmax_temperature=0.5, seed=5)
+        outs, _, lens = L.dynamic_decode(L.BasicDecoder(L.GRUCell(4), helper, output_fn=out), inits=enc,
+                                         max_step_num=5, return_length=True)  # fmt: skip
+        return [outs.sample_ids, outs.cell_outputs, lens]
+
+    ids, logits, lens = _run(build, {"enc": np.random.RandomState(0).rand(6, 4).astype("float32")}, seed=3)
+    assert ids.dtype == np.int64 and ids.shape[0] == 6 and 1 <= ids.shape[1] <= 6
+    assert logits.shape == ids.shape + (7,)
+    assert ((ids >= 0) & (ids < 7)).all()
+    for row, n in zip(ids, lens):  # an entry's length counts its steps up to and with its end token
+        ends = np.flatnonzero(row == 2)
+        assert n == (ends[0] + 1 if len(ends) else ids.shape[1])
+
+
+def test_dynamic_decode_refuses_what_is_not_a_decoder_and_leaves_the_program():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        enc = fluid.data("enc", [None, 4], "float32")
+        before = len(main.global_block().ops), len(main.blocks)
+        with pytest.raises(TypeError, match="decoder must be a fluid.layers.Decoder. Received: GRUCell"):
+            L.dynamic_decode(L.GRUCell(4), inits=enc)
+        with pytest.raises(ValueError, match="max_step_num must be None or an int >= 0. Received: -1"):
+            L.dynamic_decode(L.BeamSearchDecoder(L.GRUCell(4), 0, 1, 2), inits=enc, max_step_num=-1)
+
+        class Broken(L.Decoder):
+            def initialize(self, inits):
+                return inits, inits, L.fill_constant_batch_size_like(inits, [-1], "bool", 0)
+
+            def step(self, time, inputs, states):
+                raise RuntimeError("step failed")
+
+        with pytest.raises(RuntimeError, match="step failed"):
+            L.dynamic_decode(Broken(), inits=enc, max_step_num=3)
+        assert (len(main.global_block().ops), len(main.blocks)) == before
