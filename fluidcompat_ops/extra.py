@@ -26,7 +26,7 @@ from fluidcompat_ops.nn import (
     _pool_out,
 )
 from fluidcompat_ops.registry import GradDef, OpDef, lookup, register
-from fluidcompat_ops.sequence import _last_level, lod_of, with_lod
+from fluidcompat_ops.sequence import _last_level, _padded, lengths_of, lod_of, offsets_of, with_lod
 from fluidcompat_ops.shapes import first, norm_axis, out, prod_or_unknown, same_as
 from fluidcompat_ops.tensor import _generator, _tdtype
 
@@ -1588,14 +1588,35 @@ def _levenshtein(a_seq, b_seq) -> int:
     return prev[-1]
 
 
+def _lod_sequences(x, op_name, what):
+    """The sequences of a LoD [rows, 1] tensor, as lists."""
+    offsets = _last_level(x, op_name, what)
+    flat = x.reshape(-1).tolist()
+    return [flat[s:e] for s, e in zip(offsets, offsets[1:])]
+
+
 def _edit_distance(ins, a):
     hyp, ref = ins["Hyps"][0], ins["Refs"][0]
     hl, rl = first(ins, "HypsLength"), first(ins, "RefsLength")
-    n = hyp.shape[0]
-    hyps = hyp.reshape(n, -1).tolist()
-    refs = ref.reshape(n, -1).tolist()
-    hl = hl.reshape(-1).tolist() if hl is not None else [len(h) for h in hyps]
-    rl = rl.reshape(-1).tolist() if rl is not None else [len(r) for r in refs]
+    if hl is None and (lod_of(hyp) or lod_of(ref)):  # LoD sequences, one id per row
+        hyps = _lod_sequences(hyp, "edit_distance", "Input(Hyps)")
+        refs = _lod_sequences(ref, "edit_distance", "Input(Refs)")
+        if len(hyps) != len(refs):
+            raise ValueError(
+                f"edit_distance: Input(Hyps) holds {len(hyps)} sequences and Input(Refs) {len(refs)}; "
+                "they must hold the same number"
+            )
+        for i, r in enumerate(refs, 1):  # fluid 1.8.5 counted from 1
+            if not r:
+                raise ValueError(f"Reference string {i} is empty.")
+        n = len(hyps)
+        hl, rl = [len(h) for h in hyps], [len(r) for r in refs]
+    else:
+        n = hyp.shape[0]
+        hyps = hyp.reshape(n, -1).tolist()
+        refs = ref.reshape(n, -1).tolist()
+        hl = hl.reshape(-1).tolist() if hl is not None else [len(h) for h in hyps]
+        rl = rl.reshape(-1).tolist() if rl is not None else [len(r) for r in refs]
     dists = []
     for h, r, lh, lr in zip(hyps, refs, hl, rl):
         d = float(_levenshtein(h[: int(lh)], r[: int(lr)]))
@@ -1614,7 +1635,10 @@ _op(
     ("Hyps", "Refs", "HypsLength", "RefsLength"),
     ("Out", "SequenceNum"),
     {"normalized": False},
-    lambda ins, a: {"Out": [((first(ins, "Hyps").shape[0], 1), "float32")], "SequenceNum": [((1,), "int64")]},
+    lambda ins, a: {
+        "Out": [((first(ins, "Hyps").shape[0] if first(ins, "HypsLength") else -1, 1), "float32")],
+        "SequenceNum": [((1,), "int64")],
+    },
     _edit_distance,
     grad=False,
     host_inputs=frozenset({"Hyps", "Refs", "HypsLength", "RefsLength"}),
@@ -1622,10 +1646,25 @@ _op(
 
 
 def _warpctc(ins, a):
+    """CTC loss; a label that no alignment of its logits can produce (too long for them) costs 0 and
+    gives no gradient, as warp-ctc in fluid 1.8.5."""
     logits, label = ins["Logits"][0], ins["Label"][0]
-    il, ll = ins["LogitsLength"][0].reshape(-1).long(), ins["LabelLength"][0].reshape(-1).long()
+    if ins.get("LogitsLength"):
+        il, ll = ins["LogitsLength"][0].reshape(-1).long(), ins["LabelLength"][0].reshape(-1).long()
+    else:  # LoD sequences: logits [rows, classes], labels [rows, 1]
+        offsets = _last_level(logits, "warpctc", "Input(Logits)")
+        label_offsets = _last_level(label, "warpctc", "Input(Label)")
+        if len(offsets) != len(label_offsets):
+            raise ValueError(
+                f"warpctc: Input(Logits) holds {len(offsets) - 1} sequences and Input(Label) "
+                f"{len(label_offsets) - 1}; they must hold the same number"
+            )
+        logits = _padded(logits, offsets, 0.0)[0].transpose(0, 1)
+        label = _padded(label.reshape(-1, 1), label_offsets, 0)[0].reshape(len(label_offsets) - 1, -1)
+        il = torch.tensor(lengths_of(offsets), dtype=torch.int64, device=logits.device)
+        ll = torch.tensor(lengths_of(label_offsets), dtype=torch.int64, device=logits.device)
     logp = torch.log_softmax(logits, -1)
-    loss = F.ctc_loss(logp, label.long(), il, ll, blank=a["blank"], reduction="none", zero_infinity=False)
+    loss = F.ctc_loss(logp, label.long(), il, ll, blank=a["blank"], reduction="none", zero_infinity=True)
     if a["norm_by_times"]:  # fluid scales only the gradient by 1 / the sequence's length
         scaled = loss / il.to(loss.dtype)
         loss = scaled + (loss - scaled).detach()
@@ -1637,7 +1676,9 @@ _op(
     ("Logits", "Label", "LogitsLength", "LabelLength"),
     ("Loss",),
     {"blank": 0, "norm_by_times": False},
-    lambda ins, a: out("Loss", (first(ins, "Logits").shape[1], 1), first(ins, "Logits").dtype),
+    lambda ins, a: out(
+        "Loss", (first(ins, "Logits").shape[1] if first(ins, "LogitsLength") else -1, 1), first(ins, "Logits").dtype
+    ),
     _warpctc,
 )
 
@@ -1707,21 +1748,29 @@ _op(
 )
 
 
+def _ctc_merged(seq, a):
+    kept, prev = [], None
+    for v in seq:
+        if v != a["blank"] and (not a["merge_repeated"] or v != prev):
+            kept.append(v)
+        prev = v
+    return kept
+
+
 def _ctc_align(ins, a):
     x = ins["Input"][0]
+    dev = a["_device"]  # read on the host, written where the op runs
+    if not ins.get("InputLength"):  # LoD sequences of ids [rows, 1]: LoD sequences out
+        rows = [_ctc_merged(seq, a) for seq in _lod_sequences(x, "ctc_align", "Input(Input)")]
+        flat = [v for r in rows for v in r]
+        # as fluid 1.8.5: when every sequence comes out empty, one row [-1] (the LoD says all are empty)
+        out = torch.tensor(flat or [-1], dtype=x.dtype, device=dev).reshape(-1, 1)
+        return {"Output": [with_lod(out, [offsets_of(len(r) for r in rows)])]}
     lengths = ins["InputLength"][0].reshape(-1).tolist()
-    rows, out_len = [], []
-    for seq, n in zip(x.tolist(), lengths):
-        kept, prev = [], None
-        for v in seq[: int(n)]:
-            if v != a["blank"] and (not a["merge_repeated"] or v != prev):
-                kept.append(v)
-            prev = v
-        out_len.append(len(kept))
-        rows.append(kept)
+    rows = [_ctc_merged(seq[: int(n)], a) for seq, n in zip(x.tolist(), lengths)]
+    out_len = [len(r) for r in rows]
     width = x.shape[1]
     padded = [r + [a["padding_value"]] * (width - len(r)) for r in rows]
-    dev = a["_device"]  # read on the host, written where the op runs
     return {
         "Output": [torch.tensor(padded, dtype=x.dtype, device=dev)],
         "OutputLength": [torch.tensor(out_len, dtype=torch.int64, device=dev).reshape(-1, 1)],
@@ -1734,7 +1783,7 @@ _op(
     ("Output", "OutputLength"),
     {"blank": 0, "merge_repeated": True, "padding_value": 0},
     lambda ins, a: {
-        "Output": [(first(ins, "Input").shape, first(ins, "Input").dtype)],
+        "Output": [(first(ins, "Input").shape if first(ins, "InputLength") else (-1, 1), first(ins, "Input").dtype)],
         "OutputLength": [((first(ins, "Input").shape[0], 1), "int64")],
     },
     _ctc_align,

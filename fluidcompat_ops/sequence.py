@@ -245,6 +245,27 @@ def _sequence_reverse_infer(ins, a):
 _op("sequence_reverse", ("X",), ("Y",), {}, _sequence_reverse_infer, _sequence_reverse)
 
 
+# -- sequence_erase (edit_distance's ignored_tokens) -------------------------------------------------
+def _sequence_erase(ins, a):
+    x = ins["X"][0]
+    offsets = _last_level(x, "sequence_erase")
+    keep = [v not in a["tokens"] for v in x.reshape(-1).tolist()]
+    lengths = [sum(keep[s:e]) for s, e in zip(offsets, offsets[1:])]
+    rows = torch.tensor([i for i, k in enumerate(keep) if k], dtype=torch.int64, device=x.device)
+    return {"Out": [with_lod(x[rows], lod_of(x)[:-1] + [offsets_of(lengths)])]}
+
+
+_op(
+    "sequence_erase",
+    ("X",),
+    ("Out",),
+    {"tokens": []},
+    lambda ins, a: out("Out", (-1, 1), first(ins, "X").dtype),
+    _sequence_erase,
+    grad_outs=False,
+)
+
+
 # -- sequence_pad / sequence_unpad ----------------------------------------------------------------
 def _sequence_pad(ins, a):
     x, pad = ins["X"][0], ins["PadValue"][0]

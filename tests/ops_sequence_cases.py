@@ -136,6 +136,15 @@ NI = fluid.initializer.NumpyArrayInitializer
 x = {"x": SEQ}
 
 
+def _erase(x, tokens):
+    from fluidcompat.layer_helper import LayerHelper
+
+    helper = LayerHelper("sequence_erase")
+    out = helper.create_variable_for_type_inference(dtype=x.dtype)
+    helper.append_op(type="sequence_erase", inputs={"X": [x]}, outputs={"Out": [out]}, attrs={"tokens": tokens})
+    return out
+
+
 def seq(name, build, ref, inputs=None, **kw):
     return Case(
         name, build, inputs or x, ref, lods=LOD, shapes={"x": [None] + list((inputs or x)["x"].shape[1:])}, **kw
@@ -170,6 +179,12 @@ SEQUENCE_CASES = [
         lambda p: np.concatenate([p[0, :1], p[1, :3]]),
     ),
     seq("sequence_reshape", lambda x: L.sequence_reshape(x, 1), lambda x: x.reshape(-1, 1)),
+    seq(
+        "sequence_erase",  # edit_distance's ignored_tokens
+        lambda x: _erase(x, [2, 5]),
+        lambda x: x[(x != 2) & (x != 5)].reshape(-1, 1),
+        inputs={"x": np.array([2, 2, 3, 5, 4, 2, 6], "int64").reshape(7, 1)},
+    ),
     seq(
         "sequence_concat",
         lambda x: L.sequence_concat([x, L.scale(x, 2.0)]),

@@ -540,3 +540,22 @@ def test_dynamic_decode_follows_reordered_beams_where_fluid_did_not():
     np.testing.assert_array_equal(fluid_train, ids[:8])  # fluid stopped one step early
     fluid_test = np.array(want["beam_gru_b2_m8_test"][1][3:]).reshape(8, 3, 2)
     assert (fluid_test[:4] == ids[:4]).all() and (fluid_test[4:, 0, 1] == 1).all() and (ids[4:, 0, 1] == 0).all()
+
+
+def test_ctc_family_on_lod_sequences_matches_fluid():
+    """ctc_greedy_decoder, edit_distance (with ignored_tokens) and warpctc (with the logits' gradient)
+    on LoD sequences: LoDs, shapes, dtypes and values as fluid 1.8.5, including its all-empty decoding
+    ([-1] under an all-empty LoD), a zero loss for a label too long for its logits, and its message for
+    an empty reference."""
+    got, want = run_fluidcompat("ctc_lod.py"), load("ctc_lod.json")
+    assert sorted(got) == sorted(want) and len(want) == 11
+    for case, w in want.items():
+        g = got[case]
+        if w[0] == "error":
+            message = w[2].split("Error: ", 1)[1].split(" at (")[0]
+            assert g[0] == "error" and message in g[2], (case, g)
+            continue
+        assert len(g) == len(w), case
+        for (g_lod, g_shape, g_dtype, *gv), (w_lod, w_shape, w_dtype, *wv) in zip(g, w):
+            assert (g_lod, g_shape, g_dtype) == (w_lod, w_shape, w_dtype), case
+            np.testing.assert_allclose(gv, wv, rtol=1e-4, atol=1e-5, err_msg=case)

@@ -661,7 +661,7 @@ _NO_DATA = ("meta tensor", "Meta tensor", "Cannot copy out of meta", "register_m
 # the cases whose kernels read values (host slots, data-dependent shapes, checks, host algorithms,
 # random generators): on the meta device they stop at that read; every other case must run through
 _READS_VALUES = set(
-    "sequence_unpad sequence_slice sequence_scatter "
+    "sequence_unpad sequence_slice sequence_scatter sequence_erase "
     "one_hot one_hot_v2 lookup_table lookup_table_v2 fill_constant_shape_tensor slice_tensor_bounds "
     "crop_tensor_shape_var range linspace where_index select_input select_input_0 tensor_array_ops "
     "split_merge_lod_tensor print py_func assert arange unique unique_with_counts nonzero dice_loss "

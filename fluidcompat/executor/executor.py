@@ -489,8 +489,9 @@ class Executor:
                 )
             return _to_numpy(t).view(FetchedArray)
         fetched = LoDTensor(t)
-        if lod:
-            fetched.set_lod(lod)
+        # an op's LoD as it made it: ctc_align's all-empty result is one row [-1] under offsets [0, 0, ...]
+        # (fluid 1.8.5's form), which set_lod would refuse as not covering the rows
+        fetched._lod = [list(level) for level in lod]
         return fetched
 
 

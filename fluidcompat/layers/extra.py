@@ -1234,12 +1234,26 @@ def is_empty(x, cond=None):
 
 @_export
 def edit_distance(input, label, normalized=True, ignored_tokens=None, input_length=None, label_length=None):
-    """Levenshtein distance per sequence of padded [batch, length] int64 tensors with their lengths."""
-    if ignored_tokens:
-        raise NotImplementedError("edit_distance(ignored_tokens=...) (sequence_erase over LoD) is not supported yet")
+    """Levenshtein distance per sequence: LoD [rows, 1] int64 sequences, or padded [batch, length]
+    tensors with their lengths. ``ignored_tokens`` are erased from LoD sequences first (op
+    ``sequence_erase``). Returns (distances [sequences, 1], the number of sequences)."""
     if (input_length is None) != (label_length is None):
         raise ValueError("edit_distance: give both input_length and label_length, or neither")
     helper = LayerHelper("edit_distance")
+    if ignored_tokens:
+        if input_length is not None:
+            raise ValueError(
+                "edit_distance: ignored_tokens erases tokens from LoD sequences; with input_length and "
+                "label_length (padded input) leave them out of the input instead"
+            )
+        erased = []
+        for x in (input, label):
+            e = helper.create_variable_for_type_inference(dtype="int64")
+            helper.append_op(
+                type="sequence_erase", inputs={"X": [x]}, outputs={"Out": [e]}, attrs={"tokens": list(ignored_tokens)}
+            )
+            erased.append(e)
+        input, label = erased
     ins = {"Hyps": [input], "Refs": [label]}
     if input_length is not None:
         ins.update(HypsLength=[input_length], RefsLength=[label_length])
@@ -1256,18 +1270,18 @@ def edit_distance(input, label, normalized=True, ignored_tokens=None, input_leng
 
 @_export
 def warpctc(input, label, blank=0, norm_by_times=False, input_length=None, label_length=None):
-    """CTC loss of padded logits [max_time, batch, classes] and labels [batch, max_label] with their
-    lengths (the LoD form needs LoD, which fluidcompat does not carry)."""
-    if input_length is None or label_length is None:
-        raise NotImplementedError(
-            "warpctc without input_length/label_length reads LoD sequences, which fluidcompat does not carry; "
-            "pass padded tensors with their lengths"
-        )
+    """CTC loss [batch, 1] of LoD logits [rows, classes] and LoD labels [rows, 1] (int32), or of padded
+    logits [max_time, batch, classes] and labels [batch, max_label] with their lengths."""
+    if (input_length is None) != (label_length is None):
+        raise ValueError("warpctc: give both input_length and label_length (padded input), or neither (LoD input)")
     helper = LayerHelper("warpctc")
     loss = helper.create_variable_for_type_inference(dtype=input.dtype)
+    inputs = {"Logits": [input], "Label": [label]}
+    if input_length is not None:
+        inputs.update(LogitsLength=[input_length], LabelLength=[label_length])
     helper.append_op(
         type="warpctc",
-        inputs={"Logits": [input], "Label": [label], "LogitsLength": [input_length], "LabelLength": [label_length]},
+        inputs=inputs,
         outputs={"Loss": [loss]},
         attrs={"blank": blank, "norm_by_times": norm_by_times},
     )
@@ -1340,17 +1354,24 @@ def im2sequence(input, filter_size=1, stride=1, padding=0, input_image_size=None
 
 @_export
 def ctc_greedy_decoder(input, blank, input_length=None, padding_value=0, name=None):
-    """Best path of [batch, time, classes] padded probabilities with their lengths: argmax per step,
-    repeats merged, blanks removed; returns (decoded [batch, time] padded, lengths [batch, 1])."""
+    """Best path: argmax per step, repeats merged, blanks removed. Of LoD probabilities [rows, classes]
+    it returns the decoded LoD sequences [rows, 1] (one row -1 when all come out empty); of padded
+    [batch, time, classes] with ``input_length``, (decoded [batch, time] padded, lengths [batch, 1])."""
     from fluidcompat.layers.nn import topk
-
-    if input_length is None:
-        raise NotImplementedError("ctc_greedy_decoder without input_length reads LoD, which fluidcompat does not carry")
-    _, ids = topk(input, k=1)
     from fluidcompat.layers.tensor import squeeze
 
-    ids = squeeze(ids, [2])
+    _, ids = topk(input, k=1)
     helper = LayerHelper("ctc_greedy_decoder", name=name)
+    if input_length is None:
+        decoded = helper.create_variable_for_type_inference(dtype="int64")
+        helper.append_op(
+            type="ctc_align",
+            inputs={"Input": [ids]},
+            outputs={"Output": [decoded]},
+            attrs={"merge_repeated": True, "blank": blank},
+        )
+        return decoded
+    ids = squeeze(ids, [2])
     out = helper.create_variable_for_type_inference(dtype="int64")
     out_len = helper.create_variable_for_type_inference(dtype="int64")
     helper.append_op(
