@@ -1557,11 +1557,21 @@ _op(
 
 
 def _row_conv(ins, a):
+    """Lookahead convolution: out[t] = sum_i x[t + i] * Filter[i] within each sequence, of padded
+    [batch, time, dim] input or of LoD [rows, dim] sequences."""
     x, w = _x(ins), ins["Filter"][0]
+    lod = lod_of(x)
+    if lod:
+        batch, pos = _padded(x, lod[-1], 0.0)
+        return {"Out": [_row_conv_padded(batch, w).reshape(-1, x.shape[1])[pos]]}
+    return {"Out": [_row_conv_padded(x, w)]}
+
+
+def _row_conv_padded(x, w):
     k = w.shape[0]
     t = x.shape[1]
     padded = F.pad(x, (0, 0, 0, k - 1))
-    return {"Out": [sum(padded[:, i : i + t] * w[i] for i in range(k))]}
+    return sum(padded[:, i : i + t] * w[i] for i in range(k))
 
 
 _op("row_conv", ("X", "Filter"), ("Out",), {}, same_as(), _row_conv)

@@ -559,3 +559,12 @@ def test_ctc_family_on_lod_sequences_matches_fluid():
         for (g_lod, g_shape, g_dtype, *gv), (w_lod, w_shape, w_dtype, *wv) in zip(g, w):
             assert (g_lod, g_shape, g_dtype) == (w_lod, w_shape, w_dtype), case
             np.testing.assert_allclose(gv, wv, rtol=1e-4, atol=1e-5, err_msg=case)
+
+
+def test_row_conv_on_lod_sequences_matches_fluid():
+    """row_conv over LoD sequences (a sequence shorter than the lookahead, relu): output and LoD, and
+    the gradients of the input (no LoD, as fluid's) and the filter."""
+    got, want = run_fluidcompat("row_conv_lod.py"), load("row_conv_lod.json")
+    assert sorted(got) == sorted(want) and len(want) == 3
+    for case, w in want.items():
+        _same_fetches(got[case], w, case)

@@ -468,7 +468,20 @@ _NO_SHARED_LOD = frozenset({"arg_max", "arg_min", "mean", "shape", "size", "tran
 _LOD_SOURCES = ("X", "Input", "Ids", "Logits")
 # Forward ops whose grad op gives the input's gradient no LoD (fluid 1.8's grad kernels did not share it).
 _NO_GRAD_LOD = frozenset(
-    {"slice", "softmax", "matmul", "layer_norm", "expand", "clip", "stack", "batch_norm", "lstm", "lstmp", "gru"}
+    {
+        "slice",
+        "softmax",
+        "matmul",
+        "layer_norm",
+        "expand",
+        "clip",
+        "stack",
+        "batch_norm",
+        "lstm",
+        "lstmp",
+        "gru",
+        "row_conv",
+    }
 )
 
 

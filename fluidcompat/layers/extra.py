@@ -1213,7 +1213,8 @@ def spectral_norm(weight, dim=0, power_iters=1, eps=1e-12, name=None):
 
 @_export
 def row_conv(input, future_context_size, param_attr=None, act=None):
-    """Lookahead convolution over [batch, time, dim] (padded sequences; no LoD)."""
+    """Lookahead convolution over LoD sequences [rows, dim] or padded [batch, time, dim]: each step
+    sees itself and the next ``future_context_size`` steps of its sequence."""
     helper = LayerHelper("row_conv", act=act)
     w = helper.create_parameter(attr=param_attr, shape=[future_context_size + 1, input.shape[-1]], dtype=input.dtype)
     out = helper.create_variable_for_type_inference(dtype=input.dtype)
