@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 
 from fluidcompat import unique_name
@@ -254,6 +255,17 @@ class _SubBlockGuard:
             self.owner.complete()
         program._rollback()
         return False
+
+
+@contextlib.contextmanager
+def in_parent_block(program):
+    """Append to the block around the current sub-block (ops before its while op) meanwhile."""
+    inside = program.current_block_idx
+    program.current_block_idx = program.current_block().parent_idx
+    try:
+        yield
+    finally:
+        program.current_block_idx = inside
 
 
 def _copy_to_parent(var):

@@ -15,12 +15,12 @@ beam's slot, the results are fluid's (tests/golden/dynamic_decode).
 
 from __future__ import annotations
 
-import contextlib
 from collections import namedtuple
 
 import numpy as np
 
 from fluidcompat.framework import Variable, program_transaction
+from fluidcompat.layers.control_flow import in_parent_block
 from fluidcompat.layers.rnn import _leaves, _map
 
 __all__ = [
@@ -41,17 +41,6 @@ def _L():
     from fluidcompat import layers
 
     return layers
-
-
-@contextlib.contextmanager
-def _in_parent_block(program):
-    """Append to the block around the current sub-block (ops before its while op)."""
-    inside = program.current_block_idx
-    program.current_block_idx = program.current_block().parent_idx
-    try:
-        yield
-    finally:
-        program.current_block_idx = inside
 
 
 class Decoder:
@@ -346,7 +335,7 @@ def _dynamic_decode(decoder, inits, max_step_num, output_time_major, impute_fini
                     )
 
                 next_states = _map(keep, next_states, states)
-        with _in_parent_block(program):
+        with in_parent_block(program):
             arrays = _map(lambda x: L.create_array(x.dtype), outputs)
         _map(lambda x, arr: L.array_write(x, step, array=arr), outputs, arrays)
         L.increment(step, 1.0, in_place=True)

@@ -401,20 +401,9 @@ class DynamicRNN:
 
     def _parent(self):
         """Append to the block around the loop (ops before the while op) while inside it."""
-        import contextlib
+        from fluidcompat.layers.control_flow import in_parent_block
 
-        program = self.helper.main_program
-
-        @contextlib.contextmanager
-        def guard():
-            inside = program.current_block_idx
-            program.current_block_idx = program.current_block().parent_idx
-            try:
-                yield
-            finally:
-                program.current_block_idx = inside
-
-        return guard()
+        return in_parent_block(self.helper.main_program)
 
     def _assert_in_rnn_block(self, method):
         if self.status != DynamicRNN.IN_RNN:
