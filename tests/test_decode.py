@@ -76,3 +76,27 @@ def test_dynamic_decode_refuses_what_is_not_a_decoder_and_leaves_the_program():
         with pytest.raises(RuntimeError, match="step failed"):
             L.dynamic_decode(Broken(), inits=enc, max_step_num=3)
         assert (len(main.global_block().ops), len(main.blocks)) == before
+
+
+def test_a_beam_search_program_saved_as_inference_model_decodes_the_same(tmp_path):
+    """save_inference_model of a dynamic_decode program (a While sub-block with tensor arrays) and
+    load_inference_model give the same ids as the program that was saved."""
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        enc = fluid.data("enc", [-1, 16], "float32")
+        emb = lambda x: fluid.embedding(x, size=[50, 8])  # noqa: E731
+        out = lambda x: L.fc(x, size=50, num_flatten_dims=len(x.shape) - 1, bias_attr=False)  # noqa: E731
+        dec = L.BeamSearchDecoder(L.GRUCell(16), 0, 1, 3, embedding_fn=emb, output_fn=out)
+        ids, _ = L.dynamic_decode(dec, inits=enc, max_step_num=6, is_test=True)
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    x = np.random.RandomState(1).rand(2, 16).astype("float32")
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+        (want,) = exe.run(main, feed={"enc": x}, fetch_list=[ids])
+        fluid.io.save_inference_model(str(tmp_path), ["enc"], [ids], exe, main_program=main)
+    with fluid.scope_guard(fluid.Scope()):
+        prog, feeds, fetches = fluid.io.load_inference_model(str(tmp_path), exe)
+        (got,) = exe.run(prog, feed={feeds[0]: x}, fetch_list=fetches)
+    assert want.shape[0] == 2 and 1 <= want.shape[1] <= 7 and want.shape[2] == 3 and want.dtype == np.int64
+    np.testing.assert_array_equal(got, want)
