@@ -100,3 +100,38 @@ def test_a_beam_search_program_saved_as_inference_model_decodes_the_same(tmp_pat
         (got,) = exe.run(prog, feed={feeds[0]: x}, fetch_list=fetches)
     assert want.shape[0] == 2 and 1 <= want.shape[1] <= 7 and want.shape[2] == 3 and want.dtype == np.int64
     np.testing.assert_array_equal(got, want)
+
+
+def test_training_helper_reads_inputs_whose_time_steps_are_known_only_at_run_time():
+    """TrainingHelper over [batch, None, dim] inputs: step t reads time t (teacher forcing), the last
+    step's read past the end stays in range; the outputs are the cell run over the inputs (numpy)."""
+
+    def build():
+        x = fluid.data("x", [None, None, 3], "float32")
+        ln = fluid.data("len", [None], "int64")
+        h0 = fluid.data("h0", [None, 4], "float32")
+        cell = L.GRUCell(4, param_attr=fluid.initializer.Constant(0.1), bias_attr=fluid.initializer.Constant(0.0))
+        outs, states, lens = L.dynamic_decode(
+            L.BasicDecoder(cell, L.TrainingHelper(x, ln)), inits=h0, impute_finished=True, return_length=True
+        )
+        return [outs.cell_outputs, states, lens]
+
+    rng = np.random.RandomState(2)
+    x, h0 = rng.rand(2, 5, 3).astype("float32"), rng.rand(2, 4).astype("float32")
+    lens_in = np.array([5, 3], "int64")
+    out, final, lens = _run(build, {"x": x, "len": lens_in, "h0": h0})
+
+    def gru(xt, h):  # every weight 0.1, biases 0
+        g = 1 / (1 + np.exp(-(np.concatenate([xt, h], 1) @ np.full((7, 8), 0.1))))
+        r, u = g[:, :4], g[:, 4:]
+        c = np.tanh(np.concatenate([xt, r * h], 1) @ np.full((7, 4), 0.1))
+        return u * h + (1 - u) * c
+
+    h, want = h0, []
+    for t in range(5):  # impute_finished: a finished entry's state stays, its outputs go on
+        new = gru(x[:, t], h)
+        want.append(new)
+        h = np.where((t < lens_in)[:, None], new, h)
+    np.testing.assert_allclose(out, np.stack(want, 1), rtol=1e-5, atol=1e-6)
+    np.testing.assert_array_equal(lens, lens_in)
+    np.testing.assert_allclose(final, h, rtol=1e-5, atol=1e-6)

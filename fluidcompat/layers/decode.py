@@ -201,9 +201,9 @@ class TrainingHelper(DecodeHelper):
         L = _L()
 
         def one(x):
-            last = L.fill_constant([1], "int64", x.shape[0] - 1) if x.shape[0] >= 0 else None
-            t = L.elementwise_min(time, last) if last is not None else time
-            return L.squeeze(L.gather(x, t), [0])
+            steps = L.cast(L.slice(L.shape(x), axes=[0], starts=[0], ends=[1]), "int64")
+            last = L.elementwise_sub(steps, L.fill_constant([1], "int64", 1))
+            return L.squeeze(L.gather(x, L.elementwise_min(time, last)), [0])
 
         return _map(one, self._time_major)
 
