@@ -63,7 +63,6 @@ PARTIAL: Dict[str, str] = {
     "paddle.fluid.ParallelExecutor": "one device; num_trainers > 1 not supported",
     "paddle.fluid.optimizer.RecomputeOptimizer": "trains as its inner optimizer: activations are kept, not recomputed",
     "paddle.fluid.io.DataLoader": "from_generator only (not from_dataset)",
-    "paddle.fluid.layers.im2sequence": "no input_image_size (per-image LoD)",
     "paddle.fluid.layers.roi_pool": "image of each region from rois_lod; without it all regions are in image 0",
     "paddle.fluid.layers.roi_align": "image of each region from rois_lod; without it all regions are in image 0",
     "paddle.fluid.layers.StaticRNN": "unrolled when built (no recurrent op); seq_len must be known",

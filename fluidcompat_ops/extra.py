@@ -1730,11 +1730,29 @@ register(
 
 
 def _im2sequence(ins, a):
+    """Each image's patches as one sequence of rows [patches, C * kh * kw]. With ``Y`` (each image's
+    real [height, width]), an image has the patches its real size divided by ``out_stride`` (rounded
+    up) gives, taken from the top-left of its windows over the whole padded image, as fluid 1.8.5."""
     x = _x(ins)
     k, s, p = list(a["kernels"]), list(a["strides"]), list(a["paddings"])
     xp = F.pad(x, (p[1], p[3], p[0], p[2]))
     cols = F.unfold(xp, k, 1, 0, s)  # [N, C*kh*kw, oh*ow]
-    return {"Out": [cols.transpose(1, 2).reshape(-1, cols.shape[1])]}
+    n, width = x.shape[0], cols.shape[1]
+    if not ins.get("Y"):
+        rows = cols.transpose(1, 2).reshape(-1, width)
+        return {"Out": [with_lod(rows, [[i * cols.shape[2] for i in range(n + 1)]])]}
+    from fluidcompat_ops.shapes import conv_out
+
+    full_h = conv_out(x.shape[2], k[0], p[0], p[2], s[0])
+    grid = cols.reshape(n, width, full_h, -1)
+    parts, counts = [], []
+    for i, (h, w) in enumerate(ins["Y"][0].reshape(n, 2).tolist()):
+        real_h, real_w = math.ceil(h / a["out_stride"][0]), math.ceil(w / a["out_stride"][1])
+        oh = conv_out(real_h, k[0], p[0], p[2], s[0])
+        ow = conv_out(real_w, k[1], p[1], p[3], s[1])
+        parts.append(grid[i, :, :oh, :ow].reshape(width, -1).transpose(0, 1))
+        counts.append(oh * ow)
+    return {"Out": [with_lod(torch.cat(parts), [offsets_of(counts)])]}
 
 
 def _im2sequence_infer(ins, a):
@@ -1744,17 +1762,18 @@ def _im2sequence_infer(ins, a):
     k, s, p = a["kernels"], a["strides"], a["paddings"]
     oh = conv_out(x.shape[2], k[0], p[0], p[2], s[0])
     ow = conv_out(x.shape[3], k[1], p[1], p[3], s[1])
-    rows = x.shape[0] * oh * ow if min(x.shape[0], oh, ow) >= 0 else -1
+    rows = x.shape[0] * oh * ow if min(x.shape[0], oh, ow) >= 0 and not first(ins, "Y") else -1
     return out("Out", (rows, x.shape[1] * k[0] * k[1]), x.dtype)
 
 
 _op(
     "im2sequence",
-    ("X",),
+    ("X", "Y"),
     ("Out",),
     {"kernels": [], "strides": [1, 1], "paddings": [0, 0, 0, 0], "out_stride": [1, 1]},
     _im2sequence_infer,
     _im2sequence,
+    host_inputs=frozenset({"Y"}),
 )
 
 

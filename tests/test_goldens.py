@@ -568,3 +568,12 @@ def test_row_conv_on_lod_sequences_matches_fluid():
     assert sorted(got) == sorted(want) and len(want) == 3
     for case, w in want.items():
         _same_fetches(got[case], w, case)
+
+
+def test_im2sequence_gives_each_image_a_sequence_as_fluid():
+    """im2sequence: each image's patches one LoD sequence; with input_image_size and out_stride the
+    patch counts of the images' real sizes, taken as fluid 1.8.5 took them."""
+    got, want = run_fluidcompat("im2sequence_lod.py"), load("im2sequence_lod.json")
+    assert sorted(got) == sorted(want) and len(want) == 4
+    for case, w in want.items():
+        _same_fetches(got[case], w, case)

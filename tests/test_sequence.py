@@ -267,3 +267,37 @@ def test_dynamic_rnn_refuses_misuse_with_its_reason():
     out = exe.run(feed={"x": lod_tensor(rows, [[3, 2]])}, fetch_list=[rnn()], return_numpy=False)[0]
     assert out.lod() == [[0, 3, 5]]
     np.testing.assert_array_equal(np.array(out), rows * 2)
+
+
+def test_im2sequence_with_image_sizes_trains():
+    """The gradient of im2sequence with input_image_size (fluid 1.8.5's grad op failed there): each
+    input pixel gets the sum of its patches' gradients (numpy scatter-add of 2 * patch)."""
+    import math
+
+    shape, sizes, k, p = (2, 1, 5, 5), [[5, 4], [2, 3]], 3, 1
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", [None, 1, 5, 5], "float32")
+        x.stop_gradient = False
+        sz = fluid.data("sz", [None, 2], "float32")
+        y = fluid.layers.im2sequence(x, filter_size=k, padding=p, input_image_size=sz)
+        fluid.backward.append_backward(fluid.layers.reduce_sum(y * y))
+    xv = np.sin(np.arange(50) * 0.37).reshape(shape).astype("float32")
+    exe = fluid.Executor(fluid.CPUPlace())
+    out, grad = exe.run(
+        main, feed={"x": xv, "sz": np.array(sizes, "float32")}, fetch_list=[y, "x@GRAD"], return_numpy=False
+    )
+    want = np.zeros((2, 1, 7, 7), "float32")
+    rows, counts = [], []
+    for n, (h, w) in enumerate(sizes):
+        xp = np.pad(xv[n], ((0, 0), (p, p), (p, p)))
+        oh, ow = math.ceil(h) + 2 * p - k + 1, math.ceil(w) + 2 * p - k + 1
+        for i in range(oh):
+            for j in range(ow):
+                patch = xp[:, i : i + k, j : j + k]
+                rows.append(patch.reshape(-1))
+                want[n, :, i : i + k, j : j + k] += 2 * patch
+        counts.append(oh * ow)
+    assert out.lod() == [list(np.cumsum([0] + counts))]
+    np.testing.assert_allclose(np.array(out), np.array(rows), rtol=1e-6)
+    np.testing.assert_allclose(np.array(grad), want[:, :, p:-p, p:-p], rtol=1e-5, atol=1e-6)

@@ -1340,17 +1340,18 @@ def inplace_abn(
 
 @_export
 def im2sequence(input, filter_size=1, stride=1, padding=0, input_image_size=None, out_stride=1, name=None):
-    """Each image's patches as rows: [N * out_h * out_w, C * kh * kw] (no LoD; no input_image_size)."""
-    if input_image_size is not None:
-        raise NotImplementedError(
-            "im2sequence(input_image_size=...) makes per-image LoD, which fluidcompat does not carry"
-        )
+    """Each image's patches as one LoD sequence of rows [patches, C * kh * kw]; with
+    ``input_image_size`` ([N, 2]: each image's real height and width) and ``out_stride``, an image
+    has the patches its real size gives."""
     padding = [padding] * 4 if isinstance(padding, int) else list(padding)
     if len(padding) == 2:
         padding = padding * 2
     attrs = {"kernels": _pair(filter_size, "filter_size"), "strides": _pair(stride, "stride"), "paddings": padding}
     attrs["out_stride"] = _pair(out_stride, "out_stride")
-    return _one("im2sequence", {"X": [input]}, attrs, name=name)
+    inputs = {"X": [input]} if input_image_size is None else {"X": [input], "Y": [input_image_size]}
+    out = _one("im2sequence", inputs, attrs, name=name)
+    out.lod_level = 1
+    return out
 
 
 @_export
