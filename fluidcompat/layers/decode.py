@@ -43,6 +43,12 @@ def _L():
     return layers
 
 
+def _beside(x, beam_size):
+    """``x`` ([batch, ...]) repeated per beam: [batch, beam_size, ...]."""
+    L = _L()
+    return L.expand(L.unsqueeze(x, [1]), [1, beam_size] + [1] * (len(x.shape) - 1))
+
+
 class Decoder:
     """The interface ``dynamic_decode`` drives: ``initialize(inits) -> (inputs, states, finished)``,
     ``step(time, inputs, states, **kwargs) -> (outputs, next_states, next_inputs, finished)`` and
@@ -80,9 +86,7 @@ class BeamSearchDecoder(Decoder):
     @staticmethod
     def tile_beam_merge_with_batch(x, beam_size):
         """``x`` ([batch, ...]) with each row repeated ``beam_size`` times: [batch * beam_size, ...]."""
-        L = _L()
-        tiled = L.expand(L.unsqueeze(x, [1]), [1, beam_size] + [1] * (len(x.shape) - 1))
-        return L.reshape(tiled, [-1] + list(x.shape[1:]))
+        return _L().reshape(_beside(x, beam_size), [-1] + list(x.shape[1:]))
 
     def _split_batch_beams(self, x):
         return _L().reshape(x, [-1, self.beam_size] + list(x.shape[1:]))
@@ -91,8 +95,7 @@ class BeamSearchDecoder(Decoder):
         return _L().reshape(x, [-1] + list(x.shape[2:]))
 
     def _expand_to_beam_size(self, x):
-        L = _L()
-        return L.expand(L.unsqueeze(x, [1]), [1, self.beam_size] + [1] * (len(x.shape) - 1))
+        return _beside(x, self.beam_size)
 
     def _gather(self, x, beam_indices):
         """``x[b, beam_indices[b, k]]`` for every batch entry b and beam k."""
@@ -316,16 +319,13 @@ def _dynamic_decode(decoder, inits, max_step_num, output_time_major, impute_fini
     program = loop.helper.main_program
     with loop.block():
         outputs, next_states, next_inputs, next_finished = decoder.step(step, inputs, states, **kwargs)
-        if decoder.tracks_own_finished:
-            own = getattr(next_states, "lengths", None)
-            next_lengths = (
-                own
-                if isinstance(own, Variable)
-                else L.elementwise_add(lengths, L.cast(L.logical_not(finished), "int64"))
-            )
+        own = getattr(next_states, "lengths", None) if decoder.tracks_own_finished else None
+        if isinstance(own, Variable):  # the decoder's own lengths (beam search reorders its entries)
+            next_lengths = own
         else:
-            next_finished = L.logical_or(next_finished, finished)
             next_lengths = L.elementwise_add(lengths, L.cast(L.logical_not(finished), "int64"))
+        if not decoder.tracks_own_finished:
+            next_finished = L.logical_or(next_finished, finished)
             if impute_finished:  # a finished entry keeps its states
 
                 def keep(new, old):
