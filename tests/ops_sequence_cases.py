@@ -151,6 +151,51 @@ def seq(name, build, ref, inputs=None, **kw):
     )
 
 
+BEAM_IN = {
+    "pre_ids": np.arange(6, dtype="int64").reshape(6, 1),
+    "pre_scores": np.zeros((6, 1), "float32"),
+    "ids": rng.randint(0, 50, (6, 4)).astype("int64"),
+    "scores": -rng.permutation(24).reshape(6, 4).astype("float32") / 10,  # distinct
+}
+
+
+def _beam_ref(ids, scores, prefixes, beam_size):
+    """Each source's beam_size best candidates, listed by prefix row, best first within a row."""
+    starts, picked = np.cumsum([0] + prefixes), []
+    for a, b in zip(starts[:-1], starts[1:]):
+        best = np.argsort(-scores[a:b], axis=None, kind="stable")[:beam_size]
+        rows = [(a + i // scores.shape[1], i % scores.shape[1]) for i in best]
+        picked += sorted(rows, key=lambda rc: (rc[0], -scores[rc]))
+    return [np.array([[ids[rc]] for rc in picked]), np.array([[scores[rc]] for rc in picked])]
+
+
+DECODE_IN = {
+    "i0": np.array([[0], [0]], "int64"),
+    "s0": np.zeros((2, 1), "float32"),
+    "i1": np.array([[3], [4], [5], [6]], "int64"),
+    "s1": np.array([[-1.5], [-0.5], [-0.7], [-0.9]], "float32"),
+}
+
+
+def _decode_two_steps(i0, s0, i1, s1):
+    ids, scores = L.create_array("int64"), L.create_array("float32")
+    for t, (step_ids, step_scores) in enumerate(((i0, s0), (i1, s1))):
+        i = L.fill_constant([1], "int64", t)
+        L.array_write(step_ids, i, array=ids)
+        L.array_write(step_scores, i, array=scores)
+    return L.beam_search_decode(ids, scores, 2, end_id=1)
+
+
+def _decode_ref(i0, s0, i1, s1):
+    """Per source its two sentences [start, candidate], best final score first."""
+    out_ids, out_scores = [], []
+    for src in range(2):
+        for c in sorted((2 * src, 2 * src + 1), key=lambda c: -s1[c, 0]):
+            out_ids += [i0[src, 0], i1[c, 0]]
+            out_scores += [s0[src, 0], s1[c, 0]]
+    return [np.array(out_ids), np.array(out_scores, "float32")]
+
+
 SEQUENCE_CASES = [
     *[
         seq(
@@ -244,5 +289,21 @@ SEQUENCE_CASES = [
         lambda x: L.dynamic_gru(x, 2, param_attr=NI(W_GRU), bias_attr=NI(B_GRU), origin_mode=True),
         lambda x: gru(x, W_GRU, B_GRU, origin_mode=True),
         inputs={"x": rng.uniform(-1, 1, (7, 6)).astype("float32")},
+    ),
+    Case(
+        "beam_search",
+        lambda pre_ids, pre_scores, ids, scores: L.beam_search(pre_ids, pre_scores, ids, scores, 3, end_id=99),
+        BEAM_IN,
+        lambda pre_ids, pre_scores, ids, scores: _beam_ref(ids, scores, [2, 1, 3], 3),
+        lods={k: [[2, 1, 3], [1] * 6] for k in BEAM_IN},
+        shapes={k: [None] + list(v.shape[1:]) for k, v in BEAM_IN.items()},
+    ),
+    Case(
+        "beam_search_decode",
+        _decode_two_steps,
+        DECODE_IN,
+        _decode_ref,
+        lods={"i0": [[1, 1], [1, 1]], "s0": [[1, 1], [1, 1]], "i1": [[1, 1], [2, 2]], "s1": [[1, 1], [2, 2]]},
+        shapes={k: [None, 1] for k in DECODE_IN},
     ),
 ]

@@ -577,3 +577,14 @@ def test_im2sequence_gives_each_image_a_sequence_as_fluid():
     assert sorted(got) == sorted(want) and len(want) == 4
     for case, w in want.items():
         _same_fetches(got[case], w, case)
+
+
+def test_lod_beam_search_decoders_match_fluid():
+    """fluid 1.x's While-loop beam search over 2-level LoD arrays (beam_search, is_empty, then
+    beam_search_decode): the sentences, their scores, LoD and the steps run, with sources pruned
+    early and with probabilities (is_accumulated=False); the two ops alone with finished branches,
+    ids None, parent_idx, ties and pruning."""
+    got, want = run_fluidcompat("beam_search_lod.py"), load("beam_search_lod.json")
+    assert sorted(got) == sorted(want) and len(want) == 8
+    for case, w in want.items():
+        _same_fetches(got[case], w, case)

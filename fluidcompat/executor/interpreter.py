@@ -462,7 +462,20 @@ def uses_lod(program) -> bool:
 
 
 # Ops that set their outputs' LoD themselves (besides the sequence_* ops).
-LOD_OPS = frozenset({"lstm", "lstmp", "gru", "lod_reset", "ctc_align", "edit_distance", "warpctc", "im2sequence"})
+LOD_OPS = frozenset(
+    {
+        "lstm",
+        "lstmp",
+        "gru",
+        "lod_reset",
+        "ctc_align",
+        "edit_distance",
+        "warpctc",
+        "im2sequence",
+        "beam_search",
+        "beam_search_decode",
+    }
+)
 # Ops whose output keeps no LoD although its first dimension is its input's (fluid 1.8 did not share).
 _NO_SHARED_LOD = frozenset({"arg_max", "arg_min", "mean", "shape", "size", "transpose", "transpose2", "gather"})
 _LOD_SOURCES = ("X", "Input", "Ids", "Logits")

@@ -20,6 +20,7 @@ from collections import namedtuple
 import numpy as np
 
 from fluidcompat.framework import Variable, program_transaction
+from fluidcompat.layer_helper import LayerHelper, check_dtype, check_variable
 from fluidcompat.layers.control_flow import in_parent_block
 from fluidcompat.layers.rnn import _leaves, _map
 
@@ -32,6 +33,8 @@ __all__ = [
     "GreedyEmbeddingHelper",
     "SampleEmbeddingHelper",
     "dynamic_decode",
+    "beam_search",
+    "beam_search_decode",
 ]
 
 _INF = 1e9  # fluid's "infinity" for log-probabilities of beams that cannot be chosen
@@ -356,3 +359,70 @@ def _dynamic_decode(decoder, inits, max_step_num, output_time_major, impute_fini
     if not output_time_major:
         outputs = _map(lambda x: L.transpose(x, [1, 0] + list(range(2, len(x.shape)))), outputs)
     return (outputs, final_states, lengths) if return_length else (outputs, final_states)
+
+
+def beam_search(
+    pre_ids,
+    pre_scores,
+    ids,
+    scores,
+    beam_size,
+    end_id,
+    level=0,
+    is_accumulated=True,
+    name=None,
+    return_parent_idx=False,
+):
+    """One step of LoD beam search (the While-loop decoders of fluid 1.x): of each source sentence's
+    candidates (``ids`` with their ``scores``, a row per prefix; with ``ids`` None a candidate's id is
+    its column) the best ``beam_size``; a prefix that ended with ``end_id`` offers only ``end_id`` at
+    its score. ``scores`` are accumulated log-probabilities, or probabilities with ``is_accumulated``
+    False (then ``pre_scores + log(scores)``). Returns ``selected_ids`` and ``selected_scores`` [rows, 1]
+    with the 2-level LoD (sources, prefixes) the next step reads, and with ``return_parent_idx`` each
+    row's prefix (int32)."""
+    check_variable(pre_ids, "pre_ids", "beam_search")
+    check_dtype(pre_ids.dtype, "pre_ids", ["int64"], "beam_search")
+    check_variable(pre_scores, "pre_scores", "beam_search")
+    check_dtype(pre_scores.dtype, "pre_scores", ["float32", "float64"], "beam_search")
+    if ids is not None and not isinstance(ids, Variable):
+        raise TypeError(f"The type of 'ids' in beam_search must be (Variable, NoneType), but received {type(ids)!r}. ")
+    check_variable(scores, "scores", "beam_search")
+    check_dtype(scores.dtype, "scores", ["float32", "float64"], "beam_search")
+    helper = LayerHelper("beam_search", name=name)
+    inputs = {"pre_ids": [pre_ids], "pre_scores": [pre_scores], "scores": [scores]}
+    if ids is not None:
+        inputs["ids"] = [ids]
+    selected_scores = helper.create_variable_for_type_inference(dtype=pre_scores.dtype)
+    selected_ids = helper.create_variable_for_type_inference(dtype=pre_ids.dtype)
+    parent_idx = helper.create_variable_for_type_inference(dtype="int32")
+    helper.append_op(
+        type="beam_search",
+        inputs=inputs,
+        outputs={"selected_ids": [selected_ids], "selected_scores": [selected_scores], "parent_idx": [parent_idx]},
+        attrs={"level": level, "beam_size": beam_size, "end_id": end_id, "is_accumulated": is_accumulated},
+    )
+    if return_parent_idx:
+        return selected_ids, selected_scores, parent_idx
+    return selected_ids, selected_scores
+
+
+def beam_search_decode(ids, scores, beam_size, end_id, name=None):
+    """The sentences of a LoD beam search: ``ids`` and ``scores`` are the tensor arrays of the steps'
+    ``beam_search`` outputs (step 0: the initial ids and scores). Each source's sentences are traced
+    back from its last step with candidates, best final score first, one ``end_id`` kept at a
+    sentence's end. Returns ``(sentence_ids, sentence_scores)``: 1-D, with the LoD levels (sources,
+    sentences)."""
+    check_variable(ids, "ids", "beam_search_encode")
+    check_dtype(ids.dtype, "ids", ["int64"], "beam_search_encode")
+    check_variable(scores, "scores", "beam_search_encode")
+    check_dtype(scores.dtype, "scores", ["float32"], "beam_search_encode")
+    helper = LayerHelper("beam_search_decode", name=name)
+    sentence_ids = helper.create_variable_for_type_inference(dtype=ids.dtype)
+    sentence_scores = helper.create_variable_for_type_inference(dtype=ids.dtype)
+    helper.append_op(
+        type="beam_search_decode",
+        inputs={"Ids": [ids], "Scores": [scores]},
+        outputs={"SentenceIds": [sentence_ids], "SentenceScores": [sentence_scores]},
+        attrs={"beam_size": beam_size, "end_id": end_id},
+    )
+    return sentence_ids, sentence_scores
