@@ -3,7 +3,21 @@
 Importing this package registers every op; it does not import torch (see registry.py).
 """
 
-from fluidcompat_ops import array, beam, collective, control, extra, loss, math, nn, optim, python, sequence, tensor  # noqa: F401  (registration)
+from fluidcompat_ops import (  # noqa: F401  (registration)
+    array,
+    beam,
+    collective,
+    control,
+    detection,
+    extra,
+    loss,
+    math,
+    nn,
+    optim,
+    python,
+    sequence,
+    tensor,
+)
 from fluidcompat_ops.registry import OpDef, all_defs, bind_torch, has, lookup
 
 __all__ = ["OpDef", "all_defs", "bind_torch", "has", "lookup"]

@@ -16,7 +16,7 @@ import numpy as np
 
 from fluidcompat_ops.registry import OpDef, register
 from fluidcompat_ops.sequence import lod_of, with_lod
-from fluidcompat_ops.shapes import first, out
+from fluidcompat_ops.shapes import first
 
 torch = None  # NOTE: [Lazy torch] in registry.py
 F = None

@@ -165,6 +165,24 @@ def make_cases(G):
             ),
             {"e": afz((2, 3, 3))},
         ),
+        G(
+            "deformable_conv",
+            lambda x, off, mask: L.deformable_conv(
+                x, off, mask, 2, 2, param_attr=fluid.initializer.Constant(0.3), bias_attr=False
+            ),
+            {
+                "x": afz((1, 2, 3, 3)),
+                "off": rng.uniform(-1.4, 1.4, (1, 8, 2, 2)),
+                "mask": rng.uniform(0.2, 1, (1, 4, 2, 2)),
+            },
+        ),
+        G(
+            "deformable_conv_v1",
+            lambda x, off: L.deformable_conv(
+                x, off, None, 2, 2, stride=2, padding=1, modulated=False, param_attr=fluid.initializer.Constant(0.3)
+            ),
+            {"x": afz((1, 2, 3, 3)), "off": rng.uniform(-1.4, 1.4, (1, 8, 2, 2))},
+        ),
         G("prroi_pool", lambda x: L.prroi_pool(x, c64(np.array([[0.3, 0.2, 2.7, 3.1]])), 1.0, 2, 2), {"x": IMG}),
         G(
             "nce",

@@ -1046,3 +1046,82 @@ EXTRA_CASES += [
         lambda v: v.reshape(1, 2, -1).argmax(-1).reshape(1, 2, 1, 1, 1).astype("int32"),
     ),
 ]
+
+
+def _deformable_ref(x, off, mask, w, stride, pad, groups, dg):
+    """Deformable convolution by its definition: every tap sampled bilinearly at its moved position
+    (0 outside the image and for neighbours outside it), times the mask, times the filter."""
+    n, c, h, wd = x.shape
+    oc, cg, kh, kw = w.shape
+    oh, ow = off.shape[2:]
+
+    def sample(img, y, v):
+        if y <= -1 or y >= h or v <= -1 or v >= wd:
+            return 0.0
+        y0, v0 = int(np.floor(y)), int(np.floor(v))
+        total = 0.0
+        for yy, vv, weight in (
+            (y0, v0, (1 - (y - y0)) * (1 - (v - v0))),
+            (y0, v0 + 1, (1 - (y - y0)) * (v - v0)),
+            (y0 + 1, v0, (y - y0) * (1 - (v - v0))),
+            (y0 + 1, v0 + 1, (y - y0) * (v - v0)),
+        ):
+            if 0 <= yy < h and 0 <= vv < wd:
+                total += weight * img[yy, vv]
+        return total
+
+    y = np.zeros((n, oc, oh, ow))
+    for b, o, i, j in np.ndindex(n, oc, oh, ow):
+        g = o // (oc // groups)
+        for ci, p, q in np.ndindex(cg, kh, kw):
+            ch, k = g * cg + ci, p * kw + q
+            d = ch // (c // dg)
+            dy, dx = off[b, d * 2 * kh * kw + 2 * k, i, j], off[b, d * 2 * kh * kw + 2 * k + 1, i, j]
+            m = 1.0 if mask is None else mask[b, d * kh * kw + k, i, j]
+            y[b, o, i, j] += w[o, ci, p, q] * m * sample(x[b, ch], i * stride - pad + p + dy, j * stride - pad + q + dx)
+    return y.astype(x.dtype)
+
+
+_DC_X = rng.uniform(-1, 1, (2, 4, 4, 5)).astype("float32")
+_DC_OFF = rng.uniform(-2, 2, (2, 2 * 2 * 9, 4, 5)).astype("float32")
+_DC_MASK = rng.uniform(0, 1, (2, 2 * 9, 4, 5)).astype("float32")
+_DC_W = rng.uniform(-1, 1, (4, 2, 3, 3)).astype("float32")
+EXTRA_CASES += [
+    Case(
+        "deformable_conv",
+        lambda x, off, mask: L.deformable_conv(
+            x,
+            off,
+            mask,
+            4,
+            3,
+            padding=1,
+            groups=2,
+            deformable_groups=2,
+            param_attr=fluid.initializer.NumpyArrayInitializer(_DC_W),
+            bias_attr=False,
+        ),  # fmt: skip
+        {"x": _DC_X, "off": _DC_OFF, "mask": _DC_MASK},
+        lambda x, off, mask: _deformable_ref(x, off, mask, _DC_W, 1, 1, 2, 2),
+        atol=1e-5,
+    ),
+    Case(
+        "deformable_conv_v1",
+        lambda x, off: L.deformable_conv(
+            x,
+            off,
+            None,
+            4,
+            3,
+            stride=2,
+            padding=2,
+            groups=2,
+            modulated=False,
+            param_attr=fluid.initializer.NumpyArrayInitializer(_DC_W),
+            bias_attr=False,
+        ),  # fmt: skip
+        {"x": _DC_X, "off": _DC_OFF[:, :18, :3, :4]},
+        lambda x, off: _deformable_ref(x, off, None, _DC_W, 2, 2, 2, 1),
+        atol=1e-5,
+    ),
+]

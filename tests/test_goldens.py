@@ -588,3 +588,14 @@ def test_lod_beam_search_decoders_match_fluid():
     assert sorted(got) == sorted(want) and len(want) == 8
     for case, w in want.items():
         _same_fetches(got[case], w, case)
+
+
+def test_deformable_conv_matches_fluid():
+    """deformable_conv (with a mask) and deformable_conv_v1: outputs and the gradients of the input,
+    offsets, mask, filter and bias, with groups, deformable_groups, stride, dilation and padding."""
+    got, want = run_fluidcompat("deformable_conv.py"), load("deformable_conv.json")
+    assert sorted(got) == sorted(want) and len(want) == 3
+    for case, w in want.items():
+        assert [g[0] for g in got[case]] == [x[0] for x in w], case
+        for g, x in zip(got[case], w):
+            np.testing.assert_allclose(g[1:], x[1:], rtol=1e-4, atol=1e-5, err_msg=case)

@@ -664,10 +664,10 @@ _READS_VALUES = set(
     "sequence_unpad sequence_slice sequence_scatter sequence_erase "
     "one_hot one_hot_v2 lookup_table lookup_table_v2 fill_constant_shape_tensor slice_tensor_bounds "
     "crop_tensor_shape_var range linspace where_index select_input select_input_0 tensor_array_ops "
-    "split_merge_lod_tensor print py_func beam_search beam_search_decode assert arange unique unique_with_counts nonzero dice_loss "
+    "split_merge_lod_tensor print py_func assert arange unique unique_with_counts nonzero dice_loss "
     "randint randperm selected_rows random_crop mean_iou edit_distance warpctc ctc_greedy_decoder auc "
     "linear_chain_crf crf_decoding sampled_softmax_log_uniform hash similarity_focus center_loss chunk_eval "
-    "roi_pool roi_align sequence_mask_longest".split()
+    "roi_pool roi_align sequence_mask_longest beam_search beam_search_decode".split()
 )
 
 

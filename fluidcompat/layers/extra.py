@@ -1797,3 +1797,70 @@ def nce(
     )
     negatives = 10 if num_neg_samples is None else int(num_neg_samples)
     return cost / float(negatives + 1)  # fluid 1.8 averages over the true label and the negatives (a scale op)
+
+
+@_export
+def deformable_conv(
+    input,
+    offset,
+    mask,
+    num_filters,
+    filter_size,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups=None,
+    deformable_groups=None,
+    im2col_step=None,
+    param_attr=None,
+    bias_attr=None,
+    modulated=True,
+    name=None,
+):
+    """Deformable convolution (DCN): each kernel tap sampled at its position moved by ``offset``
+    [N, 2 * deformable_groups * kh * kw, oh, ow] and, with ``modulated`` (op ``deformable_conv``),
+    scaled by ``mask`` [N, deformable_groups * kh * kw, oh, ow]; without (op ``deformable_conv_v1``)
+    offsets only. ``im2col_step`` only split fluid's work into batches; here any value gives the
+    same result. Then the bias."""
+    check_variable(input, "input", "deformable_conv")
+    check_dtype(input.dtype, "input", ["float32", "float64"], "deformable_conv")
+    check_variable(offset, "offset", "deformable_conv")
+    check_dtype(offset.dtype, "offset", ["float32", "float64"], "deformable_conv")
+    if mask is not None and not isinstance(mask, Variable):
+        raise TypeError(
+            f"The type of 'mask' in deformable_conv must be (Variable, NoneType), but received {type(mask)!r}. "
+        )
+    if param_attr is False:
+        raise ValueError("deformable_conv: param_attr should not be False here.")
+    if modulated and mask is None:
+        raise ValueError("deformable_conv: modulated=True needs a mask; pass modulated=False for offsets alone")
+    channels = input.shape[1]
+    if groups is not None and channels % groups:
+        raise ValueError("num_channels must be divisible by groups.")
+    helper = LayerHelper("deformable_conv", name=name, bias_attr=bias_attr)
+    k = _pair(filter_size, "filter_size")
+    std = (2.0 / (k[0] * k[1] * channels)) ** 0.5
+    w = helper.create_parameter(
+        attr=param_attr,
+        shape=[num_filters, channels // (groups or 1)] + k,
+        dtype=input.dtype,
+        default_initializer=NormalInitializer(0.0, std, 0),
+    )
+    pre_bias = helper.create_variable_for_type_inference(input.dtype)
+    inputs = {"Input": [input], "Filter": [w], "Offset": [offset]}
+    if modulated:
+        inputs["Mask"] = [mask]
+    helper.append_op(
+        type="deformable_conv" if modulated else "deformable_conv_v1",
+        inputs=inputs,
+        outputs={"Output": [pre_bias]},
+        attrs={
+            "strides": _pair(stride, "stride"),
+            "paddings": _pair(padding, "padding"),
+            "dilations": _pair(dilation, "dilation"),
+            "groups": 1 if groups is None else groups,
+            "deformable_groups": 1 if deformable_groups is None else deformable_groups,
+            "im2col_step": 64 if im2col_step is None else im2col_step,
+        },
+    )
+    return helper.append_bias_op(pre_bias, dim_start=1, dim_end=2)
