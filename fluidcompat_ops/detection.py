@@ -1,13 +1,15 @@
-"""Detection-model ops of fluid 1.8 built on sampling an image at fractional positions:
-``deformable_conv`` (DCN v2: offsets and a modulation mask) and ``deformable_conv_v1`` (offsets only).
+"""Detection-model ops of fluid 1.8 that sample a feature map at fractional positions or over
+roi bins: ``deformable_conv`` (DCN v2: offsets and a modulation mask), ``deformable_conv_v1``
+(offsets only), ``psroi_pool`` (R-FCN) and ``deformable_psroi_pooling`` (deformable R-FCN).
 
-Their gradients are per-op VJPs (NOTE in registry.py GradDef): the sampling below is differentiable
-in the image, the offsets (through the interpolation weights) and the mask.
+Their gradients are per-op VJPs (NOTE in registry.py GradDef): the sampling and pooling below are
+differentiable in the map, the offsets (through the interpolation weights) and the mask.
 """
 
 from __future__ import annotations
 
 from fluidcompat_ops.registry import GradDef, OpDef, register
+from fluidcompat_ops.sequence import lengths_of, lod_of
 from fluidcompat_ops.shapes import conv_out, first, out
 
 torch = None  # NOTE: [Lazy torch] in registry.py
@@ -132,3 +134,194 @@ for _name, _inputs in (
             grad=GradDef(_inputs, out_grads=("Output",), in_grads=_inputs),
         )
     )
+
+
+# -- psroi_pool and deformable_psroi_pooling (R-FCN and deformable R-FCN) ---------------------------
+def _c_round(v):
+    """C's round(): halves away from zero."""
+    return torch.sign(v) * torch.floor(v.abs() + 0.5)
+
+
+def _rois_images(x, rois, op: str):
+    """Each roi's image index, from the LoD of ROIs (one level: rois per image). Without a LoD every
+    roi is in image 0, which only a batch of one allows."""
+    lod = lod_of(rois)
+    if not lod:
+        if x.shape[0] != 1:
+            raise ValueError(
+                f"{op}: ROIs carries no LoD, so which image each roi is in is unknown (Input has {x.shape[0]} "
+                "images). Feed ROIs as a LoDTensor with the number of rois per image"
+            )
+        return torch.zeros(rois.shape[0], dtype=torch.long, device=x.device)
+    offsets = lod[-1]
+    if len(offsets) - 1 != x.shape[0] or offsets[-1] != rois.shape[0]:
+        raise ValueError(
+            f"{op}: the LoD of ROIs must give each of Input's {x.shape[0]} images its rois ({rois.shape[0]} "
+            f"in all). Received offsets {offsets}"
+        )
+    counts = torch.tensor(lengths_of(offsets), device=x.device)
+    return torch.repeat_interleave(torch.arange(len(counts), device=x.device), counts, output_size=rois.shape[0])
+
+
+def _roi_boxes(rois, scale, shift):
+    """(start_w, start_h, width, height) of each roi on the feature map: corners rounded as C does,
+    the end pixel included, times ``scale``, moved by ``shift``; sides at least 0.1."""
+    r = _c_round(rois.detach().to(torch.float64))
+    sw, sh = r[:, 0] * scale + shift, r[:, 1] * scale + shift
+    ew, eh = (r[:, 2] + 1.0) * scale + shift, (r[:, 3] + 1.0) * scale + shift
+    return sw, sh, (ew - sw).clamp(min=0.1), (eh - sh).clamp(min=0.1)
+
+
+def _psroi_pool(ins, a):
+    """Position-sensitive roi pooling: bin (i, j) of output channel c averages input channel
+    (c * ph + i) * pw + j over the whole pixels the bin touches (0 for an empty bin)."""
+    x, rois = ins["X"][0], ins["ROIs"][0]
+    n, channels, height, width = x.shape
+    oc, ph, pw = a["output_channels"], a["pooled_height"], a["pooled_width"]
+    if channels != oc * ph * pw:
+        raise ValueError(
+            f"psroi_pool: Input must have output_channels * pooled_height * pooled_width = {oc * ph * pw} channels. "
+            f"Received: {channels}"
+        )
+    images = _rois_images(x, rois, "psroi_pool")
+    sw, sh, rw, rh = _roi_boxes(rois, a["spatial_scale"], 0.0)
+    i = torch.arange(ph, dtype=torch.float64, device=x.device)
+    j = torch.arange(pw, dtype=torch.float64, device=x.device)
+    bh, bw = (rh / ph)[:, None], (rw / pw)[:, None]
+    hs = torch.floor(bh * i + sh[:, None]).clamp(0, height).long()  # [R, ph]
+    he = torch.ceil(bh * (i + 1) + sh[:, None]).clamp(0, height).long()
+    ws = torch.floor(bw * j + sw[:, None]).clamp(0, width).long()  # [R, pw]
+    we = torch.ceil(bw * (j + 1) + sw[:, None]).clamp(0, width).long()
+    # sums over the bins from an integral image (in float64, so no rows' precision is lost)
+    integral = F.pad(x.to(torch.float64).cumsum(2).cumsum(3), (1, 0, 1, 0))  # [N, C, H+1, W+1]
+    chan = torch.arange(oc * ph * pw, device=x.device).reshape(oc, ph, pw)
+    base = (images[:, None, None, None] * channels + chan) * (height + 1) * (width + 1)  # [R, oc, ph, pw]
+    flat = integral.reshape(-1)
+
+    def at(rows, cols):
+        return flat[base + rows[:, None, :, None] * (width + 1) + cols[:, None, None, :]]
+
+    total = at(he, we) - at(hs, we) - at(he, ws) + at(hs, ws)
+    area = ((he - hs)[:, None, :, None] * (we - ws)[:, None, None, :]).to(torch.float64)
+    pooled = torch.where(area > 0, total / area.clamp(min=1), torch.zeros_like(total))
+    return {"Out": [pooled.to(x.dtype)]}
+
+
+def _psroi_infer(ins, a):
+    x = first(ins, "X")
+    return out("Out", (-1, a["output_channels"], a["pooled_height"], a["pooled_width"]), x.dtype)
+
+
+register(
+    OpDef(
+        "psroi_pool",
+        ("X", "ROIs"),
+        ("Out",),
+        {"output_channels": 1, "spatial_scale": 1.0, "pooled_height": 1, "pooled_width": 1},
+        _psroi_infer,
+        _psroi_pool,
+        grad=GradDef(("X", "ROIs"), out_grads=("Out",), in_grads=("X",)),
+    )
+)
+
+
+def _clamp_passing_gradient(v, low, high):
+    """``v`` clamped to [low, high] whose gradient passes as if unclamped (fluid 1.8's deformable
+    psroi pooling differentiates the interpolation at the clamped point by the unclamped offset)."""
+    return v + (v.clamp(low, high) - v).detach()
+
+
+def _deformable_psroi_pooling(ins, a):
+    """Deformable (position-sensitive) roi pooling: each bin is moved by its part's offset from Trans
+    (times trans_std and the roi's size) and averages ``sample_per_part``^2 bilinear samples of its
+    channel; samples more than half a pixel outside the map are left out. TopCount: the samples
+    each bin averaged."""
+    x, rois = ins["Input"][0], ins["ROIs"][0]
+    n, channels, height, width = x.shape
+    out_dim, (gh, gw), ph, pw = a["output_dim"], a["group_size"], a["pooled_height"], a["pooled_width"]
+    (part_h, part_w), spp, no_trans = a["part_size"], a["sample_per_part"], a["no_trans"]
+    if channels != out_dim * gh * gw:
+        raise ValueError(
+            f"deformable_psroi_pooling: Input must have output_dim * group_size[0] * group_size[1] = "
+            f"{out_dim * gh * gw} channels. Received: {channels}"
+        )
+    images = _rois_images(x, rois, "deformable_psroi_pooling")
+    dev, dt = x.device, x.dtype
+    sw, sh, rw, rh = (v.to(dt) for v in _roi_boxes(rois, a["spatial_scale"], -0.5))
+    r = rois.shape[0]
+    i = torch.arange(ph, device=dev)
+    j = torch.arange(pw, device=dev)
+    ct = torch.arange(out_dim, device=dev)
+    view = (r, out_dim, ph, pw)
+    if no_trans:
+        tx = ty = torch.zeros(view, dtype=dt, device=dev)
+    else:
+        trans = ins["Trans"][0]
+        classes = trans.shape[1] // 2
+        cls = (ct // (out_dim // classes)).reshape(1, out_dim, 1, 1)
+        pi = (i * part_h // ph).reshape(1, 1, ph, 1)  # floor(i / ph * part_h)
+        pj = (j * part_w // pw).reshape(1, 1, 1, pw)
+        rr = torch.arange(r, device=dev).reshape(r, 1, 1, 1)
+        tx = trans[rr, cls * 2, pi, pj] * a["trans_std"]
+        ty = trans[rr, cls * 2 + 1, pi, pj] * a["trans_std"]
+    col = lambda v: v.reshape(r, 1, 1, 1)  # noqa: E731
+    bw, bh = col(rw) / pw, col(rh) / ph
+    wstart = j.to(dt).reshape(1, 1, 1, pw) * bw + col(sw) + tx * col(rw)
+    hstart = i.to(dt).reshape(1, 1, ph, 1) * bh + col(sh) + ty * col(rh)
+    steps = torch.arange(spp, dtype=dt, device=dev)
+    w = wstart[..., None, None] + steps.reshape(1, spp) * (bw / spp)[..., None, None]  # [R, od, ph, pw, spp, spp]
+    h = hstart[..., None, None] + steps.reshape(spp, 1) * (bh / spp)[..., None, None]
+    kept = (w >= -0.5) & (w <= width - 0.5) & (h >= -0.5) & (h <= height - 0.5)
+    w = _clamp_passing_gradient(w, 0.0, width - 1.0)
+    h = _clamp_passing_gradient(h, 0.0, height - 1.0)
+    gi = (i * gh // ph).clamp(0, gh - 1).reshape(1, 1, ph, 1)
+    gj = (j * gw // pw).clamp(0, gw - 1).reshape(1, 1, 1, pw)
+    chan = (ct.reshape(1, out_dim, 1, 1) * gh + gi) * gw + gj
+    base = ((images.reshape(r, 1, 1, 1) * channels + chan) * height)[..., None, None]
+    flat = x.reshape(-1)
+    x0, y0 = torch.floor(w.detach()), torch.floor(h.detach())
+    x1, y1 = torch.ceil(w.detach()), torch.ceil(h.detach())
+    dx, dy = w - x0, h - y0
+
+    def px(yy, xx):
+        return flat[((base + yy.long()) * width + xx.long()).clamp(0, flat.numel() - 1)]
+
+    value = (
+        (1 - dx) * (1 - dy) * px(y0, x0)
+        + (1 - dx) * dy * px(y1, x0)
+        + dx * (1 - dy) * px(y0, x1)
+        + dx * dy * px(y1, x1)
+    )
+    value = torch.where(kept, value, torch.zeros_like(value))
+    count = kept.sum((-2, -1)).to(dt)
+    pooled = torch.where(count > 0, value.sum((-2, -1)) / count.clamp(min=1), torch.zeros_like(count))
+    return {"Output": [pooled], "TopCount": [count]}
+
+
+def _deformable_psroi_infer(ins, a):
+    x = first(ins, "Input")
+    shape = (-1, a["output_dim"], a["pooled_height"], a["pooled_width"])
+    return {"Output": [(shape, x.dtype)], "TopCount": [(shape, x.dtype)]}
+
+
+register(
+    OpDef(
+        "deformable_psroi_pooling",
+        ("Input", "ROIs", "Trans"),
+        ("Output", "TopCount"),
+        {
+            "no_trans": False,
+            "spatial_scale": 1.0,
+            "output_dim": 1,
+            "group_size": [1, 1],
+            "pooled_height": 1,
+            "pooled_width": 1,
+            "part_size": [1, 1],
+            "sample_per_part": 1,
+            "trans_std": 0.1,
+        },
+        _deformable_psroi_infer,
+        _deformable_psroi_pooling,
+        grad=GradDef(("Input", "ROIs", "Trans"), out_grads=("Output",), in_grads=("Input", "Trans")),
+    )
+)

@@ -23,6 +23,7 @@ P = rng.uniform(0.2, 0.8, (2, 3))
 IMG = afz((1, 4, 4, 4))
 VOL = afz((1, 2, 3, 3, 3))
 I64 = np.array([2, 0], "int64")
+RFCN_ROIS = np.array([[0.6, 0.4, 3.3, 2.6], [1.2, -0.7, 4.4, 3.1]])
 
 
 def c64(a):
@@ -182,6 +183,27 @@ def make_cases(G):
                 x, off, None, 2, 2, stride=2, padding=1, modulated=False, param_attr=fluid.initializer.Constant(0.3)
             ),
             {"x": afz((1, 2, 3, 3)), "off": rng.uniform(-1.4, 1.4, (1, 8, 2, 2))},
+        ),
+        G(
+            "psroi_pool",
+            lambda x: L.psroi_pool(x, L.lod_reset(c64(RFCN_ROIS), target_lod=[0, 2]), 1, 0.7, 2, 2),
+            {"x": afz((1, 4, 4, 5))},
+        ),
+        G(
+            "deformable_psroi_pooling",
+            lambda x, trans: L.deformable_roi_pooling(
+                x,
+                L.lod_reset(c64(RFCN_ROIS), target_lod=[0, 2]),
+                trans,
+                spatial_scale=0.7,
+                group_size=[2, 2],
+                pooled_height=2,
+                pooled_width=2,
+                sample_per_part=2,
+                trans_std=0.3,
+                position_sensitive=True,
+            ),  # fmt: skip
+            {"x": afz((1, 8, 4, 5)), "trans": rng.uniform(-0.9, 0.9, (2, 2, 2, 2))},
         ),
         G("prroi_pool", lambda x: L.prroi_pool(x, c64(np.array([[0.3, 0.2, 2.7, 3.1]])), 1.0, 2, 2), {"x": IMG}),
         G(

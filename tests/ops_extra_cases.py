@@ -1125,3 +1125,113 @@ EXTRA_CASES += [
         atol=1e-5,
     ),
 ]
+
+
+def _c_round(v):
+    return np.sign(v) * np.floor(np.abs(v) + 0.5)
+
+
+_RFCN_ROIS = np.array([[0.4, 1.6, 5.5, 4.4], [2, 2, 2, 2], [-3, 1, 12, 9.6], [6.5, 5.5, 7.4, 6.2]], "float32")
+_RFCN_IMAGE = np.array([0, 0, 1, 1])  # the LoD [[2, 2]]
+
+
+def _psroi_ref(x, rois, oc, scale, ph, pw):
+    """Bin (i, j) of channel c: the mean of input channel (c * ph + i) * pw + j over the pixels from
+    floor(bin start) to ceil(bin end), the roi's corners rounded and its end pixel included."""
+    n, c, h, w = x.shape
+    out = np.zeros((len(rois), oc, ph, pw), x.dtype)
+    for r, (x1, y1, x2, y2) in enumerate(rois):
+        sw, sh = _c_round(x1) * scale, _c_round(y1) * scale
+        bw = max((_c_round(x2) + 1) * scale - sw, 0.1) / pw
+        bh = max((_c_round(y2) + 1) * scale - sh, 0.1) / ph
+        for k, i, j in np.ndindex(oc, ph, pw):
+            hs, he = (int(np.clip(f(bh * v + sh), 0, h)) for f, v in ((np.floor, i), (np.ceil, i + 1)))
+            ws, we = (int(np.clip(f(bw * v + sw), 0, w)) for f, v in ((np.floor, j), (np.ceil, j + 1)))
+            if he > hs and we > ws:
+                out[r, k, i, j] = x[_RFCN_IMAGE[r], (k * ph + i) * pw + j, hs:he, ws:we].mean()
+    return out
+
+
+def _bilinear_clamped(img, px, py):
+    x1, x2, y1, y2 = int(np.floor(px)), int(np.ceil(px)), int(np.floor(py)), int(np.ceil(py))
+    dx, dy = px - x1, py - y1
+    return (
+        (1 - dx) * (1 - dy) * img[y1, x1]
+        + (1 - dx) * dy * img[y2, x1]
+        + dx * (1 - dy) * img[y1, x2]
+        + dx * dy * img[y2, x2]
+    )
+
+
+def _deformable_psroi_ref(x, rois, trans, out_dim, group, ph, pw, part, spp, scale, std):
+    """Each bin moved by its part's offset (times std and the roi's size), the mean of its spp x spp
+    bilinear samples that lie within half a pixel of the map (clamped onto it)."""
+    n, c, h, w = x.shape
+    each = out_dim // (trans.shape[1] // 2)
+    out = np.zeros((len(rois), out_dim, ph, pw), x.dtype)
+    for r, (x1, y1, x2, y2) in enumerate(rois):
+        sw, sh = _c_round(x1) * scale - 0.5, _c_round(y1) * scale - 0.5
+        rw = max((_c_round(x2) + 1) * scale - 0.5 - sw, 0.1)
+        rh = max((_c_round(y2) + 1) * scale - 0.5 - sh, 0.1)
+        for k, i, j in np.ndindex(out_dim, ph, pw):
+            p, q = int(np.floor(i / ph * part[0])), int(np.floor(j / pw * part[1]))
+            tx, ty = trans[r, k // each * 2, p, q] * std, trans[r, k // each * 2 + 1, p, q] * std
+            ws, hs = j * rw / pw + sw + tx * rw, i * rh / ph + sh + ty * rh
+            gi, gj = min(i * group[0] // ph, group[0] - 1), min(j * group[1] // pw, group[1] - 1)
+            samples = []
+            for a, b in np.ndindex(spp, spp):
+                px, py = ws + b * rw / pw / spp, hs + a * rh / ph / spp
+                if -0.5 <= px <= w - 0.5 and -0.5 <= py <= h - 0.5:
+                    img = x[_RFCN_IMAGE[r], (k * group[0] + gi) * group[1] + gj]
+                    samples.append(_bilinear_clamped(img, min(max(px, 0), w - 1), min(max(py, 0), h - 1)))
+            out[r, k, i, j] = np.mean(samples) if samples else 0.0
+    return out
+
+
+_RFCN_X = rng.uniform(-1, 1, (2, 12, 7, 8)).astype("float32")
+_RFCN_TRANS = rng.uniform(-1, 1, (4, 4, 2, 2)).astype("float32")
+_rfcn = dict(lods={"rois": [[2, 2]]}, shapes={"rois": [None, 4]}, atol=1e-5)
+EXTRA_CASES += [
+    Case(
+        "psroi_pool",
+        lambda x, rois: L.psroi_pool(x, rois, 2, 0.6, 2, 3),
+        {"x": _RFCN_X, "rois": _RFCN_ROIS},
+        lambda x, rois: _psroi_ref(x, rois, 2, 0.6, 2, 3),
+        **_rfcn,
+    ),
+    Case(
+        "deformable_psroi_pooling",
+        lambda x, rois, trans: L.deformable_roi_pooling(
+            x,
+            rois,
+            trans,
+            spatial_scale=0.8,
+            group_size=[2, 3],
+            pooled_height=2,
+            pooled_width=3,
+            part_size=[2, 2],
+            sample_per_part=2,
+            trans_std=0.2,
+            position_sensitive=True,
+        ),  # fmt: skip
+        {"x": _RFCN_X, "rois": _RFCN_ROIS, "trans": _RFCN_TRANS},
+        lambda x, rois, trans: _deformable_psroi_ref(x, rois, trans, 2, [2, 3], 2, 3, [2, 2], 2, 0.8, 0.2),
+        **_rfcn,
+    ),
+    Case(
+        "deformable_psroi_pooling_parts",
+        lambda x, rois, trans: L.deformable_roi_pooling(
+            x,
+            rois,
+            trans,
+            spatial_scale=0.5,
+            pooled_height=3,
+            pooled_width=3,
+            part_size=[2, 2],
+            sample_per_part=3,
+        ),  # fmt: skip
+        {"x": _RFCN_X, "rois": _RFCN_ROIS, "trans": _RFCN_TRANS},
+        lambda x, rois, trans: _deformable_psroi_ref(x, rois, trans, 12, [1, 1], 3, 3, [2, 2], 3, 0.5, 0.1),
+        **_rfcn,
+    ),
+]

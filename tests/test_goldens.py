@@ -599,3 +599,15 @@ def test_deformable_conv_matches_fluid():
         assert [g[0] for g in got[case]] == [x[0] for x in w], case
         for g, x in zip(got[case], w):
             np.testing.assert_allclose(g[1:], x[1:], rtol=1e-4, atol=1e-5, err_msg=case)
+
+
+def test_rfcn_pooling_matches_fluid():
+    """psroi_pool and deformable_roi_pooling (position-sensitive with groups, with parts and two
+    classes of offsets, no_trans) over rois in two images: outputs and the input's and offsets'
+    gradients (the position-sensitive case's output only: fluid 1.8.5's gradients there were wrong)."""
+    got, want = run_fluidcompat("rfcn_pooling.py"), load("rfcn_pooling.json")
+    assert sorted(got) == sorted(want) and len(want) == 5
+    for case, w in want.items():
+        assert [g[0] for g in got[case]] == [x[0] for x in w], case
+        for g, x in zip(got[case], w):
+            np.testing.assert_allclose(g[1:], x[1:], rtol=1e-4, atol=1e-5, err_msg=case)

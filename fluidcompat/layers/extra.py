@@ -1864,3 +1864,95 @@ def deformable_conv(
         },
     )
     return helper.append_bias_op(pre_bias, dim_start=1, dim_end=2)
+
+
+@_export
+def psroi_pool(input, rois, output_channels, spatial_scale, pooled_height, pooled_width, name=None):
+    """Position-sensitive roi pooling (R-FCN, op ``psroi_pool``): ``input`` [N, output_channels *
+    pooled_height * pooled_width, H, W], ``rois`` [R, 4] (x1, y1, x2, y2) as a LoDTensor with the rois
+    of each image. Bin (i, j) of output channel c averages input channel (c * pooled_height + i) *
+    pooled_width + j over the bin. Returns [R, output_channels, pooled_height, pooled_width]."""
+    for value, what, kind in (
+        (output_channels, "output_channels", int),
+        (spatial_scale, "spatial_scale", float),
+        (pooled_height, "pooled_height", int),
+        (pooled_width, "pooled_width", int),
+    ):
+        if not isinstance(value, kind):
+            raise TypeError(f"{what} must be {kind.__name__} type")
+    check_variable(input, "input", "psroi_pool")
+    check_variable(rois, "rois", "psroi_pool")
+    return _one(
+        "psroi_pool",
+        {"X": [input], "ROIs": [rois]},
+        {
+            "output_channels": output_channels,
+            "spatial_scale": spatial_scale,
+            "pooled_height": pooled_height,
+            "pooled_width": pooled_width,
+        },
+        name=name,
+    )
+
+
+@_export
+def deformable_roi_pooling(
+    input,
+    rois,
+    trans,
+    no_trans=False,
+    spatial_scale=1.0,
+    group_size=[1, 1],  # noqa: B006  (fluid's signature)
+    pooled_height=1,
+    pooled_width=1,
+    part_size=None,
+    sample_per_part=1,
+    trans_std=0.1,
+    position_sensitive=False,
+    name=None,
+):
+    """Deformable roi pooling (op ``deformable_psroi_pooling``): each bin of each roi moved by its
+    part's offset in ``trans`` [R, 2 * classes, part_h, part_w] (times ``trans_std`` and the roi's
+    size; none with ``no_trans``), averaging ``sample_per_part``^2 bilinear samples. With
+    ``position_sensitive`` the output has input channels / (pooled_height * pooled_width) channels
+    and ``group_size`` picks each bin's input channel (fluid 1.8.5 failed there: it passed that
+    channel count as a float); without, as many channels as the input."""
+    for value, what in ((input, "input"), (rois, "rois"), (trans, "trans")):
+        check_variable(value, what, "deformable_roi_pooling")
+        check_dtype(value.dtype, what, ["float32", "float64"], "deformable_roi_pooling")
+    for value, what in ((group_size, "group_size"), (part_size, "part_size")):
+        if value is not None and not isinstance(value, (list, tuple)):
+            raise TypeError(
+                f"The type of '{what}' in deformable_roi_pooling must be (list, tuple), but received {type(value)!r}. "
+            )
+    channels = input.shape[1]
+    if position_sensitive:
+        if channels % (pooled_height * pooled_width):
+            raise ValueError(
+                "deformable_roi_pooling: with position_sensitive the input channels must divide by pooled_height * "
+                f"pooled_width. Received: {channels} channels, pooled {pooled_height}x{pooled_width}"
+            )
+        output_channels = channels // (pooled_height * pooled_width)
+    else:
+        output_channels = channels
+    part = _pair(list(part_size) if part_size is not None else [pooled_height, pooled_width], "part_size")
+    helper = LayerHelper("deformable_psroi_pooling", name=name)
+    output = helper.create_variable_for_type_inference(input.dtype)
+    top_count = helper.create_variable_for_type_inference("int32")
+    helper.append_op(
+        type="deformable_psroi_pooling",
+        inputs={"Input": [input], "ROIs": [rois], "Trans": [trans]},
+        outputs={"Output": [output], "TopCount": [top_count]},
+        attrs={
+            "no_trans": no_trans,
+            "spatial_scale": spatial_scale,
+            "output_dim": output_channels,
+            "group_size": _pair(list(group_size), "group_size"),
+            "pooled_height": pooled_height,
+            "pooled_width": pooled_width,
+            "part_size": part,
+            "sample_per_part": sample_per_part,
+            "trans_std": trans_std,
+        },
+    )
+    return output

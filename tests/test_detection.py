@@ -1,0 +1,90 @@
+"""Detection layers' arguments and refusals (values against numpy: tests/ops_extra_cases.py; against
+fluid 1.8.5: tests/test_goldens.py, goldens deformable_conv and rfcn_pooling)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fluidcompat as fluid
+from tests.ops_extra_cases import _deformable_ref
+
+L = fluid.layers
+PLACE = fluid.CPUPlace()
+
+
+def _program(build):
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        return main, build()
+
+
+def test_position_sensitive_deformable_roi_pooling_gets_an_int_channel_count():
+    """fluid 1.8.5 passed input channels / (pooled_height * pooled_width) as a float and failed."""
+
+    def build():
+        x = fluid.data("x", [1, 12, 5, 5], "float32")
+        rois = fluid.data("rois", [None, 4], "float32", lod_level=1)
+        trans = fluid.data("trans", [None, 2, 2, 3], "float32")
+        return L.deformable_roi_pooling(x, rois, trans, group_size=[2, 3], pooled_height=2, pooled_width=3,
+                                        position_sensitive=True)  # fmt: skip
+
+    main, y = _program(build)
+    op = main.global_block().ops[-1]
+    assert op.type == "deformable_psroi_pooling" and op.attr("output_dim") == 2 and op.attr("part_size") == [2, 3]
+    assert y.shape == (-1, 2, 2, 3)
+
+
+def test_rois_of_several_images_need_a_lod():
+    main, y = _program(
+        lambda: L.psroi_pool(
+            fluid.data("x", [2, 4, 5, 5], "float32"), fluid.data("rois", [None, 4], "float32"), 1, 1.0, 2, 2
+        )
+    )
+    feed = {"x": np.ones((2, 4, 5, 5), "float32"), "rois": np.array([[0, 0, 2, 2]], "float32")}
+    with pytest.raises(fluid.core.EnforceNotMet, match="psroi_pool: ROIs carries no LoD.*Input has 2 images"):
+        fluid.Executor(PLACE).run(main, feed=feed, fetch_list=[y])
+    feed["rois"] = fluid.create_lod_tensor(feed["rois"], [[1]], PLACE)
+    with pytest.raises(fluid.core.EnforceNotMet, match=r"give each of Input's 2 images its rois \(1 in all\)"):
+        fluid.Executor(PLACE).run(main, feed=feed, fetch_list=[y])
+
+
+@pytest.mark.parametrize(
+    "shapes, message",
+    [
+        (([1, 2, 5, 5], [1, 16, 5, 5], [1, 9, 5, 5]), r"Offset must be \[N, 18, 5, 5\].*Offset.shape=\(1, 16, 5, 5\)"),
+        (([1, 2, 5, 5], [1, 18, 5, 5], [1, 9, 4, 5]), r"Mask must be \[N, 9, 5, 5\]"),
+    ],
+)
+def test_deformable_conv_checks_offset_and_mask_shapes_when_built(shapes, message):
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        x, off, mask = (fluid.data(n, s, "float32") for n, s in zip(("x", "off", "mask"), shapes))
+        before = len(main.global_block().ops), sorted(main.global_block().vars)
+        with pytest.raises(ValueError, match=message):
+            L.deformable_conv(x, off, mask, 2, 3, padding=1)
+        assert (len(main.global_block().ops), sorted(main.global_block().vars)) == before
+
+
+def test_deformable_conv_gives_the_same_for_any_im2col_step():
+    """fluid 1.8.5's CPU kernel went wrong when the batch was not a multiple of im2col_step (default 64)."""
+    rng = np.random.RandomState(0)
+    feed = {
+        "x": rng.uniform(-1, 1, (3, 2, 5, 5)).astype("float32"),
+        "off": rng.uniform(-1, 1, (3, 18, 5, 5)).astype("float32"),
+        "mask": rng.uniform(0, 1, (3, 9, 5, 5)).astype("float32"),
+    }
+    outs = []
+    for step in (None, 1, 2):
+        main, startup = fluid.Program(), fluid.Program()
+        with fluid.program_guard(main, startup):
+            x, off, mask = (fluid.data(k, list(v.shape), "float32") for k, v in feed.items())
+            y = L.deformable_conv(x, off, mask, 2, 3, padding=1, im2col_step=step,
+                                  param_attr=fluid.initializer.Constant(0.2), bias_attr=False)  # fmt: skip
+        exe = fluid.Executor(PLACE)
+        with fluid.scope_guard(fluid.Scope()):
+            exe.run(startup)
+            outs.append(exe.run(main, feed=feed, fetch_list=[y])[0])
+    want = _deformable_ref(feed["x"], feed["off"], feed["mask"], np.full((2, 2, 3, 3), 0.2, "float32"), 1, 1, 1, 1)
+    for got in outs:
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
