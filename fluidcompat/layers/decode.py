@@ -22,7 +22,7 @@ import numpy as np
 from fluidcompat.framework import Variable, program_transaction
 from fluidcompat.layer_helper import LayerHelper, check_dtype, check_variable
 from fluidcompat.layers.control_flow import in_parent_block
-from fluidcompat.layers.rnn import _leaves, _map
+from fluidcompat.layers.rnn import _leaves, _map, swap_batch_time
 
 __all__ = [
     "Decoder",
@@ -196,11 +196,8 @@ class TrainingHelper(DecodeHelper):
     ``sequence_length``; the sampled ids are the outputs' argmax."""
 
     def __init__(self, inputs, sequence_length, time_major=False) -> None:
-        L = _L()
         self.inputs, self.sequence_length, self.time_major = inputs, sequence_length, time_major
-        self._time_major = (
-            inputs if time_major else _map(lambda x: L.transpose(x, [1, 0] + list(range(2, len(x.shape)))), inputs)
-        )
+        self._time_major = inputs if time_major else _map(swap_batch_time, inputs)
 
     def _at(self, time):
         """Every entry's input at ``time`` (an int64 [1] tensor), the last step's past the end."""
@@ -357,7 +354,7 @@ def _dynamic_decode(decoder, inits, max_step_num, output_time_major, impute_fini
     except NotImplementedError:
         pass
     if not output_time_major:
-        outputs = _map(lambda x: L.transpose(x, [1, 0] + list(range(2, len(x.shape)))), outputs)
+        outputs = _map(swap_batch_time, outputs)
     return (outputs, final_states, lengths) if return_length else (outputs, final_states)
 
 

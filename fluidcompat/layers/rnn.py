@@ -27,6 +27,13 @@ def _map(fn, *structures):
     return fn(*structures)
 
 
+def swap_batch_time(x):
+    """``x`` with its first two dimensions swapped (batch-major <-> time-major)."""
+    from fluidcompat.layers import tensor
+
+    return tensor.transpose(x, [1, 0] + list(range(2, len(x.shape))))
+
+
 def _leaves(structure):
     if isinstance(structure, (list, tuple)):
         return [leaf for part in structure for leaf in _leaves(part)]
@@ -273,7 +280,7 @@ def _rnn(cell, inputs, initial_states, sequence_length, time_major, is_reverse, 
     if initial_states is None:
         initial_states = cell.get_initial_states(batch_ref=inputs, batch_dim_idx=1 if time_major else 0)
     if not time_major:
-        inputs = _map(lambda x: L.transpose(x, [1, 0] + list(range(2, len(x.shape)))), inputs)
+        inputs = _map(swap_batch_time, inputs)
     steps = _leaves(inputs)[0].shape[0]
     if steps is None or steps < 0:
         raise ValueError(
@@ -302,5 +309,5 @@ def _rnn(cell, inputs, initial_states, sequence_length, time_major, is_reverse, 
         states, outputs[t] = new_states, out
     stacked = _map(lambda *per_step: L.stack(list(per_step), axis=0), *[outputs[t] for t in range(steps)])
     if not time_major:
-        stacked = _map(lambda x: L.transpose(x, [1, 0] + list(range(2, len(x.shape)))), stacked)
+        stacked = _map(swap_batch_time, stacked)
     return stacked, states

@@ -9,6 +9,7 @@ from fluidcompat.dtypes import VarType
 from fluidcompat.framework import layer
 from fluidcompat.layer_helper import LayerHelper, check_variable
 from fluidcompat.layers.extra import _one
+from fluidcompat.layers.rnn import swap_batch_time
 from fluidcompat_ops.sequence import POOL_TYPES
 
 __all__ = []
@@ -437,8 +438,7 @@ class DynamicRNN:
             self.outputs = []
             for arr in self.output_arrays:
                 stacked = cf.tensor_array_to_tensor(arr, axis=0, use_stack=True)[0]
-                perm = [1, 0] + list(range(2, len(stacked.shape)))
-                self.outputs.append(sequence_unpad(_nn().transpose(stacked, perm), self.lengths))
+                self.outputs.append(sequence_unpad(swap_batch_time(stacked), self.lengths))
 
         return guard()
 
@@ -452,8 +452,7 @@ class DynamicRNN:
         nn = _nn()
         with self._parent():
             padded, lengths = sequence_pad(x, t.fill_constant([1], x.dtype, 0.0))
-            perm = [1, 0] + list(range(2, len(padded.shape)))
-            time_major = nn.transpose(padded, perm)
+            time_major = swap_batch_time(padded)
             if self.lengths is None:
                 self.lengths = lengths
                 self.max_len = nn.reduce_max(lengths, dim=[0], keep_dim=True)
