@@ -488,11 +488,7 @@ class Executor:
                     "directly."
                 )
             return _to_numpy(t).view(FetchedArray)
-        fetched = LoDTensor(t)
-        # an op's LoD as it made it: ctc_align's all-empty result is one row [-1] under offsets [0, 0, ...]
-        # (fluid 1.8.5's form), which set_lod would refuse as not covering the rows
-        fetched._lod = [list(level) for level in lod]
-        return fetched
+        return LoDTensor(t, made_lod=lod)
 
 
 def _with_fed_lod(t: torch.Tensor, value) -> torch.Tensor:

@@ -30,9 +30,12 @@ class LoDTensor:
 
     __slots__ = ("_t", "_lod")
 
-    def __init__(self, value: Optional[torch.Tensor] = None) -> None:
+    def __init__(self, value: Optional[torch.Tensor] = None, made_lod=None) -> None:
+        """``made_lod``: the LoD an op gave ``value``, kept as made (unlike ``set_lod`` it is not checked
+        against the rows: ctc_align's all-empty result is one row [-1] under offsets [0, 0, ...], as in
+        fluid 1.8.5)."""
         self._t = value
-        self._lod: List[List[int]] = []
+        self._lod: List[List[int]] = [list(level) for level in made_lod or ()]
 
     def set(self, array, place) -> None:
         arr = np.ascontiguousarray(np.asarray(array))
