@@ -34,6 +34,7 @@ CORE_MODULES = (
     "paddle.fluid.layers.sequence_lod",
     "paddle.fluid.layers.metric_op",
     "paddle.fluid.layers.math_op_patch",
+    "paddle.fluid.layers.detection",
     "paddle.fluid.optimizer",
     "paddle.fluid.initializer",
     "paddle.fluid.io",
@@ -50,10 +51,9 @@ CORE_MODULES = (
     "paddle.fluid.framework",
     "paddle.fluid.data_feeder",
 )
-# Modules of fluid 1.8 that come later (dygraph, detection, distributions).
+# Modules of fluid 1.8 that come later (dygraph, distributions).
 LATER_MODULES = (
     "paddle.fluid.dygraph",
-    "paddle.fluid.layers.detection",
     "paddle.fluid.layers.distributions",
 )
 
@@ -65,6 +65,8 @@ PARTIAL: Dict[str, str] = {
     "paddle.fluid.io.DataLoader": "from_generator only (not from_dataset)",
     "paddle.fluid.layers.roi_pool": "image of each region from rois_lod; without it all regions are in image 0",
     "paddle.fluid.layers.roi_align": "image of each region from rois_lod; without it all regions are in image 0",
+    "paddle.fluid.layers.multiclass_nms": "Scores [N, C, M] with BBoxes [N, M, 4]; not the LoD form (BBoxes [M, C, 4])",
+    "paddle.fluid.layers.detection_output": "as multiclass_nms: scores [N, M, C] per image, not the LoD form",
     "paddle.fluid.layers.StaticRNN": "unrolled when built (no recurrent op); seq_len must be known",
     "paddle.fluid.layers.rnn": "unrolled when built (no recurrent op); the number of time steps must be known",
     "paddle.fluid.layers.rnn.rnn": "unrolled when built (no recurrent op); the number of time steps must be known",

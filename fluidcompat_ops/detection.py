@@ -8,8 +8,10 @@ differentiable in the map, the offsets (through the interpolation weights) and t
 
 from __future__ import annotations
 
+import math
+
 from fluidcompat_ops.registry import GradDef, OpDef, register
-from fluidcompat_ops.sequence import lengths_of, lod_of
+from fluidcompat_ops.sequence import lengths_of, lod_of, offsets_of, with_lod
 from fluidcompat_ops.shapes import conv_out, first, out
 
 torch = None  # NOTE: [Lazy torch] in registry.py
@@ -323,5 +325,692 @@ register(
         _deformable_psroi_infer,
         _deformable_psroi_pooling,
         grad=GradDef(("Input", "ROIs", "Trans"), out_grads=("Output",), in_grads=("Input", "Trans")),
+    )
+)
+
+
+# -- fluid.layers.detection: boxes, priors and anchors ---------------------------------------------
+# Boxes are [x1, y1, x2, y2]. "Normalized" boxes have sides x2 - x1; unnormalized (pixel) boxes
+# count both end pixels, x2 - x1 + 1, as fluid 1.8 did.
+def _side_extra(normalized: bool) -> float:
+    return 0.0 if normalized else 1.0
+
+
+def _iou_matrix(a, b, normalized: bool):
+    """[N, M] intersection over union of boxes ``a`` [N, 4] and ``b`` [M, 4]."""
+    extra = _side_extra(normalized)
+    area_a = (a[:, 2] - a[:, 0] + extra) * (a[:, 3] - a[:, 1] + extra)
+    area_b = (b[:, 2] - b[:, 0] + extra) * (b[:, 3] - b[:, 1] + extra)
+    w = (torch.minimum(a[:, None, 2], b[None, :, 2]) - torch.maximum(a[:, None, 0], b[None, :, 0]) + extra).clamp(min=0)
+    h = (torch.minimum(a[:, None, 3], b[None, :, 3]) - torch.maximum(a[:, None, 1], b[None, :, 1]) + extra).clamp(min=0)
+    inter = w * h
+    return inter / (area_a[:, None] + area_b[None, :] - inter)
+
+
+register(
+    OpDef(
+        "iou_similarity",
+        ("X", "Y"),
+        ("Out",),
+        {"box_normalized": True},
+        lambda ins, a: out("Out", (first(ins, "X").shape[0], first(ins, "Y").shape[0]), first(ins, "X").dtype),
+        lambda ins, a: {"Out": [_iou_matrix(ins["X"][0], ins["Y"][0], a["box_normalized"])]},
+    )
+)
+
+
+def _center_size(boxes, extra, centre_extra):
+    """(centre x, centre y, width, height); the centre counts ``centre_extra`` in the sides, as fluid
+    1.8 did (a prior's centre x1 + width / 2, an encoded target's the corners' midpoint)."""
+    w = boxes[..., 2] - boxes[..., 0] + extra
+    h = boxes[..., 3] - boxes[..., 1] + extra
+    return boxes[..., 0] + (w - extra + centre_extra) / 2, boxes[..., 1] + (h - extra + centre_extra) / 2, w, h
+
+
+def _box_coder(ins, a):
+    """encode_center_size: each target box [N, 4] against each prior [M, 4] -> [N, M, 4] offsets
+    ((dx, dy) / prior size, log of the size ratios), divided by the variance. decode_center_size:
+    offsets [N, M, 4] back to boxes, the prior of column j (axis 0) or of row i (axis 1)."""
+    prior, target = ins["PriorBox"][0], ins["TargetBox"][0]
+    extra = _side_extra(a["box_normalized"])
+    var = first(ins, "PriorBoxVar")
+    if var is None and a["variance"]:
+        var = torch.tensor(a["variance"], dtype=prior.dtype, device=prior.device).expand(prior.shape[0], 4)
+    pcx, pcy, pw, ph = _center_size(prior, extra, extra)  # a prior's centre: x1 + width / 2
+    if a["code_type"].lower() == "encode_center_size":  # a target's: its corners' midpoint
+        tcx, tcy, tw, th = _center_size(target, extra, 0.0)
+        coded = torch.stack(
+            [
+                (tcx[:, None] - pcx[None]) / pw[None],
+                (tcy[:, None] - pcy[None]) / ph[None],
+                torch.log(torch.abs(tw[:, None] / pw[None])),
+                torch.log(torch.abs(th[:, None] / ph[None])),
+            ],
+            -1,
+        )
+        return {"OutputBox": [with_lod(coded / var[None] if var is not None else coded, lod_of(target))]}
+    if target.dim() != 3:
+        raise ValueError(f"box_coder: decode_center_size needs TargetBox [N, M, 4]. Received: {list(target.shape)}")
+    at = (lambda v: v[None, :]) if a["axis"] == 0 else (lambda v: v[:, None])
+    pcx, pcy, pw, ph = at(pcx), at(pcy), at(pw), at(ph)
+    t = target if var is None else target * (var[None] if a["axis"] == 0 else var[:, None])
+    cx, cy = t[..., 0] * pw + pcx, t[..., 1] * ph + pcy
+    w, h = torch.exp(t[..., 2]) * pw, torch.exp(t[..., 3]) * ph
+    decoded = torch.stack([cx - w / 2, cy - h / 2, cx + w / 2 - extra, cy + h / 2 - extra], -1)
+    return {"OutputBox": [decoded]}
+
+
+def _box_coder_infer(ins, a):
+    prior, target = first(ins, "PriorBox"), first(ins, "TargetBox")
+    if a["code_type"].lower() == "encode_center_size":
+        return out("OutputBox", (target.shape[0], prior.shape[0], 4), target.dtype)
+    return out("OutputBox", target.shape, target.dtype)
+
+
+register(
+    OpDef(
+        "box_coder",
+        ("PriorBox", "PriorBoxVar", "TargetBox"),
+        ("OutputBox",),
+        {"code_type": "encode_center_size", "box_normalized": True, "axis": 0, "variance": []},
+        _box_coder_infer,
+        _box_coder,
+        grad=GradDef(("PriorBox", "PriorBoxVar", "TargetBox"), out_grads=("OutputBox",), in_grads=("TargetBox",)),
+    )
+)
+
+
+def _stack_corners(x1, y1, x2, y2):
+    """[..., 4] boxes from corner coordinates broadcast to one shape (cells x priors)."""
+    return torch.stack(torch.broadcast_tensors(x1, y1, x2, y2), -1)
+
+
+def expand_aspect_ratios(ratios, flip: bool) -> list:
+    """1.0, then each ratio not yet there (to 1e-6), and with ``flip`` its inverse."""
+    out_ratios = [1.0]
+    for r in ratios:
+        for v in (r, 1.0 / r) if flip else (r,):
+            if all(abs(v - e) >= 1e-6 for e in out_ratios):
+                out_ratios.append(v)
+    return out_ratios
+
+
+def _cell_centers(feat_h, feat_w, step_h, step_w, offset, dev):
+    cy = (torch.arange(feat_h, dtype=torch.float64, device=dev) + offset) * step_h
+    cx = (torch.arange(feat_w, dtype=torch.float64, device=dev) + offset) * step_w
+    return cy.reshape(-1, 1, 1), cx.reshape(1, -1, 1)
+
+
+def _steps(ins, a):
+    feat, img = ins["Input"][0], ins["Image"][0]
+    img_h, img_w = img.shape[2], img.shape[3]
+    step_w = a["step_w"] or img_w / feat.shape[3]
+    step_h = a["step_h"] or img_h / feat.shape[2]
+    return feat, img_h, img_w, step_h, step_w
+
+
+def _with_variances(boxes, a, dtype):
+    var = torch.tensor(a["variances"], dtype=dtype, device=boxes.device).expand(boxes.shape)
+    return boxes.to(dtype).contiguous(), var.contiguous()
+
+
+def _prior_half_sizes(a) -> list:
+    """(half width, half height) of each prior of a cell, in fluid's order."""
+    ratios = expand_aspect_ratios(a["aspect_ratios"], a["flip"])
+    max_sizes = a["max_sizes"]
+    sizes = []
+    for s, mn in enumerate(a["min_sizes"]):
+        big = [(math.sqrt(mn * max_sizes[s]) / 2,) * 2] if max_sizes else []
+        shaped = [(mn * math.sqrt(r) / 2, mn / math.sqrt(r) / 2) for r in ratios]
+        if a["min_max_aspect_ratios_order"]:
+            sizes += [(mn / 2, mn / 2)] + big + [hw for r, hw in zip(ratios, shaped) if abs(r - 1.0) >= 1e-6]
+        else:
+            sizes += shaped + big
+    return sizes
+
+
+def _prior_box(ins, a):
+    """SSD priors: for each feature-map cell, boxes of each min size at each aspect ratio (and of
+    sqrt(min * max) size), centred on the cell, in image-relative coordinates."""
+    feat, img_h, img_w, step_h, step_w = _steps(ins, a)
+    cy, cx = _cell_centers(feat.shape[2], feat.shape[3], step_h, step_w, a["offset"], feat.device)
+    half = torch.tensor(_prior_half_sizes(a), dtype=torch.float64, device=feat.device)  # [P, 2]
+    hw, hh = half[:, 0], half[:, 1]
+    boxes = _stack_corners((cx - hw) / img_w, (cy - hh) / img_h, (cx + hw) / img_w, (cy + hh) / img_h)
+    if a["clip"]:
+        boxes = boxes.clamp(0.0, 1.0)
+    b, v = _with_variances(boxes, a, feat.dtype)
+    return {"Boxes": [b], "Variances": [v]}
+
+
+def _prior_infer(count):
+    def infer(ins, a):
+        feat = first(ins, "Input")
+        shape = (feat.shape[2], feat.shape[3], count(a), 4)
+        if a.get("flatten_to_2d"):
+            shape = (prod_known(shape[:3]), 4)
+        return {"Boxes": [(shape, feat.dtype)], "Variances": [(shape, feat.dtype)]}
+
+    return infer
+
+
+def prod_known(dims):
+    total = 1
+    for d in dims:
+        if d < 0:
+            return -1
+        total *= d
+    return total
+
+
+_PRIOR_ATTRS = {"variances": [0.1, 0.1, 0.2, 0.2], "clip": False, "step_w": 0.0, "step_h": 0.0, "offset": 0.5}
+register(
+    OpDef(
+        "prior_box",
+        ("Input", "Image"),
+        ("Boxes", "Variances"),
+        dict(
+            _PRIOR_ATTRS,
+            min_sizes=[],
+            max_sizes=[],
+            aspect_ratios=[],
+            flip=False,
+            min_max_aspect_ratios_order=False,
+            use_quantizer=False,
+        ),
+        _prior_infer(lambda a: len(_prior_half_sizes(a))),
+        _prior_box,
+        no_buffer_inputs=frozenset({"Input", "Image"}),
+    )
+)
+
+
+def _density_boxes(a, step_h, step_w):
+    """Per cell: (x offset, y offset, half width, half height) of each density prior, in fluid's
+    order (sizes, then ratios, then rows and columns of the density grid)."""
+    step_avg = int((step_w + step_h) * 0.5)
+    parts = []
+    for size, density in zip(a["fixed_sizes"], a["densities"]):
+        shift = step_avg // density
+        for r in a["fixed_ratios"]:
+            bw, bh = size * math.sqrt(r), size / math.sqrt(r)
+            start = -step_avg / 2.0 + shift / 2.0
+            for di in range(density):
+                for dj in range(density):
+                    parts.append((start + dj * shift, start + di * shift, bw / 2, bh / 2))
+    return parts
+
+
+def _density_prior_box(ins, a):
+    """Priors of fixed sizes and ratios, ``density`` x ``density`` of each per cell spread over the
+    cell's step; each side kept inside the image."""
+    feat, img_h, img_w, step_h, step_w = _steps(ins, a)
+    cy, cx = _cell_centers(feat.shape[2], feat.shape[3], step_h, step_w, a["offset"], feat.device)
+    p = torch.tensor(_density_boxes(a, step_h, step_w), dtype=torch.float64, device=feat.device)
+    x, y = cx + p[:, 0], cy + p[:, 1]
+    boxes = _stack_corners(
+        ((x - p[:, 2]) / img_w).clamp(min=0.0),
+        ((y - p[:, 3]) / img_h).clamp(min=0.0),
+        ((x + p[:, 2]) / img_w).clamp(max=1.0),
+        ((y + p[:, 3]) / img_h).clamp(max=1.0),
+    )
+    if a["clip"]:
+        boxes = boxes.clamp(0.0, 1.0)
+    if a["flatten_to_2d"]:
+        boxes = boxes.reshape(-1, 4)
+    b, v = _with_variances(boxes, a, feat.dtype)
+    return {"Boxes": [b], "Variances": [v]}
+
+
+register(
+    OpDef(
+        "density_prior_box",
+        ("Input", "Image"),
+        ("Boxes", "Variances"),
+        dict(_PRIOR_ATTRS, densities=[], fixed_sizes=[], fixed_ratios=[], flatten_to_2d=False),
+        _prior_infer(lambda a: sum(d * d for d in a["densities"]) * len(a["fixed_ratios"])),
+        _density_prior_box,
+        no_buffer_inputs=frozenset({"Input", "Image"}),
+    )
+)
+
+
+def _anchor_sizes(a) -> list:
+    """(width, height) of each anchor of a cell: per aspect ratio, per anchor size (Faster R-CNN's
+    rounding of the stride's area to the ratio)."""
+    sw, sh = a["stride"]
+    sizes = []
+    for ratio in a["aspect_ratios"]:
+        base_w = _round_half_away(math.sqrt(sw * sh / ratio))
+        base_h = _round_half_away(base_w * ratio)
+        for size in a["anchor_sizes"]:
+            sizes.append((size / sw * base_w, size / sh * base_h))
+    return sizes
+
+
+def _round_half_away(v: float) -> float:
+    return float(math.floor(abs(v) + 0.5)) * (1.0 if v >= 0 else -1.0)
+
+
+def _anchor_generator(ins, a):
+    feat = ins["Input"][0]
+    sw, sh = a["stride"]
+    off = a["offset"]
+    dev = feat.device
+    cx = (torch.arange(feat.shape[3], dtype=torch.float64, device=dev) * sw + off * (sw - 1)).reshape(1, -1, 1)
+    cy = (torch.arange(feat.shape[2], dtype=torch.float64, device=dev) * sh + off * (sh - 1)).reshape(-1, 1, 1)
+    wh = torch.tensor(_anchor_sizes(a), dtype=torch.float64, device=dev)
+    hw, hh = 0.5 * (wh[:, 0] - 1), 0.5 * (wh[:, 1] - 1)
+    anchors = _stack_corners(cx - hw, cy - hh, cx + hw, cy + hh)
+    b, v = _with_variances(anchors, a, feat.dtype)
+    return {"Anchors": [b], "Variances": [v]}
+
+
+register(
+    OpDef(
+        "anchor_generator",
+        ("Input",),
+        ("Anchors", "Variances"),
+        {
+            "anchor_sizes": [],
+            "aspect_ratios": [],
+            "variances": [0.1, 0.1, 0.2, 0.2],
+            "stride": [16.0, 16.0],
+            "offset": 0.5,
+        },
+        lambda ins, a: {
+            s: [
+                (
+                    (first(ins, "Input").shape[2], first(ins, "Input").shape[3], len(_anchor_sizes(a)), 4),
+                    first(ins, "Input").dtype,
+                )
+            ]
+            for s in ("Anchors", "Variances")
+        },
+        _anchor_generator,
+        no_buffer_inputs=frozenset({"Input"}),
+    )
+)
+
+
+def _box_clip(ins, a):
+    """Boxes kept inside their image: x in [0, w / scale - 1], y in [0, h / scale - 1] (rounded) with
+    ImInfo's (h, w, scale) of each image; the image of a row from the LoD of Input, or the first
+    dimension of a [N, M, 4] Input."""
+    boxes, info = ins["Input"][0], ins["ImInfo"][0]
+    h = torch.round(info[:, 0] / info[:, 2]) - 1
+    w = torch.round(info[:, 1] / info[:, 2]) - 1
+    lod = lod_of(boxes)
+    if lod:
+        counts = torch.tensor(lengths_of(lod[-1]), device=boxes.device)
+        if len(counts) != info.shape[0]:
+            raise ValueError(f"box_clip: the LoD of Input has {len(counts)} images but ImInfo {info.shape[0]}")
+        image = torch.repeat_interleave(
+            torch.arange(len(counts), device=boxes.device), counts, output_size=boxes.shape[0]
+        )
+        h, w = h[image], w[image]
+    elif boxes.dim() == 3:
+        h, w = h[:, None], w[:, None]
+    else:
+        raise ValueError("box_clip: Input must carry a LoD (the boxes of each image) or be [N, M, 4]")
+    zero = torch.zeros_like(w)
+    clipped = torch.stack(
+        [
+            torch.minimum(torch.maximum(boxes[..., 0], zero), w),
+            torch.minimum(torch.maximum(boxes[..., 1], zero), h),
+            torch.minimum(torch.maximum(boxes[..., 2], zero), w),
+            torch.minimum(torch.maximum(boxes[..., 3], zero), h),
+        ],
+        -1,
+    )
+    return {"Output": [with_lod(clipped, lod)]}
+
+
+register(
+    OpDef(
+        "box_clip",
+        ("Input", "ImInfo"),
+        ("Output",),
+        {},
+        lambda ins, a: out("Output", first(ins, "Input").shape, first(ins, "Input").dtype),
+        _box_clip,
+    )
+)
+
+
+def _yolo_box(ins, a):
+    """YOLOv3 boxes and scores of each anchor at each cell, in the image's pixels; boxes whose
+    objectness is under conf_thresh are zeros, as are their scores. As in fluid 1.8 (and its
+    yolov3_loss, which trained the models this decodes) the grid's height scales both directions:
+    the map is taken to be square."""
+    x, size = ins["X"][0], ins["ImgSize"][0]
+    n, _, gh, gw = x.shape
+    anchors = a["anchors"]
+    na, classes, scale = len(anchors) // 2, a["class_num"], a["scale_x_y"]
+    p = x.reshape(n, na, 5 + classes, gh, gw)
+    img_h = size[:, 0].to(x.dtype).reshape(n, 1, 1, 1)
+    img_w = size[:, 1].to(x.dtype).reshape(n, 1, 1, 1)
+    aw = torch.tensor(anchors[0::2], dtype=x.dtype, device=x.device).reshape(1, na, 1, 1)
+    ah = torch.tensor(anchors[1::2], dtype=x.dtype, device=x.device).reshape(1, na, 1, 1)
+    col = torch.arange(gw, dtype=x.dtype, device=x.device).reshape(1, 1, 1, gw)
+    row = torch.arange(gh, dtype=x.dtype, device=x.device).reshape(1, 1, gh, 1)
+    bias = -0.5 * (scale - 1.0)
+    cx = (col + torch.sigmoid(p[:, :, 0]) * scale + bias) * img_w / gh
+    cy = (row + torch.sigmoid(p[:, :, 1]) * scale + bias) * img_h / gh
+    bw = torch.exp(p[:, :, 2]) * aw * img_w / (a["downsample_ratio"] * gh)
+    bh = torch.exp(p[:, :, 3]) * ah * img_h / (a["downsample_ratio"] * gh)
+    boxes = torch.stack([cx - bw / 2, cy - bh / 2, cx + bw / 2, cy + bh / 2], -1)
+    if a["clip_bbox"]:  # as fluid 1.8: the top-left corner kept >= 0, the bottom-right <= the last pixel
+        boxes = torch.stack(
+            [
+                boxes[..., 0].clamp(min=0.0),
+                boxes[..., 1].clamp(min=0.0),
+                torch.minimum(boxes[..., 2], img_w - 1),
+                torch.minimum(boxes[..., 3], img_h - 1),
+            ],
+            -1,
+        )
+    obj = torch.sigmoid(p[:, :, 4])
+    keep = (obj >= a["conf_thresh"]).unsqueeze(-1)
+    scores = obj.unsqueeze(-1) * torch.sigmoid(p[:, :, 5:].permute(0, 1, 3, 4, 2))
+    boxes = torch.where(keep, boxes, torch.zeros_like(boxes)).reshape(n, -1, 4)
+    scores = torch.where(keep, scores, torch.zeros_like(scores)).reshape(n, -1, classes)
+    return {"Boxes": [boxes], "Scores": [scores]}
+
+
+def _yolo_box_infer(ins, a):
+    x = first(ins, "X")
+    na = len(a["anchors"]) // 2
+    count = na * x.shape[2] * x.shape[3] if min(x.shape[2:]) >= 0 else -1
+    return {"Boxes": [((x.shape[0], count, 4), x.dtype)], "Scores": [((x.shape[0], count, a["class_num"]), x.dtype)]}
+
+
+register(
+    OpDef(
+        "yolo_box",
+        ("X", "ImgSize"),
+        ("Boxes", "Scores"),
+        {
+            "anchors": [],
+            "class_num": 1,
+            "conf_thresh": 0.01,
+            "downsample_ratio": 32,
+            "clip_bbox": True,
+            "scale_x_y": 1.0,
+        },
+        _yolo_box_infer,
+        _yolo_box,
+    )
+)
+
+
+def _sigmoid_focal_loss(ins, a):
+    """Focal loss of each class's sigmoid: label l (1..C; 0 background, -1 ignored) is positive for
+    class l - 1 and negative for the others, divided by the number of foreground rows (at least 1)."""
+    x, label, fg = ins["X"][0], ins["Label"][0], ins["FgNum"][0]
+    gamma, alpha = a["gamma"], a["alpha"]
+    classes = torch.arange(1, x.shape[1] + 1, device=x.device).reshape(1, -1)
+    label = label.reshape(-1, 1).to(torch.int64)
+    pos = (label == classes).to(x.dtype)
+    neg = ((label != classes) & (label != -1)).to(x.dtype)
+    fg_num = fg.reshape(-1)[0].to(x.dtype).clamp(min=1.0)
+    p = torch.sigmoid(x)
+    tiny = torch.finfo(x.dtype).tiny
+    term_pos = (1 - p) ** gamma * torch.log(p.clamp(min=tiny))
+    term_neg = p**gamma * (-x * (x >= 0) - torch.log1p(torch.exp(x - 2 * x * (x >= 0))))
+    return {"Out": [-pos * term_pos * (alpha / fg_num) - neg * term_neg * ((1 - alpha) / fg_num)]}
+
+
+register(
+    OpDef(
+        "sigmoid_focal_loss",
+        ("X", "Label", "FgNum"),
+        ("Out",),
+        {"gamma": 2.0, "alpha": 0.25},
+        lambda ins, a: out("Out", first(ins, "X").shape, first(ins, "X").dtype),
+        _sigmoid_focal_loss,
+        grad=GradDef(("X", "Label", "FgNum"), out_grads=("Out",), in_grads=("X",)),
+    )
+)
+
+
+def _polygon_box_transform(ins, a):
+    """EAST geometry to quad corners: even channels 4 * column - x, odd channels 4 * row - x."""
+    x = ins["Input"][0]
+    h, w = x.shape[2], x.shape[3]
+    cols = torch.arange(w, dtype=x.dtype, device=x.device).reshape(1, 1, w).expand(1, h, w)
+    rows = torch.arange(h, dtype=x.dtype, device=x.device).reshape(1, h, 1).expand(1, h, w)
+    grid = torch.cat([cols, rows], 0)  # [2, H, W]
+    grid = grid.repeat(x.shape[1] // 2 + 1, 1, 1)[: x.shape[1]]
+    return {"Output": [4 * grid - x]}
+
+
+register(
+    OpDef(
+        "polygon_box_transform",
+        ("Input",),
+        ("Output",),
+        {},
+        lambda ins, a: out("Output", first(ins, "Input").shape, first(ins, "Input").dtype),
+        _polygon_box_transform,
+    )
+)
+
+
+# -- non-maximum suppression and matching (host algorithms, as fluid 1.8 ran them on the CPU) -------
+def _box_area(b, extra):
+    if b[2] < b[0] or b[3] < b[1]:
+        return 0.0
+    return (b[2] - b[0] + extra) * (b[3] - b[1] + extra)
+
+
+def jaccard(a, b, extra) -> float:
+    """IoU of two [x1, y1, x2, y2] lists; 0 when they do not meet."""
+    if b[0] > a[2] or b[2] < a[0] or b[1] > a[3] or b[3] < a[1]:
+        return 0.0
+    w = min(a[2], b[2]) - max(a[0], b[0]) + extra
+    h = min(a[3], b[3]) - max(a[1], b[1]) + extra
+    inter = w * h
+    return inter / (_box_area(a, extra) + _box_area(b, extra) - inter)
+
+
+def _nms_one_class(boxes, scores, a, extra) -> list:
+    """Indices kept for one class: scores over score_threshold, the nms_top_k best (stable order
+    for ties), each kept unless it overlaps a kept one by more than the (adaptive) threshold."""
+    order = sorted((i for i, s in enumerate(scores) if s > a["score_threshold"]), key=lambda i: -scores[i])
+    if a["nms_top_k"] > -1:
+        order = order[: a["nms_top_k"]]
+    kept, threshold = [], a["nms_threshold"]
+    for i in order:
+        if all(jaccard(boxes[i], boxes[k], extra) <= threshold for k in kept):
+            kept.append(i)
+            if a["nms_eta"] < 1 and threshold > 0.5:
+                threshold *= a["nms_eta"]
+    return kept
+
+
+def _multiclass_nms(ins, a):
+    """Per image, NMS within each class but the background; then the keep_top_k best of all classes.
+    Rows [label, score, x1, y1, x2, y2] by class, best first; the LoD counts each image's rows.
+    With no detection in any image: one row [-1] (fluid 1.8's form)."""
+    bboxes, scores = ins["BBoxes"][0], ins["Scores"][0]
+    extra = _side_extra(a["normalized"])
+    if scores.dim() != 3:
+        raise ValueError(
+            "multiclass_nms: Scores must be [N, C, M] with BBoxes [N, M, 4] "
+            f"(the LoD form is not supported). Received: Scores {list(scores.shape)}, BBoxes {list(bboxes.shape)}"
+        )
+    all_boxes, all_scores = bboxes.tolist(), scores.tolist()
+    rows, counts, index = [], [], []
+    for n, (boxes, per_class) in enumerate(zip(all_boxes, all_scores)):
+        picked = []  # (class, box index)
+        for c, class_scores in enumerate(per_class):
+            if c != a["background_label"]:
+                picked += [(c, i) for i in _nms_one_class(boxes, class_scores, a, extra)]
+        if a["keep_top_k"] > -1 and len(picked) > a["keep_top_k"]:
+            best = sorted(picked, key=lambda ci: -per_class[ci[0]][ci[1]])[: a["keep_top_k"]]
+            picked = sorted(best, key=lambda ci: (ci[0], -per_class[ci[0]][ci[1]]))
+        for c, i in picked:
+            rows.append([float(c), per_class[c][i]] + boxes[i])
+            index.append(n * len(boxes) + i)
+        counts.append(len(picked))
+    dev = a["_device"]
+    if not rows:
+        return {
+            "Out": [with_lod(torch.full((1, 1), -1.0, dtype=bboxes.dtype, device=dev), [[0, 1]])],
+            "Index": [torch.zeros((0, 1), dtype=torch.int32, device=dev)],
+        }
+    lod = [offsets_of(counts)]
+    return {
+        "Out": [with_lod(torch.tensor(rows, dtype=bboxes.dtype, device=dev), lod)],
+        "Index": [with_lod(torch.tensor(index, dtype=torch.int32, device=dev).reshape(-1, 1), lod)],
+    }
+
+
+_NMS_ATTRS = {
+    "background_label": 0,
+    "score_threshold": 0.0,
+    "nms_top_k": -1,
+    "nms_threshold": 0.3,
+    "nms_eta": 1.0,
+    "keep_top_k": -1,
+    "normalized": True,
+}
+for _name, _outs in (("multiclass_nms", ("Out",)), ("multiclass_nms2", ("Out", "Index"))):
+    register(
+        OpDef(
+            _name,
+            ("BBoxes", "Scores"),
+            _outs,
+            _NMS_ATTRS,
+            lambda ins, a: {
+                "Out": [((-1, 6), first(ins, "BBoxes").dtype)],
+                "Index": [((-1, 1), "int32")],
+            },
+            (lambda kernel, outs: lambda ins, a: {k: v for k, v in kernel(ins, a).items() if k in outs})(
+                _multiclass_nms, _outs
+            ),
+            host_inputs=frozenset({"BBoxes", "Scores"}),
+        )
+    )
+
+
+def _bipartite_match(ins, a):
+    """Per instance (the rows of DistMat its LoD gives it), each column's matched row: greedily the
+    largest remaining distance matches its row and column, then (per_prediction) each unmatched
+    column takes its best row at or over dist_threshold. -1 and 0 where unmatched."""
+    dist = ins["DistMat"][0]
+    lod = lod_of(dist)
+    offsets = lod[-1] if lod else [0, dist.shape[0]]
+    values = dist.tolist()
+    cols = dist.shape[1]
+    eps = 1e-6
+    indices, distances = [], []
+    for start, end in zip(offsets, offsets[1:]):
+        match, best = [-1] * cols, [0.0] * cols
+        pool = list(range(end - start))
+        while pool:
+            top, top_col, top_row = -1.0, -1, -1
+            for j in range(cols):
+                if match[j] != -1:
+                    continue
+                for r in pool:
+                    d = values[start + r][j]
+                    if d >= eps and d > top:
+                        top, top_col, top_row = d, j, r
+            if top_col == -1:
+                break
+            match[top_col], best[top_col] = top_row, top
+            pool.remove(top_row)
+        if a["match_type"] == "per_prediction":
+            for j in range(cols):
+                if match[j] != -1:
+                    continue
+                top, top_row = -1.0, -1
+                for r in range(end - start):
+                    d = values[start + r][j]
+                    if d >= eps and d >= a["dist_threshold"] and d > top:
+                        top, top_row = d, r
+                if top_row != -1:
+                    match[j], best[j] = top_row, top
+        indices.append(match)
+        distances.append(best)
+    dev = a["_device"]
+    return {
+        "ColToRowMatchIndices": [torch.tensor(indices, dtype=torch.int32, device=dev).reshape(-1, cols)],
+        "ColToRowMatchDist": [torch.tensor(distances, dtype=dist.dtype, device=dev).reshape(-1, cols)],
+    }
+
+
+register(
+    OpDef(
+        "bipartite_match",
+        ("DistMat",),
+        ("ColToRowMatchIndices", "ColToRowMatchDist"),
+        {"match_type": "bipartite", "dist_threshold": 0.5},
+        lambda ins, a: {
+            "ColToRowMatchIndices": [((-1, first(ins, "DistMat").shape[1]), "int32")],
+            "ColToRowMatchDist": [((-1, first(ins, "DistMat").shape[1]), first(ins, "DistMat").dtype)],
+        },
+        _bipartite_match,
+        host_inputs=frozenset({"DistMat"}),
+    )
+)
+
+
+def _target_assign(ins, a):
+    """Out[i, j] = X[(first row of instance i) + match, j % P] where column j of instance i matched a
+    row, else mismatch_value; OutWeight 1 where matched. NegIndices (LoD per instance) set those
+    columns to mismatch_value with weight 1."""
+    x, match = ins["X"][0], ins["MatchIndices"][0]
+    lod = lod_of(x)
+    if not lod:
+        raise ValueError("target_assign: Input(X) must carry a LoD (the rows of each instance)")
+    n, cols = match.shape
+    starts = torch.tensor(lod[-1][:-1], dtype=torch.int64, device=x.device).reshape(n, 1)
+    m = match.to(torch.int64)
+    hit = m > -1
+    rows = torch.where(hit, starts + m, torch.zeros_like(m))
+    p = x.shape[1]
+    picked = x[rows, torch.arange(cols, device=x.device).reshape(1, cols) % p]  # [N, cols, K]
+    fill = torch.full_like(picked, a["mismatch_value"])
+    result = torch.where(hit.unsqueeze(-1), picked, fill)
+    weight = hit.to(torch.float32).unsqueeze(-1)
+    neg = first(ins, "NegIndices")
+    if neg is not None:
+        neg_lod = lod_of(neg)
+        if not neg_lod:
+            raise ValueError("target_assign: Input(NegIndices) must carry a LoD (the negatives of each instance)")
+        owner = torch.repeat_interleave(
+            torch.arange(len(neg_lod[-1]) - 1, device=x.device),
+            torch.tensor(lengths_of(neg_lod[-1]), device=x.device),
+            output_size=neg.shape[0],
+        )
+        at = (owner, neg.reshape(-1).to(torch.int64))
+        result = result.index_put(at, torch.full_like(result[at], a["mismatch_value"]))
+        weight = weight.index_put(at, torch.ones_like(weight[at]))
+    return {"Out": [result], "OutWeight": [weight]}
+
+
+register(
+    OpDef(
+        "target_assign",
+        ("X", "MatchIndices", "NegIndices"),
+        ("Out", "OutWeight"),
+        {"mismatch_value": 0},
+        lambda ins, a: {
+            "Out": [
+                (
+                    (
+                        first(ins, "MatchIndices").shape[0],
+                        first(ins, "MatchIndices").shape[1],
+                        first(ins, "X").shape[2],
+                    ),
+                    first(ins, "X").dtype,
+                )
+            ],
+            "OutWeight": [((first(ins, "MatchIndices").shape[0], first(ins, "MatchIndices").shape[1], 1), "float32")],
+        },
+        _target_assign,
     )
 )

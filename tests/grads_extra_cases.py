@@ -205,6 +205,18 @@ def make_cases(G):
             ),  # fmt: skip
             {"x": afz((1, 8, 4, 5)), "trans": rng.uniform(-0.9, 0.9, (2, 2, 2, 2))},
         ),
+        G(
+            "box_coder",
+            lambda t: L.box_coder(c64(RFCN_ROIS), [0.1, 0.1, 0.2, 0.2], t, code_type="decode_center_size"),
+            {"t": rng.uniform(-1, 1, (3, 2, 4))},
+        ),
+        G(
+            "sigmoid_focal_loss",
+            lambda x: L.sigmoid_focal_loss(
+                x, L.assign(np.array([[0], [2], [3], [-1]], "int32")), L.assign(np.array([2], "int32")), gamma=1.5
+            ),
+            {"x": afz((4, 3))},
+        ),
         G("prroi_pool", lambda x: L.prroi_pool(x, c64(np.array([[0.3, 0.2, 2.7, 3.1]])), 1.0, 2, 2), {"x": IMG}),
         G(
             "nce",

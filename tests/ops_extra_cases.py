@@ -1235,3 +1235,266 @@ EXTRA_CASES += [
         **_rfcn,
     ),
 ]
+
+
+# -- fluid.layers.detection (values against fluid 1.8.5 as well: golden detection_layers) ---------
+def _rand_boxes(n, scale=1.0):
+    xy = rng.uniform(0, 0.7, (n, 2))
+    return (np.concatenate([xy, xy + rng.uniform(0.05, 0.4, (n, 2))], 1) * scale).astype("float32")
+
+
+def _f32(*arrays):
+    return [np.asarray(a, "float32") for a in arrays]
+
+
+def _iou_np(a, b, extra=0.0):
+    lt = np.maximum(a[:, None, :2], b[None, :, :2])
+    rb = np.minimum(a[:, None, 2:], b[None, :, 2:])
+    inter = np.prod(np.clip(rb - lt + extra, 0, None), -1)
+    area = lambda v: (v[:, 2] - v[:, 0] + extra) * (v[:, 3] - v[:, 1] + extra)  # noqa: E731
+    return (inter / (area(a)[:, None] + area(b)[None, :] - inter)).astype("float32")
+
+
+def _encode_np(prior, target, var):
+    pw, ph = prior[:, 2] - prior[:, 0], prior[:, 3] - prior[:, 1]
+    pc = (prior[:, :2] + prior[:, 2:]) / 2
+    tw, th = target[:, 2] - target[:, 0], target[:, 3] - target[:, 1]
+    tc = (target[:, :2] + target[:, 2:]) / 2
+    d = np.stack(
+        [(tc[:, None, 0] - pc[None, :, 0]) / pw, (tc[:, None, 1] - pc[None, :, 1]) / ph,
+         np.log(tw[:, None] / pw), np.log(th[:, None] / ph)], -1,
+    )  # fmt: skip
+    return (d / np.array(var)).astype("float32")
+
+
+def _prior_np(fh, fw, img_h, img_w, min_sizes, max_sizes, ratios, clip):
+    """SSD priors written out per cell: for each min size, its aspect ratios (1 first), then the
+    sqrt(min * max) square."""
+    out = np.zeros((fh, fw, len(min_sizes) * (len(ratios) + 1), 4))
+    for i, j in np.ndindex(fh, fw):
+        cx, cy = (j + 0.5) * img_w / fw, (i + 0.5) * img_h / fh
+        sizes = []
+        for mn, mx in zip(min_sizes, max_sizes):
+            sizes += [(mn * np.sqrt(r), mn / np.sqrt(r)) for r in ratios] + [(np.sqrt(mn * mx),) * 2]
+        for k, (bw, bh) in enumerate(sizes):
+            out[i, j, k] = [(cx - bw / 2) / img_w, (cy - bh / 2) / img_h, (cx + bw / 2) / img_w, (cy + bh / 2) / img_h]
+    return _f32(np.clip(out, 0, 1) if clip else out, np.tile([0.1, 0.1, 0.2, 0.2], out.shape[:3] + (1,)))
+
+
+def _density_np(fh, fw, img_h, img_w, densities, sizes, ratios):
+    per = sum(d * d for d in densities) * len(ratios)
+    out = np.zeros((fh, fw, per, 4))
+    step = int((img_w / fw + img_h / fh) / 2)
+    for i, j in np.ndindex(fh, fw):
+        cx, cy, k = (j + 0.5) * img_w / fw, (i + 0.5) * img_h / fh, 0
+        for size, d in zip(sizes, densities):
+            shift = step // d
+            for r in ratios:
+                bw, bh = size * np.sqrt(r), size / np.sqrt(r)
+                for di, dj in np.ndindex(d, d):
+                    x = cx - step / 2 + shift / 2 + dj * shift
+                    y = cy - step / 2 + shift / 2 + di * shift
+                    out[i, j, k] = [max((x - bw / 2) / img_w, 0), max((y - bh / 2) / img_h, 0),
+                                    min((x + bw / 2) / img_w, 1), min((y + bh / 2) / img_h, 1)]  # fmt: skip
+                    k += 1
+    return _f32(out, np.tile([0.1, 0.1, 0.2, 0.2], out.shape[:3] + (1,)))
+
+
+def _anchor_np(fh, fw, sizes, ratios, stride):
+    out = []
+    for i, j in np.ndindex(fh, fw):
+        cx, cy = j * stride[0] + 0.5 * (stride[0] - 1), i * stride[1] + 0.5 * (stride[1] - 1)
+        for r in ratios:
+            base_w = np.floor(np.sqrt(stride[0] * stride[1] / r) + 0.5)
+            base_h = np.floor(base_w * r + 0.5)
+            for s in sizes:
+                w, h = s / stride[0] * base_w, s / stride[1] * base_h
+                out.append([cx - (w - 1) / 2, cy - (h - 1) / 2, cx + (w - 1) / 2, cy + (h - 1) / 2])
+    out = np.array(out).reshape(fh, fw, -1, 4)
+    return _f32(out, np.tile([0.1, 0.1, 0.2, 0.2], out.shape[:3] + (1,)))
+
+
+def _yolo_np(x, size, anchors, classes, thresh, ratio):
+    sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+    n, _, gh, gw = x.shape
+    na = len(anchors) // 2
+    p = x.reshape(n, na, 5 + classes, gh, gw)
+    boxes, scores = np.zeros((n, na, gh, gw, 4)), np.zeros((n, na, gh, gw, classes))
+    for b, k, i, j in np.ndindex(n, na, gh, gw):
+        h, w = size[b]
+        obj = sig(p[b, k, 4, i, j])
+        if obj < thresh:
+            continue
+        cx, cy = (j + sig(p[b, k, 0, i, j])) * w / gh, (i + sig(p[b, k, 1, i, j])) * h / gh
+        bw = np.exp(p[b, k, 2, i, j]) * anchors[2 * k] * w / (ratio * gh)
+        bh = np.exp(p[b, k, 3, i, j]) * anchors[2 * k + 1] * h / (ratio * gh)
+        boxes[b, k, i, j] = [max(cx - bw / 2, 0), max(cy - bh / 2, 0), min(cx + bw / 2, w - 1), min(cy + bh / 2, h - 1)]
+        scores[b, k, i, j] = obj * sig(p[b, k, 5:, i, j])
+    return _f32(boxes.reshape(n, -1, 4), scores.reshape(n, -1, classes))
+
+
+def _focal_np(x, label, fg, gamma=2.0, alpha=0.25):
+    p = 1 / (1 + np.exp(-x))
+    cls = np.arange(1, x.shape[1] + 1)[None]
+    pos, neg = (label == cls).astype("float64"), ((label != cls) & (label != -1)).astype("float64")
+    loss = -pos * (1 - p) ** gamma * np.log(p) * alpha - neg * p**gamma * np.log(1 - p) * (1 - alpha)
+    return (loss / max(fg[0], 1)).astype("float32")
+
+
+def _nms_np(boxes, scores, thresh, top_k, keep, iou_thresh):
+    """Greedy NMS per class (background 0 skipped), the keep best of the image; rows by class, best
+    first, each [class, score, box]."""
+    rows, lod = [], [0]
+    for b in range(boxes.shape[0]):
+        kept = []
+        for c in range(1, scores.shape[1]):
+            order = [i for i in np.argsort(-scores[b, c], kind="stable") if scores[b, c, i] > thresh][:top_k]
+            chosen = []
+            for i in order:
+                if all(_iou_np(boxes[b, i : i + 1], boxes[b, k : k + 1])[0, 0] <= iou_thresh for k in chosen):
+                    chosen.append(i)
+            kept += [(c, i) for i in chosen]
+        kept = sorted(
+            sorted(kept, key=lambda ci: -scores[b, ci[0], ci[1]])[:keep],
+            key=lambda ci: (ci[0], -scores[b, ci[0], ci[1]]),
+        )
+        rows += [[c, scores[b, c, i], *boxes[b, i]] for c, i in kept]
+        lod.append(lod[-1] + len(kept))
+    return np.array(rows, "float32"), lod
+
+
+def _bipartite_np(dist, offsets):
+    """Greedy matching: the largest remaining entry pairs its row and column, until none is left."""
+    idx = np.full((len(offsets) - 1, dist.shape[1]), -1, "int32")
+    val = np.zeros(idx.shape, "float32")
+    for n, (s, e) in enumerate(zip(offsets, offsets[1:])):
+        d = dist[s:e].astype("float64").copy()
+        while d.size and d.max() >= 1e-6:
+            r, c = np.unravel_index(np.argmax(d), d.shape)
+            idx[n, c], val[n, c] = r, d[r, c]
+            d[r, :], d[:, c] = -1, -1
+    return [idx, val]
+
+
+_DET_BOXES = _rand_boxes(5)
+_DET_PRIOR = _rand_boxes(3)
+_NMS_B = np.stack([_rand_boxes(6), _rand_boxes(6)])
+_NMS_S = rng.uniform(0, 1, (2, 3, 6)).astype("float32")
+_YOLO_X = rng.uniform(-2, 2, (2, 14, 3, 3)).astype("float32")
+_YOLO_SIZE = np.array([[96, 128], [64, 80]], "int32")
+_TA_X = rng.uniform(-1, 1, (5, 4, 2)).astype("float32")
+_TA_MATCH = np.array([[1, -1, 0, -1], [-1, 2, -1, 0]], "int32")
+_DM = rng.uniform(0, 1, (5, 4)).astype("float32")
+_FI = {"f": np.zeros((1, 2, 2, 3), "float32"), "img": np.zeros((1, 3, 20, 30), "float32")}
+EXTRA_CASES += [
+    Case("iou_similarity", lambda x, y: L.iou_similarity(x, y), {"x": _DET_BOXES, "y": _DET_PRIOR}, _iou_np),
+    Case(
+        "box_coder",
+        lambda p, t: L.box_coder(p, [0.1, 0.1, 0.2, 0.2], t),
+        {"p": _DET_PRIOR, "t": _DET_BOXES},
+        lambda p, t: _encode_np(p, t, [0.1, 0.1, 0.2, 0.2]),
+        rtol=1e-4,
+    ),
+    Case(
+        "prior_box",
+        lambda f, img: list(L.prior_box(f, img, [4.0, 8.0], [9.0, 12.0], [2.0], flip=True, clip=True)),
+        _FI,
+        lambda f, img: _prior_np(2, 3, 20, 30, [4.0, 8.0], [9.0, 12.0], [1.0, 2.0, 0.5], True),
+    ),
+    Case(
+        "density_prior_box",
+        lambda f, img: list(L.density_prior_box(f, img, [2, 1], [6.0, 12.0], [1.0, 2.0])),
+        _FI,
+        lambda f, img: _density_np(2, 3, 20, 30, [2, 1], [6.0, 12.0], [1.0, 2.0]),
+    ),
+    Case(
+        "anchor_generator",
+        lambda f: list(L.anchor_generator(f, [32.0, 64.0], [0.5, 2.0], stride=[16.0, 8.0])),
+        {"f": _FI["f"]},
+        lambda f: _anchor_np(2, 3, [32.0, 64.0], [0.5, 2.0], [16.0, 8.0]),
+    ),
+    Case(
+        "box_clip",
+        lambda b, im: L.box_clip(b, im),
+        {"b": _rand_boxes(4, 40) - 5, "im": np.array([[30, 40, 2.0], [25, 26, 1.0]], "float32")},
+        lambda b, im: _f32(np.concatenate([np.clip(b[:3], 0, [19, 14, 19, 14]), np.clip(b[3:], 0, [25, 24, 25, 24])]))[
+            0
+        ],
+        lods={"b": [[3, 1]]},
+        shapes={"b": [None, 4]},
+    ),
+    Case(
+        "yolo_box",
+        lambda x, sz: list(L.yolo_box(x, sz, [10, 13, 30, 20], 2, 0.3, 32)),
+        {"x": _YOLO_X, "sz": _YOLO_SIZE},
+        lambda x, sz: _yolo_np(x, sz, [10, 13, 30, 20], 2, 0.3, 32),
+        rtol=1e-4,
+        atol=1e-4,
+    ),
+    Case(
+        "sigmoid_focal_loss",
+        lambda x, l, fg: L.sigmoid_focal_loss(x, l, fg),
+        {
+            "x": rng.uniform(-3, 3, (5, 3)).astype("float32"),
+            "l": np.array([[0], [2], [3], [1], [-1]], "int32"),
+            "fg": np.array([3], "int32"),
+        },  # fmt: skip
+        _focal_np,
+    ),
+    Case(
+        "polygon_box_transform",
+        lambda x: L.polygon_box_transform(x),
+        {"x": rng.uniform(-1, 1, (2, 4, 2, 3)).astype("float32")},
+        lambda x: 4 * np.stack(np.meshgrid(np.arange(3), np.arange(2)) * 2)[None].astype("float32") - x,
+    ),
+    Case(
+        "multiclass_nms",
+        lambda b, s: L.multiclass_nms(b, s, 0.2, 4, 5, nms_threshold=0.3),
+        {"b": _NMS_B, "s": _NMS_S},
+        lambda b, s: _nms_np(b, s, 0.2, 4, 5, 0.3)[0],
+    ),
+    Case(
+        "multiclass_nms2",
+        lambda loc, sc, pb: list(
+            L.detection_output(
+                loc, sc, pb, [1.0, 1.0, 1.0, 1.0], score_threshold=0.2, nms_top_k=4, keep_top_k=5, return_index=True
+            )
+        ),  # fmt: skip
+        {"loc": np.zeros((2, 6, 4), "float32"), "sc": np.log(_NMS_S.transpose(0, 2, 1) + 0.05), "pb": _NMS_B[0]},
+        None,
+        check=lambda out, index: _check_nms2([out, index], _NMS_S),
+    ),
+    Case(
+        "bipartite_match",
+        lambda dm: list(L.detection.bipartite_match(dm)),
+        {"dm": _DM},
+        lambda dm: _bipartite_np(dm, [0, 2, 5]),
+        lods={"dm": [[2, 3]]},
+        shapes={"dm": [None, 4]},
+    ),
+    Case(
+        "target_assign",
+        lambda x, mi: list(L.detection.target_assign(x, mi, mismatch_value=-1)),
+        {"x": _TA_X, "mi": _TA_MATCH},
+        lambda x, mi: [
+            np.where((mi > -1)[..., None], x[np.array([[0], [2]]) + np.maximum(mi, 0), np.arange(4)[None]], -1).astype(
+                "float32"
+            ),
+            (mi > -1)[..., None].astype("float32"),
+        ],
+        lods={"x": [[2, 3]]},
+        shapes={"x": [None, 4, 2]},
+    ),
+]
+
+
+def _check_nms2(outs, scores):
+    """detection_output with zero offsets and unit variances keeps the priors as boxes: the NMS rows
+    of the softmax scores, and each row's index into the [N * M] boxes."""
+    logits = np.log(scores.transpose(0, 2, 1) + 0.05)
+    probs = np.exp(logits) / np.exp(logits).sum(-1, keepdims=True)
+    boxes = np.stack([_NMS_B[0], _NMS_B[0]])
+    want, _ = _nms_np(boxes, probs.transpose(0, 2, 1), 0.2, 4, 5, 0.3)
+    np.testing.assert_allclose(np.array(outs[0]), want, rtol=1e-5, atol=1e-6)
+    index = np.array(outs[1]).reshape(-1)
+    np.testing.assert_allclose(boxes.reshape(-1, 4)[index], want[:, 2:], rtol=1e-6)

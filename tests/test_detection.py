@@ -88,3 +88,27 @@ def test_deformable_conv_gives_the_same_for_any_im2col_step():
     want = _deformable_ref(feed["x"], feed["off"], feed["mask"], np.full((2, 2, 3, 3), 0.2, "float32"), 1, 1, 1, 1)
     for got in outs:
         np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+def test_box_clip_takes_boxes_per_image_as_a_3d_tensor():
+    """fluid 1.8.5 crashed (segmentation fault) on [N, M, 4] boxes; each image's boxes are clipped
+    to its own size here."""
+    rng = np.random.RandomState(1)
+    boxes = rng.uniform(-10, 60, (2, 3, 4)).astype("float32")
+    info = np.array([[30, 40, 2.0], [25, 26, 1.0]], "float32")
+    main, y = _program(lambda: L.box_clip(fluid.data("b", [2, 3, 4], "float32"), fluid.data("im", [2, 3], "float32")))
+    got = fluid.Executor(PLACE).run(main, feed={"b": boxes, "im": info}, fetch_list=[y])[0]
+    limits = [[19, 14, 19, 14], [25, 24, 25, 24]]  # (width / scale - 1, height / scale - 1) per image
+    want = np.stack([np.clip(boxes[i], 0, limits[i]) for i in range(2)])
+    np.testing.assert_array_equal(got, want)
+
+
+def test_multiclass_nms_names_the_unsupported_lod_form():
+    main, y = _program(
+        lambda: L.multiclass_nms(
+            fluid.data("b", [None, 3, 4], "float32"), fluid.data("s", [None, 3], "float32"), 0.1, 5, 5
+        )
+    )
+    feed = {"b": np.zeros((2, 3, 4), "float32"), "s": np.zeros((2, 3), "float32")}
+    with pytest.raises(fluid.core.EnforceNotMet, match=r"Scores must be \[N, C, M\] with BBoxes \[N, M, 4\]"):
+        fluid.Executor(PLACE).run(main, feed=feed, fetch_list=[y])

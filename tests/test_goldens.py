@@ -611,3 +611,13 @@ def test_rfcn_pooling_matches_fluid():
         assert [g[0] for g in got[case]] == [x[0] for x in w], case
         for g, x in zip(got[case], w):
             np.testing.assert_allclose(g[1:], x[1:], rtol=1e-4, atol=1e-5, err_msg=case)
+
+
+def test_detection_layers_match_fluid():
+    """fluid.layers.detection: priors, anchors, box coding, clipping, IoU, YOLOv3 boxes, focal loss
+    and its gradient, NMS (including fluid's one-row [-1] when nothing is detected), SSD's
+    detection_output, bipartite matching and target assignment: values, shapes and LoDs."""
+    got, want = run_fluidcompat("detection_layers.py"), load("detection_layers.json")
+    assert sorted(got) == sorted(want) and len(want) == 25
+    for case, w in want.items():
+        _same_fetches(got[case], w, case)

@@ -667,7 +667,8 @@ _READS_VALUES = set(
     "split_merge_lod_tensor print py_func assert arange unique unique_with_counts nonzero dice_loss "
     "randint randperm selected_rows random_crop mean_iou edit_distance warpctc ctc_greedy_decoder auc "
     "linear_chain_crf crf_decoding sampled_softmax_log_uniform hash similarity_focus center_loss chunk_eval "
-    "roi_pool roi_align sequence_mask_longest beam_search beam_search_decode".split()
+    "roi_pool roi_align sequence_mask_longest beam_search beam_search_decode multiclass_nms multiclass_nms2 "
+    "bipartite_match".split()
 )
 
 

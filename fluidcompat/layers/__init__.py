@@ -4,6 +4,7 @@ from fluidcompat.layers import (
     _docs,
     control_flow,
     decode,
+    detection,
     extra,
     io,
     learning_rate_scheduler,
@@ -17,6 +18,7 @@ from fluidcompat.layers import (
 from fluidcompat.layers import rnn as _rnn_module  # the name `rnn` is the function, as in fluid
 from fluidcompat.layers.control_flow import *  # noqa: F401,F403
 from fluidcompat.layers.decode import *  # noqa: F401,F403
+from fluidcompat.layers.detection import *  # noqa: F401,F403
 from fluidcompat.layers.extra import *  # noqa: F401,F403
 from fluidcompat.layers.io import *  # noqa: F401,F403
 from fluidcompat.layers.learning_rate_scheduler import *  # noqa: F401,F403
@@ -33,6 +35,7 @@ _docs.apply(globals())
 __all__ = (
     control_flow.__all__
     + decode.__all__
+    + detection.__all__
     + extra.__all__
     + io.__all__
     + learning_rate_scheduler.__all__

@@ -1,0 +1,371 @@
+"""``fluid.layers.detection``: priors and anchors, box coding, clipping, IoU, YOLOv3 boxes, focal
+loss, NMS and SSD's matching and target assignment (ops in fluidcompat_ops/detection.py)."""
+
+from __future__ import annotations
+
+from fluidcompat.framework import Variable, layer
+from fluidcompat.layer_helper import LayerHelper, check_dtype, check_variable
+
+__all__ = [
+    "prior_box",
+    "density_prior_box",
+    "bipartite_match",
+    "target_assign",
+    "detection_output",
+    "sigmoid_focal_loss",
+    "anchor_generator",
+    "iou_similarity",
+    "box_coder",
+    "polygon_box_transform",
+    "yolo_box",
+    "box_clip",
+    "multiclass_nms",
+]
+
+_VARIANCE = [0.1, 0.1, 0.2, 0.2]
+
+
+def _as_list(v):
+    return list(v) if isinstance(v, (list, tuple)) else [v]
+
+
+def _append(op_type, inputs, outputs, attrs, name=None, dtype=None, stop_gradient=False):
+    """Append ``op_type`` with one new variable per output slot (dtype: ``dtype`` or the first
+    input's, per slot when a dict); returns them in ``outputs``' order."""
+    helper = LayerHelper(op_type, name=name)
+    first_in = next(v[0] for v in inputs.values() if v)
+    made = []
+    for slot in outputs:
+        d = dtype.get(slot, first_in.dtype) if isinstance(dtype, dict) else (dtype or first_in.dtype)
+        v = helper.create_variable_for_type_inference(dtype=d)
+        v.stop_gradient = stop_gradient
+        made.append(v)
+    helper.append_op(type=op_type, inputs=inputs, outputs={s: [v] for s, v in zip(outputs, made)}, attrs=attrs)
+    return made
+
+
+@layer
+def iou_similarity(x, y, box_normalized=True, name=None):
+    """[N, M] intersection over union of boxes ``x`` [N, 4] and ``y`` [M, 4] (x1, y1, x2, y2);
+    unnormalized (pixel) boxes count both end pixels."""
+    check_variable(x, "x", "iou_similarity")
+    check_variable(y, "y", "iou_similarity")
+    return _append("iou_similarity", {"X": [x], "Y": [y]}, ("Out",), {"box_normalized": box_normalized}, name)[0]
+
+
+@layer
+def box_coder(
+    prior_box, prior_box_var, target_box, code_type="encode_center_size", box_normalized=True, name=None, axis=0
+):
+    """Encode target boxes as offsets from the priors (``encode_center_size``: [N, M, 4]) or decode
+    offsets [N, M, 4] back into boxes (``decode_center_size``; the prior of column j with axis 0, of
+    row i with axis 1). ``prior_box_var``: a [M, 4] variable or a list of 4 variances."""
+    check_variable(prior_box, "prior_box", "box_coder")
+    check_variable(target_box, "target_box", "box_coder")
+    if code_type not in ("encode_center_size", "decode_center_size"):
+        raise ValueError(
+            f"box_coder: code_type must be encode_center_size or decode_center_size. Received: {code_type!r}"
+        )
+    inputs = {"PriorBox": [prior_box], "TargetBox": [target_box]}
+    attrs = {"code_type": code_type, "box_normalized": box_normalized, "axis": axis}
+    if isinstance(prior_box_var, Variable):
+        inputs["PriorBoxVar"] = [prior_box_var]
+    elif isinstance(prior_box_var, (list, tuple)) and len(prior_box_var) == 4:
+        attrs["variance"] = [float(v) for v in prior_box_var]
+    else:
+        raise TypeError(
+            f"Input variance of box_coder must be Variable or a list of 4 numbers. Received: {prior_box_var!r}"
+        )
+    return _append("box_coder", inputs, ("OutputBox",), attrs, name)[0]
+
+
+def _steps(steps):
+    if not isinstance(steps, (list, tuple)) or len(steps) != 2:
+        raise ValueError(
+            f"steps should be a list or tuple with length 2, (step_width, step_height). Received: {steps!r}"
+        )
+    return float(steps[0]), float(steps[1])
+
+
+@layer
+def prior_box(
+    input,
+    image,
+    min_sizes,
+    max_sizes=None,
+    aspect_ratios=[1.0],  # noqa: B006  (fluid's signature)
+    variance=_VARIANCE,
+    flip=False,
+    clip=False,
+    steps=[0.0, 0.0],  # noqa: B006
+    offset=0.5,
+    name=None,
+    min_max_aspect_ratios_order=False,
+):
+    """SSD prior boxes of each cell of ``input`` (a feature map of ``image``): returns (boxes,
+    variances), each [H, W, priors per cell, 4] in image-relative coordinates."""
+    check_variable(input, "input", "prior_box")
+    check_variable(image, "image", "prior_box")
+    step_w, step_h = _steps(steps)
+    attrs = {
+        "min_sizes": [float(v) for v in _as_list(min_sizes)],
+        "aspect_ratios": [float(v) for v in _as_list(aspect_ratios)],
+        "variances": [float(v) for v in variance],
+        "flip": flip,
+        "clip": clip,
+        "step_w": step_w,
+        "step_h": step_h,
+        "offset": offset,
+        "min_max_aspect_ratios_order": min_max_aspect_ratios_order,
+    }
+    if max_sizes is not None and _as_list(max_sizes):
+        attrs["max_sizes"] = [float(v) for v in _as_list(max_sizes)]
+        if len(attrs["max_sizes"]) != len(attrs["min_sizes"]):
+            raise ValueError(
+                f"prior_box: max_sizes must have as many values as min_sizes. Received: {attrs['max_sizes']} and "
+                f"{attrs['min_sizes']}"
+            )
+    boxes, var = _append("prior_box", {"Input": [input], "Image": [image]}, ("Boxes", "Variances"), attrs, name)
+    boxes.stop_gradient = var.stop_gradient = True
+    return boxes, var
+
+
+@layer
+def density_prior_box(
+    input,
+    image,
+    densities=None,
+    fixed_sizes=None,
+    fixed_ratios=None,
+    variance=_VARIANCE,
+    clip=False,
+    steps=[0.0, 0.0],  # noqa: B006  (fluid's signature)
+    offset=0.5,
+    flatten_to_2d=False,
+    name=None,
+):
+    """Density priors: per cell, each fixed size at each fixed ratio repeated on a density x density
+    grid over the cell. Returns (boxes, variances): [H, W, priors per cell, 4], or [H * W * priors, 4]
+    with ``flatten_to_2d``."""
+    check_variable(input, "input", "density_prior_box")
+    check_variable(image, "image", "density_prior_box")
+    for value, what in ((densities, "densities"), (fixed_sizes, "fixed_sizes"), (fixed_ratios, "fixed_ratios")):
+        if not isinstance(value, (list, tuple)):
+            raise TypeError(f"{what} should be a list or a tuple. Received: {value!r}")
+    if len(densities) != len(fixed_sizes):
+        raise ValueError(
+            f"density_prior_box: densities and fixed_sizes must have as many values. Received: {list(densities)} and "
+            f"{list(fixed_sizes)}"
+        )
+    step_w, step_h = _steps(steps)
+    attrs = {
+        "variances": [float(v) for v in variance],
+        "clip": clip,
+        "step_w": step_w,
+        "step_h": step_h,
+        "offset": offset,
+        "densities": [int(v) for v in densities],
+        "fixed_sizes": [float(v) for v in fixed_sizes],
+        "fixed_ratios": [float(v) for v in fixed_ratios],
+        "flatten_to_2d": flatten_to_2d,
+    }
+    boxes, var = _append("density_prior_box", {"Input": [input], "Image": [image]}, ("Boxes", "Variances"), attrs, name)
+    boxes.stop_gradient = var.stop_gradient = True
+    return boxes, var
+
+
+@layer
+def anchor_generator(
+    input, anchor_sizes=None, aspect_ratios=None, variance=_VARIANCE, stride=None, offset=0.5, name=None
+):
+    """Faster R-CNN anchors of each cell of ``input``: for each aspect ratio, each anchor size.
+    Returns (anchors, variances), each [H, W, anchors per cell, 4] in the image's pixels."""
+    check_variable(input, "input", "anchor_generator")
+    if not isinstance(stride, (list, tuple)) or len(stride) != 2:
+        raise ValueError(
+            f"stride should be a list or tuple ,with length two, (stride_width, stride_height). Received: {stride!r}"
+        )
+    attrs = {
+        "anchor_sizes": [float(v) for v in _as_list(anchor_sizes)],
+        "aspect_ratios": [float(v) for v in _as_list(aspect_ratios)],
+        "variances": [float(v) for v in variance],
+        "stride": [float(v) for v in stride],
+        "offset": offset,
+    }
+    anchors, var = _append("anchor_generator", {"Input": [input]}, ("Anchors", "Variances"), attrs, name)
+    anchors.stop_gradient = var.stop_gradient = True
+    return anchors, var
+
+
+@layer
+def box_clip(input, im_info, name=None):
+    """Boxes clipped to their image, whose (height, width, scale) ``im_info`` gives: x to [0, width /
+    scale - 1], y to [0, height / scale - 1]. ``input``: LoD boxes [rows, 4] (the boxes of each
+    image), or [N, M, 4]."""
+    check_variable(input, "input", "box_clip")
+    check_variable(im_info, "im_info", "box_clip")
+    return _append("box_clip", {"Input": [input], "ImInfo": [im_info]}, ("Output",), {}, name)[0]
+
+
+@layer
+def yolo_box(x, img_size, anchors, class_num, conf_thresh, downsample_ratio, clip_bbox=True, name=None, scale_x_y=1.0):
+    """YOLOv3 detections of one head: (boxes [N, anchors * H * W, 4] in the pixels of each image,
+    whose (height, width) ``img_size`` gives, scores [N, anchors * H * W, class_num]); entries under
+    ``conf_thresh`` objectness are zeros."""
+    check_variable(x, "x", "yolo_box")
+    check_variable(img_size, "img_size", "yolo_box")
+    if not isinstance(anchors, (list, tuple)):
+        raise TypeError("Attr anchors of yolo_box must be list or tuple")
+    if not isinstance(class_num, int):
+        raise TypeError("Attr class_num of yolo_box must be an integer")
+    if not isinstance(conf_thresh, float):
+        raise TypeError("Attr ignore_thresh of yolo_box must be a float number")
+    if len(anchors) % 2 or (x.shape[1] >= 0 and x.shape[1] != len(anchors) // 2 * (5 + class_num)):
+        raise ValueError(
+            f"yolo_box: X must have (number of anchors) * (5 + class_num) = {len(anchors) // 2} * {5 + class_num} "
+            f"channels, the anchors given as (width, height) pairs. Received: X.shape={x.shape}, "
+            f"anchors={list(anchors)}"
+        )
+    attrs = {
+        "anchors": [int(v) for v in anchors],
+        "class_num": class_num,
+        "conf_thresh": conf_thresh,
+        "downsample_ratio": downsample_ratio,
+        "clip_bbox": clip_bbox,
+        "scale_x_y": scale_x_y,
+    }
+    return tuple(_append("yolo_box", {"X": [x], "ImgSize": [img_size]}, ("Boxes", "Scores"), attrs, name))
+
+
+@layer
+def sigmoid_focal_loss(x, label, fg_num, gamma=2.0, alpha=0.25):
+    """Focal loss [N, C] of each class's sigmoid: ``label`` [N, 1] int32 (1..C; 0 background, -1
+    ignored), ``fg_num`` [1] int32 the number of foreground rows."""
+    check_variable(x, "x", "sigmoid_focal_loss")
+    check_dtype(x.dtype, "x", ["float32", "float64"], "sigmoid_focal_loss")
+    check_variable(label, "label", "sigmoid_focal_loss")
+    check_dtype(label.dtype, "label", ["int32"], "sigmoid_focal_loss")
+    check_variable(fg_num, "fg_num", "sigmoid_focal_loss")
+    check_dtype(fg_num.dtype, "fg_num", ["int32"], "sigmoid_focal_loss")
+    inputs = {"X": [x], "Label": [label], "FgNum": [fg_num]}
+    return _append("sigmoid_focal_loss", inputs, ("Out",), {"gamma": gamma, "alpha": alpha})[0]
+
+
+@layer
+def polygon_box_transform(input, name=None):
+    """EAST's geometry map [N, 2k, H, W] to quad corners: 4 * column - x on even channels, 4 * row - x
+    on odd ones."""
+    check_variable(input, "input", "polygon_box_transform")
+    return _append("polygon_box_transform", {"Input": [input]}, ("Output",), {}, name)[0]
+
+
+def _nms(op_type, bboxes, scores, attrs, name):
+    check_variable(bboxes, "bboxes", op_type)
+    check_variable(scores, "scores", op_type)
+    outs = ("Out", "Index") if op_type == "multiclass_nms2" else ("Out",)
+    return _append(op_type, {"BBoxes": [bboxes], "Scores": [scores]}, outs, attrs, name,
+                   dtype={"Index": "int32"}, stop_gradient=True)  # fmt: skip
+
+
+@layer
+def multiclass_nms(
+    bboxes,
+    scores,
+    score_threshold,
+    nms_top_k,
+    keep_top_k,
+    nms_threshold=0.3,
+    normalized=True,
+    nms_eta=1.0,
+    background_label=0,
+    name=None,
+):
+    """Per image, NMS within each class but the background, then the ``keep_top_k`` best: LoD rows
+    [label, score, x1, y1, x2, y2] (each image's rows; with none in any image one row [-1]).
+    ``bboxes`` [N, M, 4], ``scores`` [N, C, M]."""
+    attrs = {
+        "background_label": background_label,
+        "score_threshold": score_threshold,
+        "nms_top_k": nms_top_k,
+        "nms_threshold": nms_threshold,
+        "nms_eta": nms_eta,
+        "keep_top_k": keep_top_k,
+        "normalized": normalized,
+    }
+    return _nms("multiclass_nms", bboxes, scores, attrs, name)[0]
+
+
+@layer
+def detection_output(
+    loc,
+    scores,
+    prior_box,
+    prior_box_var,
+    background_label=0,
+    nms_threshold=0.3,
+    nms_top_k=400,
+    keep_top_k=200,
+    score_threshold=0.01,
+    nms_eta=1.0,
+    return_index=False,
+):
+    """SSD's detections: ``loc`` [N, M, 4] decoded against the priors, ``scores`` [N, M, C] through
+    softmax, then multiclass NMS. With ``return_index`` also each detection's box index in the
+    flattened [N * M] boxes."""
+    from fluidcompat.layers import nn, tensor
+
+    decoded = box_coder(prior_box, prior_box_var, loc, code_type="decode_center_size")
+    probs = tensor.transpose(nn.softmax(scores), perm=[0, 2, 1])
+    probs.stop_gradient = True
+    attrs = {
+        "background_label": background_label,
+        "score_threshold": score_threshold,
+        "nms_top_k": nms_top_k,
+        "nms_threshold": nms_threshold,
+        "nms_eta": nms_eta,
+        "keep_top_k": keep_top_k,
+        "normalized": True,
+    }
+    outs = _nms("multiclass_nms2" if return_index else "multiclass_nms", decoded, probs, attrs, None)
+    return tuple(outs) if return_index else outs[0]
+
+
+@layer
+def bipartite_match(dist_matrix, match_type=None, dist_threshold=None, name=None):
+    """Match the columns of ``dist_matrix`` (a LoD tensor: rows of each instance) to its rows:
+    greedy bipartite matching, then with ``per_prediction`` each unmatched column's best row at or
+    over ``dist_threshold`` (0.5). Returns (indices [N, cols] int32, -1 unmatched; distances)."""
+    check_variable(dist_matrix, "dist_matrix", "bipartite_match")
+    attrs = {}
+    if match_type is not None:
+        if match_type not in ("bipartite", "per_prediction"):
+            raise ValueError(
+                f"bipartite_match: match_type must be bipartite or per_prediction. Received: {match_type!r}"
+            )
+        attrs["match_type"] = match_type
+    if dist_threshold is not None:
+        attrs["dist_threshold"] = dist_threshold
+    return tuple(
+        _append(
+            "bipartite_match",
+            {"DistMat": [dist_matrix]},
+            ("ColToRowMatchIndices", "ColToRowMatchDist"),
+            attrs,
+            name,
+            dtype={"ColToRowMatchIndices": "int32"},
+        )
+    )
+
+
+@layer
+def target_assign(input, matched_indices, negative_indices=None, mismatch_value=None, name=None):
+    """Each instance's targets per column: the row of ``input`` (LoD [rows, P, K]) that
+    ``matched_indices`` [N, cols] names, or ``mismatch_value``; weights 1 where matched and at the
+    ``negative_indices`` (LoD, per instance). Returns (out [N, cols, K], out_weight [N, cols, 1])."""
+    check_variable(input, "input", "target_assign")
+    check_variable(matched_indices, "matched_indices", "target_assign")
+    inputs = {"X": [input], "MatchIndices": [matched_indices]}
+    if negative_indices is not None:
+        inputs["NegIndices"] = [negative_indices]
+    attrs = {"mismatch_value": mismatch_value} if mismatch_value is not None else {}
+    return tuple(_append("target_assign", inputs, ("Out", "OutWeight"), attrs, name, dtype={"OutWeight": "float32"}))
