@@ -435,9 +435,11 @@ def expand_aspect_ratios(ratios, flip: bool) -> list:
     return out_ratios
 
 
-def _cell_centers(feat_h, feat_w, step_h, step_w, offset, dev):
-    cy = (torch.arange(feat_h, dtype=torch.float64, device=dev) + offset) * step_h
-    cx = (torch.arange(feat_w, dtype=torch.float64, device=dev) + offset) * step_w
+def _cell_centers(feat_h, feat_w, step_h, step_w, offset, like):
+    """Cell centres in the precision of ``like`` (fluid 1.8 computed priors in the feature's type:
+    ties between priors, which matching breaks by order, stay ties)."""
+    cy = (torch.arange(feat_h, dtype=like.dtype, device=like.device) + offset) * step_h
+    cx = (torch.arange(feat_w, dtype=like.dtype, device=like.device) + offset) * step_w
     return cy.reshape(-1, 1, 1), cx.reshape(1, -1, 1)
 
 
@@ -473,8 +475,8 @@ def _prior_box(ins, a):
     """SSD priors: for each feature-map cell, boxes of each min size at each aspect ratio (and of
     sqrt(min * max) size), centred on the cell, in image-relative coordinates."""
     feat, img_h, img_w, step_h, step_w = _steps(ins, a)
-    cy, cx = _cell_centers(feat.shape[2], feat.shape[3], step_h, step_w, a["offset"], feat.device)
-    half = torch.tensor(_prior_half_sizes(a), dtype=torch.float64, device=feat.device)  # [P, 2]
+    cy, cx = _cell_centers(feat.shape[2], feat.shape[3], step_h, step_w, a["offset"], feat)
+    half = torch.tensor(_prior_half_sizes(a), dtype=feat.dtype, device=feat.device)  # [P, 2]
     hw, hh = half[:, 0], half[:, 1]
     boxes = _stack_corners((cx - hw) / img_w, (cy - hh) / img_h, (cx + hw) / img_w, (cy + hh) / img_h)
     if a["clip"]:
@@ -545,8 +547,8 @@ def _density_prior_box(ins, a):
     """Priors of fixed sizes and ratios, ``density`` x ``density`` of each per cell spread over the
     cell's step; each side kept inside the image."""
     feat, img_h, img_w, step_h, step_w = _steps(ins, a)
-    cy, cx = _cell_centers(feat.shape[2], feat.shape[3], step_h, step_w, a["offset"], feat.device)
-    p = torch.tensor(_density_boxes(a, step_h, step_w), dtype=torch.float64, device=feat.device)
+    cy, cx = _cell_centers(feat.shape[2], feat.shape[3], step_h, step_w, a["offset"], feat)
+    p = torch.tensor(_density_boxes(a, step_h, step_w), dtype=feat.dtype, device=feat.device)
     x, y = cx + p[:, 0], cy + p[:, 1]
     boxes = _stack_corners(
         ((x - p[:, 2]) / img_w).clamp(min=0.0),
@@ -1012,5 +1014,64 @@ register(
             "OutWeight": [((first(ins, "MatchIndices").shape[0], first(ins, "MatchIndices").shape[1], 1), "float32")],
         },
         _target_assign,
+    )
+)
+
+
+def _mine_hard_examples(ins, a):
+    """SSD's hard negative mining, per image: of the priors left unmatched with a match distance under
+    neg_dist_threshold (max_negative), the ones of highest classification loss, neg_pos_ratio times
+    as many as the matched priors; NegIndices lists them (ascending, LoD per image).
+    hard_example: of all priors, the sample_size of highest loss (plus LocLoss); matched priors not
+    among them are unmatched in UpdatedMatchIndices, the unmatched among them are the negatives."""
+    cls_loss, match, dist = ins["ClsLoss"][0], ins["MatchIndices"][0], ins["MatchDist"][0]
+    loc_loss = first(ins, "LocLoss")
+    hard = a["mining_type"] == "hard_example"
+    if a["mining_type"] not in ("max_negative", "hard_example"):
+        raise ValueError(
+            f"mine_hard_examples: mining_type must be max_negative or hard_example. Received: {a['mining_type']!r}"
+        )
+    loss = cls_loss + loc_loss if hard and loc_loss is not None else cls_loss
+    losses, matches, dists = loss.tolist(), match.tolist(), dist.tolist()
+    updated = [list(row) for row in matches]
+    negatives, counts = [], []
+    for n, (row_loss, row_match, row_dist) in enumerate(zip(losses, matches, dists)):
+        eligible = [
+            m for m in range(len(row_match)) if hard or (row_match[m] == -1 and row_dist[m] < a["neg_dist_threshold"])
+        ]
+        if hard:
+            count = min(a["sample_size"], len(eligible))
+        else:
+            positives = sum(1 for v in row_match if v != -1)
+            count = min(int(positives * a["neg_pos_ratio"]), len(eligible))
+        chosen = sorted(sorted(eligible, key=lambda m: -row_loss[m])[:count])
+        if hard:
+            picked = set(chosen)
+            for m, v in enumerate(row_match):
+                if v > -1 and m not in picked:
+                    updated[n][m] = -1
+            chosen = [m for m in chosen if row_match[m] == -1]
+        negatives += chosen
+        counts.append(len(chosen))
+    dev = a["_device"]
+    neg = torch.tensor(negatives, dtype=torch.int32, device=dev).reshape(-1, 1)
+    return {
+        "NegIndices": [with_lod(neg, [offsets_of(counts)])],
+        "UpdatedMatchIndices": [torch.tensor(updated, dtype=match.dtype, device=dev).reshape(match.shape)],
+    }
+
+
+register(
+    OpDef(
+        "mine_hard_examples",
+        ("ClsLoss", "LocLoss", "MatchIndices", "MatchDist"),
+        ("NegIndices", "UpdatedMatchIndices"),
+        {"neg_pos_ratio": 1.0, "neg_dist_threshold": 0.5, "sample_size": 0, "mining_type": "max_negative"},
+        lambda ins, a: {
+            "NegIndices": [((-1, 1), "int32")],
+            "UpdatedMatchIndices": [(first(ins, "MatchIndices").shape, first(ins, "MatchIndices").dtype)],
+        },
+        _mine_hard_examples,
+        host_inputs=frozenset({"ClsLoss", "LocLoss", "MatchIndices", "MatchDist"}),
     )
 )

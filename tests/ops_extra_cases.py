@@ -1498,3 +1498,38 @@ def _check_nms2(outs, scores):
     np.testing.assert_allclose(np.array(outs[0]), want, rtol=1e-5, atol=1e-6)
     index = np.array(outs[1]).reshape(-1)
     np.testing.assert_allclose(boxes.reshape(-1, 4)[index], want[:, 2:], rtol=1e-6)
+
+
+def _mine_np(cls, match, dist, ratio, threshold):
+    """max_negative mining: per image the unmatched priors under the distance threshold with the
+    highest loss, ratio times the matched ones, listed in ascending order."""
+    neg = []
+    for loss, m, d in zip(cls, match, dist):
+        eligible = [j for j in range(len(m)) if m[j] == -1 and d[j] < threshold]
+        count = min(int((m != -1).sum() * ratio), len(eligible))
+        neg += sorted(sorted(eligible, key=lambda j: -loss[j])[:count])
+    return [np.array(neg, "int32").reshape(-1, 1), match]
+
+
+_MINE = {
+    "cls": rng.permutation(12).reshape(2, 6).astype("float32"),
+    "mi": np.array([[-1, 0, -1, -1, 1, -1], [2, -1, -1, -1, -1, -1]], "int32"),
+    "md": rng.uniform(0, 0.8, (2, 6)).astype("float32"),
+}
+
+
+def _mine(cls, mi, md):
+    from fluidcompat.layer_helper import LayerHelper
+
+    helper = LayerHelper("mine_hard_examples")
+    neg, upd = helper.create_variable_for_type_inference("int32"), helper.create_variable_for_type_inference("int32")
+    helper.append_op(
+        type="mine_hard_examples",
+        inputs={"ClsLoss": [cls], "MatchIndices": [mi], "MatchDist": [md]},
+        outputs={"NegIndices": [neg], "UpdatedMatchIndices": [upd]},
+        attrs={"neg_pos_ratio": 2.0, "neg_dist_threshold": 0.5},
+    )
+    return [neg, upd]
+
+
+EXTRA_CASES += [Case("mine_hard_examples", _mine, _MINE, lambda cls, mi, md: _mine_np(cls, mi, md, 2.0, 0.5))]

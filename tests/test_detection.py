@@ -112,3 +112,15 @@ def test_multiclass_nms_names_the_unsupported_lod_form():
     feed = {"b": np.zeros((2, 3, 4), "float32"), "s": np.zeros((2, 3), "float32")}
     with pytest.raises(fluid.core.EnforceNotMet, match=r"Scores must be \[N, C, M\] with BBoxes \[N, M, 4\]"):
         fluid.Executor(PLACE).run(main, feed=feed, fetch_list=[y])
+
+
+def test_ssd_loss_refuses_hard_example_mining_before_adding_ops():
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        loc, conf = fluid.data("loc", [None, 4, 4], "float32"), fluid.data("conf", [None, 4, 3], "float32")
+        gt_box = fluid.data("gt_box", [None, 4], "float32", lod_level=1)
+        gt_label = fluid.data("gt_label", [None, 1], "int32", lod_level=1)
+        prior = fluid.data("prior", [4, 4], "float32")
+        with pytest.raises(ValueError, match="Only support mining_type == max_negative now"):
+            L.ssd_loss(loc, conf, gt_box, gt_label, prior, [0.1, 0.1, 0.2, 0.2], mining_type="hard_example")
+    assert not main.global_block().ops

@@ -621,3 +621,13 @@ def test_detection_layers_match_fluid():
     assert sorted(got) == sorted(want) and len(want) == 25
     for case, w in want.items():
         _same_fetches(got[case], w, case)
+
+
+def test_ssd_layers_match_fluid():
+    """SSD as fluid 1.8 scripts wrote it: multi_box_head over two and three maps, ssd_loss (matching,
+    hard negative mining, both losses; normalized or not) with the head's weight gradients, and
+    detection_output; mine_hard_examples alone in both mining modes."""
+    got, want = run_fluidcompat("ssd_layers.py"), load("ssd_layers.json")
+    assert sorted(got) == sorted(want) and len(want) == 4
+    for case, w in want.items():
+        _same_fetches(got[case], w, case)

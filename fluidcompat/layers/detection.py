@@ -20,6 +20,8 @@ __all__ = [
     "yolo_box",
     "box_clip",
     "multiclass_nms",
+    "ssd_loss",
+    "multi_box_head",
 ]
 
 _VARIANCE = [0.1, 0.1, 0.2, 0.2]
@@ -29,10 +31,11 @@ def _as_list(v):
     return list(v) if isinstance(v, (list, tuple)) else [v]
 
 
-def _append(op_type, inputs, outputs, attrs, name=None, dtype=None, stop_gradient=False):
+def _append(op_type, inputs, outputs, attrs, name=None, dtype=None, stop_gradient=False, helper_name=None):
     """Append ``op_type`` with one new variable per output slot (dtype: ``dtype`` or the first
-    input's, per slot when a dict); returns them in ``outputs``' order."""
-    helper = LayerHelper(op_type, name=name)
+    input's, per slot when a dict; names from ``helper_name`` or the op type); returns them in
+    ``outputs``' order."""
+    helper = LayerHelper(helper_name or op_type, name=name)
     first_in = next(v[0] for v in inputs.values() if v)
     made = []
     for slot in outputs:
@@ -369,3 +372,165 @@ def target_assign(input, matched_indices, negative_indices=None, mismatch_value=
         inputs["NegIndices"] = [negative_indices]
     attrs = {"mismatch_value": mismatch_value} if mismatch_value is not None else {}
     return tuple(_append("target_assign", inputs, ("Out", "OutWeight"), attrs, name, dtype={"OutWeight": "float32"}))
+
+
+@layer
+def ssd_loss(
+    location,
+    confidence,
+    gt_box,
+    gt_label,
+    prior_box,
+    prior_box_var=None,
+    background_label=0,
+    overlap_threshold=0.5,
+    neg_pos_ratio=3.0,
+    neg_overlap=0.5,
+    loc_loss_weight=1.0,
+    conf_loss_weight=1.0,
+    match_type="per_prediction",
+    mining_type="max_negative",
+    normalize=True,
+    sample_size=None,
+):
+    """SSD's multibox loss [N, 1]: priors matched to the ground truth (LoD ``gt_box``, ``gt_label``)
+    by IoU, hard negatives mined by their confidence loss (neg_pos_ratio per positive), then the
+    softmax loss of the positives and negatives plus the smooth-L1 loss of the positives' encoded
+    boxes, divided by the number of positives with ``normalize``."""
+    from fluidcompat.layers import extra, loss, nn, tensor
+
+    if mining_type == "hard_example":
+        raise ValueError("Only support mining_type == max_negative now.")
+    for value, what in ((location, "location"), (confidence, "confidence"), (gt_box, "gt_box"), (gt_label, "gt_label")):
+        check_variable(value, what, "ssd_loss")
+    conf_shape = tensor.shape(confidence)
+
+    def to_2d(v):
+        return tensor.flatten(v, axis=2)
+
+    iou = iou_similarity(gt_box, prior_box)
+    matched_indices, matched_dist = bipartite_match(iou, match_type, overlap_threshold)
+    gt_label = tensor.reshape(gt_label, (len(gt_label.shape) - 1) * (0,) + (-1, 1))
+    gt_label.stop_gradient = True
+    target_label, _ = target_assign(gt_label, matched_indices, mismatch_value=background_label)
+    confidence = to_2d(confidence)
+    target_label = to_2d(tensor.cast(target_label, "int64"))
+    target_label.stop_gradient = True
+    conf_loss = loss.softmax_with_cross_entropy(confidence, target_label)
+    actual_shape = tensor.slice(conf_shape, axes=[0], starts=[0], ends=[2])
+    actual_shape.stop_gradient = True
+    conf_loss = tensor.reshape(conf_loss, (-1, 0), actual_shape=actual_shape)
+    conf_loss.stop_gradient = True
+    neg_indices, updated_matched_indices = _append(
+        "mine_hard_examples",
+        {"ClsLoss": [conf_loss], "MatchIndices": [matched_indices], "MatchDist": [matched_dist]},
+        ("NegIndices", "UpdatedMatchIndices"),
+        {
+            "neg_pos_ratio": neg_pos_ratio,
+            "neg_dist_threshold": neg_overlap,
+            "mining_type": mining_type,
+            "sample_size": sample_size or 0,
+        },
+        helper_name="ssd_loss",
+        dtype={"NegIndices": "int32", "UpdatedMatchIndices": matched_indices.dtype},
+    )
+    encoded = box_coder(prior_box, prior_box_var, gt_box, code_type="encode_center_size")
+    target_bbox, target_loc_weight = target_assign(encoded, updated_matched_indices, mismatch_value=background_label)
+    target_label, target_conf_weight = target_assign(
+        gt_label, updated_matched_indices, negative_indices=neg_indices, mismatch_value=background_label
+    )
+    target_label = tensor.cast(to_2d(target_label), "int64")
+    conf_loss = loss.softmax_with_cross_entropy(confidence, target_label)
+    target_conf_weight = to_2d(target_conf_weight)
+    conf_loss = conf_loss * target_conf_weight
+    target_label.stop_gradient = target_conf_weight.stop_gradient = True
+    loc_loss = extra.smooth_l1(to_2d(location), to_2d(target_bbox))
+    target_loc_weight = to_2d(target_loc_weight)
+    loc_loss = loc_loss * target_loc_weight
+    target_bbox.stop_gradient = target_loc_weight.stop_gradient = True
+    total = conf_loss_weight * conf_loss + loc_loss_weight * loc_loss
+    total = tensor.reshape(total, (-1, 0), actual_shape=actual_shape)
+    total = nn.reduce_sum(total, dim=1, keep_dim=True)
+    if normalize:
+        total = total / nn.reduce_sum(target_loc_weight)
+    return total
+
+
+def _per_layer(values, n, what):
+    if values is not None and not (isinstance(values, (list, tuple)) and len(values) == n):
+        raise ValueError(f"{what} should be list or tuple, and the length of inputs and {what} should be the same.")
+    return values
+
+
+@layer
+def multi_box_head(
+    inputs,
+    image,
+    base_size,
+    num_classes,
+    aspect_ratios,
+    min_ratio=None,
+    max_ratio=None,
+    min_sizes=None,
+    max_sizes=None,
+    steps=None,
+    step_w=None,
+    step_h=None,
+    offset=0.5,
+    variance=_VARIANCE,
+    flip=True,
+    clip=False,
+    kernel_size=1,
+    pad=0,
+    stride=1,
+    name=None,
+    min_max_aspect_ratios_order=False,
+):
+    """SSD's head over several feature maps: per map its priors (``prior_box``) and two convolutions
+    predicting each prior's 4 box offsets and ``num_classes`` scores. Returns (locations [N, priors,
+    4], confidences [N, priors, num_classes], boxes [priors, 4], variances [priors, 4]). Without
+    ``min_sizes``/``max_sizes`` (three maps or more) the sizes step evenly from ``min_ratio`` to
+    ``max_ratio`` percent of ``base_size``, after a first map of 10% and 20%."""
+    from fluidcompat.layers import nn, tensor
+
+    if not isinstance(inputs, (list, tuple)):
+        raise ValueError("inputs should be a list or tuple.")
+    count = len(inputs)
+    if count <= 2:
+        if min_sizes is None or max_sizes is None or len(min_sizes) != count or len(max_sizes) != count:
+            raise ValueError(
+                f"multi_box_head: with {count} input(s) give min_sizes and max_sizes, one per input. "
+                f"Received: min_sizes={min_sizes!r}, max_sizes={max_sizes!r}"
+            )
+    elif min_sizes is None and max_sizes is None:
+        step = int((max_ratio - min_ratio) // (count - 2))
+        ratios = range(min_ratio, max_ratio + 1, step)
+        min_sizes = [base_size * 0.10] + [base_size * r / 100.0 for r in ratios]
+        max_sizes = [base_size * 0.20] + [base_size * (r + step) / 100.0 for r in ratios]
+    if aspect_ratios:
+        _per_layer(aspect_ratios, count, "aspect_ratios")
+    _per_layer(step_h, count, "step_h")
+    _per_layer(step_w, count, "step_w")
+    if _per_layer(steps, count, "steps") is not None:
+        step_w = step_h = steps
+    locs, confs, boxes, variances = [], [], [], []
+    for i, feat in enumerate(inputs):
+        ratio = aspect_ratios[i] if aspect_ratios is not None else []
+        step = [step_w[i] if step_w else 0.0, step_h[i] if step_h else 0.0]
+        box, var = prior_box(feat, image, _as_list(min_sizes[i]), _as_list(max_sizes[i]), _as_list(ratio), variance,
+                             flip, clip, step, offset, None, min_max_aspect_ratios_order)  # fmt: skip
+        boxes.append(box)
+        variances.append(var)
+        per_cell = box.shape[2]
+        for width, into in ((4, locs), (num_classes, confs)):
+            conv = nn.conv2d(feat, per_cell * width, kernel_size, padding=pad, stride=stride)
+            into.append(tensor.flatten(tensor.transpose(conv, perm=[0, 2, 3, 1]), axis=1))
+    if len(boxes) == 1:
+        box, var, loc, conf = boxes[0], variances[0], locs[0], confs[0]
+    else:
+        box = tensor.concat([tensor.flatten(b, axis=3) for b in boxes])
+        var = tensor.concat([tensor.flatten(v, axis=3) for v in variances])
+        loc = tensor.reshape(tensor.concat(locs, axis=1), shape=[0, -1, 4])
+        conf = tensor.reshape(tensor.concat(confs, axis=1), shape=[0, -1, num_classes])
+    box.stop_gradient = var.stop_gradient = True
+    return loc, conf, box, var
