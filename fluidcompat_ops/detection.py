@@ -1075,3 +1075,156 @@ register(
         host_inputs=frozenset({"ClsLoss", "LocLoss", "MatchIndices", "MatchDist"}),
     )
 )
+
+
+# -- yolov3_loss -------------------------------------------------------------------------------------
+def _sce(x, label):
+    """Sigmoid cross entropy with logits, elementwise."""
+    return torch.clamp(x, min=0) - x * label + torch.log1p(torch.exp(-torch.abs(x)))
+
+
+def _center_iou(a, b):
+    """IoU of centre-size boxes (x, y, w, h) broadcast against each other."""
+    ow = torch.minimum(a[..., 0] + a[..., 2] / 2, b[..., 0] + b[..., 2] / 2) - torch.maximum(
+        a[..., 0] - a[..., 2] / 2, b[..., 0] - b[..., 2] / 2
+    )
+    oh = torch.minimum(a[..., 1] + a[..., 3] / 2, b[..., 1] + b[..., 3] / 2) - torch.maximum(
+        a[..., 1] - a[..., 3] / 2, b[..., 1] - b[..., 3] / 2
+    )
+    inter = ow * oh
+    iou = inter / (a[..., 2] * a[..., 3] + b[..., 2] * b[..., 3] - inter)
+    return torch.where((ow > 0) & (oh > 0), iou, torch.zeros_like(iou))
+
+
+def _yolov3_loss(ins, a):
+    """YOLOv3's loss per image, as fluid 1.8 computed it: each ground-truth box (centre x, y, w, h,
+    relative to the input image; w or h under 1e-6 means none) goes to the anchor of best shape
+    IoU; where that anchor is one of this head's (anchor_mask), the cell holding the box's centre
+    learns its offsets (sigmoid cross entropy of x, y, L1 of the log sizes, weighted by 2 - w * h),
+    its classes (label smoothing with use_label_smooth) and objectness 1, all times the box's score.
+    Other predictions learn objectness 0 unless their box overlaps a ground truth by more than
+    ignore_thresh. The grid's height scales both directions (fluid takes the map to be square)."""
+    x, host_box, gt_label = ins["X"][0], ins["GTBox"][0], ins["GTLabel"][0]
+    gt_score = first(ins, "GTScore")  # the ground truth is read on the host, the head stays on its device
+    n, _, h, w = x.shape
+    anchors, mask = a["anchors"], a["anchor_mask"]
+    classes, m = a["class_num"], len(mask)
+    input_size = a["downsample_ratio"] * h
+    scale, bias = a["scale_x_y"], -0.5 * (a["scale_x_y"] - 1.0)
+    dev, dt = x.device, x.dtype
+    p = x.reshape(n, m, 5 + classes, h, w)
+    b = host_box.shape[1]
+    gt_box = host_box.to(device=dev, dtype=dt)
+    score = gt_score if gt_score is not None else torch.ones((n, b), dtype=dt)
+    # predictions that overlap a ground truth by more than ignore_thresh learn no objectness
+    with torch.no_grad():
+        col = torch.arange(w, dtype=dt, device=dev).reshape(1, 1, 1, w)
+        row = torch.arange(h, dtype=dt, device=dev).reshape(1, 1, h, 1)
+        aw = torch.tensor([anchors[2 * k] for k in mask], dtype=dt, device=dev).reshape(1, m, 1, 1)
+        ah = torch.tensor([anchors[2 * k + 1] for k in mask], dtype=dt, device=dev).reshape(1, m, 1, 1)
+        pred = torch.stack(
+            [
+                (col + torch.sigmoid(p[:, :, 0]) * scale + bias) / h,
+                (row + torch.sigmoid(p[:, :, 1]) * scale + bias) / h,
+                torch.exp(p[:, :, 2]) * aw / input_size,
+                torch.exp(p[:, :, 3]) * ah / input_size,
+            ],
+            -1,
+        )  # [N, m, h, w, 4]
+        valid = (gt_box[..., 2] >= 1e-6) & (gt_box[..., 3] >= 1e-6)  # [N, B]
+        ious = _center_iou(pred.reshape(n, -1, 1, 4), gt_box.reshape(n, 1, b, 4))  # [N, m*h*w, B]
+        ious = torch.where(valid.unsqueeze(1), ious, torch.zeros_like(ious))
+        best = ious.max(-1).values.reshape(n, m, h, w) if b else torch.zeros((n, m, h, w), dtype=dt, device=dev)
+        obj_mask = torch.where(best > a["ignore_thresh"], -torch.ones_like(best), torch.zeros_like(best))
+    # each ground truth's anchor, from the shapes alone (host: a handful of boxes)
+    boxes, valid_l, scores = host_box.tolist(), valid.tolist(), score.tolist()
+    labels = gt_label.tolist()
+    match = [[-1] * b for _ in range(n)]
+    picks = []  # (image, mask index, row, column, box, label, score, anchor)
+    for i in range(n):
+        for t in range(b):
+            if not valid_l[i][t]:
+                continue
+            gx, gy, gw, gh = boxes[i][t]
+            best_iou, best_k = 0.0, 0
+            for k in range(len(anchors) // 2):
+                ow, oh = min(anchors[2 * k] / input_size, gw), min(anchors[2 * k + 1] / input_size, gh)
+                iou = ow * oh / (anchors[2 * k] / input_size * anchors[2 * k + 1] / input_size + gw * gh - ow * oh)
+                if iou > best_iou:
+                    best_iou, best_k = iou, k
+            if best_k in mask:
+                j = mask.index(best_k)
+                match[i][t] = j
+                picks.append((i, j, int(gy * h), int(gx * w), (gx, gy, gw, gh), labels[i][t], scores[i][t], best_k))
+            else:
+                match[i][t] = -1
+    loss = torch.zeros(n, dtype=dt, device=dev)
+    if picks:
+        ii, jj, rr, cc = (torch.tensor(v, device=dev) for v in list(zip(*picks))[:4])
+        target = torch.tensor([pk[4] for pk in picks], dtype=dt, device=dev)
+        sc = torch.tensor([pk[6] for pk in picks], dtype=dt, device=dev)
+        anchor_wh = torch.tensor([[anchors[2 * pk[7]], anchors[2 * pk[7] + 1]] for pk in picks], dtype=dt, device=dev)
+        at = p[ii, jj, :, rr, cc]  # [picks, 5 + classes]
+        tx = target[:, 0] * h - cc.to(dt)
+        ty = target[:, 1] * h - rr.to(dt)
+        tw = torch.log(target[:, 2] * input_size / anchor_wh[:, 0])
+        th = torch.log(target[:, 3] * input_size / anchor_wh[:, 1])
+        weight = (2.0 - target[:, 2] * target[:, 3]) * sc
+        box_loss = (_sce(at[:, 0], tx) + _sce(at[:, 1], ty) + (at[:, 2] - tw).abs() + (at[:, 3] - th).abs()) * weight
+        pos, neg = 1.0, 0.0
+        if a["use_label_smooth"]:
+            smooth = min(1.0 / classes, 1.0 / 40)
+            pos, neg = 1.0 - smooth, smooth
+        onehot = torch.full((len(picks), classes), neg, dtype=dt, device=dev)
+        onehot[torch.arange(len(picks), device=dev), torch.tensor([pk[5] for pk in picks], device=dev)] = pos
+        label_loss = _sce(at[:, 5:], onehot).sum(-1) * sc
+        loss = loss.index_add(0, ii, box_loss + label_loss)
+        obj_mask = obj_mask.index_put((ii, jj, rr, cc), sc)  # the last box of a cell decides, as in fluid
+    obj = p[:, :, 4]
+    objness = torch.where(
+        obj_mask > 1e-5,
+        _sce(obj, torch.ones_like(obj)) * obj_mask,
+        torch.where(obj_mask > -0.5, _sce(obj, torch.zeros_like(obj)), torch.zeros_like(obj)),
+    )
+    loss = loss + objness.reshape(n, -1).sum(-1)
+    return {
+        "Loss": [loss],
+        "ObjectnessMask": [obj_mask],
+        "GTMatchMask": [torch.tensor(match, dtype=torch.int32, device=dev).reshape(n, b)],
+    }
+
+
+register(
+    OpDef(
+        "yolov3_loss",
+        ("X", "GTBox", "GTLabel", "GTScore"),
+        ("Loss", "ObjectnessMask", "GTMatchMask"),
+        {
+            "anchors": [],
+            "anchor_mask": [],
+            "class_num": 1,
+            "ignore_thresh": 0.7,
+            "downsample_ratio": 32,
+            "use_label_smooth": True,
+            "scale_x_y": 1.0,
+        },
+        lambda ins, a: {
+            "Loss": [((first(ins, "X").shape[0],), first(ins, "X").dtype)],
+            "ObjectnessMask": [
+                (
+                    (
+                        first(ins, "X").shape[0],
+                        len(a["anchor_mask"]),
+                        first(ins, "X").shape[2],
+                        first(ins, "X").shape[3],
+                    ),
+                    first(ins, "X").dtype,
+                )
+            ],  # fmt: skip
+            "GTMatchMask": [(tuple(first(ins, "GTBox").shape[:2]), "int32")],
+        },
+        _yolov3_loss,
+        host_inputs=frozenset({"GTBox", "GTLabel", "GTScore"}),
+        grad=GradDef(("X", "GTBox", "GTLabel", "GTScore"), out_grads=("Loss",), in_grads=("X",)),
+    )
+)

@@ -217,6 +217,20 @@ def make_cases(G):
             ),
             {"x": afz((4, 3))},
         ),
+        G(
+            "yolov3_loss",  # two boxes in one cell on one anchor (fluid 1.8.5's gradient kept the last)
+            lambda x: L.yolov3_loss(
+                x,
+                c64(np.array([[[0.3, 0.4, 0.2, 0.35], [0.31, 0.42, 0.25, 0.3], [0.7, 0.6, 0.1, 0.1]]])),
+                L.assign(np.array([[1, 0, 1]], "int32")),
+                [10, 13, 16, 30, 33, 23],
+                [1, 2],
+                2,
+                0.4,
+                32,
+            ),  # fmt: skip
+            {"x": rng.uniform(-1, 1, (1, 14, 2, 2))},
+        ),
         G("prroi_pool", lambda x: L.prroi_pool(x, c64(np.array([[0.3, 0.2, 2.7, 3.1]])), 1.0, 2, 2), {"x": IMG}),
         G(
             "nce",

@@ -1533,3 +1533,68 @@ def _mine(cls, mi, md):
 
 
 EXTRA_CASES += [Case("mine_hard_examples", _mine, _MINE, lambda cls, mi, md: _mine_np(cls, mi, md, 2.0, 0.5))]
+
+
+def _yolov3_loss_np(x, gt_box, gt_label, anchors, mask, classes, ignore, ratio):
+    """YOLOv3's loss per image written out with loops (no label smoothing, scores 1)."""
+    sig = lambda v: 1 / (1 + np.exp(-v))  # noqa: E731
+    sce = lambda v, t: max(v, 0) - v * t + np.log1p(np.exp(-abs(v)))  # noqa: E731
+    n, _, h, w = x.shape
+    size = ratio * h
+    p = x.reshape(n, len(mask), 5 + classes, h, w).astype("float64")
+
+    def iou(a, b):
+        ow = min(a[0] + a[2] / 2, b[0] + b[2] / 2) - max(a[0] - a[2] / 2, b[0] - b[2] / 2)
+        oh = min(a[1] + a[3] / 2, b[1] + b[3] / 2) - max(a[1] - a[3] / 2, b[1] - b[3] / 2)
+        return 0.0 if ow <= 0 or oh <= 0 else ow * oh / (a[2] * a[3] + b[2] * b[3] - ow * oh)
+
+    loss = np.zeros(n)
+    for i in range(n):
+        obj = np.zeros((len(mask), h, w))
+        for j, r, c in np.ndindex(len(mask), h, w):
+            k = mask[j]
+            pred = [(c + sig(p[i, j, 0, r, c])) / h, (r + sig(p[i, j, 1, r, c])) / h,
+                    np.exp(p[i, j, 2, r, c]) * anchors[2 * k] / size,
+                    np.exp(p[i, j, 3, r, c]) * anchors[2 * k + 1] / size]  # fmt: skip
+            if max((iou(pred, g) for g in gt_box[i] if g[2] > 1e-6 and g[3] > 1e-6), default=0) > ignore:
+                obj[j, r, c] = -1
+        for g, label in zip(gt_box[i], gt_label[i]):
+            if g[2] <= 1e-6 or g[3] <= 1e-6:
+                continue
+            shapes = [
+                iou([0, 0, anchors[2 * k] / size, anchors[2 * k + 1] / size], [0, 0, g[2], g[3]])
+                for k in range(len(anchors) // 2)
+            ]
+            best = int(np.argmax(shapes))
+            if best not in mask:
+                continue
+            j, r, c = mask.index(best), int(g[1] * h), int(g[0] * w)
+            weight = 2 - g[2] * g[3]
+            loss[i] += weight * (sce(p[i, j, 0, r, c], g[0] * h - c) + sce(p[i, j, 1, r, c], g[1] * h - r))
+            loss[i] += weight * abs(p[i, j, 2, r, c] - np.log(g[2] * size / anchors[2 * best]))
+            loss[i] += weight * abs(p[i, j, 3, r, c] - np.log(g[3] * size / anchors[2 * best + 1]))
+            loss[i] += sum(sce(p[i, j, 5 + q, r, c], float(q == label)) for q in range(classes))
+            obj[j, r, c] = 1.0
+        for j, r, c in np.ndindex(len(mask), h, w):
+            if obj[j, r, c] > 0:
+                loss[i] += sce(p[i, j, 4, r, c], 1.0)
+            elif obj[j, r, c] == 0:
+                loss[i] += sce(p[i, j, 4, r, c], 0.0)
+    return loss.astype("float32")
+
+
+_Y3_BOX = np.array([[[0.3, 0.4, 0.2, 0.35], [0.7, 0.2, 0.5, 0.4], [0.0, 0.0, 0.0, 0.0]],
+                    [[0.55, 0.65, 0.08, 0.1], [0.5, 0.5, 0.4, 0.45], [0.9, 0.1, 0.1, 0.2]]], "float32")  # fmt: skip
+_Y3_LABEL = np.array([[1, 0, 0], [2, 1, 0]], "int32")
+EXTRA_CASES += [
+    Case(
+        "yolov3_loss",
+        lambda x, gb, gl: L.yolov3_loss(
+            x, gb, gl, [10, 13, 16, 30, 33, 23, 30, 61], [1, 2], 3, 0.4, 32, use_label_smooth=False
+        ),
+        {"x": rng.uniform(-1.5, 1.5, (2, 16, 3, 3)).astype("float32"), "gb": _Y3_BOX, "gl": _Y3_LABEL},
+        lambda x, gb, gl: _yolov3_loss_np(x, gb, gl, [10, 13, 16, 30, 33, 23, 30, 61], [1, 2], 3, 0.4, 32),
+        rtol=1e-4,
+        atol=1e-4,
+    )
+]

@@ -22,6 +22,7 @@ __all__ = [
     "multiclass_nms",
     "ssd_loss",
     "multi_box_head",
+    "yolov3_loss",
 ]
 
 _VARIANCE = [0.1, 0.1, 0.2, 0.2]
@@ -534,3 +535,63 @@ def multi_box_head(
         conf = tensor.reshape(tensor.concat(confs, axis=1), shape=[0, -1, num_classes])
     box.stop_gradient = var.stop_gradient = True
     return loc, conf, box, var
+
+
+@layer
+def yolov3_loss(
+    x,
+    gt_box,
+    gt_label,
+    anchors,
+    anchor_mask,
+    class_num,
+    ignore_thresh,
+    downsample_ratio,
+    gt_score=None,
+    use_label_smooth=True,
+    name=None,
+    scale_x_y=1.0,
+):
+    """YOLOv3's loss [N] for one head ``x`` [N, len(anchor_mask) * (5 + class_num), H, W]: ground
+    truth ``gt_box`` [N, B, 4] (centre x, y, w, h relative to the input image; zero size: none),
+    ``gt_label`` [N, B] int32, ``gt_score`` [N, B] (default 1): box offsets, classes and objectness
+    of the cells and anchors the boxes fall to; objectness 0 elsewhere except where a prediction
+    already overlaps a box by more than ``ignore_thresh``."""
+    for value, what in ((x, "x"), (gt_box, "gt_box"), (gt_label, "gt_label")):
+        check_variable(value, what, "yolov3_loss")
+    if gt_score is not None and not isinstance(gt_score, Variable):
+        raise TypeError("Input gt_score of yolov3_loss must be Variable")
+    if not isinstance(anchors, (list, tuple)):
+        raise TypeError("Attr anchors of yolov3_loss must be list or tuple")
+    if not isinstance(anchor_mask, (list, tuple)):
+        raise TypeError("Attr anchor_mask of yolov3_loss must be list or tuple")
+    if not isinstance(class_num, int):
+        raise TypeError("Attr class_num of yolov3_loss must be an integer")
+    if not isinstance(ignore_thresh, float):
+        raise TypeError("Attr ignore_thresh of yolov3_loss must be a float number")
+    if not isinstance(use_label_smooth, bool):
+        raise TypeError("Attr use_label_smooth of yolov3_loss must be a bool value")
+    if x.shape[1] >= 0 and x.shape[1] != len(anchor_mask) * (5 + class_num):
+        raise ValueError(
+            f"yolov3_loss: X must have len(anchor_mask) * (5 + class_num) = {len(anchor_mask)} * {5 + class_num} "
+            f"channels. Received: X.shape={x.shape}"
+        )
+    if any(not 0 <= k < len(anchors) // 2 for k in anchor_mask):
+        raise ValueError(
+            f"yolov3_loss: anchor_mask {list(anchor_mask)} names anchors outside the {len(anchors) // 2} given"
+        )
+    inputs = {"X": [x], "GTBox": [gt_box], "GTLabel": [gt_label]}
+    if gt_score is not None:
+        inputs["GTScore"] = [gt_score]
+    attrs = {
+        "anchors": [int(v) for v in anchors],
+        "anchor_mask": [int(v) for v in anchor_mask],
+        "class_num": class_num,
+        "ignore_thresh": ignore_thresh,
+        "downsample_ratio": downsample_ratio,
+        "use_label_smooth": use_label_smooth,
+        "scale_x_y": scale_x_y,
+    }
+    outs = _append("yolov3_loss", inputs, ("Loss", "ObjectnessMask", "GTMatchMask"), attrs, name,
+                   dtype={"GTMatchMask": "int32"})  # fmt: skip
+    return outs[0]
