@@ -1228,3 +1228,218 @@ register(
         grad=GradDef(("X", "GTBox", "GTLabel", "GTScore"), out_grads=("Loss",), in_grads=("X",)),
     )
 )
+
+
+# -- R-CNN proposals and FPN levels (host algorithms, as fluid 1.8 ran them on the CPU) -------------
+_BBOX_CLIP = math.log(1000.0 / 16.0)  # the largest log size ratio a box delta may ask for
+
+
+def _decode_pixel_boxes(anchors, deltas, variances, clip=_BBOX_CLIP):
+    """Anchors [K, 4] (pixel boxes, both ends counted) moved by deltas [K, 4] times the variances:
+    [K, 4] boxes; log size ratios capped at ``clip``."""
+    w = anchors[:, 2] - anchors[:, 0] + 1
+    h = anchors[:, 3] - anchors[:, 1] + 1
+    cx, cy = anchors[:, 0] + 0.5 * w, anchors[:, 1] + 0.5 * h
+    d = deltas * variances if variances is not None else deltas
+    ncx, ncy = d[:, 0] * w + cx, d[:, 1] * h + cy
+    nw = torch.exp(torch.clamp(d[:, 2], max=clip)) * w
+    nh = torch.exp(torch.clamp(d[:, 3], max=clip)) * h
+    return torch.stack([ncx - nw / 2, ncy - nh / 2, ncx + nw / 2 - 1, ncy + nh / 2 - 1], -1)
+
+
+def _nms_sorted(boxes, threshold, eta, extra) -> list:
+    """Greedy NMS over boxes already in score order: the indices kept."""
+    kept, values = [], boxes.tolist()
+    for i, box in enumerate(values):
+        if all(jaccard(box, values[k], extra) <= threshold for k in kept):
+            kept.append(i)
+            if eta < 1 and threshold > 0.5:
+                threshold *= eta
+    return kept
+
+
+def _generate_proposals(ins, a):
+    """RPN proposals per image: the pre_nms_topN best-scored anchors moved by their deltas, clipped
+    to the image, those smaller than min_size (at the original scale) or centred outside dropped,
+    NMS, then the post_nms_topN best. Rows of all images with their LoD; RpnRoisLod the LoD's
+    offsets after 0."""
+    scores, deltas, info = ins["Scores"][0], ins["BboxDeltas"][0], ins["ImInfo"][0]
+    anchors = ins["Anchors"][0].reshape(-1, 4)
+    variances = first(ins, "Variances")
+    variances = variances.reshape(-1, 4) if variances is not None else None
+    n = scores.shape[0]
+    rois, probs, counts = [], [], []
+    for i in range(n):
+        s = scores[i].permute(1, 2, 0).reshape(-1)
+        d = deltas[i].permute(1, 2, 0).reshape(-1, 4)
+        order = torch.sort(s, descending=True, stable=True).indices
+        if 0 < a["pre_nms_topN"] < order.numel():
+            order = order[: a["pre_nms_topN"]]
+        boxes = _decode_pixel_boxes(anchors[order], d[order], variances[order] if variances is not None else None)
+        im_h, im_w, im_scale = (float(v) for v in info[i].tolist())
+        boxes = torch.stack(
+            [boxes[:, 0].clamp(0, im_w - 1), boxes[:, 1].clamp(0, im_h - 1),
+             boxes[:, 2].clamp(0, im_w - 1), boxes[:, 3].clamp(0, im_h - 1)], -1,
+        )  # fmt: skip
+        min_size = max(a["min_size"], 1.0)
+        ws, hs = boxes[:, 2] - boxes[:, 0] + 1, boxes[:, 3] - boxes[:, 1] + 1
+        keep = (
+            ((boxes[:, 2] - boxes[:, 0]) / im_scale + 1 >= min_size)
+            & ((boxes[:, 3] - boxes[:, 1]) / im_scale + 1 >= min_size)
+            & (boxes[:, 0] + ws / 2 <= im_w)
+            & (boxes[:, 1] + hs / 2 <= im_h)
+        )
+        boxes, kept_scores = boxes[keep], s[order][keep]
+        if a["nms_thresh"] > 0 and boxes.shape[0]:
+            picked = _nms_sorted(boxes, a["nms_thresh"], a["eta"], 1.0)
+            if 0 < a["post_nms_topN"] < len(picked):
+                picked = picked[: a["post_nms_topN"]]
+            index = torch.tensor(picked, dtype=torch.long, device=boxes.device)
+            boxes, kept_scores = boxes[index], kept_scores[index]
+        rois.append(boxes)
+        probs.append(kept_scores.reshape(-1, 1))
+        counts.append(boxes.shape[0])
+    lod = [offsets_of(counts)]
+    dev = a["_device"]
+    return {
+        "RpnRois": [with_lod(torch.cat(rois).to(dev), lod)],
+        "RpnRoiProbs": [with_lod(torch.cat(probs).to(dev), lod)],
+        "RpnRoisLod": [torch.tensor(lod[0][1:], dtype=torch.int32, device=dev)],
+    }
+
+
+register(
+    OpDef(
+        "generate_proposals",
+        ("Scores", "BboxDeltas", "ImInfo", "Anchors", "Variances"),
+        ("RpnRois", "RpnRoiProbs", "RpnRoisLod"),
+        {"pre_nms_topN": 6000, "post_nms_topN": 1000, "nms_thresh": 0.5, "min_size": 0.1, "eta": 1.0},
+        lambda ins, a: {
+            "RpnRois": [((-1, 4), first(ins, "Scores").dtype)],
+            "RpnRoiProbs": [((-1, 1), first(ins, "Scores").dtype)],
+            "RpnRoisLod": [((-1,), "int32")],
+        },
+        _generate_proposals,
+        host_inputs=frozenset({"Scores", "BboxDeltas", "ImInfo", "Anchors", "Variances"}),
+    )
+)
+
+
+def _rows_per_image(rois, op, slot):
+    lod = lod_of(rois)
+    if not lod:
+        raise ValueError(f"{op}: Input({slot}) must carry a LoD (the rois of each image)")
+    return lod[-1]
+
+
+def _distribute_fpn_proposals(ins, a):
+    """Each roi to the FPN level floor(refer_level + log2(sqrt(area) / refer_scale)), clamped to
+    [min_level, max_level]; one output per level (rois in image order, LoD per image) and the
+    index restoring the original order from the levels' concatenation."""
+    rois = ins["FpnRois"][0]
+    offsets = _rows_per_image(rois, "distribute_fpn_proposals", "FpnRois")
+    lo, hi = a["min_level"], a["max_level"]
+    w = rois[:, 2] - rois[:, 0] + 1
+    h = rois[:, 3] - rois[:, 1] + 1
+    scale = torch.sqrt(torch.clamp(w, min=0) * torch.clamp(h, min=0))
+    level = torch.floor(torch.log2(scale / a["refer_scale"] + 1e-6) + a["refer_level"]).clamp(lo, hi).long()
+    levels = level.tolist()
+    image = [b for b, (s, e) in enumerate(zip(offsets, offsets[1:])) for _ in range(e - s)]
+    outs, order = [], []
+    for lv in range(lo, hi + 1):
+        members = [r for r in range(len(levels)) if levels[r] == lv]
+        counts = [sum(1 for r in members if image[r] == b) for b in range(len(offsets) - 1)]
+        index = torch.tensor(members, dtype=torch.long, device=rois.device)
+        outs.append(with_lod(rois[index].reshape(-1, 4), [offsets_of(counts)]))
+        order += members
+    restore = [0] * len(order)
+    for position, r in enumerate(order):
+        restore[r] = position
+    return {
+        "MultiFpnRois": outs,
+        "RestoreIndex": [torch.tensor(restore, dtype=torch.int32, device=rois.device).reshape(-1, 1)],
+    }
+
+
+def _distribute_infer(ins, a):
+    rois = first(ins, "FpnRois")
+    count = a["max_level"] - a["min_level"] + 1
+    return {"MultiFpnRois": [((-1, 4), rois.dtype)] * count, "RestoreIndex": [((-1, 1), "int32")]}
+
+
+register(
+    OpDef(
+        "distribute_fpn_proposals",
+        ("FpnRois",),
+        ("MultiFpnRois", "RestoreIndex"),
+        {"min_level": 2, "max_level": 5, "refer_level": 4, "refer_scale": 224},
+        _distribute_infer,
+        _distribute_fpn_proposals,
+        host_inputs=frozenset({"FpnRois"}),
+    )
+)
+
+
+def _collect_fpn_proposals(ins, a):
+    """The post_nms_topN best-scored rois of all levels and images together (ties in level order),
+    then grouped by image (LoD per image)."""
+    rois, scores = ins["MultiLevelRois"], ins["MultiLevelScores"]
+    entries = []  # (score, image, roi)
+    for level_rois, level_scores in zip(rois, scores):
+        offsets = _rows_per_image(level_rois, "collect_fpn_proposals", "MultiLevelRois")
+        values, boxes = level_scores.reshape(-1).tolist(), level_rois
+        for b, (s, e) in enumerate(zip(offsets, offsets[1:])):
+            entries += [(values[r], b, boxes[r]) for r in range(s, e)]
+    images = max((len(_rows_per_image(r, "collect_fpn_proposals", "MultiLevelRois")) - 1 for r in rois), default=0)
+    best = sorted(entries, key=lambda e: -e[0])[: a["post_nms_topN"]]
+    best = sorted(best, key=lambda e: e[1])
+    counts = [sum(1 for e in best if e[1] == b) for b in range(images)]
+    dev = rois[0].device
+    out_rois = torch.stack([e[2] for e in best]) if best else torch.zeros((0, 4), dtype=rois[0].dtype, device=dev)
+    return {"FpnRois": [with_lod(out_rois, [offsets_of(counts)])]}
+
+
+register(
+    OpDef(
+        "collect_fpn_proposals",
+        ("MultiLevelRois", "MultiLevelScores"),
+        ("FpnRois",),
+        {"post_nms_topN": 100},
+        lambda ins, a: out("FpnRois", (-1, 4), first(ins, "MultiLevelRois").dtype),
+        _collect_fpn_proposals,
+        host_inputs=frozenset({"MultiLevelRois", "MultiLevelScores"}),
+    )
+)
+
+
+def _box_decoder_and_assign(ins, a):
+    """Each roi's box per class decoded from its deltas (pixel boxes, log size ratios capped at
+    box_clip); OutputAssignBox: the box of the best-scored class but the background (class 0), or
+    the roi itself where there is no other class (or, as in fluid, every other scores -1 or less)."""
+    prior, var, target, score = ins["PriorBox"][0], ins["PriorBoxVar"][0], ins["TargetBox"][0], ins["BoxScore"][0]
+    r, classes = score.shape
+    deltas = target.reshape(r * classes, 4)
+    anchors = prior.repeat_interleave(classes, 0)
+    decoded = _decode_pixel_boxes(anchors, deltas, var.reshape(1, 4), clip=a["box_clip"]).reshape(r, classes * 4)
+    fg = score[:, 1:]
+    best = fg.argmax(1) + 1 if classes > 1 else torch.zeros(r, dtype=torch.long, device=score.device)
+    has_fg = (fg > -1).any(1) if classes > 1 else torch.zeros(r, dtype=torch.bool, device=score.device)
+    chosen = decoded.reshape(r, classes, 4)[torch.arange(r, device=score.device), best]
+    assigned = torch.where(has_fg.unsqueeze(1), chosen, prior)
+    lod = lod_of(prior) or lod_of(target)
+    return {"DecodeBox": [with_lod(decoded, lod)], "OutputAssignBox": [with_lod(assigned, lod)]}
+
+
+register(
+    OpDef(
+        "box_decoder_and_assign",
+        ("PriorBox", "PriorBoxVar", "TargetBox", "BoxScore"),
+        ("DecodeBox", "OutputAssignBox"),
+        {"box_clip": _BBOX_CLIP},
+        lambda ins, a: {
+            "DecodeBox": [(first(ins, "TargetBox").shape, first(ins, "TargetBox").dtype)],
+            "OutputAssignBox": [((first(ins, "PriorBox").shape[0], 4), first(ins, "PriorBox").dtype)],
+        },
+        _box_decoder_and_assign,
+    )
+)

@@ -1598,3 +1598,127 @@ EXTRA_CASES += [
         atol=1e-4,
     )
 ]
+
+
+def _collect_np(rois, scores, offsets, top):
+    """The ``top`` best-scored rows of all levels, then in image order (by score within an image)."""
+    rows = [(s[r, 0], np.searchsorted(off, r, side="right") - 1, roi[r])
+            for roi, s, off in zip(rois, scores, offsets) for r in range(len(roi))]  # fmt: skip
+    best = sorted(sorted(rows, key=lambda e: -e[0])[:top], key=lambda e: e[1])
+    return np.stack([e[2] for e in best])
+
+
+_CLIP = float(np.log(1000.0 / 16))
+
+
+def _decode_pixel_np(anchors, deltas, var, clip=_CLIP):
+    w, h = anchors[:, 2] - anchors[:, 0] + 1, anchors[:, 3] - anchors[:, 1] + 1
+    cx, cy = anchors[:, 0] + w / 2, anchors[:, 1] + h / 2
+    d = deltas * var
+    ncx, ncy = d[:, 0] * w + cx, d[:, 1] * h + cy
+    nw, nh = np.exp(np.minimum(d[:, 2], clip)) * w, np.exp(np.minimum(d[:, 3], clip)) * h
+    return np.stack([ncx - nw / 2, ncy - nh / 2, ncx + nw / 2 - 1, ncy + nh / 2 - 1], 1)
+
+
+def _proposals_np(scores, deltas, info, anchors, var, pre, post, thresh, min_size):
+    rois, probs = [], []
+    for i in range(scores.shape[0]):
+        s = scores[i].transpose(1, 2, 0).reshape(-1)
+        d = deltas[i].transpose(1, 2, 0).reshape(-1, 4)
+        order = np.argsort(-s, kind="stable")[:pre]
+        boxes = _decode_pixel_np(anchors.reshape(-1, 4)[order], d[order], var.reshape(-1, 4)[order])
+        h, w, scale = info[i]
+        boxes = np.clip(boxes, 0, [w - 1, h - 1, w - 1, h - 1])
+        bw, bh = boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]
+        keep = (bw / scale + 1 >= min_size) & (bh / scale + 1 >= min_size)
+        keep &= (boxes[:, 0] + (bw + 1) / 2 <= w) & (boxes[:, 1] + (bh + 1) / 2 <= h)
+        boxes, sc = boxes[keep], s[order][keep]
+        chosen = []
+        for k in range(len(boxes)):
+            if all(_iou_np(boxes[k : k + 1], boxes[c : c + 1], 1.0)[0, 0] <= thresh for c in chosen):
+                chosen.append(k)
+        rois.append(boxes[chosen[:post]])
+        probs.append(sc[chosen[:post]].reshape(-1, 1))
+    counts = np.cumsum([len(r) for r in rois]).astype("int32")
+    return _f32(np.concatenate(rois), np.concatenate(probs)) + [counts]
+
+
+def _levels_np(rois, lo, hi, refer_level, refer_scale):
+    scale = np.sqrt((rois[:, 2] - rois[:, 0] + 1) * (rois[:, 3] - rois[:, 1] + 1))
+    return np.clip(np.floor(np.log2(scale / refer_scale + 1e-6) + refer_level), lo, hi).astype(int)
+
+
+def _distribute_np(rois):
+    level = _levels_np(rois, 2, 4, 3, 56)
+    order = np.concatenate([np.flatnonzero(level == lv) for lv in (2, 3, 4)])
+    restore = np.argsort(order, kind="stable").astype("int32").reshape(-1, 1)
+    return [rois[level == lv] for lv in (2, 3, 4)] + [restore]
+
+
+def _box_assign_np(prior, var, target, score):
+    r, classes = score.shape
+    decoded = _decode_pixel_np(np.repeat(prior, classes, 0), target.reshape(-1, 4), var, clip=1.5).reshape(r, -1)
+    best = score[:, 1:].argmax(1) + 1
+    assigned = decoded.reshape(r, classes, 4)[np.arange(r), best]
+    return _f32(decoded, assigned)
+
+
+_GP_A, _GP_H, _GP_W = 2, 3, 4
+_GP_CELLS = np.stack(np.meshgrid(np.arange(_GP_W) * 8.0, np.arange(_GP_H) * 8.0), -1)[
+    :, :, None, :
+]  # [H, W, 1, (x, y)]
+_GP_ANCHORS = np.concatenate(
+    [_GP_CELLS - np.array([[2.0, 3.0], [6.0, 4.0]]), _GP_CELLS + np.array([[5.0, 4.0], [9.0, 11.0]])], -1
+).astype("float32")
+_GP = {
+    "s": rng.permutation(2 * _GP_A * _GP_H * _GP_W).reshape(2, _GP_A, _GP_H, _GP_W).astype("float32") / 48,
+    "d": rng.uniform(-0.8, 0.8, (2, 4 * _GP_A, _GP_H, _GP_W)).astype("float32"),
+    "im": np.array([[24, 30, 1.0], [20, 28, 2.0]], "float32"),
+    "a": _GP_ANCHORS,
+    "v": np.tile(np.array([0.1, 0.1, 0.2, 0.2], "float32"), (_GP_H, _GP_W, _GP_A, 1)),
+}
+_FPN_XY = rng.uniform(0, 60, (7, 2))
+_FPN_WH = np.array([[3, 3], [20, 30], [60, 50], [90, 100], [8, 9], [150, 90], [30, 30]])
+_FPN = np.concatenate([_FPN_XY, _FPN_XY + _FPN_WH], 1).astype("float32")
+EXTRA_CASES += [
+    Case(
+        "generate_proposals",
+        lambda s, d, im, a, v: list(L.generate_proposals(s, d, im, a, v, 10, 6, 0.5, 2.0, return_rois_num=True)),
+        _GP,
+        lambda s, d, im, a, v: _proposals_np(s, d, im, a, v, 10, 6, 0.5, 2.0),
+        atol=1e-4,
+    ),
+    Case(
+        "distribute_fpn_proposals",
+        lambda r: (lambda levels, restore: levels + [restore])(*L.distribute_fpn_proposals(r, 2, 4, 3, 56)),
+        {"r": _FPN},
+        _distribute_np,
+        lods={"r": [[4, 3]]},
+        shapes={"r": [None, 4]},
+    ),
+    Case(
+        "collect_fpn_proposals",
+        lambda r0, r1, s0, s1: L.collect_fpn_proposals([r0, r1], [s0, s1], 2, 3, 4),
+        {
+            "r0": _FPN[:4],
+            "r1": _FPN[4:],
+            "s0": np.array([[0.9], [0.2], [0.6], [0.1]], "float32"),
+            "s1": np.array([[0.5], [0.95], [0.3]], "float32"),
+        },  # fmt: skip
+        lambda r0, r1, s0, s1: _collect_np([r0, r1], [s0, s1], [[0, 2, 4], [0, 1, 3]], 4),
+        lods={"r0": [[2, 2]], "s0": [[2, 2]], "r1": [[1, 2]], "s1": [[1, 2]]},
+        shapes={k: [None, 4 if k[0] == "r" else 1] for k in ("r0", "r1", "s0", "s1")},
+    ),
+    Case(
+        "box_decoder_and_assign",
+        lambda p, pv, t, sc: list(L.box_decoder_and_assign(p, pv, t, sc, 1.5)),
+        {
+            "p": _FPN[:4],
+            "pv": np.array([0.1, 0.1, 0.2, 0.2], "float32"),
+            "t": rng.uniform(-2, 2, (4, 12)).astype("float32"),
+            "sc": rng.uniform(0, 1, (4, 3)).astype("float32"),
+        },  # fmt: skip
+        _box_assign_np,
+        atol=1e-4,
+    ),
+]

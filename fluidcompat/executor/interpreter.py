@@ -474,6 +474,7 @@ LOD_OPS = frozenset(
         "im2sequence",
         "beam_search",
         "beam_search_decode",
+        "distribute_fpn_proposals",
     }
 )
 # Ops whose output keeps no LoD although its first dimension is its input's (fluid 1.8 did not share).

@@ -23,6 +23,10 @@ __all__ = [
     "ssd_loss",
     "multi_box_head",
     "yolov3_loss",
+    "generate_proposals",
+    "distribute_fpn_proposals",
+    "collect_fpn_proposals",
+    "box_decoder_and_assign",
 ]
 
 _VARIANCE = [0.1, 0.1, 0.2, 0.2]
@@ -595,3 +599,97 @@ def yolov3_loss(
     outs = _append("yolov3_loss", inputs, ("Loss", "ObjectnessMask", "GTMatchMask"), attrs, name,
                    dtype={"GTMatchMask": "int32"})  # fmt: skip
     return outs[0]
+
+
+@layer
+def generate_proposals(
+    scores,
+    bbox_deltas,
+    im_info,
+    anchors,
+    variances,
+    pre_nms_top_n=6000,
+    post_nms_top_n=1000,
+    nms_thresh=0.5,
+    min_size=0.1,
+    eta=1.0,
+    name=None,
+    return_rois_num=False,
+):
+    """RPN proposals: per image the ``pre_nms_top_n`` best anchors (``scores`` [N, A, H, W]) moved by
+    ``bbox_deltas`` [N, 4A, H, W], clipped to the image (``im_info`` rows: height, width, scale),
+    small ones dropped, NMS, the ``post_nms_top_n`` best. Returns (rois, probabilities) as LoD
+    tensors, and with ``return_rois_num`` the LoD's offsets after 0 (int32)."""
+    for value, what in ((scores, "scores"), (bbox_deltas, "bbox_deltas"), (im_info, "im_info"), (anchors, "anchors")):
+        check_variable(value, what, "generate_proposals")
+    inputs = {"Scores": [scores], "BboxDeltas": [bbox_deltas], "ImInfo": [im_info], "Anchors": [anchors]}
+    if variances is not None:
+        inputs["Variances"] = [variances]
+    attrs = {
+        "pre_nms_topN": pre_nms_top_n,
+        "post_nms_topN": post_nms_top_n,
+        "nms_thresh": nms_thresh,
+        "min_size": min_size,
+        "eta": eta,
+    }
+    rois, probs, rois_num = _append("generate_proposals", inputs, ("RpnRois", "RpnRoiProbs", "RpnRoisLod"), attrs,
+                                    name, dtype={"RpnRoisLod": "int32"}, stop_gradient=True)  # fmt: skip
+    return (rois, probs, rois_num) if return_rois_num else (rois, probs)
+
+
+@layer
+def distribute_fpn_proposals(fpn_rois, min_level, max_level, refer_level, refer_scale, name=None):
+    """Each roi (LoD per image) to its FPN level from its scale: returns ([rois of each level from
+    ``min_level`` to ``max_level``], the index restoring the original order [R, 1] int32)."""
+    check_variable(fpn_rois, "fpn_rois", "distribute_fpn_proposals")
+    helper = LayerHelper("distribute_fpn_proposals", name=name)
+    levels = [helper.create_variable_for_type_inference(fpn_rois.dtype) for _ in range(max_level - min_level + 1)]
+    restore = helper.create_variable_for_type_inference("int32")
+    helper.append_op(
+        type="distribute_fpn_proposals",
+        inputs={"FpnRois": [fpn_rois]},
+        outputs={"MultiFpnRois": levels, "RestoreIndex": [restore]},
+        attrs={"min_level": min_level, "max_level": max_level, "refer_level": refer_level, "refer_scale": refer_scale},
+    )
+    return levels, restore
+
+
+@layer
+def collect_fpn_proposals(multi_rois, multi_scores, min_level, max_level, post_nms_top_n, name=None):
+    """The ``post_nms_top_n`` best-scored rois over the levels ``min_level`` to ``max_level`` (lists
+    of LoD rois and their scores) and all images, grouped by image."""
+    count = max_level - min_level + 1
+    if len(multi_rois) < count or len(multi_scores) < count:
+        raise ValueError(
+            f"collect_fpn_proposals: levels {min_level} to {max_level} need {count} rois and scores; "
+            f"received {len(multi_rois)} and {len(multi_scores)}"
+        )
+    helper = LayerHelper("collect_fpn_proposals", name=name)
+    out = helper.create_variable_for_type_inference(multi_rois[0].dtype)
+    out.stop_gradient = True
+    helper.append_op(
+        type="collect_fpn_proposals",
+        inputs={"MultiLevelRois": list(multi_rois[:count]), "MultiLevelScores": list(multi_scores[:count])},
+        outputs={"FpnRois": [out]},
+        attrs={"post_nms_topN": post_nms_top_n},
+    )
+    return out
+
+
+@layer
+def box_decoder_and_assign(prior_box, prior_box_var, target_box, box_score, box_clip, name=None):
+    """Cascade R-CNN's decoding: each roi's box per class from ``target_box`` [R, 4C] deltas
+    (variances ``prior_box_var`` [4]; log size ratios capped at ``box_clip``) and the box of its
+    best non-background class by ``box_score`` [R, C]. Returns (decoded [R, 4C], assigned [R, 4])."""
+    for value, what in ((prior_box, "prior_box"), (prior_box_var, "prior_box_var"), (target_box, "target_box"),
+                        (box_score, "box_score")):  # fmt: skip
+        check_variable(value, what, "box_decoder_and_assign")
+    inputs = {
+        "PriorBox": [prior_box],
+        "PriorBoxVar": [prior_box_var],
+        "TargetBox": [target_box],
+        "BoxScore": [box_score],
+    }
+    return tuple(
+        _append("box_decoder_and_assign", inputs, ("DecodeBox", "OutputAssignBox"), {"box_clip": box_clip}, name)
+    )
