@@ -1443,3 +1443,77 @@ register(
         _box_decoder_and_assign,
     )
 )
+
+
+def _matrix_nms_one_class(boxes, scores, a, extra) -> list:
+    """(index, decayed score) kept for one class: the nms_top_k best candidates over score_threshold,
+    each score decayed by its overlaps with the better ones (linear: (1 - iou) / (1 - that one's own
+    largest overlap); gaussian: exp((that overlap^2 - iou^2) * sigma)), kept over post_threshold."""
+    order = sorted((i for i, s in enumerate(scores) if s > a["score_threshold"]), key=lambda i: -scores[i])
+    if a["nms_top_k"] > -1:
+        order = order[: a["nms_top_k"]]
+    iou = [[jaccard(boxes[i], boxes[j], extra) for j in order[:k]] for k, i in enumerate(order)]
+    own_max = [max(row, default=0.0) for row in iou]
+    kept = []
+    for k, i in enumerate(order):
+        decay = 1.0
+        for j in range(k):
+            if a["use_gaussian"]:
+                d = math.exp((own_max[j] ** 2 - iou[k][j] ** 2) * a["gaussian_sigma"])
+            else:
+                d = (1 - iou[k][j]) / (1 - own_max[j])
+            decay = min(decay, d)
+        score = decay * scores[i]
+        if score > a["post_threshold"]:
+            kept.append((i, score))
+    return kept
+
+
+def _matrix_nms(ins, a):
+    """Matrix NMS (SOLOv2) per image: every class but the background decayed at once, then the
+    keep_top_k best of all classes, best first: rows [label, decayed score, x1, y1, x2, y2], LoD per
+    image; Index: each row's box in the [N * M] boxes."""
+    bboxes, scores = ins["BBoxes"][0], ins["Scores"][0]
+    extra = _side_extra(a["normalized"])
+    all_boxes, all_scores = bboxes.tolist(), scores.tolist()
+    rows, index, counts = [], [], []
+    for n, (boxes, per_class) in enumerate(zip(all_boxes, all_scores)):
+        found = []
+        for c, class_scores in enumerate(per_class):
+            if c != a["background_label"]:
+                found += [(score, c, i) for i, score in _matrix_nms_one_class(boxes, class_scores, a, extra)]
+        found.sort(key=lambda f: -f[0])
+        if a["keep_top_k"] > -1:
+            found = found[: a["keep_top_k"]]
+        rows += [[float(c), score] + boxes[i] for score, c, i in found]
+        index += [n * len(boxes) + i for _, _, i in found]
+        counts.append(len(found))
+    dev = a["_device"]
+    lod = [offsets_of(counts)]
+    out_rows = torch.tensor(rows, dtype=bboxes.dtype, device=dev).reshape(-1, 6)
+    return {
+        "Out": [with_lod(out_rows, lod)],
+        "Index": [with_lod(torch.tensor(index, dtype=torch.int32, device=dev).reshape(-1, 1), lod)],
+    }
+
+
+register(
+    OpDef(
+        "matrix_nms",
+        ("BBoxes", "Scores"),
+        ("Out", "Index"),
+        {
+            "background_label": 0,
+            "score_threshold": 0.0,
+            "post_threshold": 0.0,
+            "nms_top_k": -1,
+            "keep_top_k": -1,
+            "normalized": True,
+            "use_gaussian": False,
+            "gaussian_sigma": 2.0,
+        },
+        lambda ins, a: {"Out": [((-1, 6), first(ins, "BBoxes").dtype)], "Index": [((-1, 1), "int32")]},
+        _matrix_nms,
+        host_inputs=frozenset({"BBoxes", "Scores"}),
+    )
+)

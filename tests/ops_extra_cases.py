@@ -1722,3 +1722,35 @@ EXTRA_CASES += [
         atol=1e-4,
     ),
 ]
+
+
+def _matrix_nms_np(boxes, scores, thresh, post, top_k, keep):
+    """Matrix NMS with matrices: per class the upper-triangular IoU of the score-sorted candidates,
+    each column's largest overlap with a better box, the linear decay's column minimum."""
+    rows, index, lod = [], [], [0]
+    for b in range(boxes.shape[0]):
+        found = []
+        for c in range(1, scores.shape[1]):
+            order = [i for i in np.argsort(-scores[b, c], kind="stable") if scores[b, c, i] > thresh][:top_k]
+            if not order:
+                continue
+            iou = np.triu(_iou_np(boxes[b, order], boxes[b, order]).astype("float64"), 1)  # iou[j, i], j better
+            own_max = iou.max(0)  # each box's largest overlap with a better one
+            decay = ((1 - iou) / (1 - own_max[:, None])).min(0, initial=1.0, where=np.triu(np.ones_like(iou, bool), 1))
+            decayed = scores[b, c, order] * decay
+            found += [(s, c, i) for s, i in zip(decayed, order) if s > post]
+        found = sorted(found, key=lambda f: -f[0])[:keep]
+        rows += [[c, s, *boxes[b, i]] for s, c, i in found]
+        index += [b * boxes.shape[1] + i for _, _, i in found]
+        lod.append(lod[-1] + len(found))
+    return [np.array(rows, "float32"), np.array(index, "int32").reshape(-1, 1)]
+
+
+EXTRA_CASES += [
+    Case(
+        "matrix_nms",
+        lambda b, s: list(L.matrix_nms(b, s, 0.1, 0.15, 5, 6, return_index=True)),
+        {"b": _NMS_B, "s": _NMS_S},
+        lambda b, s: _matrix_nms_np(b, s, 0.1, 0.15, 5, 6),
+    )
+]

@@ -668,3 +668,12 @@ def test_rcnn_layers_match_fluid():
                 g = [g[0], [0]] + g[2:]
             fetches.append(g)
         _same_fetches(fetches, w, case)
+
+
+def test_matrix_nms_matches_fluid():
+    """matrix_nms: linear and gaussian decay, thresholds, top-k, pixel boxes, an image without
+    detections: rows, LoD and box indices as fluid 1.8.5."""
+    got, want = run_fluidcompat("matrix_nms.py"), load("matrix_nms.json")
+    assert sorted(got) == sorted(want) and len(want) == 3
+    for case, w in want.items():
+        _same_fetches(got[case], w, case)

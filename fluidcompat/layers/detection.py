@@ -27,6 +27,7 @@ __all__ = [
     "distribute_fpn_proposals",
     "collect_fpn_proposals",
     "box_decoder_and_assign",
+    "matrix_nms",
 ]
 
 _VARIANCE = [0.1, 0.1, 0.2, 0.2]
@@ -693,3 +694,51 @@ def box_decoder_and_assign(prior_box, prior_box_var, target_box, box_score, box_
     return tuple(
         _append("box_decoder_and_assign", inputs, ("DecodeBox", "OutputAssignBox"), {"box_clip": box_clip}, name)
     )
+
+
+@layer
+def matrix_nms(
+    bboxes,
+    scores,
+    score_threshold,
+    post_threshold,
+    nms_top_k,
+    keep_top_k,
+    use_gaussian=False,
+    gaussian_sigma=2.0,
+    background_label=0,
+    normalized=True,
+    return_index=False,
+    name=None,
+):
+    """Matrix NMS (SOLOv2): per image and class the scores decayed by their overlaps with better
+    boxes (linear or gaussian) instead of boxes being dropped; those over ``post_threshold``, the
+    ``keep_top_k`` best of the image, best first. Rows [label, score, x1, y1, x2, y2] (LoD per
+    image); with ``return_index`` also each row's box index in the [N * M] boxes."""
+    for value, kind, what in (
+        (score_threshold, float, "score_threshold"),
+        (post_threshold, float, "post_threshold"),
+        (nms_top_k, int, "nums_top_k"),
+        (keep_top_k, int, "keep_top_k"),
+        (normalized, bool, "normalized"),
+        (use_gaussian, bool, "use_gaussian"),
+        (gaussian_sigma, float, "gaussian_sigma"),
+        (background_label, int, "background_label"),
+    ):
+        if not isinstance(value, kind):
+            raise TypeError(f"The type of '{what}' in matrix_nms must be {kind.__name__}. Received: {value!r}")
+    check_variable(bboxes, "bboxes", "matrix_nms")
+    check_variable(scores, "scores", "matrix_nms")
+    attrs = {
+        "background_label": background_label,
+        "score_threshold": score_threshold,
+        "post_threshold": post_threshold,
+        "nms_top_k": nms_top_k,
+        "gaussian_sigma": gaussian_sigma,
+        "use_gaussian": use_gaussian,
+        "keep_top_k": keep_top_k,
+        "normalized": normalized,
+    }
+    out, index = _append("matrix_nms", {"BBoxes": [bboxes], "Scores": [scores]}, ("Out", "Index"), attrs, name,
+                         dtype={"Index": "int32"}, stop_gradient=True)  # fmt: skip
+    return (out, index) if return_index else out
