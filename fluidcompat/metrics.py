@@ -6,7 +6,17 @@ import copy
 
 import numpy as np
 
-__all__ = ["MetricBase", "CompositeMetric", "Precision", "Recall", "Accuracy", "ChunkEvaluator", "EditDistance", "Auc"]
+__all__ = [
+    "MetricBase",
+    "CompositeMetric",
+    "Precision",
+    "Recall",
+    "Accuracy",
+    "ChunkEvaluator",
+    "EditDistance",
+    "DetectionMAP",
+    "Auc",
+]
 
 
 def _is_number_or_matrix(v) -> bool:
@@ -228,6 +238,80 @@ class Auc(MetricBase):
             tot_neg += self._stat_neg[idx]
             auc += self.trapezoid_area(tot_neg, tot_neg_prev, tot_pos, tot_pos_prev)
         return auc / tot_pos / tot_neg if tot_pos > 0.0 and tot_neg > 0.0 else 0.0
+
+
+class DetectionMAP:
+    """Mean average precision of a detection program, computed by ops in it: ``get_map_var()``
+    gives (the mAP of the batch, the mAP of all batches since the last ``reset``). ``input``: the
+    detections (LoD rows [label, score, box], e.g. from ``detection_output``); ``gt_label``,
+    ``gt_box`` and optional ``gt_difficult``: the ground truth of each image (LoD)."""
+
+    def __init__(
+        self,
+        input,
+        gt_label,
+        gt_box,
+        gt_difficult=None,
+        class_num=None,
+        background_label=0,
+        overlap_threshold=0.5,
+        evaluate_difficult=True,
+        ap_version="integral",
+    ):
+        from fluidcompat import layers, unique_name
+        from fluidcompat.initializer import ConstantInitializer
+        from fluidcompat.layer_helper import LayerHelper
+
+        helper = LayerHelper("map_eval")
+        self._helper = helper
+        gt_label = layers.cast(gt_label, gt_box.dtype)
+        parts = [gt_label, layers.cast(gt_difficult, gt_box.dtype), gt_box] if gt_difficult else [gt_label, gt_box]
+        label = layers.concat(parts, axis=1)
+        kw = dict(
+            class_num=class_num,
+            background_label=background_label,
+            overlap_threshold=overlap_threshold,
+            evaluate_difficult=evaluate_difficult,
+            ap_version=ap_version,
+        )
+        self.cur_map = layers.detection.detection_map(input, label, **kw)
+
+        def state(suffix, dtype, shape=None):
+            return helper.create_global_variable(
+                name="_".join([unique_name.generate(helper.name), suffix]), persistable=True, dtype=dtype, shape=shape
+            )
+
+        states = [
+            state("accum_pos_count", "int32"),
+            state("accum_true_pos", "float32"),
+            state("accum_false_pos", "float32"),
+        ]
+        self.has_state = state("has_state", "int32", [1])
+        startup = helper.startup_program.global_block()
+        svar = startup.create_var(name=self.has_state.name, shape=[1], dtype="int32", persistable=True)
+        ConstantInitializer(value=0.0)(svar, startup)
+        self.accum_map = layers.detection.detection_map(
+            input, label, has_state=self.has_state, input_states=states, out_states=states, **kw
+        )
+        layers.fill_constant(shape=[1], value=1, dtype="int32", out=self.has_state)
+
+    def get_map_var(self):
+        """(mAP of the current batch, mAP accumulated since the last reset)."""
+        return self.cur_map, self.accum_map
+
+    def reset(self, executor, reset_program=None):
+        """Start accumulating afresh: runs ``reset_program`` (a new one if None) setting the state flag to 0."""
+        from fluidcompat import framework, layers
+
+        if reset_program is None:
+            reset_program = framework.Program()
+        with framework.program_guard(main_program=reset_program):
+            v = self.has_state
+            var = reset_program.current_block().create_var(
+                name=v.name, shape=v.shape, dtype=v.dtype, type=v.type, lod_level=v.lod_level, persistable=True
+            )
+            layers.fill_constant(shape=var.shape, value=0, dtype=var.dtype, out=var)
+        executor.run(reset_program)
 
 
 def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError

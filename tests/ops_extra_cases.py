@@ -1754,3 +1754,45 @@ EXTRA_CASES += [
         lambda b, s: _matrix_nms_np(b, s, 0.1, 0.15, 5, 6),
     )
 ]
+
+
+def _map_np(det, det_off, gt, gt_off, threshold):
+    """Integral mean average precision, one image at a time: detections best first, each a true
+    positive when it overlaps an unclaimed box of its class by more than the threshold."""
+    flags, positives = {}, {}
+    for n in range(len(gt_off) - 1):
+        g, d = gt[gt_off[n] : gt_off[n + 1]], det[det_off[n] : det_off[n + 1]]
+        for c in np.unique(g[:, 0]):
+            positives[c] = positives.get(c, 0) + int((g[:, 0] == c).sum())
+        claimed = np.zeros(len(g), bool)
+        for row in d[np.argsort(-d[:, 1], kind="stable")]:
+            same = np.flatnonzero(g[:, 0] == row[0])
+            iou = _iou_np(np.clip(row[None, 2:], 0, 1), g[same, 1:])[0] if len(same) else np.zeros(0)
+            hit = len(same) and iou.max() > threshold and not claimed[same[iou.argmax()]]
+            if hit:
+                claimed[same[iou.argmax()]] = True
+            flags.setdefault(row[0], []).append((row[1], bool(hit)))
+    aps = []
+    for c, count in positives.items():
+        pairs = sorted(flags.get(c, []), key=lambda p: -p[0])
+        tp = np.cumsum([h for _, h in pairs])
+        precision, recall = tp / np.arange(1, len(pairs) + 1), tp / count
+        aps.append(float(np.sum(precision * np.diff(np.concatenate([[0.0], recall])))) if pairs else 0.0)
+    return np.array([np.mean(aps)], "float32")
+
+
+_MAP_GT = np.array([[1, 0.1, 0.1, 0.4, 0.5], [2, 0.5, 0.5, 0.9, 0.8], [1, 0.2, 0.6, 0.5, 0.9]], "float32")
+_MAP_DET = np.array(
+    [[1, 0.9, 0.12, 0.1, 0.41, 0.52], [1, 0.8, 0.1, 0.12, 0.4, 0.5], [2, 0.7, 0.0, 0.0, 0.2, 0.2],
+     [2, 0.95, 0.52, 0.5, 0.88, 0.8], [1, 0.6, 0.22, 0.6, 0.5, 0.88], [2, 0.3, 0.2, 0.6, 0.5, 0.9]], "float32",
+)  # fmt: skip
+EXTRA_CASES += [
+    Case(
+        "detection_map",
+        lambda det, gt: L.detection.detection_map(det, gt, 3, overlap_threshold=0.5),
+        {"det": _MAP_DET, "gt": _MAP_GT},
+        lambda det, gt: _map_np(det, [0, 3, 6], gt, [0, 2, 3], 0.5),
+        lods={"det": [[3, 3]], "gt": [[2, 1]]},
+        shapes={"det": [None, 6], "gt": [None, 5]},
+    )
+]

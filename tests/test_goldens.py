@@ -677,3 +677,13 @@ def test_matrix_nms_matches_fluid():
     assert sorted(got) == sorted(want) and len(want) == 3
     for case, w in want.items():
         _same_fetches(got[case], w, case)
+
+
+def test_detection_map_metric_matches_fluid():
+    """fluid.metrics.DetectionMAP: each batch's mAP and the mAP accumulated over batches (the state
+    kept in the scope between runs, reset by reset()), integral and 11point, difficult boxes
+    evaluated or not, with and without a difficult input."""
+    got, want = run_fluidcompat("detection_map.py"), load("detection_map.json")
+    assert sorted(got) == sorted(want) and len(want) == 3
+    for case, w in want.items():
+        np.testing.assert_allclose(got[case], w, atol=1e-5, err_msg=case)

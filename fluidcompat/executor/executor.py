@@ -544,10 +544,18 @@ def _read_externals(prepared: PreparedBlock, block, scope: Scope, env) -> None:
         sv = scope.find_var(n)
         t = sv.tensor._t if sv is not None else None
         if t is None:
+            if _read_optionally(block, n):  # e.g. detection_map's state before its first batch
+                continue
             raise _missing_input(prepared, n, block)
         env[n] = t if dev is None or t.device == dev else t.to(dev)
         if prepared.lod and sv.tensor._lod:  # a scope LoDTensor's LoD (NOTE: [LoD values] in sequence.py)
             env[n] = with_lod(env[n].detach() if env[n] is t else env[n], sv.tensor.lod())
+
+
+def _read_optionally(block, name: str) -> bool:
+    """Whether every op of ``block`` that reads ``name`` reads it in a slot that may hold no value."""
+    readers = [(op, slot) for op in block.ops for slot, names in op.inputs.items() if name in names]
+    return bool(readers) and all(slot in op._def.optional_inputs for op, slot in readers)
 
 
 def _write_persistables(prepared: PreparedBlock, env, scope: Scope) -> None:

@@ -475,6 +475,16 @@ LOD_OPS = frozenset(
         "beam_search",
         "beam_search_decode",
         "distribute_fpn_proposals",
+        "collect_fpn_proposals",
+        "generate_proposals",
+        "box_decoder_and_assign",
+        "multiclass_nms",
+        "multiclass_nms2",
+        "matrix_nms",
+        "bipartite_match",
+        "target_assign",
+        "mine_hard_examples",
+        "detection_map",
     }
 )
 # Ops whose output keeps no LoD although its first dimension is its input's (fluid 1.8 did not share).

@@ -742,3 +742,47 @@ def matrix_nms(
     out, index = _append("matrix_nms", {"BBoxes": [bboxes], "Scores": [scores]}, ("Out", "Index"), attrs, name,
                          dtype={"Index": "int32"}, stop_gradient=True)  # fmt: skip
     return (out, index) if return_index else out
+
+
+@layer
+def detection_map(
+    detect_res,
+    label,
+    class_num,
+    background_label=0,
+    overlap_threshold=0.3,
+    evaluate_difficult=True,
+    has_state=None,
+    input_states=None,
+    out_states=None,
+    ap_version="integral",
+):
+    """Mean average precision [1] of ``detect_res`` (LoD rows [label, score, box]) against ``label``
+    (LoD rows [label, difficult, box] or [label, box]), 'integral' or '11point'. With ``has_state``
+    (1) and ``input_states`` (positive counts, true and false positive flags) earlier batches count
+    too, and ``out_states`` receive the accumulation (``fluid.metrics.DetectionMAP``)."""
+    if ap_version not in ("integral", "11point"):
+        raise ValueError(f"detection_map: ap_version must be 'integral' or '11point'. Received: {ap_version!r}")
+    helper = LayerHelper("detection_map")
+    map_out = helper.create_variable_for_type_inference("float32")
+    outs = list(out_states) if out_states is not None else [
+        helper.create_variable_for_type_inference(d) for d in ("int32", "float32", "float32")
+    ]  # fmt: skip
+    inputs = {"Label": [label], "DetectRes": [detect_res]}
+    if has_state is not None:
+        inputs["HasState"] = [has_state]
+    if input_states is not None:
+        inputs.update(PosCount=[input_states[0]], TruePos=[input_states[1]], FalsePos=[input_states[2]])
+    helper.append_op(
+        type="detection_map",
+        inputs=inputs,
+        outputs={"MAP": [map_out], "AccumPosCount": [outs[0]], "AccumTruePos": [outs[1]], "AccumFalsePos": [outs[2]]},
+        attrs={
+            "overlap_threshold": overlap_threshold,
+            "evaluate_difficult": evaluate_difficult,
+            "ap_type": ap_version,
+            "class_num": class_num,
+            "background_label": background_label,
+        },
+    )
+    return map_out
