@@ -1676,3 +1676,174 @@ register(
         optional_inputs=frozenset({"PosCount", "TruePos", "FalsePos"}),
     )
 )
+
+
+# -- rpn_target_assign / retinanet_target_assign (host algorithms, as fluid 1.8 ran them) ---------
+def _box_to_delta(anchors, gts):
+    """Faster R-CNN's regression targets from pixel anchors to pixel boxes (no variances)."""
+    aw, ah = anchors[:, 2] - anchors[:, 0] + 1, anchors[:, 3] - anchors[:, 1] + 1
+    gw, gh = gts[:, 2] - gts[:, 0] + 1, gts[:, 3] - gts[:, 1] + 1
+    acx, acy = anchors[:, 0] + 0.5 * aw, anchors[:, 1] + 0.5 * ah
+    gcx, gcy = gts[:, 0] + 0.5 * gw, gts[:, 1] + 0.5 * gh
+    return torch.stack([(gcx - acx) / aw, (gcy - acy) / ah, torch.log(gw / aw), torch.log(gh / ah)], -1)
+
+
+def _sample(candidates, limit, random):
+    """At most ``limit`` of ``candidates``: the first ones, or with ``random`` a random subset (torch's
+    generator; fluid's draws were its own)."""
+    if limit is None or len(candidates) <= limit:
+        return candidates
+    if not random:
+        return candidates[:limit]
+    picked = torch.randperm(len(candidates))[:limit].tolist()
+    return [candidates[i] for i in picked]
+
+
+def _label_anchors(overlaps, positive, negative, fg_limit=None, batch=None, random=False):
+    """Foreground: anchors overlapping a box by >= positive, and each box's best anchors; background:
+    anchors overlapping every box by < negative. fg_limit foreground and batch - (that many)
+    background candidates are kept (the first ones, or random ones with ``random``);
+    a kept background anchor that was foreground becomes background and leaves a zero-weight stand-in
+    (the first foreground candidate) among the box targets, as in fluid 1.8.
+    Returns (fg anchors, bg anchors, rows of the box targets, their weights, each anchor's box)."""
+    count, boxes = overlaps.shape
+    best_box = overlaps.argmax(1) if boxes else torch.zeros(count, dtype=torch.long)
+    anchor_max = overlaps.max(1).values if boxes else torch.zeros(count)
+    box_max = overlaps.max(0).values if boxes else torch.zeros(0)
+    is_best = (
+        ((overlaps - box_max.reshape(1, -1)).abs() < 1e-5).any(1) if boxes else torch.zeros(count, dtype=torch.bool)
+    )
+    fg_candidates = torch.nonzero(is_best | (anchor_max >= positive)).reshape(-1).tolist()
+    fg_candidates = _sample(fg_candidates, fg_limit, random)
+    label = [-1] * count
+    for i in fg_candidates:
+        label[i] = 1
+    bg_candidates = torch.nonzero(anchor_max < negative).reshape(-1).tolist()
+    bg_candidates = _sample(bg_candidates, None if batch is None else batch - len(fg_candidates), random)
+    stand_ins = 0
+    for i in bg_candidates:
+        if label[i] == 1:
+            stand_ins += 1
+        label[i] = 0
+    fg = [i for i in range(count) if label[i] == 1]
+    bg = [i for i in range(count) if label[i] == 0]
+    rows = [fg_candidates[0]] * stand_ins + fg
+    weights = [0.0] * stand_ins + [1.0] * len(fg)
+    return fg, bg, rows, weights, best_box
+
+
+def _target_assign_rpn(ins, a, retinanet):
+    op = "retinanet_target_assign" if retinanet else "rpn_target_assign"
+    anchors = ins["Anchor"][0].reshape(-1, 4)
+    gt, crowd, info = ins["GtBoxes"][0], ins["IsCrowd"][0], ins["ImInfo"][0]
+    labels = first(ins, "GtLabels")
+    offsets = _rows_per_image(gt, op, "GtBoxes")
+    total = anchors.shape[0]
+    loc, score, tgt_label, tgt_box, weight, fg_counts = [], [], [], [], [], []
+    loc_counts, score_counts = [], []
+    for n, (s, e) in enumerate(zip(offsets, offsets[1:])):
+        im_h, im_w, im_scale = (float(v) for v in info[n].tolist())
+        t = -1.0 if retinanet else a["rpn_straddle_thresh"]
+        if t >= 0:
+            inside_mask = (
+                (anchors[:, 0] >= -t) & (anchors[:, 1] >= -t) & (anchors[:, 2] < im_w + t) & (anchors[:, 3] < im_h + t)
+            )
+            inside = torch.nonzero(inside_mask).reshape(-1)
+        else:
+            inside = torch.arange(total)
+        keep = crowd[s:e].reshape(-1) == 0
+        boxes = gt[s:e][keep]
+        overlaps = _iou_matrix(anchors[inside], boxes * im_scale, normalized=False)  # boxes at the image's scale
+        if retinanet:
+            fg, bg, rows, weights, best = _label_anchors(overlaps, a["positive_overlap"], a["negative_overlap"])
+        else:
+            fg_limit = int(a["rpn_fg_fraction"] * a["rpn_batch_size_per_im"])
+            fg, bg, rows, weights, best = _label_anchors(
+                overlaps,
+                a["rpn_positive_overlap"],
+                a["rpn_negative_overlap"],
+                fg_limit,
+                a["rpn_batch_size_per_im"],
+                a["use_random"],
+            )
+        rows_t = torch.tensor(rows, dtype=torch.long)
+        loc += (inside[rows_t] + n * total).tolist()
+        score += (inside[torch.tensor(fg + bg, dtype=torch.long)] + n * total).tolist()
+        if retinanet:
+            box_labels = labels[s:e][keep].reshape(-1)
+            tgt_label += box_labels[best[torch.tensor(fg, dtype=torch.long)]].tolist() + [0] * len(bg)
+            fg_counts.append(len(rows) + 1)
+        else:
+            tgt_label += [1] * len(fg) + [0] * len(bg)
+        scaled = boxes * im_scale
+        tgt_box.append(_box_to_delta(anchors[inside[rows_t]], scaled[best[rows_t]]) if rows else torch.zeros((0, 4)))
+        weight += weights
+        loc_counts.append(len(rows))
+        score_counts.append(len(fg) + len(bg))
+    dev, dt = a["_device"], anchors.dtype
+    loc_lod, score_lod = [offsets_of(loc_counts)], [offsets_of(score_counts)]
+    result = {
+        "LocationIndex": [torch.tensor(loc, dtype=torch.int32, device=dev)],
+        "ScoreIndex": [torch.tensor(score, dtype=torch.int32, device=dev)],
+        "TargetLabel": [with_lod(torch.tensor(tgt_label, dtype=torch.int32, device=dev).reshape(-1, 1), score_lod)],
+        "TargetBBox": [with_lod(torch.cat(tgt_box).to(device=dev, dtype=dt).reshape(-1, 4), loc_lod)],
+        "BBoxInsideWeight": [
+            with_lod(torch.tensor(weight, dtype=dt, device=dev).reshape(-1, 1).expand(-1, 4).contiguous(), loc_lod)
+        ],
+    }
+    if retinanet:
+        result["ForegroundNumber"] = [
+            with_lod(
+                torch.tensor(fg_counts, dtype=torch.int32, device=dev).reshape(-1, 1),
+                [offsets_of([1] * len(fg_counts))],
+            )
+        ]
+    return result
+
+
+_TARGET_OUTS = ("LocationIndex", "ScoreIndex", "TargetLabel", "TargetBBox", "BBoxInsideWeight")
+
+
+def _target_infer(ins, a):
+    dt = first(ins, "Anchor").dtype
+    shapes = {
+        "LocationIndex": [((-1,), "int32")],
+        "ScoreIndex": [((-1,), "int32")],
+        "TargetLabel": [((-1, 1), "int32")],
+        "TargetBBox": [((-1, 4), dt)],
+        "BBoxInsideWeight": [((-1, 4), dt)],
+    }
+    if "GtLabels" in ins:
+        shapes["ForegroundNumber"] = [((-1, 1), "int32")]
+    return shapes
+
+
+register(
+    OpDef(
+        "rpn_target_assign",
+        ("Anchor", "GtBoxes", "IsCrowd", "ImInfo"),
+        _TARGET_OUTS,
+        {
+            "rpn_batch_size_per_im": 256,
+            "rpn_straddle_thresh": 0.0,
+            "rpn_positive_overlap": 0.7,
+            "rpn_negative_overlap": 0.3,
+            "rpn_fg_fraction": 0.25,
+            "use_random": True,
+        },
+        _target_infer,
+        lambda ins, a: _target_assign_rpn(ins, a, retinanet=False),
+        host_inputs=frozenset({"Anchor", "GtBoxes", "IsCrowd", "ImInfo"}),
+    )
+)
+register(
+    OpDef(
+        "retinanet_target_assign",
+        ("Anchor", "GtBoxes", "GtLabels", "IsCrowd", "ImInfo"),
+        _TARGET_OUTS + ("ForegroundNumber",),
+        {"positive_overlap": 0.5, "negative_overlap": 0.4},
+        _target_infer,
+        lambda ins, a: _target_assign_rpn(ins, a, retinanet=True),
+        host_inputs=frozenset({"Anchor", "GtBoxes", "GtLabels", "IsCrowd", "ImInfo"}),
+    )
+)

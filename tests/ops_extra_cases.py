@@ -1796,3 +1796,95 @@ EXTRA_CASES += [
         shapes={"det": [None, 6], "gt": [None, 5]},
     )
 ]
+
+
+def _anchor_labels_np(anchors, gt, positive, negative):
+    """Foreground: anchors with IoU >= positive with a box, or a box's best anchor; background: IoU
+    < negative with every box. Returns (fg, bg, the best box of each anchor)."""
+    iou = _iou_np(anchors, gt, 1.0)
+    best_of_box = np.isclose(iou, iou.max(0, keepdims=True), atol=1e-5, rtol=0).any(1)
+    fg = np.flatnonzero(best_of_box | (iou.max(1) >= positive))
+    bg = np.setdiff1d(np.flatnonzero(iou.max(1) < negative), fg)
+    return fg, bg, iou.argmax(1)
+
+
+def _deltas_np(a, g):
+    aw, ah, gw, gh = a[:, 2] - a[:, 0] + 1, a[:, 3] - a[:, 1] + 1, g[:, 2] - g[:, 0] + 1, g[:, 3] - g[:, 1] + 1
+    return np.stack([(g[:, 0] + gw / 2 - a[:, 0] - aw / 2) / aw, (g[:, 1] + gh / 2 - a[:, 1] - ah / 2) / ah,
+                     np.log(gw / aw), np.log(gh / ah)], 1).astype("float32")  # fmt: skip
+
+
+_TA_ANCHORS = np.concatenate([_GP_ANCHORS.reshape(-1, 4)[:, :2], _GP_ANCHORS.reshape(-1, 4)[:, :2] + [[9, 7]]], 1)
+_TA_ANCHORS = _TA_ANCHORS.astype("float32")
+_TA_GT = np.array([[2, 3, 12, 10], [14, 6, 25, 15]], "float32")
+
+
+def _rpn_np(bbox, cls, anchor, var, gt, crowd, im):
+    fg, bg, best = _anchor_labels_np(anchor, gt, 0.5, 0.3)
+    return [cls.reshape(-1, 1)[np.concatenate([fg, bg])], bbox.reshape(-1, 4)[fg],
+            np.array([1] * len(fg) + [0] * len(bg), "int32").reshape(-1, 1), _deltas_np(anchor[fg], gt[best[fg]]),
+            np.ones((len(fg), 4), "float32")]  # fmt: skip
+
+
+def _retina_np(bbox, cls, anchor, var, gt, label, crowd, im):
+    fg, bg, best = _anchor_labels_np(anchor, gt, 0.5, 0.4)
+    labels = np.concatenate([label.reshape(-1)[best[fg]], np.zeros(len(bg), "int32")]).reshape(-1, 1)
+    return [cls.reshape(-1, 2)[np.concatenate([fg, bg])], bbox.reshape(-1, 4)[fg], labels,
+            _deltas_np(anchor[fg], gt[best[fg]]), np.ones((len(fg), 4), "float32"),
+            np.array([[len(fg) + 1]], "int32")]  # fmt: skip
+
+
+_TA_IN = {
+    "bbox": rng.uniform(-1, 1, (1, len(_TA_ANCHORS), 4)).astype("float32"),
+    "cls": rng.uniform(-1, 1, (1, len(_TA_ANCHORS), 1)).astype("float32"),
+    "anchor": _TA_ANCHORS,
+    "var": np.ones_like(_TA_ANCHORS),
+    "gt": _TA_GT,
+    "crowd": np.zeros((2, 1), "int32"),
+    "im": np.array([[40, 40, 1.0]], "float32"),
+}
+_TA_LODS = {"gt": [[2]], "crowd": [[2]], "label": [[2]]}
+EXTRA_CASES += [
+    Case(
+        "rpn_target_assign",
+        lambda bbox, cls, anchor, var, gt, crowd, im: list(
+            L.rpn_target_assign(
+                bbox,
+                cls,
+                anchor,
+                var,
+                gt,
+                crowd,
+                im,
+                rpn_batch_size_per_im=1000,
+                rpn_straddle_thresh=-1,
+                rpn_positive_overlap=0.5,
+                rpn_negative_overlap=0.3,
+                rpn_fg_fraction=1.0,
+                use_random=False,
+            )
+        ),  # fmt: skip
+        _TA_IN,
+        _rpn_np,
+        lods=_TA_LODS,
+        shapes={"gt": [None, 4], "crowd": [None, 1]},
+        atol=1e-5,
+    ),
+    Case(
+        "retinanet_target_assign",
+        lambda bbox, cls, anchor, var, gt, label, crowd, im: list(
+            L.retinanet_target_assign(bbox, cls, anchor, var, gt, label, crowd, im, num_classes=2)
+        ),
+        {
+            **{k: v for k, v in _TA_IN.items() if k not in ("crowd", "im")},
+            "cls": rng.uniform(-1, 1, (1, len(_TA_ANCHORS), 2)).astype("float32"),
+            "label": np.array([[1], [2]], "int32"),
+            "crowd": _TA_IN["crowd"],
+            "im": _TA_IN["im"],
+        },  # fmt: skip
+        _retina_np,
+        lods=_TA_LODS,
+        shapes={"gt": [None, 4], "crowd": [None, 1], "label": [None, 1]},
+        atol=1e-5,
+    ),
+]

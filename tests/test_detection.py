@@ -124,3 +124,39 @@ def test_ssd_loss_refuses_hard_example_mining_before_adding_ops():
         with pytest.raises(ValueError, match="Only support mining_type == max_negative now"):
             L.ssd_loss(loc, conf, gt_box, gt_label, prior, [0.1, 0.1, 0.2, 0.2], mining_type="hard_example")
     assert not main.global_block().ops
+
+
+def test_rpn_target_assign_samples_at_random_within_the_budget():
+    """use_random=True: of the candidates numpy finds, a random foreground of at most fg_fraction *
+    batch anchors and background filling the batch; labels, targets and weights follow the sample."""
+    from tests.ops_extra_cases import _TA_ANCHORS, _TA_GT, _anchor_labels_np, _deltas_np
+
+    fg_all, bg_all, best = _anchor_labels_np(_TA_ANCHORS, _TA_GT, 0.3, 0.3)
+    n = len(_TA_ANCHORS)
+    feed = {
+        "bbox": np.arange(n * 4, dtype="float32").reshape(1, n, 4),
+        "cls": np.arange(n, dtype="float32").reshape(1, n, 1),
+        "anchor": _TA_ANCHORS,
+        "var": np.ones_like(_TA_ANCHORS),
+        "gt": fluid.create_lod_tensor(_TA_GT, [[2]], PLACE),
+        "crowd": fluid.create_lod_tensor(np.zeros((2, 1), "int32"), [[2]], PLACE),
+        "im": np.array([[40, 40, 1.0]], "float32"),
+    }
+
+    def build():
+        v = [fluid.data(k, list(feed[k].shape), "float32") for k in ("bbox", "cls", "anchor", "var")]
+        v += [fluid.data("gt", [None, 4], "float32", lod_level=1), fluid.data("crowd", [None, 1], "int32", lod_level=1)]
+        v.append(fluid.data("im", [1, 3], "float32"))
+        return list(L.rpn_target_assign(*v, rpn_batch_size_per_im=8, rpn_straddle_thresh=-1, rpn_fg_fraction=0.25,
+                                         rpn_positive_overlap=0.3, rpn_negative_overlap=0.3))  # fmt: skip
+
+    main, outs = _program(build)
+    cls, bbox, label, target, weight = (
+        np.array(r) for r in fluid.Executor(PLACE).run(main, feed=feed, fetch_list=outs, return_numpy=False)
+    )
+    fg, bg = cls.reshape(-1)[label.reshape(-1) == 1].astype(int), cls.reshape(-1)[label.reshape(-1) == 0].astype(int)
+    assert len(fg) == min(2, len(fg_all)) and len(fg) + len(bg) == min(8, len(fg_all) + len(bg_all))
+    assert set(fg) <= set(fg_all) and set(bg) <= set(bg_all)
+    loc = (bbox[:, 0] / 4).astype(int)
+    assert sorted(loc) == sorted(fg) and weight.tolist() == [[1.0] * 4] * len(fg)
+    np.testing.assert_allclose(target, _deltas_np(_TA_ANCHORS[loc], _TA_GT[best[loc]]), rtol=1e-5, atol=1e-6)

@@ -687,3 +687,14 @@ def test_detection_map_metric_matches_fluid():
     assert sorted(got) == sorted(want) and len(want) == 3
     for case, w in want.items():
         np.testing.assert_allclose(got[case], w, atol=1e-5, err_msg=case)
+
+
+def test_rpn_and_retinanet_target_assign_match_fluid():
+    """rpn_target_assign (use_random=False: the first candidates, as fluid's) and
+    retinanet_target_assign: the gathered logits and box predictions, labels, box targets (boxes at
+    the image's scale), weights (zero for fluid's stand-in rows) and foreground counts, with crowd
+    boxes and straddle thresholds."""
+    got, want = run_fluidcompat("target_assign_rpn.py"), load("target_assign_rpn.json")
+    assert sorted(got) == sorted(want) and len(want) == 5
+    for case, w in want.items():
+        _same_fetches(got[case], w, case)

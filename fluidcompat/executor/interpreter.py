@@ -485,6 +485,8 @@ LOD_OPS = frozenset(
         "target_assign",
         "mine_hard_examples",
         "detection_map",
+        "rpn_target_assign",
+        "retinanet_target_assign",
     }
 )
 # Ops whose output keeps no LoD although its first dimension is its input's (fluid 1.8 did not share).

@@ -28,6 +28,8 @@ __all__ = [
     "collect_fpn_proposals",
     "box_decoder_and_assign",
     "matrix_nms",
+    "rpn_target_assign",
+    "retinanet_target_assign",
 ]
 
 _VARIANCE = [0.1, 0.1, 0.2, 0.2]
@@ -786,3 +788,95 @@ def detection_map(
         },
     )
     return map_out
+
+
+def _gather_targets(op_type, cls_logits, bbox_pred, classes, inputs, attrs, extra_outs=()):
+    from fluidcompat.layers import tensor
+
+    slots = ("LocationIndex", "ScoreIndex", "TargetLabel", "TargetBBox", "BBoxInsideWeight") + extra_outs
+    ints = {"LocationIndex": "int32", "ScoreIndex": "int32", "TargetLabel": "int32", "ForegroundNumber": "int32"}
+    outs = _append(op_type, inputs, slots, attrs, dtype=ints, stop_gradient=True)
+    loc_index, score_index = outs[:2]
+    cls = tensor.gather(tensor.reshape(cls_logits, (-1, classes)), score_index)
+    bbox = tensor.gather(tensor.reshape(bbox_pred, (-1, 4)), loc_index)
+    return (cls, bbox) + tuple(outs[2:])
+
+
+def _check_targets(op, values):
+    for value, what, dtypes in values:
+        check_variable(value, what, op)
+        check_dtype(value.dtype, what, dtypes, op)
+
+
+_FLOATS = ["float32", "float64"]
+
+
+@layer
+def rpn_target_assign(
+    bbox_pred,
+    cls_logits,
+    anchor_box,
+    anchor_var,
+    gt_boxes,
+    is_crowd,
+    im_info,
+    rpn_batch_size_per_im=256,
+    rpn_straddle_thresh=0.0,
+    rpn_fg_fraction=0.5,
+    rpn_positive_overlap=0.7,
+    rpn_negative_overlap=0.3,
+    use_random=True,
+):
+    """RPN training targets: anchors inside each image labelled foreground (overlap >= positive, or
+    a box's best anchor) or background (< negative), sampled to ``rpn_batch_size_per_im`` with
+    ``rpn_fg_fraction`` foreground (randomly with ``use_random``, else the first ones). Returns
+    (the sampled anchors' logits, their box predictions, labels, box targets, box weights)."""
+    _check_targets("rpn_target_assign", [
+        (bbox_pred, "bbox_pred", _FLOATS), (cls_logits, "cls_logits", _FLOATS), (anchor_box, "anchor_box", _FLOATS),
+        (anchor_var, "anchor_var", _FLOATS), (gt_boxes, "gt_boxes", _FLOATS), (is_crowd, "is_crowd", ["int32"]),
+        (im_info, "im_info", _FLOATS)])  # fmt: skip
+    inputs = {"Anchor": [anchor_box], "GtBoxes": [gt_boxes], "IsCrowd": [is_crowd], "ImInfo": [im_info]}
+    attrs = {
+        "rpn_batch_size_per_im": rpn_batch_size_per_im,
+        "rpn_straddle_thresh": rpn_straddle_thresh,
+        "rpn_positive_overlap": rpn_positive_overlap,
+        "rpn_negative_overlap": rpn_negative_overlap,
+        "rpn_fg_fraction": rpn_fg_fraction,
+        "use_random": use_random,
+    }
+    return _gather_targets("rpn_target_assign", cls_logits, bbox_pred, 1, inputs, attrs)
+
+
+@layer
+def retinanet_target_assign(
+    bbox_pred,
+    cls_logits,
+    anchor_box,
+    anchor_var,
+    gt_boxes,
+    gt_labels,
+    is_crowd,
+    im_info,
+    num_classes=1,
+    positive_overlap=0.5,
+    negative_overlap=0.4,
+):
+    """RetinaNet training targets: every anchor labelled with its box's class (overlap >=
+    ``positive_overlap``, or a box's best anchor) or background (< ``negative_overlap``), no
+    sampling. Returns (their logits [K, num_classes], box predictions, labels, box targets, box
+    weights, the number of foreground anchors per image plus one)."""
+    _check_targets("retinanet_target_assign", [
+        (bbox_pred, "bbox_pred", _FLOATS), (cls_logits, "cls_logits", _FLOATS), (anchor_box, "anchor_box", _FLOATS),
+        (anchor_var, "anchor_var", _FLOATS), (gt_boxes, "gt_boxes", _FLOATS), (gt_labels, "gt_labels", ["int32"]),
+        (is_crowd, "is_crowd", ["int32"]), (im_info, "im_info", _FLOATS)])  # fmt: skip
+    inputs = {
+        "Anchor": [anchor_box],
+        "GtBoxes": [gt_boxes],
+        "GtLabels": [gt_labels],
+        "IsCrowd": [is_crowd],
+        "ImInfo": [im_info],
+    }
+    attrs = {"positive_overlap": positive_overlap, "negative_overlap": negative_overlap}
+    return _gather_targets(
+        "retinanet_target_assign", cls_logits, bbox_pred, num_classes, inputs, attrs, ("ForegroundNumber",)
+    )
