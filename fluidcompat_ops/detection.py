@@ -1847,3 +1847,58 @@ register(
         host_inputs=frozenset({"Anchor", "GtBoxes", "GtLabels", "IsCrowd", "ImInfo"}),
     )
 )
+
+
+def _retinanet_detection_output(ins, a):
+    """RetinaNet's detections per image: on each FPN level the (anchor, class) pairs scoring over
+    score_threshold (on the last level over 0, as fluid 1.8), the nms_top_k best of the level,
+    decoded from their anchors at the image's scale and clipped to it; NMS per class over all
+    levels; the keep_top_k best, best first. Rows [class + 1, score, x1, y1, x2, y2], LoD per image."""
+    levels = list(zip(ins["BBoxes"], ins["Scores"], ins["Anchors"]))
+    info = ins["ImInfo"][0]
+    rows, counts = [], []
+    for n in range(info.shape[0]):
+        im_h, im_w, scale = (float(v) for v in info[n].tolist())
+        max_x, max_y = _round_half_away(im_w / scale) - 1, _round_half_away(im_h / scale) - 1
+        per_class = {}
+        for lv, (deltas, scores, anchors) in enumerate(levels):
+            s = scores[n]
+            classes = s.shape[1]
+            threshold = a["score_threshold"] if lv < len(levels) - 1 else 0.0
+            flat = s.reshape(-1)
+            picked = torch.nonzero(flat > threshold).reshape(-1)
+            picked = picked[torch.sort(flat[picked], descending=True, stable=True).indices][: a["nms_top_k"]]
+            anchor_index = picked // classes
+            boxes = _decode_pixel_boxes(anchors.reshape(-1, 4)[anchor_index], deltas[n][anchor_index], None) / scale
+            limit = torch.tensor([max_x, max_y, max_x, max_y], dtype=boxes.dtype, device=boxes.device)
+            boxes = torch.minimum(torch.clamp(boxes, min=0.0), limit)
+            for c, score, box in zip((picked % classes).tolist(), flat[picked].tolist(), boxes.tolist()):
+                per_class.setdefault(c, []).append((score, box))
+        found = []
+        for c, cands in sorted(per_class.items()):
+            cands.sort(key=lambda sb: -sb[0])
+            kept = _nms_sorted(
+                torch.tensor([b for _, b in cands]).reshape(-1, 4), a["nms_threshold"], a["nms_eta"], 1.0
+            )
+            found += [(cands[k][0], c, cands[k][1]) for k in kept]
+        found.sort(key=lambda f: -f[0])
+        if a["keep_top_k"] > -1:
+            found = found[: a["keep_top_k"]]
+        rows += [[float(c + 1), score] + box for score, c, box in found]
+        counts.append(len(found))
+    dev = a["_device"]
+    out_rows = torch.tensor(rows, dtype=ins["Scores"][0].dtype, device=dev).reshape(-1, 6)
+    return {"Out": [with_lod(out_rows, [offsets_of(counts)])]}
+
+
+register(
+    OpDef(
+        "retinanet_detection_output",
+        ("BBoxes", "Scores", "Anchors", "ImInfo"),
+        ("Out",),
+        {"score_threshold": 0.05, "nms_top_k": 1000, "nms_threshold": 0.3, "nms_eta": 1.0, "keep_top_k": 100},
+        lambda ins, a: out("Out", (-1, 6), first(ins, "Scores").dtype),
+        _retinanet_detection_output,
+        host_inputs=frozenset({"BBoxes", "Scores", "Anchors", "ImInfo"}),
+    )
+)

@@ -1888,3 +1888,56 @@ EXTRA_CASES += [
         atol=1e-5,
     ),
 ]
+
+
+def _retina_out_np(b0, b1, s0, s1, a0, a1, im, thresh, top_k, keep, iou_thresh):
+    """Per image: per level the top_k (anchor, class) pairs over the threshold (the last level's over
+    0), decoded, scaled and clipped; NMS per class; the keep best, best first."""
+    rows, lod = [], [0]
+    levels = [(b0, s0, a0), (b1, s1, a1)]
+    for n in range(im.shape[0]):
+        h, w, scale = im[n]
+        cands = {}
+        for lv, (b, s, a) in enumerate(levels):
+            flat = s[n].reshape(-1)
+            order = [i for i in np.argsort(-flat, kind="stable") if flat[i] > (thresh if lv == 0 else 0.0)][:top_k]
+            for i in order:
+                k, c = divmod(int(i), s.shape[2])
+                box = _decode_pixel_np(a[k : k + 1], b[n, k : k + 1], np.ones(4))[0] / scale
+                box = np.clip(box, 0, [np.floor(w / scale + 0.5) - 1, np.floor(h / scale + 0.5) - 1] * 2)
+                cands.setdefault(c, []).append((flat[i], box))
+        found = []
+        for c, cs in cands.items():
+            cs.sort(key=lambda sb: -sb[0])
+            kept = []
+            for score, box in cs:
+                if all(_iou_np(box[None], k[None], 1.0)[0, 0] <= iou_thresh for _, k in kept):
+                    kept.append((score, box))
+            found += [(score, c, box) for score, box in kept]
+        found = sorted(found, key=lambda f: -f[0])[:keep]
+        rows += [[c + 1, score, *box] for score, c, box in found]
+        lod.append(lod[-1] + len(found))
+    return np.array(rows, "float32")
+
+
+_RO_A = [_TA_ANCHORS[:12], _TA_ANCHORS[12:18] * 1.5]
+_RO = {
+    "b0": rng.uniform(-0.5, 0.5, (2, 12, 4)).astype("float32"),
+    "b1": rng.uniform(-0.5, 0.5, (2, 6, 4)).astype("float32"),
+    "s0": (rng.uniform(0, 1, (2, 12, 2)) ** 2).astype("float32"),
+    "s1": (rng.uniform(0, 1, (2, 6, 2)) ** 2).astype("float32"),
+    "a0": _RO_A[0],
+    "a1": _RO_A[1].astype("float32"),
+    "im": np.array([[30, 34, 1.0], [28, 30, 1.25]], "float32"),
+}
+EXTRA_CASES += [
+    Case(
+        "retinanet_detection_output",
+        lambda b0, b1, s0, s1, a0, a1, im: L.retinanet_detection_output(
+            [b0, b1], [s0, s1], [a0, a1], im, score_threshold=0.1, nms_top_k=6, keep_top_k=7, nms_threshold=0.4
+        ),
+        _RO,
+        lambda b0, b1, s0, s1, a0, a1, im: _retina_out_np(b0, b1, s0, s1, a0, a1, im, 0.1, 6, 7, 0.4),
+        atol=1e-4,
+    )
+]

@@ -698,3 +698,12 @@ def test_rpn_and_retinanet_target_assign_match_fluid():
     assert sorted(got) == sorted(want) and len(want) == 5
     for case, w in want.items():
         _same_fetches(got[case], w, case)
+
+
+def test_retinanet_detection_output_matches_fluid():
+    """retinanet_detection_output over two FPN levels: thresholds (none on the last level), top-k
+    per level, decoding at each image's scale with clipping, NMS per class, keep_top_k."""
+    got, want = run_fluidcompat("retinanet_detection_output.py"), load("retinanet_detection_output.json")
+    assert sorted(got) == sorted(want) and len(want) == 2
+    for case, w in want.items():
+        _same_fetches(got[case], w, case)

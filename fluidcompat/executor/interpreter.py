@@ -487,6 +487,7 @@ LOD_OPS = frozenset(
         "detection_map",
         "rpn_target_assign",
         "retinanet_target_assign",
+        "retinanet_detection_output",
     }
 )
 # Ops whose output keeps no LoD although its first dimension is its input's (fluid 1.8 did not share).

@@ -30,6 +30,7 @@ __all__ = [
     "matrix_nms",
     "rpn_target_assign",
     "retinanet_target_assign",
+    "retinanet_detection_output",
 ]
 
 _VARIANCE = [0.1, 0.1, 0.2, 0.2]
@@ -880,3 +881,52 @@ def retinanet_target_assign(
     return _gather_targets(
         "retinanet_target_assign", cls_logits, bbox_pred, num_classes, inputs, attrs, ("ForegroundNumber",)
     )
+
+
+@layer
+def retinanet_detection_output(
+    bboxes,
+    scores,
+    anchors,
+    im_info,
+    score_threshold=0.05,
+    nms_top_k=1000,
+    keep_top_k=100,
+    nms_threshold=0.3,
+    nms_eta=1.0,
+):
+    """RetinaNet's detections from its FPN levels (lists, one entry per level: box deltas [N, A, 4],
+    sigmoid scores [N, A, C], anchors [A, 4]): per level the best candidates over
+    ``score_threshold`` (the last level's over 0), decoded at each image's scale (``im_info``) and
+    clipped; NMS per class, the ``keep_top_k`` best. Rows [label (1..C), score, x1, y1, x2, y2], LoD
+    per image."""
+    api = "retinanet_detection_output"
+    for values, what, each in ((bboxes, "bboxes", "bbox"), (scores, "scores", "score"), (anchors, "anchors", "anchor")):
+        if not isinstance(values, list):
+            raise TypeError(f"The type of '{what}' in {api} must be list, but received {type(values)!r}. ")
+        for i, v in enumerate(values):
+            check_variable(v, f"{each}{i}", api)
+            check_dtype(v.dtype, f"{each}{i}", _FLOATS, api)
+    if not len(bboxes) == len(scores) == len(anchors):
+        raise ValueError(
+            f"retinanet_detection_output: bboxes, scores and anchors must have one entry per level; received "
+            f"{len(bboxes)}, {len(scores)} and {len(anchors)}"
+        )
+    check_variable(im_info, "im_info", "retinanet_detection_output")
+    attrs = {
+        "score_threshold": score_threshold,
+        "nms_top_k": nms_top_k,
+        "nms_threshold": nms_threshold,
+        "keep_top_k": keep_top_k,
+        "nms_eta": 1.0,
+    }
+    helper = LayerHelper("retinanet_detection_output")
+    out = helper.create_variable_for_type_inference(scores[0].dtype)
+    out.stop_gradient = True
+    helper.append_op(
+        type="retinanet_detection_output",
+        inputs={"BBoxes": list(bboxes), "Scores": list(scores), "Anchors": list(anchors), "ImInfo": [im_info]},
+        outputs={"Out": [out]},
+        attrs=attrs,
+    )
+    return out
