@@ -1902,3 +1902,94 @@ register(
         host_inputs=frozenset({"BBoxes", "Scores", "Anchors", "ImInfo"}),
     )
 )
+
+
+def _generate_proposal_labels(ins, a):
+    """Faster R-CNN's second-stage targets per image: the image's ground truth (crowd boxes too)
+    put before its RPN rois (at the original scale), each labelled by its best box: foreground at
+    IoU >= fg_thresh (the box's class; a crowd box itself is neither), background in [bg_thresh_lo,
+    bg_thresh_hi); batch_size_per_im of them with fg_fraction foreground (the first ones, or random
+    with use_random). Box targets (divided by bbox_reg_weights) sit in the label's four columns (or
+    column group 1 with is_cls_agnostic), where the weights are 1."""
+    if a["is_cascade_rcnn"]:
+        raise ValueError("generate_proposal_labels: is_cascade_rcnn=True is not supported by fluidcompat yet")
+    rois, classes, crowd, gt, info = (ins[s][0] for s in ("RpnRois", "GtClasses", "IsCrowd", "GtBoxes", "ImInfo"))
+    roi_lod = _rows_per_image(rois, "generate_proposal_labels", "RpnRois")
+    gt_lod = _rows_per_image(gt, "generate_proposal_labels", "GtBoxes")
+    weights = torch.tensor(a["bbox_reg_weights"], dtype=rois.dtype)
+    width = 4 * a["class_nums"]
+    out_rois, out_labels, out_targets, out_inside, counts = [], [], [], [], []
+    for n in range(info.shape[0]):
+        scale = float(info[n, 2])
+        g0, g1 = gt_lod[n], gt_lod[n + 1]
+        boxes = torch.cat([gt[g0:g1], rois[roi_lod[n] : roi_lod[n + 1]] / scale])
+        overlaps = _iou_matrix(boxes, gt[g0:g1], normalized=False)
+        best = overlaps.max(1).values if g1 > g0 else torch.full((boxes.shape[0],), -1.0)
+        crowd_rows = torch.zeros(boxes.shape[0], dtype=torch.bool)
+        crowd_rows[: g1 - g0] = crowd[g0:g1].reshape(-1) != 0
+        best = torch.where(crowd_rows, torch.full_like(best, -1.0), best)
+        fg = torch.nonzero(best >= a["fg_thresh"]).reshape(-1).tolist()
+        is_bg = (best >= a["bg_thresh_lo"]) & (best < a["bg_thresh_hi"]) & (best < a["fg_thresh"])
+        bg = torch.nonzero(is_bg).reshape(-1).tolist()
+        fg = _sample(fg, int(a["batch_size_per_im"] * a["fg_fraction"]), a["use_random"])
+        bg = _sample(bg, a["batch_size_per_im"] - len(fg), a["use_random"])
+        picked = torch.tensor(fg + bg, dtype=torch.long)
+        matched = overlaps[torch.tensor(fg, dtype=torch.long)].argmax(1) if fg else torch.zeros(0, dtype=torch.long)
+        labels = torch.cat([classes[g0:g1].reshape(-1)[matched].long(), torch.zeros(len(bg), dtype=torch.long)])
+        deltas = _box_to_delta(boxes[torch.tensor(fg, dtype=torch.long)], gt[g0:g1][matched]) / weights
+        targets = torch.zeros((len(picked), width), dtype=rois.dtype)
+        inside = torch.zeros_like(targets)
+        for r in range(len(fg)):
+            slot = 1 if a["is_cls_agnostic"] else int(labels[r])
+            targets[r, 4 * slot : 4 * slot + 4] = deltas[r]
+            inside[r, 4 * slot : 4 * slot + 4] = 1.0
+        out_rois.append(boxes[picked] * scale)
+        out_labels.append(labels)
+        out_targets.append(targets)
+        out_inside.append(inside)
+        counts.append(len(picked))
+    dev = a["_device"]
+    lod = [offsets_of(counts)]
+
+    def put(parts, dtype, cols):
+        return with_lod(torch.cat(parts).to(device=dev, dtype=dtype).reshape(-1, cols), lod)
+
+    inside_all = put(out_inside, rois.dtype, width)
+    return {
+        "Rois": [put(out_rois, rois.dtype, 4)],
+        "LabelsInt32": [put(out_labels, torch.int32, 1)],
+        "BboxTargets": [put(out_targets, rois.dtype, width)],
+        "BboxInsideWeights": [inside_all],
+        "BboxOutsideWeights": [with_lod(inside_all.clone(), lod)],
+    }
+
+
+register(
+    OpDef(
+        "generate_proposal_labels",
+        ("RpnRois", "GtClasses", "IsCrowd", "GtBoxes", "ImInfo"),
+        ("Rois", "LabelsInt32", "BboxTargets", "BboxInsideWeights", "BboxOutsideWeights"),
+        {
+            "batch_size_per_im": 256,
+            "fg_fraction": 0.25,
+            "fg_thresh": 0.25,
+            "bg_thresh_hi": 0.5,
+            "bg_thresh_lo": 0.0,
+            "bbox_reg_weights": [0.1, 0.1, 0.2, 0.2],
+            "class_nums": 1,
+            "use_random": True,
+            "is_cls_agnostic": False,
+            "is_cascade_rcnn": False,
+        },
+        lambda ins, a: {
+            "Rois": [((-1, 4), first(ins, "RpnRois").dtype)],
+            "LabelsInt32": [((-1, 1), "int32")],
+            **{
+                s: [((-1, 4 * a["class_nums"]), first(ins, "RpnRois").dtype)]
+                for s in ("BboxTargets", "BboxInsideWeights", "BboxOutsideWeights")
+            },
+        },
+        _generate_proposal_labels,
+        host_inputs=frozenset({"RpnRois", "GtClasses", "IsCrowd", "GtBoxes", "ImInfo"}),
+    )
+)

@@ -1941,3 +1941,55 @@ EXTRA_CASES += [
         atol=1e-4,
     )
 ]
+
+
+def _proposal_labels_np(rois, classes, crowd, gt, im, batch, fraction, fg_thresh, bg_hi, class_nums):
+    """One image at scale 1, no crowd: the ground truth then the rois, labelled by their best box,
+    the first foreground and background candidates, targets in the label's columns."""
+    boxes = np.concatenate([gt, rois])
+    iou = _iou_np(boxes, gt, 1.0)
+    best = iou.max(1)
+    fg = np.flatnonzero(best >= fg_thresh)[: int(batch * fraction)]
+    bg = np.flatnonzero((best < bg_hi) & (best < fg_thresh))[: batch - len(fg)]
+    match = iou[fg].argmax(1)
+    labels = np.concatenate([classes.reshape(-1)[match], np.zeros(len(bg), "int32")]).reshape(-1, 1)
+    targets = np.zeros((len(fg) + len(bg), 4 * class_nums), "float32")
+    inside = np.zeros_like(targets)
+    deltas = _deltas_np(boxes[fg], gt[match]) / np.array([0.1, 0.1, 0.2, 0.2], "float32")
+    for r, c in enumerate(labels[: len(fg), 0]):
+        targets[r, 4 * c : 4 * c + 4], inside[r, 4 * c : 4 * c + 4] = deltas[r], 1.0
+    return [boxes[np.concatenate([fg, bg])], labels, targets, inside, inside]
+
+
+_PL = {
+    "rois": _FPN[:6] / 4,
+    "classes": np.array([[1], [2]], "int32"),
+    "crowd": np.zeros((2, 1), "int32"),
+    "gt": _TA_GT,
+    "im": np.array([[40, 40, 1.0]], "float32"),
+}
+EXTRA_CASES += [
+    Case(
+        "generate_proposal_labels",
+        lambda rois, classes, crowd, gt, im: list(
+            L.generate_proposal_labels(
+                rois,
+                classes,
+                crowd,
+                gt,
+                im,
+                batch_size_per_im=6,
+                fg_fraction=0.5,
+                fg_thresh=0.3,
+                bg_thresh_hi=0.5,
+                class_nums=3,
+                use_random=False,
+            )
+        ),  # fmt: skip
+        _PL,
+        lambda rois, classes, crowd, gt, im: _proposal_labels_np(rois, classes, crowd, gt, im, 6, 0.5, 0.3, 0.5, 3),
+        lods={"rois": [[6]], "classes": [[2]], "crowd": [[2]], "gt": [[2]]},
+        shapes={"rois": [None, 4], "classes": [None, 1], "crowd": [None, 1], "gt": [None, 4]},
+        atol=1e-4,
+    )
+]

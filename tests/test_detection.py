@@ -160,3 +160,23 @@ def test_rpn_target_assign_samples_at_random_within_the_budget():
     loc = (bbox[:, 0] / 4).astype(int)
     assert sorted(loc) == sorted(fg) and weight.tolist() == [[1.0] * 4] * len(fg)
     np.testing.assert_allclose(target, _deltas_np(_TA_ANCHORS[loc], _TA_GT[best[loc]]), rtol=1e-5, atol=1e-6)
+
+
+def test_generate_proposal_labels_refuses_cascade_rcnn():
+    def build():
+        v = [fluid.data(n, [None, 4 if n in ("r", "g") else 1], "float32" if n in ("r", "g") else "int32", lod_level=1)
+             for n in ("r", "c", "k", "g")]  # fmt: skip
+        return list(
+            L.generate_proposal_labels(*v, fluid.data("im", [1, 3], "float32"), class_nums=3, is_cascade_rcnn=True)
+        )
+
+    main, outs = _program(build)
+    feed = {
+        "r": fluid.create_lod_tensor(np.array([[0, 0, 5, 5]], "float32"), [[1]], PLACE),
+        "c": fluid.create_lod_tensor(np.array([[1]], "int32"), [[1]], PLACE),
+        "k": fluid.create_lod_tensor(np.array([[0]], "int32"), [[1]], PLACE),
+        "g": fluid.create_lod_tensor(np.array([[0, 0, 5, 5]], "float32"), [[1]], PLACE),
+        "im": np.array([[10, 10, 1.0]], "float32"),
+    }
+    with pytest.raises(fluid.core.EnforceNotMet, match="is_cascade_rcnn=True is not supported"):
+        fluid.Executor(PLACE).run(main, feed=feed, fetch_list=outs)

@@ -707,3 +707,13 @@ def test_retinanet_detection_output_matches_fluid():
     assert sorted(got) == sorted(want) and len(want) == 2
     for case, w in want.items():
         _same_fetches(got[case], w, case)
+
+
+def test_generate_proposal_labels_matches_fluid():
+    """generate_proposal_labels with use_random=False: rois (ground truth first, at the image's
+    scale), labels, class-specific and class-agnostic box targets and weights, with crowd boxes and
+    threshold ranges that overlap."""
+    got, want = run_fluidcompat("generate_proposal_labels.py"), load("generate_proposal_labels.json")
+    assert sorted(got) == sorted(want) and len(want) == 3
+    for case, w in want.items():
+        _same_fetches(got[case], w, case)

@@ -488,6 +488,7 @@ LOD_OPS = frozenset(
         "rpn_target_assign",
         "retinanet_target_assign",
         "retinanet_detection_output",
+        "generate_proposal_labels",
     }
 )
 # Ops whose output keeps no LoD although its first dimension is its input's (fluid 1.8 did not share).

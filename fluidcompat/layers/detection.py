@@ -31,6 +31,7 @@ __all__ = [
     "rpn_target_assign",
     "retinanet_target_assign",
     "retinanet_detection_output",
+    "generate_proposal_labels",
 ]
 
 _VARIANCE = [0.1, 0.1, 0.2, 0.2]
@@ -930,3 +931,56 @@ def retinanet_detection_output(
         attrs=attrs,
     )
     return out
+
+
+@layer
+def generate_proposal_labels(
+    rpn_rois,
+    gt_classes,
+    is_crowd,
+    gt_boxes,
+    im_info,
+    batch_size_per_im=256,
+    fg_fraction=0.25,
+    fg_thresh=0.25,
+    bg_thresh_hi=0.5,
+    bg_thresh_lo=0.0,
+    bbox_reg_weights=[0.1, 0.1, 0.2, 0.2],  # noqa: B006  (fluid's signature)
+    class_nums=None,
+    use_random=True,
+    is_cls_agnostic=False,
+    is_cascade_rcnn=False,
+):
+    """Faster R-CNN's second-stage training rois and targets from the RPN rois (LoD per image) and
+    the ground truth: returns (rois, labels int32, box targets [R, 4 * class_nums], inside weights,
+    outside weights), LoD per image."""
+    for value, what, dtypes in ((rpn_rois, "rpn_rois", _FLOATS), (gt_classes, "gt_classes", ["int32"]),
+                                (is_crowd, "is_crowd", ["int32"]), (gt_boxes, "gt_boxes", _FLOATS),
+                                (im_info, "im_info", _FLOATS)):  # fmt: skip
+        check_variable(value, what, "generate_proposal_labels")
+        check_dtype(value.dtype, what, dtypes, "generate_proposal_labels")
+    if class_nums is None:
+        raise ValueError("generate_proposal_labels: give class_nums, the number of classes with the background")
+    inputs = {
+        "RpnRois": [rpn_rois],
+        "GtClasses": [gt_classes],
+        "IsCrowd": [is_crowd],
+        "GtBoxes": [gt_boxes],
+        "ImInfo": [im_info],
+    }
+    attrs = {
+        "batch_size_per_im": batch_size_per_im,
+        "fg_fraction": fg_fraction,
+        "fg_thresh": fg_thresh,
+        "bg_thresh_hi": bg_thresh_hi,
+        "bg_thresh_lo": bg_thresh_lo,
+        "bbox_reg_weights": [float(w) for w in bbox_reg_weights],
+        "class_nums": class_nums,
+        "use_random": use_random,
+        "is_cls_agnostic": is_cls_agnostic,
+        "is_cascade_rcnn": is_cascade_rcnn,
+    }
+    slots = ("Rois", "LabelsInt32", "BboxTargets", "BboxInsideWeights", "BboxOutsideWeights")
+    return tuple(
+        _append("generate_proposal_labels", inputs, slots, attrs, dtype={"LabelsInt32": "int32"}, stop_gradient=True)
+    )
