@@ -65,8 +65,6 @@ PARTIAL: Dict[str, str] = {
     "paddle.fluid.io.DataLoader": "from_generator only (not from_dataset)",
     "paddle.fluid.layers.roi_pool": "image of each region from rois_lod; without it all regions are in image 0",
     "paddle.fluid.layers.roi_align": "image of each region from rois_lod; without it all regions are in image 0",
-    "paddle.fluid.layers.multiclass_nms": "Scores [N, C, M] with BBoxes [N, M, 4]; not the LoD form (BBoxes [M, C, 4])",
-    "paddle.fluid.layers.detection_output": "as multiclass_nms: scores [N, M, C] per image, not the LoD form",
     "paddle.fluid.layers.generate_proposal_labels": "is_cascade_rcnn=True is not supported",
     "paddle.fluid.layers.StaticRNN": "unrolled when built (no recurrent op); seq_len must be known",
     "paddle.fluid.layers.rnn": "unrolled when built (no recurrent op); the number of time steps must be known",

@@ -834,27 +834,44 @@ def _nms_one_class(boxes, scores, a, extra) -> list:
 def _multiclass_nms(ins, a):
     """Per image, NMS within each class but the background; then the keep_top_k best of all classes.
     Rows [label, score, x1, y1, x2, y2] by class, best first; the LoD counts each image's rows.
-    With no detection in any image: one row [-1] (fluid 1.8's form)."""
+    With no detection in any image: one row [-1] (fluid 1.8's form). Two forms, as fluid 1.8:
+    BBoxes [N, M, 4] with Scores [N, C, M] (Index: image * M + box), or R-CNN's LoD form, BBoxes
+    [R, C, 4] (a box per class) with Scores [R, C], the LoD giving each image's rows (Index: row * C
+    + class; a class's rows come in row order)."""
     bboxes, scores = ins["BBoxes"][0], ins["Scores"][0]
     extra = _side_extra(a["normalized"])
-    if scores.dim() != 3:
-        raise ValueError(
-            "multiclass_nms: Scores must be [N, C, M] with BBoxes [N, M, 4] "
-            f"(the LoD form is not supported). Received: Scores {list(scores.shape)}, BBoxes {list(bboxes.shape)}"
-        )
-    all_boxes, all_scores = bboxes.tolist(), scores.tolist()
+    lod_form = scores.dim() == 2
+    if lod_form:
+        if bboxes.dim() != 3 or bboxes.shape[:2] != scores.shape:
+            raise ValueError(
+                "multiclass_nms: with Scores [R, C] (LoD form) BBoxes must be [R, C, 4]. "
+                f"Received: Scores {list(scores.shape)}, BBoxes {list(bboxes.shape)}"
+            )
+        offsets = (lod_of(scores) or lod_of(bboxes) or [[0, scores.shape[0]]])[-1]
+        images = [
+            (s, bboxes[s:e].permute(1, 0, 2).tolist(), scores[s:e].t().tolist()) for s, e in zip(offsets, offsets[1:])
+        ]
+    elif scores.dim() == 3:
+        images = [(n * bboxes.shape[1], b, s) for n, (b, s) in enumerate(zip(bboxes.tolist(), scores.tolist()))]
+    else:
+        raise ValueError(f"multiclass_nms: Scores must be [N, C, M] or [R, C] (LoD). Received: {list(scores.shape)}")
+    classes = scores.shape[1]
     rows, counts, index = [], [], []
-    for n, (boxes, per_class) in enumerate(zip(all_boxes, all_scores)):
+    for start, boxes, per_class in images:
+        box_of = (lambda c, i: boxes[c][i]) if lod_form else (lambda c, i: boxes[i])
         picked = []  # (class, box index)
         for c, class_scores in enumerate(per_class):
             if c != a["background_label"]:
-                picked += [(c, i) for i in _nms_one_class(boxes, class_scores, a, extra)]
+                class_boxes = boxes[c] if lod_form else boxes
+                picked += [(c, i) for i in _nms_one_class(class_boxes, class_scores, a, extra)]
         if a["keep_top_k"] > -1 and len(picked) > a["keep_top_k"]:
             best = sorted(picked, key=lambda ci: -per_class[ci[0]][ci[1]])[: a["keep_top_k"]]
             picked = sorted(best, key=lambda ci: (ci[0], -per_class[ci[0]][ci[1]]))
+        if lod_form:  # as fluid 1.8: a class's rows in row order
+            picked.sort(key=lambda ci: ci)
         for c, i in picked:
-            rows.append([float(c), per_class[c][i]] + boxes[i])
-            index.append(n * len(boxes) + i)
+            rows.append([float(c), per_class[c][i]] + box_of(c, i))
+            index.append((start + i) * classes + c if lod_form else start + i)
         counts.append(len(picked))
     dev = a["_device"]
     if not rows:

@@ -103,14 +103,14 @@ def test_box_clip_takes_boxes_per_image_as_a_3d_tensor():
     np.testing.assert_array_equal(got, want)
 
 
-def test_multiclass_nms_names_the_unsupported_lod_form():
+def test_multiclass_nms_names_mismatched_lod_form_shapes():
     main, y = _program(
         lambda: L.multiclass_nms(
-            fluid.data("b", [None, 3, 4], "float32"), fluid.data("s", [None, 3], "float32"), 0.1, 5, 5
+            fluid.data("b", [None, 4], "float32"), fluid.data("s", [None, 3], "float32"), 0.1, 5, 5
         )
     )
-    feed = {"b": np.zeros((2, 3, 4), "float32"), "s": np.zeros((2, 3), "float32")}
-    with pytest.raises(fluid.core.EnforceNotMet, match=r"Scores must be \[N, C, M\] with BBoxes \[N, M, 4\]"):
+    feed = {"b": np.zeros((2, 4), "float32"), "s": np.zeros((2, 3), "float32")}
+    with pytest.raises(fluid.core.EnforceNotMet, match=r"with Scores \[R, C\] \(LoD form\) BBoxes must be \[R, C, 4\]"):
         fluid.Executor(PLACE).run(main, feed=feed, fetch_list=[y])
 
 

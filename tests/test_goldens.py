@@ -717,3 +717,12 @@ def test_generate_proposal_labels_matches_fluid():
     assert sorted(got) == sorted(want) and len(want) == 3
     for case, w in want.items():
         _same_fetches(got[case], w, case)
+
+
+def test_multiclass_nms_lod_form_matches_fluid():
+    """multiclass_nms and multiclass_nms2 in R-CNN's LoD form (a box per class, each image's rows by
+    the LoD): rows in fluid's order (a class's rows in row order), LoD and Index (row * C + class)."""
+    got, want = run_fluidcompat("multiclass_nms_lod.py"), load("multiclass_nms_lod.json")
+    assert sorted(got) == sorted(want) and len(want) == 2
+    for case, w in want.items():
+        _same_fetches(got[case], w, case)
