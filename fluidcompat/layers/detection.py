@@ -272,7 +272,9 @@ def polygon_box_transform(input, name=None):
     return _append("polygon_box_transform", {"Input": [input]}, ("Output",), {}, name)[0]
 
 
-def _nms(op_type, bboxes, scores, attrs, name):
+def _nms(op_type, bboxes, scores, name, **attrs):
+    """Append multiclass_nms (or multiclass_nms2, with Index) with ``attrs``: background_label,
+    score_threshold, nms_top_k, nms_threshold, nms_eta, keep_top_k and normalized."""
     check_variable(bboxes, "bboxes", op_type)
     check_variable(scores, "scores", op_type)
     outs = ("Out", "Index") if op_type == "multiclass_nms2" else ("Out",)
@@ -295,17 +297,11 @@ def multiclass_nms(
 ):
     """Per image, NMS within each class but the background, then the ``keep_top_k`` best: LoD rows
     [label, score, x1, y1, x2, y2] (each image's rows; with none in any image one row [-1]).
-    ``bboxes`` [N, M, 4], ``scores`` [N, C, M]."""
-    attrs = {
-        "background_label": background_label,
-        "score_threshold": score_threshold,
-        "nms_top_k": nms_top_k,
-        "nms_threshold": nms_threshold,
-        "nms_eta": nms_eta,
-        "keep_top_k": keep_top_k,
-        "normalized": normalized,
-    }
-    return _nms("multiclass_nms", bboxes, scores, attrs, name)[0]
+    ``bboxes`` [N, M, 4], ``scores`` [N, C, M]; or R-CNN's LoD form, ``bboxes`` [R, C, 4] (a box per
+    class) with ``scores`` [R, C], the LoD giving each image's rows."""
+    return _nms("multiclass_nms", bboxes, scores, name, background_label=background_label,
+                score_threshold=score_threshold, nms_top_k=nms_top_k, nms_threshold=nms_threshold, nms_eta=nms_eta,
+                keep_top_k=keep_top_k, normalized=normalized)[0]  # fmt: skip
 
 
 @layer
@@ -330,16 +326,9 @@ def detection_output(
     decoded = box_coder(prior_box, prior_box_var, loc, code_type="decode_center_size")
     probs = tensor.transpose(nn.softmax(scores), perm=[0, 2, 1])
     probs.stop_gradient = True
-    attrs = {
-        "background_label": background_label,
-        "score_threshold": score_threshold,
-        "nms_top_k": nms_top_k,
-        "nms_threshold": nms_threshold,
-        "nms_eta": nms_eta,
-        "keep_top_k": keep_top_k,
-        "normalized": True,
-    }
-    outs = _nms("multiclass_nms2" if return_index else "multiclass_nms", decoded, probs, attrs, None)
+    outs = _nms("multiclass_nms2" if return_index else "multiclass_nms", decoded, probs, None,
+                background_label=background_label, score_threshold=score_threshold, nms_top_k=nms_top_k,
+                nms_threshold=nms_threshold, nms_eta=nms_eta, keep_top_k=keep_top_k, normalized=True)  # fmt: skip
     return tuple(outs) if return_index else outs[0]
 
 
