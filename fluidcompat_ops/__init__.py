@@ -15,6 +15,7 @@ from fluidcompat_ops import (  # noqa: F401  (registration)
     nn,
     optim,
     python,
+    rank,
     sequence,
     tensor,
 )

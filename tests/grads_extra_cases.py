@@ -301,6 +301,10 @@ def sequence_cases(G):
             ),
         ),
         seq("sequence_expand_as", lambda x: L.sequence_expand_as(L.sequence_pool(x, "average"), x) * x),
+        seq(
+            "reorder_lod_tensor_by_rank",
+            lambda x: L.reorder_lod_tensor_by_rank(x, L.control_flow.lod_rank_table(x)) * L.sequence_reverse(x),
+        ),
         seq("sequence_expand", lambda x: L.sequence_expand(L.sequence_pool(x, "sum"), x) * x),
         G(
             "sequence_scatter",

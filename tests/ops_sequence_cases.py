@@ -307,3 +307,19 @@ SEQUENCE_CASES = [
         shapes={k: [None, 1] for k in DECODE_IN},
     ),
 ]
+
+
+def _by_length(x):
+    """x's sequences (LENS, one empty) longest first, ties in order, and the longest length."""
+    order = sorted(range(len(LENS)), key=lambda i: -LENS[i])
+    return [np.concatenate([x[OFF[i] : OFF[i + 1]] for i in order]), np.array([max(LENS)], "int64")]
+
+
+def _rank_reorder(x):
+    from fluidcompat.layers import control_flow as cf
+
+    table = cf.lod_rank_table(x)
+    return [L.reorder_lod_tensor_by_rank(x, table), cf.max_sequence_len(table)]
+
+
+SEQUENCE_CASES += [seq("reorder_lod_tensor_by_rank", _rank_reorder, _by_length)]

@@ -726,3 +726,12 @@ def test_multiclass_nms_lod_form_matches_fluid():
     assert sorted(got) == sorted(want) and len(want) == 2
     for case, w in want.items():
         _same_fetches(got[case], w, case)
+
+
+def test_lod_rank_table_and_reorder_match_fluid():
+    """lod_rank_table, max_sequence_len and reorder_lod_tensor_by_rank (1- and 2-level LoD, a plain
+    tensor) with the reordered LoD, and the gradient put back in the input's order."""
+    got, want = run_fluidcompat("lod_rank_table.py"), load("lod_rank_table.json")
+    assert sorted(got) == sorted(want) and len(want) == 1
+    for case, w in want.items():
+        _same_fetches(got[case], w, case)

@@ -301,3 +301,28 @@ def test_im2sequence_with_image_sizes_trains():
     assert out.lod() == [list(np.cumsum([0] + counts))]
     np.testing.assert_allclose(np.array(out), np.array(rows), rtol=1e-6)
     np.testing.assert_allclose(np.array(grad), want[:, :, p:-p, p:-p], rtol=1e-5, atol=1e-6)
+
+
+def test_reorder_lod_tensor_by_rank_takes_an_empty_sequence():
+    """fluid 1.8.5 failed on an empty sequence ("The start row index must be lesser than the end row
+    index"); it goes last here, with the LoD saying so."""
+    from fluidcompat.layers import control_flow as cf
+
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        x = fluid.data("x", [None, 2], "float32", lod_level=1)
+        y = fluid.layers.reorder_lod_tensor_by_rank(x, cf.lod_rank_table(x))
+    xv = np.arange(12, dtype="float32").reshape(6, 2)
+    feed = {"x": fluid.create_lod_tensor(xv, [[2, 0, 3, 1]], fluid.CPUPlace())}
+    (got,) = fluid.Executor(fluid.CPUPlace()).run(main, feed=feed, fetch_list=[y], return_numpy=False)
+    np.testing.assert_array_equal(np.array(got), np.concatenate([xv[2:5], xv[0:2], xv[5:6]]))
+    assert got.lod() == [[0, 3, 5, 6, 6]]
+
+
+def test_reorder_lod_tensor_by_rank_refuses_a_plain_variable_as_the_table():
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        x = fluid.data("x", [None, 2], "float32", lod_level=1)
+        with pytest.raises(TypeError, match="'rank_table' in reorder_lod_tensor_by_rank must be a LOD_RANK_TABLE"):
+            fluid.layers.reorder_lod_tensor_by_rank(x, x)
+    assert not main.global_block().ops

@@ -489,6 +489,8 @@ LOD_OPS = frozenset(
         "retinanet_target_assign",
         "retinanet_detection_output",
         "generate_proposal_labels",
+        "lod_rank_table",
+        "reorder_lod_tensor_by_rank",
     }
 )
 # Ops whose output keeps no LoD although its first dimension is its input's (fluid 1.8 did not share).

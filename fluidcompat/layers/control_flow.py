@@ -39,6 +39,7 @@ __all__ = [
     "IfElse",
     "StaticRNN",
     "Print",
+    "reorder_lod_tensor_by_rank",
     "Assert",
     "py_func",
 ]
@@ -955,3 +956,44 @@ class _StaticRNNGuard:
             return False
         self.transaction.__exit__(None, None, None)
         return False
+
+
+def lod_rank_table(x, level=0):
+    """The sequences of LoD level ``level`` of ``x`` ranked longest first (ties in order): a
+    ``LOD_RANK_TABLE`` variable for ``max_sequence_len`` and ``reorder_lod_tensor_by_rank``."""
+    check_variable(x, "x", "lod_rank_table")
+    helper = LayerHelper("lod_rank_table")
+    table = helper.create_variable(type=VarType.LOD_RANK_TABLE, name=unique_name.generate("lod_rank_table"))
+    helper.append_op(type="lod_rank_table", inputs={"X": [x]}, outputs={"Out": [table]}, attrs={"level": level})
+    return table
+
+
+def max_sequence_len(rank_table):
+    """The longest sequence's length in ``rank_table`` ([1] int64)."""
+    _check_rank_table(rank_table, "max_sequence_len")
+    helper = LayerHelper("max_seqence_len")
+    res = helper.create_variable_for_type_inference(dtype="int64")
+    helper.append_op(type="max_sequence_len", inputs={"RankTable": [rank_table]}, outputs={"Out": [res]})
+    return res
+
+
+def _check_rank_table(rank_table, api):
+    if not isinstance(rank_table, Variable) or rank_table.type != VarType.LOD_RANK_TABLE:
+        raise TypeError(
+            f"The type of 'rank_table' in {api} must be a LOD_RANK_TABLE Variable (from "
+            f"fluid.layers.control_flow.lod_rank_table), but received {rank_table!r}. "
+        )
+
+
+@layer
+def reorder_lod_tensor_by_rank(x, rank_table):
+    """``x``'s top-level sequences (a plain tensor's rows) in ``rank_table``'s order, longest first;
+    the LoD follows them."""
+    check_variable(x, "x", "reorder_lod_tensor_by_rank")
+    _check_rank_table(rank_table, "reorder_lod_tensor_by_rank")
+    helper = LayerHelper("reorder_lod_tensor_by_rank")
+    out = helper.create_variable_for_type_inference(dtype=x.dtype)
+    helper.append_op(
+        type="reorder_lod_tensor_by_rank", inputs={"X": [x], "RankTable": [rank_table]}, outputs={"Out": [out]}
+    )
+    return out
