@@ -140,3 +140,134 @@ register(
         grad=GradDef(("X", "RankTable"), out_grads=("Out",), in_grads=("X",), kernel=_reorder_grad),
     )
 )
+
+
+# -- lod_tensor_to_array / array_to_lod_tensor / shrink_rnn_memory -------------------------------
+def _step_rows(table: RankTable, offsets) -> list:
+    """Per time step, the rows of the sequences still running there, longest sequence first."""
+    steps = table.items[0][1] if table.items else 0
+    return [[offsets[i] + t for i, length in table.items if length > t] for t in range(steps)]
+
+
+def _sequence_offsets(x, table: RankTable, op: str) -> list:
+    lod = lod_of(x)
+    if not lod:
+        return list(range(x.shape[0] + 1))  # a plain tensor: each row a sequence of one
+    if table.level != len(lod) - 1:
+        raise ValueError(
+            f"{op}: the rank table ranks LoD level {table.level} but Input(X) has {len(lod)} level(s); fluidcompat "
+            "splits the last level (the rows) into steps"
+        )
+    return absolute_lod(lod)[-1]
+
+
+def _to_array(ins, a):
+    x = ins["X"][0]
+    table = _table(ins, "lod_tensor_to_array")
+    rows = _step_rows(table, _sequence_offsets(x, table, "lod_tensor_to_array"))
+    return {"Out": [[x[torch.tensor(r, dtype=torch.int64, device=x.device)] for r in rows]]}
+
+
+def _from_array(arr, table: RankTable, like=None):
+    """The rows of the steps in ``arr`` put back into their sequences, in index order, with the LoD."""
+    lengths = {i: length for i, length in table.items}
+    offsets = offsets_of(lengths[i] for i in range(len(lengths)))
+    steps = _step_rows(table, offsets)
+    if len(arr) < len(steps):
+        raise ValueError(f"array_to_lod_tensor: the array holds {len(arr)} steps; the rank table needs {len(steps)}")
+    parts, index = [], []
+    for t, rows in enumerate(steps):
+        value = arr[t]
+        if value is None:  # a gradient array without this step: zeros
+            value = torch.zeros((len(rows),) + tuple(like.shape[1:]), dtype=like.dtype, device=like.device)
+        parts.append(value[: len(rows)])
+        index += rows
+    if not parts:
+        return torch.zeros((0,) + tuple(like.shape[1:]) if like is not None else (0,)), offsets
+    flat = torch.cat([p.to(parts[0].device) for p in parts])
+    out_t = torch.empty_like(flat).index_copy(0, torch.tensor(index, dtype=torch.int64, device=flat.device), flat)
+    return out_t, offsets
+
+
+def _array_to_tensor(ins, a):
+    arr, table = ins["X"][0], _table(ins, "array_to_lod_tensor")
+    if not isinstance(arr, list):
+        raise ValueError("array_to_lod_tensor: Input(X) must be a tensor array")
+    out_t, offsets = _from_array(arr, table, like=next((v for v in arr if v is not None), None))
+    return {"Out": [with_lod(out_t.to(a["_device"]), [offsets])]}
+
+
+def _to_array_grad(ins, a):
+    x, table = ins["X"][0], _table(ins, "lod_tensor_to_array_grad")
+    grads = ins["Out@GRAD"][0] or []
+    rows = _step_rows(table, _sequence_offsets(x, table, "lod_tensor_to_array_grad"))
+    grads = list(grads) + [None] * (len(rows) - len(grads))
+    out_t = torch.zeros_like(x)
+    for t, r in enumerate(rows):
+        if grads[t] is not None:
+            out_t = out_t.index_copy(0, torch.tensor(r, dtype=torch.int64, device=x.device), grads[t].to(x.dtype))
+    return {"X@GRAD": [with_lod(out_t, lod_of(x))]}
+
+
+def _array_to_tensor_grad(ins, a):
+    g, table = ins["Out@GRAD"][0], _table(ins, "array_to_lod_tensor_grad")
+    lengths = {i: length for i, length in table.items}
+    rows = _step_rows(table, offsets_of(lengths[i] for i in range(len(lengths))))
+    return {"X@GRAD": [[g[torch.tensor(r, dtype=torch.int64, device=g.device)] for r in rows]]}
+
+
+register(
+    OpDef(
+        "lod_tensor_to_array",
+        ("X", "RankTable"),
+        ("Out",),
+        {},
+        lambda ins, a: out("Out", first(ins, "X").shape, first(ins, "X").dtype),
+        _to_array,
+        host_inputs=frozenset({"RankTable"}),
+        grad=GradDef(("X", "RankTable"), out_grads=("Out",), in_grads=("X",), kernel=_to_array_grad),
+    )
+)
+register(
+    OpDef(
+        "array_to_lod_tensor",
+        ("X", "RankTable"),
+        ("Out",),
+        {},
+        lambda ins, a: out("Out", first(ins, "X").shape, first(ins, "X").dtype),
+        _array_to_tensor,
+        host_inputs=frozenset({"RankTable"}),
+        no_buffer_inputs=frozenset({"X"}),
+        grad=GradDef(("X", "RankTable"), out_grads=("Out",), in_grads=("X",), kernel=_array_to_tensor_grad),
+    )
+)
+
+
+def _running(ins, op):
+    table = _table(ins, op)
+    step = int(ins["I"][0].reshape(-1)[0])
+    return sum(1 for _, length in table.items if length > step)
+
+
+def _shrink(ins, a):
+    """The memory's first rows: one per sequence still running at step I (longest first)."""
+    return {"Out": [ins["X"][0][: _running(ins, "shrink_rnn_memory")]]}
+
+
+def _shrink_grad(ins, a):
+    x, g = ins["X"][0], ins["Out@GRAD"][0]
+    return {"X@GRAD": [torch.cat([g.to(x.dtype), torch.zeros_like(x[g.shape[0] :])])]}
+
+
+register(
+    OpDef(
+        "shrink_rnn_memory",
+        ("X", "I", "RankTable"),
+        ("Out",),
+        {},
+        lambda ins, a: out("Out", first(ins, "X").shape, first(ins, "X").dtype),
+        _shrink,
+        host_inputs=frozenset({"I", "RankTable"}),
+        grad=GradDef(("X", "I", "RankTable"), out_grads=("Out",), in_grads=("X",), kernel=_shrink_grad),
+    )
+)

@@ -272,6 +272,17 @@ SEQ = afz((7, 3))  # four sequences of 2, 0, 4 and 1 rows
 SEQ_LENS = {"x": [[2, 0, 4, 1]]}
 
 
+def _steps_and_back(x):
+    """x split into time steps and back (each step scaled), plus step 1 and a memory shrunk at step 1."""
+    cf = L.control_flow
+    table = cf.lod_rank_table(x)
+    arr = cf.lod_tensor_to_array(x, table)
+    one = L.fill_constant([1], "int64", 1)
+    back = cf.array_to_lod_tensor(arr, table)
+    shrunk = cf.shrink_memory(L.slice(x, [0], [0], [4]), one, table)
+    return L.reduce_sum(back * back) + L.reduce_sum(L.array_read(arr, one) * 3.0) + L.reduce_sum(shrunk * shrunk)
+
+
 def sequence_cases(G):
     """LoD sequence ops, their input fed as a LoDTensor (an empty sequence among them)."""
     x = {"x": SEQ}
@@ -301,6 +312,7 @@ def sequence_cases(G):
             ),
         ),
         seq("sequence_expand_as", lambda x: L.sequence_expand_as(L.sequence_pool(x, "average"), x) * x),
+        seq("lod_tensor_to_array", lambda x: _steps_and_back(x)),
         seq(
             "reorder_lod_tensor_by_rank",
             lambda x: L.reorder_lod_tensor_by_rank(x, L.control_flow.lod_rank_table(x)) * L.sequence_reverse(x),

@@ -323,3 +323,27 @@ def _rank_reorder(x):
 
 
 SEQUENCE_CASES += [seq("reorder_lod_tensor_by_rank", _rank_reorder, _by_length)]
+
+
+def _steps_np(x):
+    """Step 1 of x's sequences (LENS) longest first, the round trip back, and a memory of 4 rows cut
+    to the sequences still running at step 1."""
+    order = sorted(range(len(LENS)), key=lambda i: -LENS[i])
+    step1 = np.stack([x[OFF[i] + 1] for i in order if LENS[i] > 1])
+    return [step1, x, x[: sum(1 for n in LENS if n > 1)]]
+
+
+def _steps(x):
+    from fluidcompat.layers import control_flow as cf
+
+    table = cf.lod_rank_table(x)
+    arr = cf.lod_tensor_to_array(x, table)
+    one = L.fill_constant([1], "int64", 1)
+    return [
+        L.array_read(arr, one),
+        cf.array_to_lod_tensor(arr, table),
+        cf.shrink_memory(L.slice(x, [0], [0], [4]), one, table),
+    ]
+
+
+SEQUENCE_CASES += [seq("lod_tensor_to_array", _steps, _steps_np)]

@@ -735,3 +735,12 @@ def test_lod_rank_table_and_reorder_match_fluid():
     assert sorted(got) == sorted(want) and len(want) == 1
     for case, w in want.items():
         _same_fetches(got[case], w, case)
+
+
+def test_lod_tensor_arrays_by_rank_match_fluid():
+    """lod_tensor_to_array, array_to_lod_tensor and shrink_memory, alone and in a While loop over the
+    steps (a running sum), and the gradient through the array and back, as fluid 1.8.5."""
+    got, want = run_fluidcompat("lod_tensor_array.py"), load("lod_tensor_array.json")
+    assert sorted(got) == sorted(want) and len(want) == 1
+    for case, w in want.items():
+        _same_fetches(got[case], w, case)

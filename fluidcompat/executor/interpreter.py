@@ -491,6 +491,9 @@ LOD_OPS = frozenset(
         "generate_proposal_labels",
         "lod_rank_table",
         "reorder_lod_tensor_by_rank",
+        "lod_tensor_to_array",
+        "array_to_lod_tensor",
+        "shrink_rnn_memory",
     }
 )
 # Ops whose output keeps no LoD although its first dimension is its input's (fluid 1.8 did not share).

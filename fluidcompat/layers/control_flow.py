@@ -997,3 +997,38 @@ def reorder_lod_tensor_by_rank(x, rank_table):
         type="reorder_lod_tensor_by_rank", inputs={"X": [x], "RankTable": [rank_table]}, outputs={"Out": [out]}
     )
     return out
+
+
+def lod_tensor_to_array(x, table):
+    """``x``'s sequences split into time steps (a tensor array): step t holds the t-th row of each
+    sequence still running, in ``table``'s order (longest first)."""
+    check_variable(x, "x", "lod_tensor_to_array")
+    _check_rank_table(table, "lod_tensor_to_array")
+    helper = LayerHelper("lod_tensor_to_array")
+    array = helper.create_variable(
+        name=unique_name.generate("lod_tensor_to_array"), type=VarType.LOD_TENSOR_ARRAY, dtype=x.dtype
+    )
+    helper.append_op(type="lod_tensor_to_array", inputs={"X": [x], "RankTable": [table]}, outputs={"Out": [array]})
+    return array
+
+
+def array_to_lod_tensor(x, table):
+    """The time steps of the tensor array ``x`` put back into ``table``'s sequences, in their order,
+    as a LoD tensor."""
+    _check_rank_table(table, "array_to_lod_tensor")
+    helper = LayerHelper("array_to_lod_tensor")
+    tmp = helper.create_variable_for_type_inference(dtype=x.dtype)
+    helper.append_op(type="array_to_lod_tensor", inputs={"X": [x], "RankTable": [table]}, outputs={"Out": [tmp]})
+    return tmp
+
+
+def shrink_memory(x, i, table):
+    """``x``'s first rows, one per sequence of ``table`` still running at step ``i``."""
+    check_variable(x, "x", "shrink_memory")
+    _check_rank_table(table, "shrink_memory")
+    helper = LayerHelper("shrink_memory")
+    out = helper.create_variable_for_type_inference(dtype=x.dtype)
+    helper.append_op(
+        type="shrink_rnn_memory", inputs={"X": [x], "I": [i], "RankTable": [table]}, outputs={"Out": [out]}
+    )
+    return out
