@@ -326,3 +326,47 @@ def test_reorder_lod_tensor_by_rank_refuses_a_plain_variable_as_the_table():
         with pytest.raises(TypeError, match="'rank_table' in reorder_lod_tensor_by_rank must be a LOD_RANK_TABLE"):
             fluid.layers.reorder_lod_tensor_by_rank(x, x)
     assert not main.global_block().ops
+
+
+def test_while_loop_over_rank_ordered_steps_trains():
+    """A hand-written dynamic RNN (a running sum) over lod_tensor_to_array steps with a memory cut by
+    shrink_memory: the input's gradient equals numpy's (fluid 1.8.5's backward failed on this loop:
+    "Tensor holds no memory")."""
+    from fluidcompat.layers import control_flow as cf
+
+    L = fluid.layers
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        x = fluid.data("x", [None, 2], "float32", lod_level=1)
+        x.stop_gradient = False
+        table = cf.lod_rank_table(x)
+        arr = cf.lod_tensor_to_array(x, table)
+        steps, i = cf.max_sequence_len(table), L.zeros([1], "int64")
+        mem = L.fill_constant_batch_size_like(L.array_read(arr, i), [-1, 2], "float32", 0.0)
+        mem.stop_gradient = False
+        outs = L.create_array("float32")
+        cond = L.less_than(i, steps)
+        loop = L.While(cond)
+        with loop.block():
+            new = L.elementwise_add(cf.shrink_memory(mem, i, table), L.array_read(arr, i))
+            L.assign(new, mem)
+            L.array_write(new, i, array=outs)
+            L.increment(i, 1, in_place=True)
+            L.less_than(i, steps, cond=cond)
+        summed = cf.array_to_lod_tensor(outs, table)
+        fluid.backward.append_backward(L.reduce_sum(summed * summed))
+    lens = [2, 4, 1, 2]
+    xv = np.arange(18, dtype="float32").reshape(9, 2) / 10
+    feed = {"x": fluid.create_lod_tensor(xv, [lens], fluid.CPUPlace())}
+    got_sum, got_grad = fluid.Executor(fluid.CPUPlace()).run(
+        main, feed=feed, fetch_list=[summed, "x@GRAD"], return_numpy=False
+    )
+    offsets = np.cumsum([0] + lens)
+    running = np.concatenate([np.cumsum(xv[a:b], 0) for a, b in zip(offsets, offsets[1:])])
+    # d sum(s_t^2) / d x_u = sum over t >= u (same sequence) of 2 s_t
+    want = np.concatenate(
+        [np.flip(np.cumsum(np.flip(2 * running[a:b], 0), 0), 0) for a, b in zip(offsets, offsets[1:])]
+    )
+    np.testing.assert_allclose(np.array(got_sum), running, rtol=1e-5)
+    np.testing.assert_allclose(np.array(got_grad), want, rtol=1e-5)
+    assert got_sum.lod() == [list(offsets)]
