@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 
+from fluidcompat_ops.extra import _round_half_away
 from fluidcompat_ops.registry import GradDef, OpDef, register
 from fluidcompat_ops.sequence import lengths_of, lod_of, offsets_of, with_lod
 from fluidcompat_ops.shapes import conv_out, first, out
@@ -588,10 +589,6 @@ def _anchor_sizes(a) -> list:
         for size in a["anchor_sizes"]:
             sizes.append((size / sw * base_w, size / sh * base_h))
     return sizes
-
-
-def _round_half_away(v: float) -> float:
-    return float(math.floor(abs(v) + 0.5)) * (1.0 if v >= 0 else -1.0)
 
 
 def _anchor_generator(ins, a):
