@@ -2007,3 +2007,131 @@ register(
         host_inputs=frozenset({"RpnRois", "GtClasses", "IsCrowd", "GtBoxes", "ImInfo"}),
     )
 )
+
+
+# -- roi_perspective_transform (text recognition: each quadrilateral roi warped to a rectangle) ------
+_QUAD_EPS = 1e-4
+
+
+def _ge(a, b):
+    return (a > b) | ((a - b).abs() < _QUAD_EPS)
+
+
+def _perspective_matrix(xs, ys, out_h, out_w) -> list:
+    """fluid 1.8's homography from output (column, row) to the roi's quadrilateral: the roi's
+    estimated aspect sets how many output columns it fills (at least 2, at most out_w)."""
+    x0, x1, x2, x3 = xs
+    y0, y1, y2, y3 = ys
+    side = lambda ax, ay, bx, by: math.sqrt((ax - bx) ** 2 + (ay - by) ** 2)  # noqa: E731
+    est_h = (side(x1, y1, x2, y2) + side(x3, y3, x0, y0)) / 2.0
+    est_w = (side(x0, y0, x1, y1) + side(x2, y2, x3, y3)) / 2.0
+    nh = max(2, out_h)
+    nw = max(2, min(int(_round_half_away(est_w * (nh - 1) / est_h)) + 1, out_w))
+    dx1, dx2, dx3 = x1 - x2, x3 - x2, x0 - x1 + x2 - x3
+    dy1, dy2, dy3 = y1 - y2, y3 - y2, y0 - y1 + y2 - y3
+    den = dx1 * dy2 - dx2 * dy1 + 1e-5
+    m6 = (dx3 * dy2 - dx2 * dy3) / den / (nw - 1)
+    m7 = (dx1 * dy3 - dx3 * dy1) / den / (nh - 1)
+    m3 = (y1 - y0 + m6 * (nw - 1) * y1) / (nw - 1)
+    m4 = (y3 - y0 + m7 * (nh - 1) * y3) / (nh - 1)
+    m0 = (x1 - x0 + m6 * (nw - 1) * x1) / (nw - 1)
+    m1 = (x3 - x0 + m7 * (nh - 1) * x3) / (nh - 1)
+    return [m0, m1, x0, m3, m4, y0, m6, m7, 1.0]
+
+
+def _in_quad(x, y, xs, ys):
+    """Whether the points (x, y) lie in the quadrilateral (on its edges included, within 1e-4)."""
+    on_edge = torch.zeros_like(x, dtype=torch.bool)
+    crossings = torch.zeros_like(x, dtype=torch.int64)
+    for i in range(4):
+        xs_, ys_, xe, ye = xs[i], ys[i], xs[(i + 1) % 4], ys[(i + 1) % 4]
+        if abs(ys_ - ye) < _QUAD_EPS:
+            on_edge |= ((y - ys_).abs() < _QUAD_EPS) & _ge(x, min(xs_, xe)) & _ge(max(xs_, xe), x)
+            continue
+        cross_x = (y - ys_) * (xe - xs_) / (ye - ys_) + xs_
+        within = _ge(y, min(ys_, ye)) & _ge(max(ys_, ye), y)
+        on_edge |= ((cross_x - x).abs() < _QUAD_EPS) & within
+        strictly = (y > min(ys_, ye)) & (y <= max(ys_, ye))
+        crossings += (strictly & (cross_x > x)).to(torch.int64)
+    return on_edge | (crossings % 2 == 1)
+
+
+def _roi_perspective_transform(ins, a):
+    """Each quadrilateral roi (8 coordinates, times spatial_scale) warped to transformed_height x
+    transformed_width by fluid 1.8's homography, sampled bilinearly; points outside the roi or more
+    than half a pixel off the map give 0 (Mask 0). TransformMatrix: each roi's 3x3 matrix."""
+    x, rois = ins["X"][0], ins["ROIs"][0]
+    n, channels, height, width = x.shape
+    oh, ow, scale = a["transformed_height"], a["transformed_width"], a["spatial_scale"]
+    offsets = lod_of(rois)[-1] if lod_of(rois) else [0, rois.shape[0]]
+    image = [b for b, (s, e) in enumerate(zip(offsets, offsets[1:])) for _ in range(e - s)]
+    dev, dt = x.device, x.dtype
+    cols = torch.arange(ow, dtype=torch.float64, device=dev).repeat(oh)
+    rows = torch.arange(oh, dtype=torch.float64, device=dev).repeat_interleave(ow)
+    outs, masks, matrices = [], [], []
+    flat = x.reshape(n, channels, height * width)
+    for r, quad in enumerate((rois.detach().to(torch.float64) * scale).tolist()):
+        xs, ys = quad[0::2], quad[1::2]
+        m = _perspective_matrix(xs, ys, oh, ow)
+        matrices.append(m)
+        u = m[0] * cols + m[1] * rows + m[2]
+        v = m[3] * cols + m[4] * rows + m[5]
+        w = m[6] * cols + m[7] * rows + m[8]
+        px, py = u / w, v / w
+        inside = _in_quad(px, py, xs, ys)
+        on_map = ~(_ge(-0.5, px) | _ge(px, width - 0.5) | _ge(-0.5, py) | _ge(py, height - 0.5))
+        px = torch.where(_ge(0.0, px), torch.zeros_like(px), px)
+        py = torch.where(_ge(0.0, py), torch.zeros_like(py), py)
+        x0, y0 = torch.floor(px), torch.floor(py)
+        x_last, y_last = _ge(x0, width - 1), _ge(y0, height - 1)
+        x0 = torch.where(x_last, torch.full_like(x0, width - 1), x0)
+        y0 = torch.where(y_last, torch.full_like(y0, height - 1), y0)
+        px = torch.where(x_last, x0, px)
+        py = torch.where(y_last, y0, py)
+        x1 = torch.where(x_last, x0, x0 + 1)
+        y1 = torch.where(y_last, y0, y0 + 1)
+        fx, fy = (px - x0).to(dt), (py - y0).to(dt)
+        img = flat[image[r]]
+
+        def at(yy, xx):
+            return img[:, (yy * width + xx).long()]
+
+        value = (
+            (1 - fx) * (1 - fy) * at(y0, x0)
+            + fx * (1 - fy) * at(y0, x1)
+            + (1 - fx) * fy * at(y1, x0)
+            + fx * fy * at(y1, x1)
+        )
+        keep = inside & on_map
+        outs.append(torch.where(keep.to(dev), value, torch.zeros_like(value)).reshape(channels, oh, ow))
+        masks.append(keep.to(torch.int32).reshape(1, oh, ow))
+    lod = [list(offsets)]
+    if not outs:
+        empty = torch.zeros((0, channels, oh, ow), dtype=dt, device=dev)
+        return {"Out": [empty], "Mask": [torch.zeros((0, 1, oh, ow), dtype=torch.int32, device=dev)],
+                "TransformMatrix": [torch.zeros((0, 9), dtype=dt, device=dev)]}  # fmt: skip
+    return {
+        "Out": [with_lod(torch.stack(outs), lod)],
+        "Mask": [torch.stack(masks).to(dev)],
+        "TransformMatrix": [torch.tensor(matrices, dtype=dt, device=dev)],
+    }
+
+
+register(
+    OpDef(
+        "roi_perspective_transform",
+        ("X", "ROIs"),
+        ("Out", "Mask", "TransformMatrix"),
+        {"transformed_height": 1, "transformed_width": 1, "spatial_scale": 1.0},
+        lambda ins, a: {
+            "Out": [
+                ((-1, first(ins, "X").shape[1], a["transformed_height"], a["transformed_width"]), first(ins, "X").dtype)
+            ],
+            "Mask": [((-1, 1, a["transformed_height"], a["transformed_width"]), "int32")],
+            "TransformMatrix": [((-1, 9), first(ins, "X").dtype)],
+        },
+        _roi_perspective_transform,
+        host_inputs=frozenset({"ROIs"}),
+        grad=GradDef(("X", "ROIs"), out_grads=("Out",), in_grads=("X",)),
+    )
+)

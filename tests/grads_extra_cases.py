@@ -231,6 +231,16 @@ def make_cases(G):
             ),  # fmt: skip
             {"x": rng.uniform(-1, 1, (1, 14, 2, 2))},
         ),
+        G(
+            "roi_perspective_transform",
+            lambda x: L.transpose(  # (transpose drops the output's LoD, which the harness fetches as numpy)
+                L.roi_perspective_transform(
+                    x, L.lod_reset(c64(np.array([[0.3, 0.2, 2.6, 0.5, 2.9, 2.7, 0.1, 2.4]])), target_lod=[0, 1]), 3, 3
+                )[0],
+                [0, 1, 2, 3],
+            ),
+            {"x": afz((1, 2, 4, 4))},
+        ),
         G("prroi_pool", lambda x: L.prroi_pool(x, c64(np.array([[0.3, 0.2, 2.7, 3.1]])), 1.0, 2, 2), {"x": IMG}),
         G(
             "nce",

@@ -1993,3 +1993,17 @@ EXTRA_CASES += [
         atol=1e-4,
     )
 ]
+
+
+_RPT_X = rng.uniform(-1, 1, (2, 2, 8, 10)).astype("float32")
+EXTRA_CASES += [
+    Case(
+        "roi_perspective_transform",  # axis-aligned rectangles: the warp is a plain crop
+        lambda x, rois: list(L.roi_perspective_transform(x, rois, 5, 5))[:2],
+        {"x": _RPT_X, "rois": np.array([[2, 1, 6, 1, 6, 5, 2, 5], [4, 3, 8, 3, 8, 7, 4, 7]], "float32")},
+        lambda x, rois: [np.stack([x[0, :, 1:6, 2:7], x[1, :, 3:8, 4:9]]), np.ones((2, 1, 5, 5), "int32")],
+        lods={"rois": [[1, 1]]},
+        shapes={"rois": [None, 8]},
+        atol=1e-5,
+    )
+]

@@ -744,3 +744,12 @@ def test_lod_tensor_arrays_by_rank_match_fluid():
     assert sorted(got) == sorted(want) and len(want) == 1
     for case, w in want.items():
         _same_fetches(got[case], w, case)
+
+
+def test_roi_perspective_transform_matches_fluid():
+    """roi_perspective_transform: slanted rois, rois off the map and a rectangle, two output sizes and
+    spatial scales: output, mask, transform matrices and the input's gradient."""
+    got, want = run_fluidcompat("roi_perspective_transform.py"), load("roi_perspective_transform.json")
+    assert sorted(got) == sorted(want) and len(want) == 2
+    for case, w in want.items():
+        _same_fetches(got[case], w, case)

@@ -388,7 +388,8 @@ def test_a_second_backward_pass_renames_the_gradients_it_makes_again():
 _READS_VALUES = set(
     "sequence_unpad sequence_concat_slice sequence_scatter "
     "lookup_table lookup_table_v2 dropout dropout_upscale cond_true cond_false while_loop tensor_array ifelse "
-    "print py_func roi_pool_roi_align linear_chain_crf warpctc yolov3_loss lod_tensor_to_array".split()
+    "print py_func roi_pool_roi_align linear_chain_crf warpctc yolov3_loss lod_tensor_to_array "
+    "roi_perspective_transform".split()
 )
 
 

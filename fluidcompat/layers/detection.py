@@ -32,6 +32,7 @@ __all__ = [
     "retinanet_target_assign",
     "retinanet_detection_output",
     "generate_proposal_labels",
+    "roi_perspective_transform",
 ]
 
 _VARIANCE = [0.1, 0.1, 0.2, 0.2]
@@ -972,4 +973,34 @@ def generate_proposal_labels(
     slots = ("Rois", "LabelsInt32", "BboxTargets", "BboxInsideWeights", "BboxOutsideWeights")
     return tuple(
         _append("generate_proposal_labels", inputs, slots, attrs, dtype={"LabelsInt32": "int32"}, stop_gradient=True)
+    )
+
+
+@layer
+def roi_perspective_transform(input, rois, transformed_height, transformed_width, spatial_scale=1.0, name=None):
+    """Each quadrilateral roi (LoD rows of 8 coordinates: the corners clockwise from the top-left)
+    warped to ``transformed_height`` x ``transformed_width`` of ``input``'s channels, as text
+    recognizers read a slanted line. Returns (out [R, C, h, w], mask [R, 1, h, w] int32: 1 where
+    the point lies in the roi and on the map, the transform matrices [R, 9])."""
+    check_variable(input, "input", "roi_perspective_transform")
+    check_dtype(input.dtype, "input", _FLOATS, "roi_perspective_transform")
+    check_variable(rois, "rois", "roi_perspective_transform")
+    check_dtype(rois.dtype, "rois", _FLOATS, "roi_perspective_transform")
+    for value, what in ((transformed_height, "transformed_height"), (transformed_width, "transformed_width")):
+        if not isinstance(value, int):
+            raise TypeError(f"The type of '{what}' in roi_perspective_transform must be int. Received: {value!r}")
+    attrs = {
+        "transformed_height": transformed_height,
+        "transformed_width": transformed_width,
+        "spatial_scale": float(spatial_scale),
+    }
+    return tuple(
+        _append(
+            "roi_perspective_transform",
+            {"X": [input], "ROIs": [rois]},
+            ("Out", "Mask", "TransformMatrix"),
+            attrs,
+            name,
+            dtype={"Mask": "int32"},
+        )  # fmt: skip
     )
