@@ -2135,3 +2135,113 @@ register(
         grad=GradDef(("X", "ROIs"), out_grads=("Out",), in_grads=("X",)),
     )
 )
+
+
+# -- locality_aware_nms (EAST) -----------------------------------------------------------------------
+def _poly_area(points) -> float:
+    return abs(sum(x0 * y1 - x1 * y0 for (x0, y0), (x1, y1) in zip(points, points[1:] + points[:1]))) / 2.0
+
+
+def _clip_polygon(subject, clip):
+    """``subject`` clipped by the convex polygon ``clip`` (Sutherland-Hodgman)."""
+    orient = 1.0 if sum(x0 * y1 - x1 * y0 for (x0, y0), (x1, y1) in zip(clip, clip[1:] + clip[:1])) >= 0 else -1.0
+    out_pts = subject
+    for (ax, ay), (bx, by) in zip(clip, clip[1:] + clip[:1]):
+        if not out_pts:
+            break
+
+        def side(p):
+            return orient * ((bx - ax) * (p[1] - ay) - (by - ay) * (p[0] - ax))
+
+        def cross(p, q):
+            sp, sq = side(p), side(q)
+            t = sp / (sp - sq)
+            return (p[0] + t * (q[0] - p[0]), p[1] + t * (q[1] - p[1]))
+
+        pts, out_pts = out_pts, []
+        for p, q in zip(pts, pts[1:] + pts[:1]):
+            if side(q) >= 0:
+                if side(p) < 0:
+                    out_pts.append(cross(p, q))
+                out_pts.append(q)
+            elif side(p) >= 0:
+                out_pts.append(cross(p, q))
+    return out_pts
+
+
+def _poly_iou(a, b) -> float:
+    """IoU of two convex quadrilaterals given as 8 coordinates."""
+    pa, pb = list(zip(a[0::2], a[1::2])), list(zip(b[0::2], b[1::2]))
+    inter = _poly_area(_clip_polygon(pa, pb)) if _poly_area(pb) > 0 else 0.0
+    union = _poly_area(pa) + _poly_area(pb) - inter
+    return inter / union if union > 0 else 0.0
+
+
+def _lanms_one_class(boxes, scores, a, extra):
+    """EAST's locality-aware NMS of one class: walking the boxes in order, a box overlapping the
+    current one by more than nms_threshold is merged into it (coordinates averaged by score, scores
+    added); the merged boxes over score_threshold (the nms_top_k best) then go through NMS.
+    Returns [(merged box, merged score)] kept, best first."""
+    boxes, scores = [list(b) for b in boxes], list(scores)
+    overlap = (lambda p, q: jaccard(p, q, extra)) if len(boxes[0]) == 4 else _poly_iou
+    current, ends = -1, []
+    for i in range(len(boxes)):
+        if current > -1 and overlap(boxes[i], boxes[current]) > a["nms_threshold"]:
+            total = scores[i] + scores[current]
+            boxes[current] = [(u * scores[i] + v * scores[current]) / total for u, v in zip(boxes[i], boxes[current])]
+            scores[current] = total
+            continue
+        if current > -1:
+            ends.append(current)
+        current = i
+    if current > -1:
+        ends.append(current)
+    order = sorted((i for i in ends if scores[i] > a["score_threshold"]), key=lambda i: -scores[i])
+    if a["nms_top_k"] > -1:
+        order = order[: a["nms_top_k"]]
+    kept, threshold = [], a["nms_threshold"]
+    for i in order:
+        if all(overlap(boxes[i], boxes[k]) <= threshold for k in kept):
+            kept.append(i)
+            if a["nms_eta"] < 1 and threshold > 0.5:
+                threshold *= a["nms_eta"]
+    return [(boxes[i], scores[i]) for i in kept]
+
+
+def _locality_aware_nms(ins, a):
+    """Per image and class (but the background), locality-aware NMS; then the keep_top_k best of all
+    classes, by class and best first. Rows [label, score, box coordinates], LoD per image."""
+    bboxes, scores = ins["BBoxes"][0], ins["Scores"][0]
+    extra = _side_extra(a["normalized"])
+    width = bboxes.shape[2]
+    rows, counts = [], []
+    for boxes, per_class in zip(bboxes.tolist(), scores.tolist()):
+        found = []
+        for c, class_scores in enumerate(per_class):
+            if c != a["background_label"]:
+                found += [(c, s, b) for b, s in _lanms_one_class(boxes, class_scores, a, extra)]
+        if a["keep_top_k"] > -1 and len(found) > a["keep_top_k"]:
+            found = sorted(sorted(found, key=lambda f: -f[1])[: a["keep_top_k"]], key=lambda f: (f[0], -f[1]))
+        rows += [[float(c), s] + b for c, s, b in found]
+        counts.append(len(found))
+    dev = a["_device"]
+    if not rows:
+        return {"Out": [with_lod(torch.full((1, 1), -1.0, dtype=bboxes.dtype, device=dev), [[0, 1]])]}
+    return {
+        "Out": [
+            with_lod(torch.tensor(rows, dtype=bboxes.dtype, device=dev).reshape(-1, width + 2), [offsets_of(counts)])
+        ]
+    }
+
+
+register(
+    OpDef(
+        "locality_aware_nms",
+        ("BBoxes", "Scores"),
+        ("Out",),
+        dict(_NMS_ATTRS, background_label=-1),
+        lambda ins, a: out("Out", (-1, first(ins, "BBoxes").shape[2] + 2), first(ins, "BBoxes").dtype),
+        _locality_aware_nms,
+        host_inputs=frozenset({"BBoxes", "Scores"}),
+    )
+)

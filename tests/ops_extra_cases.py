@@ -2007,3 +2007,36 @@ EXTRA_CASES += [
         atol=1e-5,
     )
 ]
+
+
+def _lanms_np(boxes, scores, merge_thresh, thresh):
+    """Locality-aware NMS of one image and class: merge each box into the running one while they
+    overlap (score-weighted mean, scores added), then greedy NMS of the merged ones."""
+    merged = []  # [box, score]
+    for b, s in zip(boxes[0].astype("float64"), scores[0, 0].astype("float64")):
+        if merged and _iou_np(b[None], merged[-1][0][None])[0, 0] > merge_thresh:
+            box, score = merged[-1]
+            merged[-1] = [(b * s + box * score) / (s + score), s + score]
+        else:
+            merged.append([b, s])
+    merged = sorted([m for m in merged if m[1] > thresh], key=lambda m: -m[1])
+    kept = []
+    for box, score in merged:
+        if all(_iou_np(box[None], k[None])[0, 0] <= merge_thresh for k, _ in kept):
+            kept.append((box, score))
+    return np.array([[0, s, *b] for b, s in kept], "float32")
+
+
+_LANMS_B = np.array(
+    [[[0, 0, 10, 4], [2, 0, 12, 4], [4, 1, 14, 5], [30, 30, 40, 36], [60, 5, 64, 9], [3, 0, 13, 4]]], "float32"
+)
+_LANMS_S = np.array([[[0.9, 0.5, 0.7, 0.8, 0.3, 0.6]]], "float32")
+EXTRA_CASES += [
+    Case(
+        "locality_aware_nms",
+        lambda b, s: L.locality_aware_nms(b, s, 0.1, -1, -1, nms_threshold=0.3),
+        {"b": _LANMS_B, "s": _LANMS_S},
+        lambda b, s: _lanms_np(b, s, 0.3, 0.1),
+        atol=1e-5,
+    )
+]

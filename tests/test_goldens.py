@@ -753,3 +753,12 @@ def test_roi_perspective_transform_matches_fluid():
     assert sorted(got) == sorted(want) and len(want) == 2
     for case, w in want.items():
         _same_fetches(got[case], w, case)
+
+
+def test_locality_aware_nms_matches_fluid():
+    """locality_aware_nms: merging in input order, NMS, thresholds and top-k, for boxes and for
+    8-coordinate quadrilaterals."""
+    got, want = run_fluidcompat("locality_aware_nms.py"), load("locality_aware_nms.json")
+    assert sorted(got) == sorted(want) and len(want) == 3
+    for case, w in want.items():
+        _same_fetches(got[case], w, case)

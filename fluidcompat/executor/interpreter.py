@@ -494,6 +494,7 @@ LOD_OPS = frozenset(
         "lod_tensor_to_array",
         "array_to_lod_tensor",
         "shrink_rnn_memory",
+        "locality_aware_nms",
     }
 )
 # Ops whose output keeps no LoD although its first dimension is its input's (fluid 1.8 did not share).

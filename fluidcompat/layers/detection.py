@@ -33,6 +33,7 @@ __all__ = [
     "retinanet_detection_output",
     "generate_proposal_labels",
     "roi_perspective_transform",
+    "locality_aware_nms",
 ]
 
 _VARIANCE = [0.1, 0.1, 0.2, 0.2]
@@ -278,7 +279,7 @@ def _nms(op_type, bboxes, scores, name, **attrs):
     score_threshold, nms_top_k, nms_threshold, nms_eta, keep_top_k and normalized."""
     check_variable(bboxes, "bboxes", op_type)
     check_variable(scores, "scores", op_type)
-    outs = ("Out", "Index") if op_type == "multiclass_nms2" else ("Out",)
+    outs = ("Out", "Index") if op_type == "multiclass_nms2" else ("Out",)  # or locality_aware_nms
     return _append(op_type, {"BBoxes": [bboxes], "Scores": [scores]}, outs, attrs, name,
                    dtype={"Index": "int32"}, stop_gradient=True)  # fmt: skip
 
@@ -1004,3 +1005,32 @@ def roi_perspective_transform(input, rois, transformed_height, transformed_width
             dtype={"Mask": "int32"},
         )  # fmt: skip
     )
+
+
+@layer
+def locality_aware_nms(
+    bboxes,
+    scores,
+    score_threshold,
+    nms_top_k,
+    keep_top_k,
+    nms_threshold=0.3,
+    normalized=True,
+    nms_eta=1.0,
+    background_label=-1,
+    name=None,
+):
+    """EAST's locality-aware NMS: per image and class, boxes (``bboxes`` [N, M, 4] or quadrilaterals
+    [N, M, 8]) overlapping their predecessor in order are merged by score-weighted averaging, then
+    NMS; the ``keep_top_k`` best. Rows [label, score, coordinates], LoD per image."""
+    check_variable(bboxes, "bboxes", "locality_aware_nms")
+    check_dtype(bboxes.dtype, "bboxes", _FLOATS, "locality_aware_nms")
+    check_variable(scores, "scores", "locality_aware_nms")
+    check_dtype(scores.dtype, "scores", _FLOATS, "locality_aware_nms")
+    if bboxes.shape[2] not in (4, 8):
+        raise ValueError(
+            f"locality_aware_nms: boxes must have 4 or 8 coordinates. Received: bboxes.shape={bboxes.shape}"
+        )
+    return _nms("locality_aware_nms", bboxes, scores, name, background_label=background_label,
+                score_threshold=score_threshold, nms_top_k=nms_top_k, nms_threshold=nms_threshold, nms_eta=nms_eta,
+                keep_top_k=keep_top_k, normalized=normalized)[0]  # fmt: skip
