@@ -2936,3 +2936,62 @@ for _nd in (2, 3):
             grad=GradDef(out_grads=("Out",)),
         )
     )
+
+
+# -- filter_by_instag: the instances carrying one of the wanted tags ----------------------------------
+def _filter_by_instag(ins, a):
+    """The instances (LoD sequences of Ins with is_lod, else rows) one of whose tags (Ins_tag, LoD
+    per instance) is in Filter_tag, in order, with their LoD; LossWeight 1 per kept instance. With
+    none kept: one row of out_val_if_empty and LossWeight 0, as fluid 1.8."""
+    x, tags, wanted = ins["Ins"][0], ins["Ins_tag"][0], set(ins["Filter_tag"][0].reshape(-1).tolist())
+    tag_offsets = _last_level(tags, "filter_by_instag", "Input(Ins_tag)")
+    if a["is_lod"]:
+        offsets = _last_level(x, "filter_by_instag", "Input(Ins)")
+    else:
+        offsets = list(range(x.shape[0] + 1))
+    if len(offsets) != len(tag_offsets):
+        raise ValueError(
+            f"filter_by_instag: Ins has {len(offsets) - 1} instances but Ins_tag tags {len(tag_offsets) - 1}"
+        )
+    values = tags.reshape(-1).tolist()
+    kept = [i for i, (s, e) in enumerate(zip(tag_offsets, tag_offsets[1:])) if wanted.intersection(values[s:e])]
+    dev = x.device
+    if not kept:
+        empty = torch.full((1,) + tuple(x.shape[1:]), float(a["out_val_if_empty"]), dtype=x.dtype, device=dev)
+        return {
+            "Out": [with_lod(empty, [[0, 1]])],
+            "LossWeight": [with_lod(torch.zeros((1, 1), dtype=torch.float32, device=dev), [[0, 1]])],
+            "IndexMap": [torch.zeros((0, 3), dtype=torch.int64, device=dev)],
+        }
+    rows, index_map, lengths = [], [], []
+    for i in kept:
+        s, e = offsets[i], offsets[i + 1]
+        index_map.append([len(rows), s, e - s])
+        rows += range(s, e)
+        lengths.append(e - s)
+    out_t = x[torch.tensor(rows, dtype=torch.int64, device=dev)]
+    return {
+        "Out": [with_lod(out_t, [offsets_of(lengths)])],
+        "LossWeight": [
+            with_lod(torch.ones((len(kept), 1), dtype=torch.float32, device=dev), [offsets_of([1] * len(kept))])
+        ],
+        "IndexMap": [torch.tensor(index_map, dtype=torch.int64, device=dev).reshape(-1, 3)],
+    }
+
+
+register(
+    OpDef(
+        "filter_by_instag",
+        ("Ins", "Ins_tag", "Filter_tag"),
+        ("Out", "LossWeight", "IndexMap"),
+        {"is_lod": True, "out_val_if_empty": 0},
+        lambda ins, a: {
+            "Out": [((-1,) + tuple(first(ins, "Ins").shape[1:]), first(ins, "Ins").dtype)],
+            "LossWeight": [((-1, 1), "float32")],
+            "IndexMap": [((-1, 3), "int64")],
+        },
+        _filter_by_instag,
+        host_inputs=frozenset({"Ins_tag", "Filter_tag"}),
+        grad=GradDef(("Ins", "Ins_tag", "Filter_tag"), out_grads=("Out",), in_grads=("Ins",)),
+    )
+)

@@ -324,6 +324,15 @@ def sequence_cases(G):
         seq("sequence_expand_as", lambda x: L.sequence_expand_as(L.sequence_pool(x, "average"), x) * x),
         seq("lod_tensor_to_array", lambda x: _steps_and_back(x)),
         seq(
+            "filter_by_instag",
+            lambda x: L.filter_by_instag(
+                x,
+                L.lod_reset(L.assign(np.array([[1], [2], [3], [5]], "int64")), target_lod=[0, 2, 3, 3, 4]),
+                L.assign(np.array([2, 5], "int64")),
+                True,
+            )[0],
+        ),  # fmt: skip
+        seq(
             "reorder_lod_tensor_by_rank",
             lambda x: L.reorder_lod_tensor_by_rank(x, L.control_flow.lod_rank_table(x)) * L.sequence_reverse(x),
         ),

@@ -347,3 +347,24 @@ def _steps(x):
 
 
 SEQUENCE_CASES += [seq("lod_tensor_to_array", _steps, _steps_np)]
+
+
+def _instag_np(x):
+    """The sequences (LENS) tagged 2 or 5 when the tags are [1, 2], [3], [], [5]: the first and last."""
+    return [np.concatenate([x[OFF[0] : OFF[1]], x[OFF[3] : OFF[4]]]), np.ones((2, 1), "float32")]
+
+
+SEQUENCE_CASES += [
+    seq(
+        "filter_by_instag",
+        lambda x: list(
+            L.filter_by_instag(
+                x,
+                L.lod_reset(L.assign(np.array([[1], [2], [3], [5]], "int64")), target_lod=[0, 2, 3, 3, 4]),
+                L.assign(np.array([2, 5], "int64")),
+                True,
+            )
+        ),  # fmt: skip
+        _instag_np,
+    )
+]

@@ -762,3 +762,12 @@ def test_locality_aware_nms_matches_fluid():
     assert sorted(got) == sorted(want) and len(want) == 3
     for case, w in want.items():
         _same_fetches(got[case], w, case)
+
+
+def test_filter_by_instag_matches_fluid():
+    """filter_by_instag over LoD instances and rows, and with none kept: output, LoD, loss weight and
+    the input's gradient."""
+    got, want = run_fluidcompat("filter_by_instag.py"), load("filter_by_instag.json")
+    assert sorted(got) == sorted(want) and len(want) == 3
+    for case, w in want.items():
+        _same_fetches(got[case], w, case)

@@ -495,6 +495,7 @@ LOD_OPS = frozenset(
         "array_to_lod_tensor",
         "shrink_rnn_memory",
         "locality_aware_nms",
+        "filter_by_instag",
     }
 )
 # Ops whose output keeps no LoD although its first dimension is its input's (fluid 1.8 did not share).

@@ -1956,3 +1956,23 @@ def deformable_roi_pooling(
         },
     )
     return output
+
+
+@_export
+def filter_by_instag(ins, ins_tag, filter_tag, is_lod, out_val_if_empty=0):
+    """The instances of ``ins`` (its LoD sequences with ``is_lod``, else its rows) whose tags
+    (``ins_tag``, int64 LoD per instance) include one of ``filter_tag``: returns (them, with their LoD;
+    a loss weight [kept, 1] of ones). With none: one row of ``out_val_if_empty`` and weight 0."""
+    for value, what in ((ins, "ins"), (ins_tag, "ins_tag"), (filter_tag, "filter_tag")):
+        check_variable(value, what, "filter_by_instag")
+    helper = LayerHelper("filter_by_instag")
+    out = helper.create_variable_for_type_inference(dtype=ins.dtype)
+    loss_weight = helper.create_variable_for_type_inference(dtype="float32")
+    mmap = helper.create_variable_for_type_inference(dtype="int64")
+    helper.append_op(
+        type="filter_by_instag",
+        inputs={"Ins": [ins], "Ins_tag": [ins_tag], "Filter_tag": [filter_tag]},
+        outputs={"Out": [out], "LossWeight": [loss_weight], "IndexMap": [mmap]},
+        attrs={"is_lod": is_lod, "out_val_if_empty": out_val_if_empty},
+    )
+    return out, loss_weight
