@@ -128,18 +128,24 @@ def _reorder_grad(ins, a):
     return {"X@GRAD": [with_lod(restored, lod) if lod else restored]}
 
 
-register(
-    OpDef(
-        "reorder_lod_tensor_by_rank",
-        ("X", "RankTable"),
-        ("Out",),
-        {},
-        lambda ins, a: out("Out", first(ins, "X").shape, first(ins, "X").dtype),
-        _reorder,
-        host_inputs=frozenset({"RankTable"}),
-        grad=GradDef(("X", "RankTable"), out_grads=("Out",), in_grads=("X",), kernel=_reorder_grad),
+def _register_by_rank(name, inputs, kernel, grad_kernel, **kw):
+    """An op of X and a rank table (host data) giving Out shaped as X, with its grad kernel."""
+    register(
+        OpDef(
+            name,
+            inputs,
+            ("Out",),
+            {},
+            lambda ins, a: out("Out", first(ins, "X").shape, first(ins, "X").dtype),
+            kernel,
+            host_inputs=frozenset(inputs[1:]),
+            grad=GradDef(inputs, out_grads=("Out",), in_grads=("X",), kernel=grad_kernel),
+            **kw,
+        )
     )
-)
+
+
+_register_by_rank("reorder_lod_tensor_by_rank", ("X", "RankTable"), _reorder, _reorder_grad)
 
 
 # -- lod_tensor_to_array / array_to_lod_tensor / shrink_rnn_memory -------------------------------
@@ -216,30 +222,13 @@ def _array_to_tensor_grad(ins, a):
     return {"X@GRAD": [[g[torch.tensor(r, dtype=torch.int64, device=g.device)] for r in rows]]}
 
 
-register(
-    OpDef(
-        "lod_tensor_to_array",
-        ("X", "RankTable"),
-        ("Out",),
-        {},
-        lambda ins, a: out("Out", first(ins, "X").shape, first(ins, "X").dtype),
-        _to_array,
-        host_inputs=frozenset({"RankTable"}),
-        grad=GradDef(("X", "RankTable"), out_grads=("Out",), in_grads=("X",), kernel=_to_array_grad),
-    )
-)
-register(
-    OpDef(
-        "array_to_lod_tensor",
-        ("X", "RankTable"),
-        ("Out",),
-        {},
-        lambda ins, a: out("Out", first(ins, "X").shape, first(ins, "X").dtype),
-        _array_to_tensor,
-        host_inputs=frozenset({"RankTable"}),
-        no_buffer_inputs=frozenset({"X"}),
-        grad=GradDef(("X", "RankTable"), out_grads=("Out",), in_grads=("X",), kernel=_array_to_tensor_grad),
-    )
+_register_by_rank("lod_tensor_to_array", ("X", "RankTable"), _to_array, _to_array_grad)
+_register_by_rank(
+    "array_to_lod_tensor",
+    ("X", "RankTable"),
+    _array_to_tensor,
+    _array_to_tensor_grad,
+    no_buffer_inputs=frozenset({"X"}),
 )
 
 
@@ -259,15 +248,4 @@ def _shrink_grad(ins, a):
     return {"X@GRAD": [torch.cat([g.to(x.dtype), torch.zeros_like(x[g.shape[0] :])])]}
 
 
-register(
-    OpDef(
-        "shrink_rnn_memory",
-        ("X", "I", "RankTable"),
-        ("Out",),
-        {},
-        lambda ins, a: out("Out", first(ins, "X").shape, first(ins, "X").dtype),
-        _shrink,
-        host_inputs=frozenset({"I", "RankTable"}),
-        grad=GradDef(("X", "I", "RankTable"), out_grads=("Out",), in_grads=("X",), kernel=_shrink_grad),
-    )
-)
+_register_by_rank("shrink_rnn_memory", ("X", "I", "RankTable"), _shrink, _shrink_grad)
