@@ -2245,3 +2245,150 @@ register(
         host_inputs=frozenset({"BBoxes", "Scores"}),
     )
 )
+
+
+# -- generate_mask_labels (Mask R-CNN) ------------------------------------------------------------
+def _poly_to_mask(xy, size) -> list:
+    """A polygon (flat x, y list, in mask pixels) rasterized on a size x size grid as COCO's mask API
+    did (points upsampled 5x, the boundary's crossings of pixel columns run-length encoded): rows of
+    0/1, row-major."""
+    scale, k = 5.0, len(xy) // 2
+    xs = [int(scale * xy[2 * j] + 0.5) for j in range(k)]
+    ys = [int(scale * xy[2 * j + 1] + 0.5) for j in range(k)]
+    xs.append(xs[0])
+    ys.append(ys[0])
+    u, v = [], []
+    for j in range(k):
+        x0, x1, y0, y1 = xs[j], xs[j + 1], ys[j], ys[j + 1]
+        dx, dy = abs(x1 - x0), abs(y0 - y1)
+        flip = (dx >= dy and x0 > x1) or (dx < dy and y0 > y1)
+        if flip:
+            x0, x1, y0, y1 = x1, x0, y1, y0
+        if dx >= dy:
+            s = 0.0 if dx == 0 else (y1 - y0) / dx
+            for d in range(dx + 1):
+                t = dx - d if flip else d
+                u.append(t + x0)
+                v.append(int(y0 + s * t + 0.5))
+        else:
+            s = 0.0 if dy == 0 else (x1 - x0) / dy
+            for d in range(dy + 1):
+                t = dy - d if flip else d
+                v.append(t + y0)
+                u.append(int(x0 + s * t + 0.5))
+    bounds = []
+    for j in range(1, len(u)):
+        if u[j] == u[j - 1]:
+            continue
+        xd = (float(u[j] if u[j] < u[j - 1] else u[j] - 1) + 0.5) / scale - 0.5
+        if math.floor(xd) != xd or xd < 0 or xd > size - 1:
+            continue
+        yd = (float(v[j] if v[j] < v[j - 1] else v[j - 1]) + 0.5) / scale - 0.5
+        yd = math.ceil(min(max(yd, 0.0), float(size)))
+        bounds.append(int(xd) * size + int(yd))
+    starts = sorted(bounds + [size * size])
+    runs, prev = [], 0
+    for t in starts:
+        runs.append(t - prev)
+        prev = t
+    counts = [runs[0]]
+    j = 1
+    while j < len(runs):
+        if runs[j] > 0:
+            counts.append(runs[j])
+            j += 1
+        else:
+            j += 1
+            if j < len(runs):
+                counts[-1] += runs[j]
+                j += 1
+    column_major, value = [], 0
+    for c in counts:
+        column_major += [value] * c
+        value = 1 - value
+    return [[column_major[x * size + y] for x in range(size)] for y in range(size)]
+
+
+def _generate_mask_labels(ins, a):
+    """Mask R-CNN's mask targets per image: each foreground roi (label > 0) matched by IoU to the
+    box around a (non-crowd, labelled) ground truth's polygons, which are rasterized at resolution x
+    resolution in the roi's frame into the roi's class slot (-1 elsewhere). An image without a
+    foreground roi gives its first background roi with an all -1 target, as fluid 1.8."""
+    info, classes, crowd, segms, rois, labels = (
+        ins[s][0] for s in ("ImInfo", "GtClasses", "IsCrowd", "GtSegms", "Rois", "LabelsInt32")
+    )
+    size, num_classes = a["resolution"], a["num_classes"]
+    seg_lod = lod_of(segms)
+    if len(seg_lod) != 3:
+        raise ValueError(
+            f"generate_mask_labels: GtSegms must carry 3 LoD levels (images, boxes, polygons); received {len(seg_lod)}"
+        )
+    points = segms.reshape(-1).tolist()
+    gt_lod = _rows_per_image(classes, "generate_mask_labels", "GtClasses")
+    roi_lod = _rows_per_image(rois, "generate_mask_labels", "Rois")
+    cls_l, crowd_l, label_l = classes.reshape(-1).tolist(), crowd.reshape(-1).tolist(), labels.reshape(-1).tolist()
+    polys_of_gt = []  # per ground truth (all images in order): its polygons as flat x, y lists
+    for g in range(len(seg_lod[1]) - 1):
+        polys_of_gt.append(
+            [points[2 * seg_lod[2][p] : 2 * seg_lod[2][p + 1]] for p in range(seg_lod[1][g], seg_lod[1][g + 1])]
+        )
+    out_rois, has_mask, targets, counts = [], [], [], []
+    for n in range(len(roi_lod) - 1):
+        scale = float(info[n, 2])
+        gts = [g for g in range(gt_lod[n], gt_lod[n + 1]) if cls_l[g] > 0 and crowd_l[g] == 0]
+        r0, r1 = roi_lod[n], roi_lod[n + 1]
+        fg = [i for i in range(r0, r1) if label_l[i] > 0]
+        if fg and gts:
+            boxes = []  # around each ground truth's polygons
+            for g in gts:
+                xs = [x for p in polys_of_gt[g] for x in p[0::2]]
+                ys = [y for p in polys_of_gt[g] for y in p[1::2]]
+                boxes.append([min(xs), min(ys), max(xs), max(ys)])
+            roi_boxes = rois[torch.tensor(fg, dtype=torch.long)].to(torch.float64) / scale
+            best = _iou_matrix(roi_boxes, torch.tensor(boxes, dtype=torch.float64), normalized=False).argmax(1).tolist()
+            for i, b, box in zip(fg, best, roi_boxes.tolist()):
+                w, h = max(box[2] - box[0], 1.0), max(box[3] - box[1], 1.0)
+                mask = [[0] * size for _ in range(size)]
+                for poly in polys_of_gt[gts[b]]:
+                    frame = [
+                        ((c - box[0]) * size / w) if k % 2 == 0 else ((c - box[1]) * size / h)
+                        for k, c in enumerate(poly)
+                    ]
+                    for y, row in enumerate(_poly_to_mask(frame, size)):
+                        mask[y] = [m | r for m, r in zip(mask[y], row)]
+                target = [-1] * (num_classes * size * size)
+                target[label_l[i] * size * size : (label_l[i] + 1) * size * size] = [v for row in mask for v in row]
+                targets.append(target)
+                out_rois.append(i)
+                has_mask.append(i - r0)
+            counts.append(len(fg))
+        else:
+            bg = next((i for i in range(r0, r1) if label_l[i] == 0), r0)
+            targets.append([-1] * (num_classes * size * size))
+            out_rois.append(bg)
+            has_mask.append(bg - r0)
+            counts.append(1)
+    dev = a["_device"]
+    lod = [offsets_of(counts)]
+    return {
+        "MaskRois": [with_lod(rois[torch.tensor(out_rois, dtype=torch.long)].to(dev), lod)],
+        "RoiHasMaskInt32": [with_lod(torch.tensor(has_mask, dtype=torch.int32, device=dev).reshape(-1, 1), lod)],
+        "MaskInt32": [with_lod(torch.tensor(targets, dtype=torch.int32, device=dev).reshape(len(targets), -1), lod)],
+    }
+
+
+register(
+    OpDef(
+        "generate_mask_labels",
+        ("ImInfo", "GtClasses", "IsCrowd", "GtSegms", "Rois", "LabelsInt32"),
+        ("MaskRois", "RoiHasMaskInt32", "MaskInt32"),
+        {"num_classes": 1, "resolution": 14},
+        lambda ins, a: {
+            "MaskRois": [((-1, 4), first(ins, "Rois").dtype)],
+            "RoiHasMaskInt32": [((-1, 1), "int32")],
+            "MaskInt32": [((-1, a["num_classes"] * a["resolution"] ** 2), "int32")],
+        },
+        _generate_mask_labels,
+        host_inputs=frozenset({"ImInfo", "GtClasses", "IsCrowd", "GtSegms", "Rois", "LabelsInt32"}),
+    )
+)

@@ -2040,3 +2040,38 @@ EXTRA_CASES += [
         atol=1e-5,
     )
 ]
+
+
+def _mask_labels_np(im, cls, crowd, segms, rois, labels, size, classes):
+    """One foreground roi and one rectangular polygon: the target is the pixels whose centres lie
+    inside the rectangle mapped into the roi's frame, in the label's slot (-1 elsewhere)."""
+    x0, y0, x1, y1 = rois[0]
+    px = (segms[:, 0] - x0) * size / (x1 - x0)
+    py = (segms[:, 1] - y0) * size / (y1 - y0)
+    c = np.arange(size) + 0.5
+    inside = (c[None] > px.min()) & (c[None] < px.max()) & (c[:, None] > py.min()) & (c[:, None] < py.max())
+    target = np.full((1, classes * size * size), -1, "int32")
+    target[0, labels[0, 0] * size * size : (labels[0, 0] + 1) * size * size] = inside.reshape(-1)
+    return [rois, np.array([[0]], "int32"), target]
+
+
+_ML = {
+    "im": np.array([[40, 40, 1.0]], "float32"),
+    "cls": np.array([[2]], "int32"),
+    "crowd": np.array([[0]], "int32"),
+    "segms": np.array([[6.3, 5.2], [17.6, 5.2], [17.6, 14.1], [6.3, 14.1]], "float32"),
+    "rois": np.array([[5, 4, 19, 16]], "float32"),
+    "labels": np.array([[2]], "int32"),
+}
+EXTRA_CASES += [
+    Case(
+        "generate_mask_labels",
+        lambda im, cls, crowd, segms, rois, labels: list(
+            L.generate_mask_labels(im, cls, crowd, segms, rois, labels, num_classes=3, resolution=7)
+        ),
+        _ML,
+        lambda im, cls, crowd, segms, rois, labels: _mask_labels_np(im, cls, crowd, segms, rois, labels, 7, 3),
+        lods={"cls": [[1]], "crowd": [[1]], "segms": [[1], [1], [4]], "rois": [[1]], "labels": [[1]]},
+        shapes={"cls": [None, 1], "crowd": [None, 1], "segms": [None, 2], "rois": [None, 4], "labels": [None, 1]},
+    )
+]

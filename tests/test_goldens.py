@@ -771,3 +771,13 @@ def test_filter_by_instag_matches_fluid():
     assert sorted(got) == sorted(want) and len(want) == 3
     for case, w in want.items():
         _same_fetches(got[case], w, case)
+
+
+def test_generate_mask_labels_matches_fluid():
+    """generate_mask_labels: foreground rois matched to polygon boxes and rasterized at 7 x 7 and
+    14 x 14 (COCO's rasterizer) into their class slots, multi-polygon boxes, crowd boxes, image
+    scales, and an image without a foreground roi."""
+    got, want = run_fluidcompat("generate_mask_labels.py"), load("generate_mask_labels.json")
+    assert sorted(got) == sorted(want) and len(want) == 3
+    for case, w in want.items():
+        _same_fetches(got[case], w, case)

@@ -496,6 +496,7 @@ LOD_OPS = frozenset(
         "shrink_rnn_memory",
         "locality_aware_nms",
         "filter_by_instag",
+        "generate_mask_labels",
     }
 )
 # Ops whose output keeps no LoD although its first dimension is its input's (fluid 1.8 did not share).

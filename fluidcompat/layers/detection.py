@@ -34,6 +34,7 @@ __all__ = [
     "generate_proposal_labels",
     "roi_perspective_transform",
     "locality_aware_nms",
+    "generate_mask_labels",
 ]
 
 _VARIANCE = [0.1, 0.1, 0.2, 0.2]
@@ -1034,3 +1035,27 @@ def locality_aware_nms(
     return _nms("locality_aware_nms", bboxes, scores, name, background_label=background_label,
                 score_threshold=score_threshold, nms_top_k=nms_top_k, nms_threshold=nms_threshold, nms_eta=nms_eta,
                 keep_top_k=keep_top_k, normalized=normalized)[0]  # fmt: skip
+
+
+@layer
+def generate_mask_labels(im_info, gt_classes, is_crowd, gt_segms, rois, labels_int32, num_classes, resolution):
+    """Mask R-CNN's mask targets from ``generate_proposal_labels``' rois and labels and the
+    ground-truth polygons ``gt_segms`` (3 LoD levels: images, boxes, polygons of x, y points):
+    returns (the rois with a mask, their index in their image's rois, targets [K, num_classes *
+    resolution^2] int32: the rasterized polygons in the roi's class slot, -1 elsewhere)."""
+    named = {"im_info": im_info, "gt_classes": gt_classes, "is_crowd": is_crowd, "gt_segms": gt_segms, "rois": rois}
+    for what, value in dict(named, labels_int32=labels_int32).items():
+        check_variable(value, what, "generate_mask_labels")
+    inputs = {"ImInfo": [im_info], "GtClasses": [gt_classes], "IsCrowd": [is_crowd], "GtSegms": [gt_segms],
+              "Rois": [rois], "LabelsInt32": [labels_int32]}  # fmt: skip
+    return tuple(
+        _append(
+            "generate_mask_labels",
+            inputs,
+            ("MaskRois", "RoiHasMaskInt32", "MaskInt32"),
+            {"num_classes": num_classes, "resolution": resolution},
+            None,
+            dtype={"RoiHasMaskInt32": "int32", "MaskInt32": "int32"},
+            stop_gradient=True,
+        )  # fmt: skip
+    )
