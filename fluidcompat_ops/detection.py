@@ -813,19 +813,31 @@ def jaccard(a, b, extra) -> float:
     return inter / (_box_area(a, extra) + _box_area(b, extra) - inter)
 
 
-def _nms_one_class(boxes, scores, a, extra) -> list:
-    """Indices kept for one class: scores over score_threshold, the nms_top_k best (stable order
-    for ties), each kept unless it overlaps a kept one by more than the (adaptive) threshold."""
-    order = sorted((i for i, s in enumerate(scores) if s > a["score_threshold"]), key=lambda i: -scores[i])
-    if a["nms_top_k"] > -1:
-        order = order[: a["nms_top_k"]]
-    kept, threshold = [], a["nms_threshold"]
+def _candidates(scores, a, among=None) -> list:
+    """Indices (of ``among``, default all) scoring over score_threshold, best first (stable order
+    for ties), the nms_top_k best."""
+    order = sorted((i for i in (range(len(scores)) if among is None else among) if scores[i] > a["score_threshold"]),
+                   key=lambda i: -scores[i])  # fmt: skip
+    return order[: a["nms_top_k"]] if a["nms_top_k"] > -1 else order
+
+
+def _greedy_nms(boxes, order, threshold, eta, overlap) -> list:
+    """Greedy NMS in ``order`` (best first): each box kept unless it overlaps a kept one by more than
+    the threshold, which an ``eta`` under 1 lowers after each box kept while it is over 0.5."""
+    kept = []
     for i in order:
-        if all(jaccard(boxes[i], boxes[k], extra) <= threshold for k in kept):
+        if all(overlap(boxes[i], boxes[k]) <= threshold for k in kept):
             kept.append(i)
-            if a["nms_eta"] < 1 and threshold > 0.5:
-                threshold *= a["nms_eta"]
+            if eta < 1 and threshold > 0.5:
+                threshold *= eta
     return kept
+
+
+def _nms_one_class(boxes, scores, a, extra) -> list:
+    """Indices kept for one class: the candidates (``_candidates``) through greedy NMS."""
+    return _greedy_nms(
+        boxes, _candidates(scores, a), a["nms_threshold"], a["nms_eta"], lambda p, q: jaccard(p, q, extra)
+    )
 
 
 def _multiclass_nms(ins, a):
@@ -1263,13 +1275,8 @@ def _decode_pixel_boxes(anchors, deltas, variances, clip=_BBOX_CLIP):
 
 def _nms_sorted(boxes, threshold, eta, extra) -> list:
     """Greedy NMS over boxes already in score order: the indices kept."""
-    kept, values = [], boxes.tolist()
-    for i, box in enumerate(values):
-        if all(jaccard(box, values[k], extra) <= threshold for k in kept):
-            kept.append(i)
-            if eta < 1 and threshold > 0.5:
-                threshold *= eta
-    return kept
+    values = boxes.tolist()
+    return _greedy_nms(values, range(len(values)), threshold, eta, lambda p, q: jaccard(p, q, extra))
 
 
 def _generate_proposals(ins, a):
@@ -1463,9 +1470,7 @@ def _matrix_nms_one_class(boxes, scores, a, extra) -> list:
     """(index, decayed score) kept for one class: the nms_top_k best candidates over score_threshold,
     each score decayed by its overlaps with the better ones (linear: (1 - iou) / (1 - that one's own
     largest overlap); gaussian: exp((that overlap^2 - iou^2) * sigma)), kept over post_threshold."""
-    order = sorted((i for i, s in enumerate(scores) if s > a["score_threshold"]), key=lambda i: -scores[i])
-    if a["nms_top_k"] > -1:
-        order = order[: a["nms_top_k"]]
+    order = _candidates(scores, a)
     iou = [[jaccard(boxes[i], boxes[j], extra) for j in order[:k]] for k, i in enumerate(order)]
     own_max = [max(row, default=0.0) for row in iou]
     kept = []
@@ -2196,15 +2201,7 @@ def _lanms_one_class(boxes, scores, a, extra):
         current = i
     if current > -1:
         ends.append(current)
-    order = sorted((i for i in ends if scores[i] > a["score_threshold"]), key=lambda i: -scores[i])
-    if a["nms_top_k"] > -1:
-        order = order[: a["nms_top_k"]]
-    kept, threshold = [], a["nms_threshold"]
-    for i in order:
-        if all(overlap(boxes[i], boxes[k]) <= threshold for k in kept):
-            kept.append(i)
-            if a["nms_eta"] < 1 and threshold > 0.5:
-                threshold *= a["nms_eta"]
+    kept = _greedy_nms(boxes, _candidates(scores, a, among=ends), a["nms_threshold"], a["nms_eta"], overlap)
     return [(boxes[i], scores[i]) for i in kept]
 
 
