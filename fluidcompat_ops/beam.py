@@ -15,7 +15,7 @@ from __future__ import annotations
 import numpy as np
 
 from fluidcompat_ops.registry import OpDef, register
-from fluidcompat_ops.sequence import lod_of, with_lod
+from fluidcompat_ops.sequence import lod_of, offsets_of, with_lod
 from fluidcompat_ops.shapes import first
 
 torch = None  # NOTE: [Lazy torch] in registry.py
@@ -100,10 +100,7 @@ def _beam_search(ins, a):
                 per_row[r] = []
     chosen = [item for row in per_row for item in row]
     dev = a["_device"]
-    counts = [0]
-    for row in per_row:
-        counts.append(counts[-1] + len(row))
-    out_lod = [list(sources), counts]
+    out_lod = [list(sources), offsets_of(len(row) for row in per_row)]
     sel_ids = torch.tensor([i[1] for i in chosen], dtype=pre_ids.dtype, device=dev).reshape(-1, 1)
     sel_scores = torch.tensor([i[2] for i in chosen], dtype=pre_scores.dtype, device=dev).reshape(-1, 1)
     parents = torch.tensor([i[0] for i in chosen], dtype=torch.int32, device=dev)

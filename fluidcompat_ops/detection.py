@@ -145,6 +145,11 @@ def _c_round(v):
     return torch.sign(v) * torch.floor(v.abs() + 0.5)
 
 
+def _image_of_rows(offsets) -> list:
+    """The image of each row, from one LoD level's offsets (rows per image)."""
+    return [b for b, n in enumerate(lengths_of(offsets)) for _ in range(n)]
+
+
 def _rois_images(x, rois, op: str):
     """Each roi's image index, from the LoD of ROIs (one level: rois per image). Without a LoD every
     roi is in image 0, which only a batch of one allows."""
@@ -1365,7 +1370,7 @@ def _distribute_fpn_proposals(ins, a):
     scale = torch.sqrt(torch.clamp(w, min=0) * torch.clamp(h, min=0))
     level = torch.floor(torch.log2(scale / a["refer_scale"] + 1e-6) + a["refer_level"]).clamp(lo, hi).long()
     levels = level.tolist()
-    image = [b for b, (s, e) in enumerate(zip(offsets, offsets[1:])) for _ in range(e - s)]
+    image = _image_of_rows(offsets)
     outs, order = [], []
     for lv in range(lo, hi + 1):
         members = [r for r in range(len(levels)) if levels[r] == lv]
@@ -2069,7 +2074,7 @@ def _roi_perspective_transform(ins, a):
     n, channels, height, width = x.shape
     oh, ow, scale = a["transformed_height"], a["transformed_width"], a["spatial_scale"]
     offsets = lod_of(rois)[-1] if lod_of(rois) else [0, rois.shape[0]]
-    image = [b for b, (s, e) in enumerate(zip(offsets, offsets[1:])) for _ in range(e - s)]
+    image = _image_of_rows(offsets)
     dev, dt = x.device, x.dtype
     cols = torch.arange(ow, dtype=torch.float64, device=dev).repeat(oh)
     rows = torch.arange(oh, dtype=torch.float64, device=dev).repeat_interleave(ow)

@@ -14,7 +14,7 @@ from typing import List, NamedTuple, Tuple
 
 from fluidcompat_ops.beam import absolute_lod
 from fluidcompat_ops.registry import GradDef, OpDef, register
-from fluidcompat_ops.sequence import lod_of, offsets_of, with_lod
+from fluidcompat_ops.sequence import lengths_of, lod_of, offsets_of, with_lod
 from fluidcompat_ops.shapes import first, out
 
 torch = None  # NOTE: [Lazy torch] in registry.py
@@ -38,7 +38,7 @@ def _lod_rank_table(ins, a):
         if level >= len(lod):
             raise ValueError(f"lod_rank_table: level {level} is out of range: Input(X) has {len(lod)} LoD level(s)")
         offsets = lod[level]
-        lengths = [e - s for s, e in zip(offsets, offsets[1:])]
+        lengths = lengths_of(offsets)
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i])  # stable: ties keep their order
     return {"Out": [RankTable(tuple((i, lengths[i]) for i in order), level)]}
 
