@@ -259,11 +259,9 @@ class DetectionMAP:
         ap_version="integral",
     ):
         from fluidcompat import layers, unique_name
-        from fluidcompat.initializer import ConstantInitializer
         from fluidcompat.layer_helper import LayerHelper
 
         helper = LayerHelper("map_eval")
-        self._helper = helper
         gt_label = layers.cast(gt_label, gt_box.dtype)
         parts = [gt_label, layers.cast(gt_difficult, gt_box.dtype), gt_box] if gt_difficult else [gt_label, gt_box]
         label = layers.concat(parts, axis=1)
@@ -276,20 +274,18 @@ class DetectionMAP:
         )
         self.cur_map = layers.detection.detection_map(input, label, **kw)
 
-        def state(suffix, dtype, shape=None):
-            return helper.create_global_variable(
-                name="_".join([unique_name.generate(helper.name), suffix]), persistable=True, dtype=dtype, shape=shape
-            )
+        def state_name(suffix):
+            return "_".join([unique_name.generate(helper.name), suffix])
+
+        def state(suffix, dtype):
+            return helper.create_global_variable(name=state_name(suffix), persistable=True, dtype=dtype)
 
         states = [
             state("accum_pos_count", "int32"),
             state("accum_true_pos", "float32"),
             state("accum_false_pos", "float32"),
         ]
-        self.has_state = state("has_state", "int32", [1])
-        startup = helper.startup_program.global_block()
-        svar = startup.create_var(name=self.has_state.name, shape=[1], dtype="int32", persistable=True)
-        ConstantInitializer(value=0.0)(svar, startup)
+        self.has_state = layers.create_global_var([1], 0, "int32", persistable=True, name=state_name("has_state"))
         self.accum_map = layers.detection.detection_map(
             input, label, has_state=self.has_state, input_states=states, out_states=states, **kw
         )
