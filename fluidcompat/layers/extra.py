@@ -10,7 +10,16 @@ from fluidcompat.dtypes import VarType, to_vartype
 from fluidcompat.framework import Variable, layer
 from fluidcompat.initializer import ConstantInitializer, NormalInitializer
 from fluidcompat.layer_helper import LayerHelper, check_dtype, check_variable
-from fluidcompat.layers.nn import _activation, _conv_padding, _pair, _reduce, elementwise_mul, reduce_mean, reduce_sum
+from fluidcompat.layers.nn import (
+    _activation,
+    _conv_padding,
+    _pair,
+    _reduce,
+    conv_filter,
+    elementwise_mul,
+    reduce_mean,
+    reduce_sum,
+)
 from fluidcompat.param_attr import ParamAttr
 
 __all__ = []
@@ -808,14 +817,7 @@ def conv3d(
     helper = LayerHelper("conv3d", act=act, name=name, param_attr=param_attr, bias_attr=bias_attr)
     c = input.shape[1]
     groups = groups or 1
-    k = _triple(filter_size, "filter_size")
-    std = (2.0 / (k[0] * k[1] * k[2] * c)) ** 0.5
-    w = helper.create_parameter(
-        attr=param_attr,
-        shape=[num_filters, c // groups] + k,
-        dtype=input.dtype,
-        default_initializer=NormalInitializer(0.0, std, 0),
-    )
+    w = conv_filter(helper, param_attr, num_filters, c, groups, _triple(filter_size, "filter_size"), input.dtype)
     pre = helper.create_variable_for_type_inference(dtype=input.dtype)
     paddings, algo = _conv_padding(padding, data_format, 3)
     helper.append_op(
@@ -1839,13 +1841,7 @@ def deformable_conv(
         raise ValueError("num_channels must be divisible by groups.")
     helper = LayerHelper("deformable_conv", name=name, bias_attr=bias_attr)
     k = _pair(filter_size, "filter_size")
-    std = (2.0 / (k[0] * k[1] * channels)) ** 0.5
-    w = helper.create_parameter(
-        attr=param_attr,
-        shape=[num_filters, channels // (groups or 1)] + k,
-        dtype=input.dtype,
-        default_initializer=NormalInitializer(0.0, std, 0),
-    )
+    w = conv_filter(helper, param_attr, num_filters, channels, groups or 1, k, input.dtype)
     pre_bias = helper.create_variable_for_type_inference(input.dtype)
     inputs = {"Input": [input], "Filter": [w], "Offset": [offset]}
     if modulated:

@@ -471,6 +471,20 @@ def embedding_v2(
     )
 
 
+def conv_filter(helper, param_attr, num_filters, channels, groups, kernel, dtype):
+    """A convolution's filter [num_filters, channels / groups, *kernel], by default normal with fluid's
+    std sqrt(2 / (kernel size * channels))."""
+    fan_in = channels
+    for k in kernel:
+        fan_in *= k
+    return helper.create_parameter(
+        attr=param_attr,
+        shape=[num_filters, channels // groups] + list(kernel),
+        dtype=dtype,
+        default_initializer=NormalInitializer(0.0, (2.0 / fan_in) ** 0.5, 0),
+    )
+
+
 def _pair(v, name):
     if isinstance(v, int):
         return [v, v]
@@ -539,11 +553,7 @@ def conv2d(
         op_type = "depthwise_conv2d"
     helper = LayerHelper(op_type, **locals())
     k = _pair(filter_size, "filter_size")
-    filter_shape = [num_filters, channels // groups] + k
-    std = (2.0 / (k[0] * k[1] * channels)) ** 0.5
-    w = helper.create_parameter(
-        attr=param_attr, shape=filter_shape, dtype=input.dtype, default_initializer=NormalInitializer(0.0, std, 0)
-    )
+    w = conv_filter(helper, param_attr, num_filters, channels, groups, k, input.dtype)
     paddings, algo = _conv_padding(padding, data_format)
     pre_bias = helper.create_variable_for_type_inference(input.dtype)
     helper.append_op(
