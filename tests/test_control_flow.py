@@ -850,3 +850,26 @@ def test_gru_unit_runs_tanh_and_sigmoid_and_says_so_for_another_activation():
     assert (op.type, op.attr("activation"), op.attr("gate_activation")) == ("gru_unit", 2, 1)
     with pytest.raises(ValueError, match="activation must be one of identity, sigmoid, tanh, relu"):
         L.gru_unit(x, h, 6, activation="gelu")
+
+
+def test_variable_written_only_in_a_branch_keeps_its_scope_value_when_the_branch_does_not_run():
+    """A persistable variable that only a Switch case writes, read after the Switch: when the case does
+    not run, the read gets the value the scope holds (the startup's, or an earlier run's), as in fluid;
+    a temporary written only in a branch that did not run is named as not initialized."""
+    flag = fluid.data("flag", [1], "bool")
+    counter = L.create_global_var([1], 5.0, "float32", persistable=True, name="counter")
+    temp = L.create_tensor("float32", name="temp")
+    with L.Switch() as switch:
+        with switch.case(flag):
+            L.assign(L.fill_constant([1], "float32", 1.5), counter)
+            L.assign(L.fill_constant([1], "float32", 7.0), temp)
+    doubled = counter * 2.0
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(fluid.default_startup_program())
+    seen = []
+    for f in (False, True, False):
+        seen.append(float(exe.run(feed={"flag": np.array([f])}, fetch_list=[doubled])[0][0]))
+    assert seen == [10.0, 3.0, 3.0]
+    assert float(exe.run(feed={"flag": np.array([True])}, fetch_list=[temp * 1.0])[0][0]) == 7.0
+    with pytest.raises(Exception, match="'temp'.*not initialized"):
+        exe.run(feed={"flag": np.array([False])}, fetch_list=[temp * 1.0])

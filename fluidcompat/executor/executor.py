@@ -544,8 +544,8 @@ def _read_externals(prepared: PreparedBlock, block, scope: Scope, env) -> None:
         sv = scope.find_var(n)
         t = sv.tensor._t if sv is not None else None
         if t is None:
-            if _read_optionally(block, n):  # e.g. detection_map's state before its first batch
-                continue
+            if n in prepared.optional_externals or _read_optionally(block, n):
+                continue  # e.g. detection_map's state before its first batch
             raise _missing_input(prepared, n, block)
         env[n] = t if dev is None or t.device == dev else t.to(dev)
         if prepared.lod and sv.tensor._lod:  # a scope LoDTensor's LoD (NOTE: [LoD values] in sequence.py)

@@ -86,6 +86,7 @@ class PreparedBlock:
         self.lod = lod = uses_lod(plan.ops[0].op.block.program) if lod is None and plan.ops else bool(lod)
         self.block_idx = block_idx if block_idx >= 0 else (plan.ops[0].op.block.idx if plan.ops else 0)
         self.externals = {n: (_tensor_device(d) if d else None) for n, d in plan.externals.items()}
+        self.optional_externals = plan.optional_externals
         steps: List[Step] = []
         for p in plan.ops:
             op = p.op

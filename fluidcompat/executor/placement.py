@@ -8,7 +8,7 @@ See NOTE: [Host slots] in fluidcompat_ops/registry.py.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Dict, Iterable, Optional, Tuple
+from typing import Dict, FrozenSet, Iterable, Optional, Set, Tuple
 
 from fluidcompat import places
 from fluidcompat.framework import EMPTY_VAR_NAME, Block, Operator
@@ -58,6 +58,8 @@ class BlockPlan:
     locations: Dict[str, str]
     # the plans of control ops' sub-blocks, by op index
     subplans: Dict[int, "BlockPlan"]
+    # externals that a control op before their reader may have written: read when the scope has them
+    optional_externals: FrozenSet[str] = frozenset()
 
     @property
     def copies(self) -> Tuple[Copy, ...]:
@@ -92,6 +94,8 @@ def plan_block(block: Block, place, fed: Iterable[str] = (), known: Optional[Dic
     loc: Dict[str, str] = dict(known or {})
     loc.update({n: exe_dev for n in fed})
     externals: Dict[str, Optional[str]] = {}
+    maybe: Set[str] = set()  # written so far only by control ops, whose sub-block may not run
+    optional: Set[str] = set()
     plans = []
     subplans: Dict[int, BlockPlan] = {}
     for i, op in enumerate(block.ops):
@@ -119,8 +123,13 @@ def plan_block(block: Block, place, fed: Iterable[str] = (), known: Optional[Dic
                     elif externals[n] is None and need is not None:
                         externals[n] = need
                         loc[n] = need
+                elif n in maybe and n not in externals:
+                    # the value before the run, should the control op that may write it not
+                    externals[n] = need
+                    optional.add(n)
                 if need is not None and loc[n] != need:
                     copies.append(Copy(n, slot, loc[n], need, on_stream=d.control))
+        before = set(loc)
         if d.control:
             sub = block.program.block(op.attrs["sub_block"])
             subplans[i] = plan_block(sub, place, known=loc)
@@ -128,7 +137,13 @@ def plan_block(block: Block, place, fed: Iterable[str] = (), known: Optional[Dic
         for slot, names in op.outputs.items():
             out_dev = "cpu" if slot in d.host_outputs else dev
             for n in names:
-                if not d.control or n not in loc:  # a sub-block's writes keep their own place
+                if d.control:
+                    if n not in loc:  # a sub-block's writes keep their own place
+                        loc[n] = out_dev
+                    if n not in before:
+                        maybe.add(n)
+                else:
                     loc[n] = out_dev
+                    maybe.discard(n)
         plans.append(OpPlan(i, op, dev, tuple(in_devs), tuple(copies)))
-    return BlockPlan(tuple(plans), externals, loc, subplans)
+    return BlockPlan(tuple(plans), externals, loc, subplans, frozenset(optional))
