@@ -77,7 +77,18 @@ _LAZY_ATTRS = {
     "ComplexVariable": "fluidcompat.complex_variable",
     "ParallelExecutor": "fluidcompat.parallel_executor",
 }
-_LAZY_MODULES = {"core", "compiler", "executor", "io", "metrics", "nets", "data_feeder", "install_check", "reader"}
+_LAZY_MODULES = {
+    "contrib",
+    "core",
+    "compiler",
+    "executor",
+    "io",
+    "metrics",
+    "nets",
+    "data_feeder",
+    "install_check",
+    "reader",
+}
 
 __all__ = [
     "append_backward",

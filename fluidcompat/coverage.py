@@ -50,17 +50,20 @@ CORE_MODULES = (
     "paddle.fluid.executor",
     "paddle.fluid.framework",
     "paddle.fluid.data_feeder",
+    "paddle.fluid.contrib.mixed_precision",
 )
 # Modules of fluid 1.8 that come later (dygraph, distributions).
 LATER_MODULES = (
     "paddle.fluid.dygraph",
     "paddle.fluid.layers.distributions",
+    "paddle.fluid.contrib (beyond mixed_precision)",
 )
 
 # Names fluidcompat has, but not quite as fluid 1.8 had them: what differs.
 PARTIAL: Dict[str, str] = {
     "paddle.fluid.compiler.CompiledProgram": "with_data_parallel: one device per process (more: fluidcompat launch)",
     "paddle.fluid.ParallelExecutor": "one device; num_trainers > 1 not supported",
+    "paddle.fluid.contrib": "mixed_precision only (the rest of contrib later)",
     "paddle.fluid.optimizer.RecomputeOptimizer": "trains as its inner optimizer: activations are kept, not recomputed",
     "paddle.fluid.io.DataLoader": "from_generator only (not from_dataset)",
     "paddle.fluid.layers.roi_pool": "image of each region from rois_lod; without it all regions are in image 0",

@@ -759,30 +759,54 @@ def name_scope(prefix: Optional[str] = None) -> Iterator[None]:
 _transaction_depth = 0
 
 
-def _snapshot(program: Program):
+def _snapshot(program: Program, deep: bool = False):
+    """The blocks' variable and op lists; ``deep``: also each op's slots and attributes and each
+    variable's shape and dtype, for a change that rewrites ops in place."""
+    edits = None
+    if deep:
+        edits = (
+            [
+                (
+                    op,
+                    {k: list(v) for k, v in op.inputs.items()},
+                    {k: list(v) for k, v in op.outputs.items()},
+                    dict(op.attrs),
+                )
+                for b in program.blocks
+                for op in b.ops
+            ],  # fmt: skip
+            [(v, v.shape, v.dtype, v.op) for b in program.blocks for v in b.vars.values()],
+        )
     return (
         program._version,
         program.current_block_idx,
         [(b, list(b.vars), list(b.ops)) for b in program.blocks],
+        edits,
     )
 
 
 def _restore(program: Program, snap) -> None:
-    version, cur, blocks = snap
+    version, cur, blocks, edits = snap
     program.blocks = [b for b, _, _ in blocks]
     for b, var_names, ops in blocks:
         keep = set(var_names)
         for name in [n for n in b.vars if n not in keep]:
             del b.vars[name]
         b.ops[:] = ops
+    if edits is not None:
+        for op, ins, outs, attrs in edits[0]:
+            op.inputs, op.outputs, op.attrs = ins, outs, attrs
+        for v, shape, dtype, producer in edits[1]:
+            v.shape, v.dtype, v.op = shape, dtype, producer
     program.current_block_idx = cur
     program._version = version + 1  # anything cached against the failed state is stale
 
 
 @contextlib.contextmanager
-def program_transaction(*programs: Program) -> Iterator[None]:
+def program_transaction(*programs: Program, deep: bool = False) -> Iterator[None]:
     """Undo every change to ``programs`` (default: the default main and startup programs) and to
-    the name counters if the block raises."""
+    the name counters if the block raises. Ops and variables changed in place are put back too
+    with ``deep`` (it costs a copy of every op's slots)."""
     global _transaction_depth
     if _transaction_depth:
         _transaction_depth += 1
@@ -792,7 +816,7 @@ def program_transaction(*programs: Program) -> Iterator[None]:
             _transaction_depth -= 1
         return
     programs = programs or (_main_program_, _startup_program_)
-    snaps = [(p, _snapshot(p)) for p in dict.fromkeys(programs)]
+    snaps = [(p, _snapshot(p, deep)) for p in dict.fromkeys(programs)]
     names = dict(unique_name.generator.ids)
     _transaction_depth = 1
     try:

@@ -432,7 +432,7 @@ def _bn_infer(ins, attrs):
         v = first(ins, slot)
         if c >= 0 and tuple(v.shape) != (c,):
             raise ValueError(f"{slot} must have shape ({c},). Received: {slot}.shape={v.shape}")
-    stat = ((c,), x.dtype)
+    stat = ((c,), first(ins, "Scale").dtype)  # float32 statistics for a float16 X (mixed precision)
     return {
         "Y": [(x.shape, x.dtype)],
         "MeanOut": [stat],
@@ -445,6 +445,10 @@ def _bn_infer(ins, attrs):
 def _bn_kernel(ins, attrs):
     x = ins["X"][0]
     scale, bias, mean, var = (ins[k][0] for k in ("Scale", "Bias", "Mean", "Variance"))
+    if x.dtype != scale.dtype:  # a float16 X with float32 parameters (mixed precision): Y in X's type
+        y = _bn_kernel({**ins, "X": [x.to(scale.dtype)]}, attrs)
+        y["Y"] = [y["Y"][0].to(x.dtype)]
+        return y
     ch_axis = x.dim() - 1 if attrs["data_layout"] == "NHWC" else 1
     view = [1] * x.dim()
     view[ch_axis] = -1
@@ -501,6 +505,10 @@ register(
 
 def _bn_grad(ins, attrs):
     x, scale, g = ins["X"][0], ins["Scale"][0], ins["Y@GRAD"][0]
+    if x.dtype != scale.dtype:  # mixed precision: X@GRAD in X's type, the others in the parameters'
+        grads = _bn_grad({**ins, "X": [x.to(scale.dtype)], "Y@GRAD": [g.to(scale.dtype)]}, attrs)
+        grads["X@GRAD"] = [grads["X@GRAD"][0].to(x.dtype)]
+        return grads
     mean, inv = ins["SavedMean"][0], ins["SavedVariance"][0]
     ch_axis = x.dim() - 1 if attrs["data_layout"] == "NHWC" else 1
     view = [1] * x.dim()
