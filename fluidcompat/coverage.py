@@ -56,22 +56,28 @@ CORE_MODULES = (
 LATER_MODULES = (
     "paddle.fluid.dygraph",
     "paddle.fluid.layers.distributions",
-    "paddle.fluid.contrib (beyond mixed_precision)",
+    "paddle.fluid.contrib (beyond mixed_precision and the basic_lstm / basic_gru layers)",
 )
 
+_NO_RECURRENT = (
+    "no recurrent op: unrolled when the number of time steps is known when built, else a while op; "
+    "no control flow inside a step"
+)
 # Names fluidcompat has, but not quite as fluid 1.8 had them: what differs.
 PARTIAL: Dict[str, str] = {
     "paddle.fluid.compiler.CompiledProgram": "with_data_parallel: one device per process (more: fluidcompat launch)",
     "paddle.fluid.ParallelExecutor": "one device; num_trainers > 1 not supported",
-    "paddle.fluid.contrib": "mixed_precision only (the rest of contrib later)",
+    "paddle.fluid.contrib": (
+        "mixed_precision, and basic_lstm, basic_gru, BasicLSTMUnit, BasicGRUUnit (the rest of contrib later)"
+    ),
     "paddle.fluid.optimizer.RecomputeOptimizer": "trains as its inner optimizer: activations are kept, not recomputed",
     "paddle.fluid.io.DataLoader": "from_generator only (not from_dataset)",
     "paddle.fluid.layers.roi_pool": "image of each region from rois_lod; without it all regions are in image 0",
     "paddle.fluid.layers.roi_align": "image of each region from rois_lod; without it all regions are in image 0",
     "paddle.fluid.layers.generate_proposal_labels": "is_cascade_rcnn=True is not supported",
-    "paddle.fluid.layers.StaticRNN": "unrolled when built (no recurrent op); seq_len must be known",
-    "paddle.fluid.layers.rnn": "unrolled when built (no recurrent op); the number of time steps must be known",
-    "paddle.fluid.layers.rnn.rnn": "unrolled when built (no recurrent op); the number of time steps must be known",
+    "paddle.fluid.layers.StaticRNN": _NO_RECURRENT,
+    "paddle.fluid.layers.rnn": _NO_RECURRENT,
+    "paddle.fluid.layers.rnn.rnn": _NO_RECURRENT,
 }
 
 # Names in fluid 1.8.5's public lists that fluid 1.8.5 itself cannot resolve (AttributeError there).

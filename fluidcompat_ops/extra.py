@@ -28,7 +28,7 @@ from fluidcompat_ops.nn import (
 from fluidcompat_ops.registry import GradDef, OpDef, lookup, register
 from fluidcompat_ops.sequence import _last_level, _padded, lengths_of, lod_of, offsets_of, with_lod
 from fluidcompat_ops.shapes import first, norm_axis, out, prod_or_unknown, same_as
-from fluidcompat_ops.tensor import _generator, _tdtype
+from fluidcompat_ops.tensor import _bounds, _generator, _tdtype
 
 torch = None  # NOTE: [Lazy torch] in registry.py
 F = None
@@ -102,6 +102,21 @@ _op(
     _cumsum,
 )
 _op("flip", ("X",), ("Out",), {"dims": []}, same_as(), lambda ins, a: {"Out": [torch.flip(_x(ins), list(a["dims"]))]})
+# fluid 1.8's layers.reverse and x[::-1]; axis: an int or a list. Its gradient is a reverse too.
+register(
+    OpDef(
+        "reverse",
+        ("X",),
+        ("Out",),
+        {"axis": []},
+        same_as(),
+        lambda ins, a: {"Out": [torch.flip(_x(ins), [a["axis"]] if isinstance(a["axis"], int) else list(a["axis"]))]},
+        grad=GradDef(
+            in_grads=("X",),
+            maker=lambda op, og, ig: [("reverse", {"X": og["Out"]}, {"Out": ig["X"]}, {"axis": op.attrs["axis"]})],
+        ),
+    )
+)
 _op(
     "roll",
     ("X",),
@@ -536,22 +551,39 @@ def _prelu(ins, a):
 _op("prelu", ("X", "Alpha"), ("Out",), {"mode": "all"}, same_as(), _prelu)
 
 
+_STRIDED_HOST = frozenset(
+    {"StartsTensor", "EndsTensor", "StridesTensor", "StartsTensorList", "EndsTensorList", "StridesTensorList"}
+)
+
+
+def _decreased(shape, a, rank):
+    """``shape`` without the ``decrease_axis`` dimensions (an index, not a range): [1] if none is left."""
+    dec = {d % rank for d in a.get("decrease_axis") or ()}
+    if not dec:
+        return list(shape)
+    return [d for i, d in enumerate(shape) if i not in dec] or [1]
+
+
 def _strided_slice_infer(ins, a):
     x = first(ins, "Input")
     shape = list(x.shape)
+    tensor_bounds = any(ins.get(s) for s in _STRIDED_HOST)
     for axis, s, e, st in zip(a["axes"], a["starts"], a["ends"], a["strides"]):
         n = shape[axis]
         if n < 0:
             continue
-        shape[axis] = len(range(*slice(s, e, st).indices(n)))
-    return out("Out", shape, x.dtype)
+        shape[axis] = -1 if tensor_bounds else len(range(*slice(s, e, st).indices(n)))
+    return out("Out", _decreased(shape, a, len(shape)), x.dtype)
 
 
 def _strided_slice(ins, a):
     x = ins["Input"][0]
     idx = [slice(None)] * x.dim()
     flips = []
-    for axis, s, e, st in zip(a["axes"], a["starts"], a["ends"], a["strides"]):
+    starts = _bounds(ins, "StartsTensor", "StartsTensorList", a["starts"])
+    ends = _bounds(ins, "EndsTensor", "EndsTensorList", a["ends"])
+    strides = _bounds(ins, "StridesTensor", "StridesTensorList", a["strides"])
+    for axis, s, e, st in zip(a["axes"], starts, ends, strides):
         n = x.shape[axis]
         r = range(*slice(s, e, st).indices(n))
         if st > 0:
@@ -565,16 +597,17 @@ def _strided_slice(ins, a):
             y = y[(slice(None),) * axis + (ix,)]
         else:
             y = torch.index_select(y, axis, ix)
-    return {"Out": [y]}
+    return {"Out": [y.reshape(_decreased(y.shape, a, x.dim()))]}
 
 
 _op(
     "strided_slice",
-    ("Input",),
+    ("Input",) + tuple(sorted(_STRIDED_HOST)),
     ("Out",),
     {"axes": [], "starts": [], "ends": [], "strides": [], "infer_flags": [], "decrease_axis": []},
     _strided_slice_infer,
     _strided_slice,
+    host_inputs=_STRIDED_HOST,
 )
 
 

@@ -748,11 +748,57 @@ def test_static_rnn_misuse_is_refused():
     with pytest.raises(ValueError, match="if init is None, memory at least need shape and batch_ref"):
         with L.StaticRNN().step() as guard:
             guard.rnn.memory()
-    with pytest.raises(ValueError, match=r"need a known sequence length \(dim 0\)"):
+    with pytest.raises(ValueError, match="needs at least one rnn.step_input"):
         r = L.StaticRNN()
         with r.step():
-            r.step_output(r.step_input(y))
+            m = r.memory(init=L.fill_constant([3, 5], "float32", 1.0))
+            r.update_memory(m, m * 2.0)
+            r.step_output(m)
+    with pytest.raises(ValueError, match="Static RNN only take fix seq_len input"):
+        r = L.StaticRNN()
+        with r.step():
+            r.step_input(x)
+            r.step_input(L.fill_constant([5, 3, 5], "float32", 1.0))
     assert len(fluid.default_main_program().blocks) == 1
+    assert y.name == "y"
+
+
+def test_static_rnn_unrolls_known_lengths_and_loops_over_unknown_ones():
+    """A known number of time steps unrolls the step (no while op); an unknown one runs it in a while
+    op, and both give the same values and gradients (numpy: a running sum over time)."""
+
+    def build(x):
+        x.stop_gradient = False
+        r = L.StaticRNN()
+        with r.step():
+            xt = r.step_input(x)
+            acc = r.memory(shape=[-1, 2], batch_ref=xt, init_value=1.0)
+            new = acc * 0.5 + xt
+            r.update_memory(acc, new)
+            r.step_output(new)
+        out = r()
+        fluid.backward.append_backward(L.reduce_sum(out * out))
+        return out
+
+    known, free = fluid.data("k", [3, 2, 2], "float32"), fluid.data("f", [None, None, 2], "float32")
+    out_k = build(known)
+    n_ops = len(fluid.default_main_program().global_block().ops)
+    assert all(op.type != "while" for op in fluid.default_main_program().global_block().ops)
+    out_f = build(free)
+    assert [op.type for op in fluid.default_main_program().global_block().ops[n_ops:]].count("while") == 1
+    xv = np.random.RandomState(0).rand(3, 2, 2).astype("float32")
+    exe = fluid.Executor(fluid.CPUPlace())
+    a, ga, b, gb = exe.run(feed={"k": xv, "f": xv}, fetch_list=[out_k, "k@GRAD", out_f, "f@GRAD"])
+    acc, want = np.ones((2, 2), "float32"), []
+    for t in range(3):
+        acc = acc * 0.5 + xv[t]
+        want.append(acc)
+    want = np.stack(want)
+    # d sum(out^2) / dx_t = sum over s >= t of 2 out_s 0.5^(s-t)
+    grad = np.stack([sum(2 * want[s] * 0.5 ** (s - t) for s in range(t, 3)) for t in range(3)])
+    for out, g in ((a, ga), (b, gb)):
+        np.testing.assert_allclose(out, want, rtol=1e-6)
+        np.testing.assert_allclose(g, grad, rtol=1e-5)
 
 
 def test_array_as_a_while_loop_variable():
@@ -805,9 +851,9 @@ def test_array_written_in_a_cond_branch(k):
     np.testing.assert_allclose(gv, 6 * xv if k == 1 else 3 * xv * xv, rtol=1e-6)
 
 
-def test_rnn_time_major_equals_batch_major_and_needs_known_steps():
+def test_rnn_time_major_equals_batch_major_and_unknown_steps():
     """layers.rnn with time_major=True (fluid 1.8.5 failed to build it) gives the batch-major result
-    transposed, with the same cell; a time axis of unknown length is refused when building."""
+    transposed, with the same cell; so does a time axis of unknown length."""
     x = fluid.data("x", [3, 4, 5], "float32")
     xt = L.transpose(x, [1, 0, 2])
     lens = fluid.data("lens", [3], "int64")
@@ -821,8 +867,12 @@ def test_rnn_time_major_equals_batch_major_and_needs_known_steps():
     a, b, c, d = exe.run(feed=feed, fetch_list=[out, last, out_t, last_t])
     np.testing.assert_allclose(a, np.transpose(c, (1, 0, 2)), rtol=1e-6)
     np.testing.assert_allclose(b, d, rtol=1e-6)
-    with pytest.raises(ValueError, match="known number of time steps"):
-        L.rnn(L.LSTMCell(4), fluid.data("free", [2, None, 5], "float32"))
+    # the same cell over a time axis of unknown length: a while op over the steps, the same values
+    free = fluid.data("free", [3, None, 5], "float32")
+    out_f, last_f = L.rnn(cell, free, sequence_length=lens, is_reverse=True)
+    e, f = exe.run(feed=dict(feed, free=feed["x"]), fetch_list=[out_f, last_f])
+    np.testing.assert_allclose(e, a, rtol=1e-6)
+    np.testing.assert_allclose(f, b, rtol=1e-6)
 
 
 def test_rnn_that_fails_leaves_program_and_cell_as_they_were():

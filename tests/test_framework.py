@@ -310,3 +310,28 @@ def test_build_time_modules_import_no_torch():
     )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["(-1,", "4,", "3,", "3)", "2", "False"]
+
+
+def test_variable_indexing_against_numpy_and_its_errors():
+    """Indices as numpy takes them (an int64 Variable too, which fluid 1.8.5 refused: "holds int, but
+    desires to be int64_t"); what fluid did not index (None, Ellipsis, a step over a whole axis, too
+    many indices) is an error naming the variable."""
+    x = fluid.data("x", [4, 5, 3], "float32")
+    i = fluid.layers.fill_constant([1], "int64", 3)
+    j = fluid.layers.fill_constant([1], "int32", 1)
+    outs = [x[i], x[1:-1, ::-1], x[-2, 1:4:2, 0], x[:, :, 1], x[j:4:2, j]]
+    xv = np.random.RandomState(0).rand(4, 5, 3).astype("float32")
+    got = fluid.Executor(fluid.CPUPlace()).run(feed={"x": xv}, fetch_list=outs)
+    for g, want in zip(got, [xv[3], xv[1:-1, ::-1], xv[-2, 1:4:2, 0], xv[:, :, 1], xv[1:4:2, 1]]):
+        np.testing.assert_array_equal(g, want)
+    assert [o.shape for o in outs] == [(5, 3), (2, 5, 3), (2,), (4, 5), (-1, 3)]
+    before = len(fluid.default_main_program().global_block().ops)
+    with pytest.raises(IndexError, match="too many indices for variable 'x' of shape \\[4, 5, 3\\]: 4"):
+        x[0, 0, 0, 0]
+    with pytest.raises(IndexError, match="variable 'x' takes int, slice or Variable indices .* NoneType at position 1"):
+        x[0, None]
+    with pytest.raises(IndexError, match="variable 'x' takes .* ellipsis at position 0"):
+        x[..., 0]
+    with pytest.raises(IndexError, match="variable 'x': a step of 2 over a whole axis is not supported"):
+        x[::2]
+    assert len(fluid.default_main_program().global_block().ops) == before

@@ -781,3 +781,31 @@ def test_generate_mask_labels_matches_fluid():
     assert sorted(got) == sorted(want) and len(want) == 3
     for case, w in want.items():
         _same_fetches(got[case], w, case)
+
+
+def _same_runs(got, want, case):
+    """{"params": [[name, shape]], "runs": [[[shape, values...]]]}: the same parameters, shapes and values."""
+    assert got["params"] == want["params"], case
+    assert len(got["runs"]) == len(want["runs"]), case
+    for run, (g_run, w_run) in enumerate(zip(got["runs"], want["runs"])):
+        assert len(g_run) == len(w_run), case
+        for k, ((g_shape, *g), (w_shape, *w)) in enumerate(zip(g_run, w_run)):
+            assert g_shape == w_shape, (case, run, k)
+            np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5, err_msg=f"{case} run {run} fetch {k}")
+
+
+def test_rnns_over_an_unknown_number_of_steps_match_fluid():
+    """StaticRNN, layers.rnn (LSTMCell with sequence_length, GRUCell reversed), contrib's basic_lstm (2
+    layers, bidirectional, named attributes, initial states, sequence_length) and basic_gru, each fed
+    two batches of different lengths through one program: outputs, final states, gradients and the
+    parameters' names as fluid 1.8.5; and a GRUCell's named attributes (_gate / _candidate)."""
+    got, want = run_fluidcompat("rnn_dynamic_length.py"), load("rnn_dynamic_length.json")
+    assert sorted(got) == sorted(want) == ["basic_gru", "basic_lstm", "named_gru", "rnn_cells", "static_rnn"]
+    for case in want:
+        _same_runs(got[case], want[case], case)
+
+
+def test_variable_indexing_matches_fluid():
+    """x[int], x[-1], x[a:b], x[::-1], x[a:b:step], x[Variable], tuples and shape(x)[k]: the declared
+    shapes, the slice / strided_slice / reverse ops (the gradient's included) and values as fluid 1.8.5."""
+    assert run_fluidcompat("variable_getitem.py") == load("variable_getitem.json")

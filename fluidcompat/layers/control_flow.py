@@ -797,9 +797,9 @@ def py_func(func, x, out, backward_func=None, skip_vars_in_backward_input=None):
 class StaticRNN:
     """``with rnn.step():`` describes one time step over time-major inputs ([seq_len, batch, ...]):
     ``step_input``, ``memory`` / ``update_memory``, ``step_output``; ``rnn()`` gives the outputs
-    stacked over time. fluid 1.8 ran the step block with a ``recurrent`` op; fluidcompat unrolls it
-    when the block closes (seq_len must be known then), so every step is ordinary ops and gradients
-    flow through them as through any others."""
+    stacked over time. fluid 1.8 ran the step block with a ``recurrent`` op. fluidcompat unrolls it
+    when the block closes if the inputs' number of time steps is known then (every step is then
+    ordinary ops), and otherwise runs it as the body of a ``while`` op over the steps."""
 
     def __init__(self, name=None) -> None:
         self.helper = LayerHelper("static_rnn", name=name)
@@ -883,15 +883,15 @@ class StaticRNN:
         for pre, _, new in self.memories.values():
             if new is None:
                 raise ValueError(f"StaticRNN: memory '{pre.name}' is never updated: call rnn.update_memory")
-        if self.seq_len is None or self.seq_len < 0:
-            raise ValueError(
-                "StaticRNN in fluidcompat unrolls the step block: its inputs need a known sequence length "
-                f"(dim 0). Received: {self.seq_len}"
-            )
+        if not self.inputs:
+            raise ValueError("StaticRNN needs at least one rnn.step_input: it sets the number of time steps")
         ops = list(step_block.ops)
         for op in ops:
             if "sub_block" in op.attrs:
                 raise NotImplementedError(f"StaticRNN: control flow ({op.type}) inside a step is not supported yet")
+        if self.seq_len is None or self.seq_len < 0:
+            self._loop(step_block)
+            return
         parent = self.helper.main_program.current_block()
         local = set(step_block.vars)
         value = {name: init.name for name, (_, init, _) in self.memories.items()}
@@ -923,6 +923,49 @@ class StaticRNN:
             for k, o in enumerate(self.outputs):
                 per_step[k].append(parent.var(rename.get(o.name, o.name)))
         self.results = [stack(vs, axis=0) for vs in per_step]
+
+    def _loop(self, step_block) -> None:
+        """The step block as the body of a ``while`` op over the time steps, for inputs whose number of
+        steps is known only when the program runs: step t reads row t of each input, the memories
+        are loop variables, and each step output goes into a tensor array, stacked at the end."""
+        from fluidcompat.layers.tensor import assign, cast, fill_constant, gather, shape, squeeze
+        from fluidcompat.layers.tensor import slice as slice_
+
+        steps = cast(slice_(shape(self.inputs[0][1]), axes=[0], starts=[0], ends=[1]), "int64")
+        i = fill_constant([1], "int64", 0)
+        cond = less_than(i, steps)
+        # loop variables of their own, so that the initial values stay as they were
+        loop_mems = {name: assign(init) for name, (_, init, _) in self.memories.items()}
+        arrays = [create_array(o.dtype) for o in self.outputs]
+        loop = While(cond)
+        with loop.block():
+            body = self.helper.main_program.current_block()
+            rename = {name: v.name for name, v in loop_mems.items()}
+            for ipt, x in self.inputs:
+                rename[ipt.name] = squeeze(gather(x, i), [0]).name
+            for op in step_block.ops:
+                for n in op.output_arg_names:
+                    if n in step_block.vars and n not in rename:
+                        v = step_block.vars[n]
+                        new = body.create_var(name=n, shape=v.shape, dtype=v.dtype, type=v.type, lod_level=v.lod_level)
+                        new.stop_gradient = v.stop_gradient
+                        rename[n] = n
+                ins = {s: [rename.get(n, n) for n in names] for s, names in op.inputs.items()}
+                outs = {s: [rename.get(n, n) for n in names] for s, names in op.outputs.items()}
+                body.append_op(type=op.type, inputs=ins, outputs=outs, attrs=dict(op.attrs))._callsite = op._callsite
+            for arr, o in zip(arrays, self.outputs):
+                array_write(body._var_recursive(rename.get(o.name, o.name)), i, array=arr)
+            # every new value is read before any memory is overwritten (one may be another's old value)
+            mem_names = {v.name for v in loop_mems.values()}
+            staged = []
+            for name, (_, _, new) in self.memories.items():
+                src = body._var_recursive(rename.get(new.name, new.name))
+                staged.append((loop_mems[name], assign(src) if src.name in mem_names else src))
+            for mem, src in staged:
+                assign(src, mem)
+            increment(i, in_place=True)
+            less_than(i, steps, cond=cond)
+        self.results = [tensor_array_to_tensor(arr, axis=0, use_stack=True)[0] for arr in arrays]
 
 
 class _StaticRNNGuard:

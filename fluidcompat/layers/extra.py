@@ -266,8 +266,8 @@ def flip(input, dims, name=None):
 
 @_export
 def reverse(x, axis):
-    """``x`` reversed along ``axis`` (fluid 1.8: op ``reverse``; here op ``flip``)."""
-    return flip(x, [axis] if isinstance(axis, int) else list(axis))
+    """``x`` reversed along ``axis`` (an int or a list; op ``reverse``)."""
+    return _one("reverse", {"X": [x]}, {"axis": [axis] if isinstance(axis, int) else list(axis)})
 
 
 @_export

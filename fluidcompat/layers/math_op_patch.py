@@ -124,9 +124,100 @@ _METHODS = [
 ]
 
 
+_END = 10000000  # fluid's "to the end" for an open slice
+
+
+def _index_tensor(block, value):
+    """A [1] int32 for a start / end / stride: ``value`` itself when a Variable, else a constant."""
+    if isinstance(value, Variable):
+        value.stop_gradient = True
+        return value
+    out = _tmp(block, VarType.INT32)
+    block.append_op(
+        type="fill_constant",
+        outputs={"Out": [out]},
+        attrs={"dtype": int(VarType.INT32), "shape": [1], "value": float(value), "force_cpu": True},
+    )
+    out.stop_gradient = True
+    return out
+
+
+def _getitem(self, item):
+    """``x[i]``, ``x[a:b]``, ``x[a:b:s]``, ``x[::-1]`` and tuples of them, as fluid 1.8 built them:
+    ``slice`` (an int index drops its axis: ``decrease_axis``), ``strided_slice`` for a step other
+    than 1, ``reverse`` for ``::-1``. An index may be a Variable ([1] int)."""
+    items = list(item) if isinstance(item, tuple) else [item]
+    if len(items) > len(self.shape):
+        raise IndexError(f"too many indices for variable '{self.name}' of shape {list(self.shape)}: {len(items)}")
+    # fluid built the slice in the variable's own block (an RNN's initial state sliced inside its step
+    # is made before the loop); with a Variable index, in the current block, where the index lives
+    block = _block(self) if any(isinstance(it, Variable) for it in items) else self.block
+    axes, starts, ends, steps, decrease, reverse = [], [], [], [], [], []
+    for dim, it in enumerate(items):
+        if isinstance(it, slice):
+            if it.start is None and it.stop is None and it.step in (None, 1):
+                continue
+            step = 1 if it.step is None else it.step
+            if it.start is None and it.stop is None:
+                if step != -1:
+                    raise IndexError(
+                        f"variable '{self.name}': a step of {step} over a whole axis is not supported (fluid "
+                        "1.8 allowed x[::-1] only); give the start and the end"
+                    )
+                reverse.append(dim)
+                continue
+            axes.append(dim)
+            starts.append(0 if it.start is None else it.start)
+            ends.append(_END if it.stop is None else it.stop)
+            steps.append(step)
+        elif isinstance(it, Variable) or (isinstance(it, int) and not isinstance(it, bool)):
+            axes.append(dim)
+            decrease.append(dim)
+            starts.append(it)
+            steps.append(1)
+            if isinstance(it, Variable):
+                ends.append(it + 1)
+            else:
+                ends.append(it + 1 if it != -1 else _END)
+        else:
+            raise IndexError(
+                f"variable '{self.name}' takes int, slice or Variable indices (and tuples of them); "
+                f"received {type(it).__name__} at position {dim}"
+            )
+    out = self
+    if axes:
+        strided = any(s != 1 for s in steps)
+        attrs = {"axes": axes, "decrease_axis": decrease, "infer_flags": [1] * len(axes)}
+        inputs = {"Input": [self]}
+        for key, slot, values in (("starts", "StartsTensorList", starts), ("ends", "EndsTensorList", ends)) + (
+            (("strides", "StridesTensorList", steps),) if strided else ()
+        ):
+            if any(isinstance(v, Variable) for v in values):
+                inputs[slot] = [_index_tensor(block, v) for v in values]
+                attrs[key] = [-1 if isinstance(v, Variable) else v for v in values]
+                attrs["infer_flags"] = [
+                    -1 if isinstance(v, Variable) else f for v, f in zip(values, attrs["infer_flags"])
+                ]
+            else:
+                attrs[key] = list(values)
+        kind = "strided_slice" if strided else "slice"
+        out = block.create_var(
+            name=unique_name.generate_with_ignorable_key(f"{self.name}_{kind}"), dtype=self.dtype, persistable=False
+        )
+        block.append_op(type=kind, inputs=inputs, outputs={"Out": [out]}, attrs=attrs)
+    if reverse:
+        flipped = block.create_var(
+            name=unique_name.generate_with_ignorable_key(f"{self.name}_slice_reverse"), dtype=self.dtype
+        )
+        block.append_op(type="reverse", inputs={"X": [out]}, outputs={"Out": [flipped]}, attrs={"axis": reverse})
+        out = flipped
+    return out
+
+
 def monkey_patch_variable() -> None:
     for name, op_type, reverse, scalar in _METHODS:
         setattr(Variable, name, _method(name, op_type, reverse, scalar))
+    Variable.__getitem__ = _getitem
     Variable.__neg__ = lambda self: _scale(self, -1.0, 0.0)
     Variable.astype = astype
     Variable.__hash__ = object.__hash__

@@ -2,8 +2,9 @@
 
 The cells compute as fluid 1.8.5's ``BasicLSTMUnit``/``BasicGRUUnit`` did and name their parameters
 as they did (``LSTMCell/BasicLSTMUnit_0.w_0``, ``GRUCell/BasicGRUUnit_0.w_1``, ...), so checkpoints
-carry over. ``rnn`` unrolls the cell over the time steps when the program is built (fluid 1.8.5 ran a
-``recurrent`` op; the values are the same): the number of time steps must be known then.
+carry over. ``rnn`` unrolls the cell over the time steps when the program is built if their number is
+known then, and otherwise runs it in a ``while`` op over the steps (fluid 1.8.5 ran a ``recurrent``
+op; the values are the same).
 """
 
 from __future__ import annotations
@@ -86,17 +87,22 @@ class _Unit:
         self.param_attr, self.bias_attr, self.dtype = param_attr, bias_attr, dtype
         self.helper = LayerHelper(unit)
 
-    def weight(self, shape):
-        return self._create(self.param_attr, shape, "w", is_bias=False)
+    def weight(self, shape, named_suffix=""):
+        """A weight; ``named_suffix``: appended to the name the caller's attribute gives, if any
+        (fluid's GRU unit: ``_gate`` / ``_candidate``)."""
+        return self._create(self.param_attr, shape, "w", False, named_suffix)
 
-    def bias(self, shape):
-        return self._create(self.bias_attr, shape, "b", is_bias=True)
+    def bias(self, shape, named_suffix=""):
+        return self._create(self.bias_attr, shape, "b", True, named_suffix)
 
-    def _create(self, attr, shape, suffix, is_bias):
+    def _create(self, attr, shape, suffix, is_bias, named_suffix=""):
         attr = ParamAttr._to_attr(attr)
         if attr is not False and attr.name is None:
             attr = copy.copy(attr)  # the caller's attribute serves every weight of the cell
             attr.name = unique_name.generate(f"{self.full_name}.{suffix}")
+        elif attr is not False and named_suffix:
+            attr = copy.copy(attr)
+            attr.name += named_suffix
         return self.helper.create_parameter(attr=attr, shape=shape, dtype=self.dtype, is_bias=is_bias)
 
 
@@ -169,8 +175,8 @@ class GRUCell(RNNCell):
         pre_hidden = states
         if self._weights is None:
             size, h = inputs.shape[-1] + self.hidden_size, self.hidden_size
-            gate_w, cand_w = self._unit.weight([size, 2 * h]), self._unit.weight([size, h])
-            gate_b, cand_b = self._unit.bias([2 * h]), self._unit.bias([h])
+            gate_w, cand_w = self._unit.weight([size, 2 * h], "_gate"), self._unit.weight([size, h], "_candidate")
+            gate_b, cand_b = self._unit.bias([2 * h], "_gate"), self._unit.bias([h], "_candidate")
             self._weights = (gate_w, cand_w, gate_b, cand_b)
         gate_w, cand_w, gate_b, cand_b = self._weights
         gates = L.matmul(L.concat([inputs, pre_hidden], 1), gate_w)
@@ -283,10 +289,10 @@ def _rnn(cell, inputs, initial_states, sequence_length, time_major, is_reverse, 
         inputs = _map(swap_batch_time, inputs)
     steps = _leaves(inputs)[0].shape[0]
     if steps is None or steps < 0:
-        raise ValueError(
-            "fluidcompat's rnn unrolls the cell when the program is built: the inputs need a known number "
-            f"of time steps. Received: inputs of shape {list(flat_inputs[0].shape)} (time_major={time_major})"
-        )
+        outputs, states = _rnn_loop(cell, inputs, initial_states, sequence_length, is_reverse, **kwargs)
+        if not time_major:
+            outputs = _map(swap_batch_time, outputs)
+        return outputs, states
     mask = None
     if sequence_length is not None:
         dtype = _leaves(initial_states)[0].dtype
@@ -311,3 +317,46 @@ def _rnn(cell, inputs, initial_states, sequence_length, time_major, is_reverse, 
     if not time_major:
         stacked = _map(swap_batch_time, stacked)
     return stacked, states
+
+
+def _rnn_loop(cell, inputs, initial_states, sequence_length, is_reverse, **kwargs):
+    """``_rnn`` over time-major ``inputs`` whose number of time steps is known only when the program
+    runs: the cell in a StaticRNN step (a ``while`` op over the steps), as fluid 1.8.5 built it.
+    Returns (time-major outputs, final states)."""
+    from fluidcompat import layers as L
+
+    first = _leaves(inputs)[0]
+    mask = None
+    if sequence_length is not None:
+        dtype = _leaves(initial_states)[0].dtype
+        steps = L.slice(L.shape(first), axes=[0], starts=[0], ends=[1])
+        mask = L.transpose(L.sequence_mask(sequence_length, maxlen=steps, dtype=dtype), [1, 0])
+    if is_reverse:
+        inputs = _map(lambda x: L.reverse(x, axis=[0]), inputs)
+        mask = None if mask is None else L.reverse(mask, axis=[0])
+    loop = L.StaticRNN()
+    with loop.step():
+        step_in = _map(loop.step_input, inputs)
+        states = _map(lambda s: loop.memory(init=s), initial_states)
+        out, new_states = cell(step_in, states, **kwargs)
+        if mask is not None:
+            m = loop.step_input(mask)
+            # fluid's form: new * mask - old * (mask - 1)
+            new_states = _map(
+                lambda old, new: L.elementwise_sub(
+                    L.elementwise_mul(new, m, axis=0), L.elementwise_mul(old, L.scale(m, bias=-1.0), axis=0)
+                ),
+                states,
+                new_states,
+            )
+        _map(loop.update_memory, states, new_states)
+        flat_out, flat_states = _leaves(out), _leaves(new_states)
+        for v in flat_out + flat_states:
+            loop.step_output(v)
+    stacked = loop.results
+    outs = iter(stacked[: len(flat_out)])
+    last = iter(L.squeeze(L.slice(s, axes=[0], starts=[-1], ends=[2**31 - 1]), [0]) for s in stacked[len(flat_out) :])
+    outputs = _map(lambda _: next(outs), out)
+    if is_reverse:
+        outputs = _map(lambda x: L.reverse(x, axis=[0]), outputs)
+    return outputs, _map(lambda _: next(last), new_states)
