@@ -35,6 +35,7 @@ CORE_MODULES = (
     "paddle.fluid.layers.metric_op",
     "paddle.fluid.layers.math_op_patch",
     "paddle.fluid.layers.detection",
+    "paddle.fluid.layers.distributions",
     "paddle.fluid.optimizer",
     "paddle.fluid.initializer",
     "paddle.fluid.io",
@@ -52,10 +53,9 @@ CORE_MODULES = (
     "paddle.fluid.data_feeder",
     "paddle.fluid.contrib.mixed_precision",
 )
-# Modules of fluid 1.8 that come later (dygraph, distributions).
+# Modules of fluid 1.8 that come later.
 LATER_MODULES = (
     "paddle.fluid.dygraph",
-    "paddle.fluid.layers.distributions",
     "paddle.fluid.contrib (beyond mixed_precision and the basic_lstm / basic_gru layers)",
 )
 

@@ -44,6 +44,7 @@ def make_cases(G):
         G("soft_relu", lambda a: L.soft_relu(a, 5.0), a),
         G("cumsum", lambda a: L.cumsum(a, axis=1, exclusive=True), a),
         G("flip_roll", lambda a: L.roll(L.flip(a, [1]), [1], [0]), a),
+        G("reverse_strided", lambda a: L.reverse(a, [0, 1]) * 2.0 + a[::-1] + L.reverse(a[0:2:2], 1), a),
         G("tril_triu", lambda s: L.tril(s) + L.triu(s, 1) * 2.0, {"s": SQ}),
         G("diag_trace", lambda s: L.diag(L.trace(s)) + L.trace(s * s), {"s": SQ}),
         G("diag_embed", lambda a: L.diag_embed(a), a),

@@ -809,3 +809,20 @@ def test_variable_indexing_matches_fluid():
     """x[int], x[-1], x[a:b], x[::-1], x[a:b:step], x[Variable], tuples and shape(x)[k]: the declared
     shapes, the slice / strided_slice / reverse ops (the gradient's included) and values as fluid 1.8.5."""
     assert run_fluidcompat("variable_getitem.py") == load("variable_getitem.json")
+
+
+def test_distributions_match_fluid():
+    """Uniform, Normal, Categorical, MultivariateNormalDiag from floats, lists, arrays and Variables:
+    entropy, log_prob (-inf outside a Uniform), kl_divergence, declared shapes, sample shapes and the
+    errors for mixed or mistyped arguments, as fluid 1.8.5."""
+    got, want = run_fluidcompat("distributions.py"), load("distributions.json")
+    assert got["declared"] == want["declared"]
+    assert got["sample_shapes"] == want["sample_shapes"]
+    assert len(got["values"]) == len(want["values"])
+    for k, ((g_shape, *g), (w_shape, *w)) in enumerate(zip(got["values"], want["values"])):
+        assert g_shape == w_shape, k
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5, err_msg=str(k))
+    # the error texts name fluidcompat's classes where fluid named its own
+    assert got["errors"] == [
+        None if e is None else [e[0], e[1].replace("paddle.fluid.", "fluidcompat.")] for e in want["errors"]
+    ]

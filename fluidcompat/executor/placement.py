@@ -129,7 +129,7 @@ def plan_block(block: Block, place, fed: Iterable[str] = (), known: Optional[Dic
                     optional.add(n)
                 if need is not None and loc[n] != need:
                     copies.append(Copy(n, slot, loc[n], need, on_stream=d.control))
-        before = set(loc)
+        before = set(loc) if d.control else None
         if d.control:
             sub = block.program.block(op.attrs["sub_block"])
             subplans[i] = plan_block(sub, place, known=loc)

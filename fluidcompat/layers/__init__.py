@@ -5,6 +5,7 @@ from fluidcompat.layers import (
     control_flow,
     decode,
     detection,
+    distributions,
     extra,
     io,
     learning_rate_scheduler,
@@ -19,6 +20,7 @@ from fluidcompat.layers import rnn as _rnn_module  # the name `rnn` is the funct
 from fluidcompat.layers.control_flow import *  # noqa: F401,F403
 from fluidcompat.layers.decode import *  # noqa: F401,F403
 from fluidcompat.layers.detection import *  # noqa: F401,F403
+from fluidcompat.layers.distributions import *  # noqa: F401,F403
 from fluidcompat.layers.extra import *  # noqa: F401,F403
 from fluidcompat.layers.io import *  # noqa: F401,F403
 from fluidcompat.layers.learning_rate_scheduler import *  # noqa: F401,F403
@@ -36,6 +38,7 @@ __all__ = (
     control_flow.__all__
     + decode.__all__
     + detection.__all__
+    + distributions.__all__
     + extra.__all__
     + io.__all__
     + learning_rate_scheduler.__all__
