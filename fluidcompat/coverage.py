@@ -56,7 +56,7 @@ CORE_MODULES = (
 # Modules of fluid 1.8 that come later.
 LATER_MODULES = (
     "paddle.fluid.dygraph",
-    "paddle.fluid.contrib (beyond mixed_precision and the basic_lstm / basic_gru layers)",
+    "paddle.fluid.contrib (its fused and search ops, decoder, slim, quantize, readers)",
 )
 
 _NO_RECURRENT = (
@@ -68,7 +68,9 @@ PARTIAL: Dict[str, str] = {
     "paddle.fluid.compiler.CompiledProgram": "with_data_parallel: one device per process (more: fluidcompat launch)",
     "paddle.fluid.ParallelExecutor": "one device; num_trainers > 1 not supported",
     "paddle.fluid.contrib": (
-        "mixed_precision, and basic_lstm, basic_gru, BasicLSTMUnit, BasicGRUUnit (the rest of contrib later)"
+        "mixed_precision, basic_lstm, basic_gru, BasicLSTMUnit, BasicGRUUnit, "
+        "extend_with_decoupled_weight_decay, memory_usage, op_freq_statistic, model_stat.summary "
+        "(the rest of contrib later)"
     ),
     "paddle.fluid.optimizer.RecomputeOptimizer": "trains as its inner optimizer: activations are kept, not recomputed",
     "paddle.fluid.io.DataLoader": "from_generator only (not from_dataset)",

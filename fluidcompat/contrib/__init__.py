@@ -1,9 +1,28 @@
 """``fluid.contrib``: the parts of fluid 1.8.5's contrib package that fluidcompat provides."""
 
-from . import layers, mixed_precision  # noqa: F401  (fluid exposes the modules)
-from .layers import BasicGRUUnit, BasicLSTMUnit, basic_gru, basic_lstm  # noqa: F401  (exported)
+from . import (  # noqa: F401  (fluid exposes the modules)
+    extend_optimizer,
+    layers,
+    memory_usage_calc,
+    mixed_precision,
+    model_stat,
+    op_frequence,
+)
+from .extend_optimizer import extend_with_decoupled_weight_decay
+from .layers import BasicGRUUnit, BasicLSTMUnit, basic_gru, basic_lstm
+from .memory_usage_calc import memory_usage
+from .op_frequence import op_freq_statistic
 
-__all__ = ["mixed_precision", "BasicGRUUnit", "BasicLSTMUnit", "basic_gru", "basic_lstm"]
+__all__ = [
+    "mixed_precision",
+    "BasicGRUUnit",
+    "BasicLSTMUnit",
+    "basic_gru",
+    "basic_lstm",
+    "extend_with_decoupled_weight_decay",
+    "memory_usage",
+    "op_freq_statistic",
+]
 
 
 def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError
