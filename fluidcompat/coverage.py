@@ -56,7 +56,7 @@ CORE_MODULES = (
 # Modules of fluid 1.8 that come later.
 LATER_MODULES = (
     "paddle.fluid.dygraph",
-    "paddle.fluid.contrib (its fused and search ops, decoder, slim, quantize, readers)",
+    "paddle.fluid.contrib (its search and tdm ops, decoder, slim, quantize, readers)",
 )
 
 _NO_RECURRENT = (
@@ -69,8 +69,9 @@ PARTIAL: Dict[str, str] = {
     "paddle.fluid.ParallelExecutor": "one device; num_trainers > 1 not supported",
     "paddle.fluid.contrib": (
         "mixed_precision, basic_lstm, basic_gru, BasicLSTMUnit, BasicGRUUnit, "
-        "extend_with_decoupled_weight_decay, memory_usage, op_freq_statistic, model_stat.summary "
-        "(the rest of contrib later)"
+        "extend_with_decoupled_weight_decay, memory_usage, op_freq_statistic, model_stat.summary, "
+        "fused_elemwise_activation, fused_embedding_seq_pool, partial_concat, partial_sum, shuffle_batch, "
+        "multiclass_nms2 (the rest of contrib later)"
     ),
     "paddle.fluid.optimizer.RecomputeOptimizer": "trains as its inner optimizer: activations are kept, not recomputed",
     "paddle.fluid.io.DataLoader": "from_generator only (not from_dataset)",

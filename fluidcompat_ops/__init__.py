@@ -7,6 +7,7 @@ from fluidcompat_ops import (  # noqa: F401  (registration)
     array,
     beam,
     collective,
+    contrib,
     control,
     detection,
     extra,

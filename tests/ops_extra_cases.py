@@ -2075,3 +2075,46 @@ EXTRA_CASES += [
         shapes={"cls": [None, 1], "crowd": [None, 1], "segms": [None, 2], "rois": [None, 4], "labels": [None, 1]},
     )
 ]
+
+# -- fluid.contrib.layers' ops ----------------------------------------------------------------------
+C = fluid.contrib.layers
+_Y = rng.uniform(-2, 2, (2, 3, 4)).astype("float32")
+EXTRA_CASES += [
+    Case(
+        "fused_elemwise_activation",
+        lambda x, y: [
+            C.fused_elemwise_activation(x, y, ["elementwise_add", "relu"]),
+            C.fused_elemwise_activation(x, y, "tanh,elementwise_add"),
+            C.fused_elemwise_activation(x, y, ["elementwise_mul", "scale"], scale=0.5),
+            C.fused_elemwise_activation(x, y, ["sigmoid", "elementwise_mul"]),  # fluid 1.8.5 had no such kernel
+        ],
+        {"x": X, "y": _Y},
+        lambda x, y: [x + np.maximum(y, 0), np.tanh(x + y), x * (0.5 * y), 1 / (1 + np.exp(-(x * y)))],
+        atol=1e-6,
+    ),
+    Case(
+        "partial_concat_sum",
+        lambda u, v: [C.partial_concat([u, v], 1), C.partial_sum([u, v, u], 0, 2)],
+        {"u": U, "v": U[::-1].copy()},
+        lambda u, v: [np.concatenate([u[:, 1:], v[:, 1:]], 1), u[:, :2] * 2 + v[:, :2]],
+    ),
+    Case(
+        "fused_embedding_seq_pool",
+        lambda ids: C.fused_embedding_seq_pool(
+            ids, [5, 3], padding_idx=-1, param_attr=fluid.initializer.NumpyArrayInitializer(M.repeat(2, 0)[:5])
+        ),
+        {"ids": np.array([[1], [4], [0], [2], [4], [3]], "int64")},
+        # padding_idx -1 is the last row (4): it adds nothing
+        lambda ids: np.stack([M.repeat(2, 0)[1], M.repeat(2, 0)[0], M.repeat(2, 0)[[2, 3]].sum(0)]),
+        lods={"ids": [[2, 1, 3]]},
+        shapes={"ids": [None, 1]},
+        atol=1e-6,
+    ),
+    Case(
+        "shuffle_batch",  # any order: the sum over the rows stays
+        lambda x: L.reduce_sum(C.shuffle_batch(x, seed=5), dim=[0, 1]),
+        {"x": X},
+        lambda x: x.sum((0, 1)),
+        atol=1e-5,
+    ),
+]

@@ -826,3 +826,17 @@ def test_distributions_match_fluid():
     assert got["errors"] == [
         None if e is None else [e[0], e[1].replace("paddle.fluid.", "fluidcompat.")] for e in want["errors"]
     ]
+
+
+def test_contrib_ops_match_fluid():
+    """fused_elemwise_activation (the 8 functor pairs fluid 1.8.5's kernel ran, and Y broadcast on axis
+    1), partial_concat / partial_sum, fused_embedding_seq_pool (padding_idx, an empty sequence) with
+    their gradients, and shuffle_batch's placement (row j at ShuffleIdx[j]) and gradient, as fluid
+    1.8.5."""
+    got, want = run_fluidcompat("contrib_ops.py"), load("contrib_ops.json")
+    assert got["shuffle_batch"] == want["shuffle_batch"]
+    assert sorted(got["fused_elemwise_activation"]) == sorted(want["fused_elemwise_activation"])
+    for pair, w in want["fused_elemwise_activation"].items():
+        _same_fetches(got["fused_elemwise_activation"][pair], w, pair)
+    _same_fetches(got["partial"], want["partial"], "partial")
+    _same_fetches(got["fused_embedding_seq_pool"], want["fused_embedding_seq_pool"], "fused_embedding_seq_pool")

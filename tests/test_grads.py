@@ -325,6 +325,45 @@ CASES = [
 
 
 CASES += make_cases(G) + sequence_cases(G)
+CASES += [
+    G(
+        "fused_elemwise_activation",
+        lambda a, b: (
+            raw(
+                "fused_elemwise_activation",
+                {"X": [a], "Y": [b]},
+                ["Out"],
+                {"functor_list": ["elementwise_mul", "sigmoid"]},
+            )[0]
+            + raw(
+                "fused_elemwise_activation",
+                {"X": [a], "Y": [b]},
+                ["Out"],
+                {"functor_list": ["scale", "elementwise_add"], "scale": 0.5},
+            )[0]
+        ),
+        ab,
+    ),  # fmt: skip
+    G(
+        "partial_concat_sum",
+        lambda a, b: [
+            raw("partial_concat", {"X": [a, b]}, ["Out"], {"start_index": 1, "length": 2})[0],
+            raw("partial_sum", {"X": [a, b, a]}, ["Out"], {"start_index": -2, "length": -1})[0],
+        ],
+        ab,
+    ),
+    G(
+        "fused_embedding_seq_pool",
+        lambda ids, w: raw("fused_embedding_seq_pool", {"Ids": [ids], "W": [w]}, ["Out"], {"padding_idx": 2})[0],
+        {"ids": np.array([[1], [2], [3], [1], [0]], "int64"), "w": away_from_zero((4, 3))},
+        lods={"ids": [[2, 0, 3]]},
+    ),
+    G(
+        "shuffle_batch",
+        lambda a: raw("shuffle_batch", {"X": [a]}, {"Out": "float64", "ShuffleIdx": "int64"}, {"startup_seed": 3})[0],
+        {"a": away_from_zero((4, 3))},
+    ),
+]
 
 
 def _array_case(a, b):

@@ -9,7 +9,18 @@ from . import (  # noqa: F401  (fluid exposes the modules)
     op_frequence,
 )
 from .extend_optimizer import extend_with_decoupled_weight_decay
-from .layers import BasicGRUUnit, BasicLSTMUnit, basic_gru, basic_lstm
+from .layers import (
+    BasicGRUUnit,
+    BasicLSTMUnit,
+    basic_gru,
+    basic_lstm,
+    fused_elemwise_activation,
+    fused_embedding_seq_pool,
+    multiclass_nms2,
+    partial_concat,
+    partial_sum,
+    shuffle_batch,
+)
 from .memory_usage_calc import memory_usage
 from .op_frequence import op_freq_statistic
 
@@ -22,6 +33,12 @@ __all__ = [
     "extend_with_decoupled_weight_decay",
     "memory_usage",
     "op_freq_statistic",
+    "fused_elemwise_activation",
+    "fused_embedding_seq_pool",
+    "multiclass_nms2",
+    "partial_concat",
+    "partial_sum",
+    "shuffle_batch",
 ]
 
 

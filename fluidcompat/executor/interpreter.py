@@ -465,6 +465,7 @@ def uses_lod(program) -> bool:
 # Ops that set their outputs' LoD themselves (besides the sequence_* ops).
 LOD_OPS = frozenset(
     {
+        "fused_embedding_seq_pool",
         "lstm",
         "lstmp",
         "gru",

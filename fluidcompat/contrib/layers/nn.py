@@ -1,0 +1,149 @@
+"""fluid.contrib.layers' op layers: fused_elemwise_activation, fused_embedding_seq_pool,
+partial_concat, partial_sum, shuffle_batch (and multiclass_nms2, as fluid.layers has it)."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from fluidcompat import unique_name
+from fluidcompat.dtypes import VarType
+from fluidcompat.layer_helper import LayerHelper, check_dtype, check_variable
+
+__all__ = [
+    "fused_elemwise_activation",
+    "fused_embedding_seq_pool",
+    "multiclass_nms2",
+    "partial_concat",
+    "partial_sum",
+    "shuffle_batch",
+]
+
+
+def fused_elemwise_activation(x, y, functor_list, axis=-1, scale=0.0, save_intermediate_out=True):
+    """One binary (``elementwise_add``, ``elementwise_mul``) and one unary functor (``relu``, ``scale``,
+    ``tanh``, ``sigmoid``) in one op: ``[binary, unary]`` is ``binary(x, unary(y))``, ``[unary,
+    binary]`` is ``unary(binary(x, y))``; ``scale`` multiplies by ``scale``."""
+    from fluidcompat_ops.contrib import _functors
+
+    if isinstance(functor_list, str):
+        functor_list = functor_list.split(",")
+    if not isinstance(functor_list, list) or len(functor_list) != 2:
+        raise ValueError("functor_list should be a list of str, and the length should be 2.")
+    _functors(functor_list)
+    check_variable(x, "x", "fused_elemwise_activation")
+    check_variable(y, "y", "fused_elemwise_activation")
+    helper = LayerHelper("fused_elemwise_activation")
+    out = helper.create_variable_for_type_inference(dtype=x.dtype)
+    intermediate = helper.create_variable_for_type_inference(dtype=x.dtype)
+    helper.append_op(
+        type="fused_elemwise_activation",
+        inputs={"X": [x], "Y": [y]},
+        outputs={"Out": [out], "IntermediateOut": [intermediate]},
+        attrs={
+            "axis": axis,
+            "scale": float(scale),
+            "save_intermediate_out": save_intermediate_out,
+            "functor_list": list(functor_list),
+        },
+    )
+    return out
+
+
+def fused_embedding_seq_pool(
+    input, size, is_sparse=False, padding_idx=None, combiner="sum", param_attr=None, dtype="float32"
+):
+    """The sum over each sequence of ``input``'s (LoD ids [N, 1]) embedding rows: [sequences, size[1]];
+    ids equal to ``padding_idx`` add nothing."""
+    check_variable(input, "input", "fused_embedding_seq_pool")
+    helper = LayerHelper("fused_embedding_seq_pool")
+    w = helper.create_parameter(attr=param_attr, shape=list(size), dtype=dtype, is_bias=False)
+    out = helper.create_variable_for_type_inference(dtype)
+    if padding_idx is None:
+        padding_idx = -1
+    elif padding_idx < 0:
+        padding_idx += size[0]
+    helper.append_op(
+        type="fused_embedding_seq_pool",
+        inputs={"Ids": [input], "W": [w]},
+        outputs={"Out": [out]},
+        attrs={"is_sparse": is_sparse, "combiner": combiner, "padding_idx": padding_idx},
+    )
+    return out
+
+
+def shuffle_batch(x, seed=None):
+    """``x``'s rows (all dimensions but the last, flattened) in a random order; the order is kept in a
+    ``ShuffleIdx`` output (row j goes to place ShuffleIdx[j]) and the gradient puts rows back.
+    ``seed``: an int (the program's random_seed when None and set) or an int64 Variable."""
+    check_variable(x, "x", "shuffle_batch")
+    helper = LayerHelper("shuffle_batch")
+    out = helper.create_variable_for_type_inference(dtype=x.dtype)
+    shuffle_idx = helper.create_variable_for_type_inference(dtype=VarType.INT64)
+    shuffle_idx.stop_gradient = True
+    if seed is None and helper.main_program.random_seed != 0:
+        seed = helper.main_program.random_seed
+    if seed is None:
+        seed = int(np.random.randint(-65536, 65535))
+    attrs = {}
+    if isinstance(seed, int):
+        attrs["startup_seed"] = seed
+        seed = helper.create_global_variable(
+            name=unique_name.generate("shuffle_batch_seed"), dtype=VarType.INT64, persistable=True, shape=[1]
+        )
+        seed.stop_gradient = True
+    helper.append_op(
+        type="shuffle_batch",
+        inputs={"X": [x], "Seed": [seed]},
+        outputs={"Out": [out], "ShuffleIdx": [shuffle_idx], "SeedOut": [seed]},
+        attrs=attrs,
+    )
+    return out
+
+
+def multiclass_nms2(
+    bboxes, scores, score_threshold, nms_top_k, keep_top_k, nms_threshold=0.3, normalized=True, nms_eta=1.0,
+    background_label=0, return_index=False, name=None,
+):  # fmt: skip
+    """``fluid.layers.multiclass_nms`` that can also return each kept box's index in the input (op
+    ``multiclass_nms2``): ``(out, index)`` with ``return_index``."""
+    from fluidcompat.layers.detection import _nms
+
+    out, index = _nms(
+        "multiclass_nms2", bboxes, scores, name, background_label=background_label,
+        score_threshold=score_threshold, nms_top_k=nms_top_k, nms_threshold=nms_threshold, nms_eta=nms_eta,
+        keep_top_k=keep_top_k, normalized=normalized,
+    )  # fmt: skip
+    return (out, index) if return_index else out
+
+
+def _partial(op_type, input, start_index, length, dtypes):
+    if not isinstance(input, list):
+        warnings.warn(f"The type of input in {op_type} should be list, but received {type(input)}.", stacklevel=3)
+        input = [input]
+    for i, x in enumerate(input):
+        check_variable(x, f"input[{i}]", op_type)
+        check_dtype(x.dtype, f"input[{i}]", dtypes, op_type)
+    for name, value in (("start_index", start_index), ("length", length)):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError(f"The type of '{name}' in {op_type} must be <class 'int'>, but received {type(value)}. ")
+    helper = LayerHelper(op_type)
+    out = helper.create_variable_for_type_inference(dtype=input[0].dtype)
+    helper.append_op(
+        type=op_type,
+        inputs={"X": list(input)},
+        outputs={"Out": [out]},
+        attrs={"start_index": start_index, "length": length},
+    )
+    return out
+
+
+def partial_concat(input, start_index=0, length=-1):
+    """Columns ``[start_index, start_index + length)`` (to the end for -1) of each 2-D input, side by side."""
+    return _partial("partial_concat", input, start_index, length, ["float16", "float32", "float64", "int32", "int64"])
+
+
+def partial_sum(input, start_index=0, length=-1):
+    """The sum of the inputs' columns ``[start_index, start_index + length)``."""
+    return _partial("partial_sum", input, start_index, length, ["float32", "float64", "int32", "int64"])

@@ -1,0 +1,212 @@
+"""Ops of fluid 1.8's ``fluid.contrib.layers``: fused_elemwise_activation, partial_concat,
+partial_sum, fused_embedding_seq_pool and shuffle_batch."""
+
+from __future__ import annotations
+
+from fluidcompat.dtypes import VarType
+from fluidcompat_ops.math import _align
+from fluidcompat_ops.registry import GradDef, OpDef, register
+from fluidcompat_ops.sequence import _last_level, lengths_of
+from fluidcompat_ops.shapes import first, out
+
+torch = None  # bound by registry.bind_torch on first use
+
+
+# -- fused_elemwise_activation ----------------------------------------------------------------------
+BINARY = ("elementwise_add", "elementwise_mul")
+UNARY = ("relu", "scale", "tanh", "sigmoid")
+
+
+def _functors(functor_list):
+    """(binary, unary, binary first?) of a functor pair, or ValueError naming what is wrong."""
+    fs = list(functor_list)
+    if len(fs) != 2:
+        raise ValueError(f"functor_list should be a list of str, and the length should be 2. Received: {fs}")
+    for f in fs:
+        if f not in BINARY + UNARY:
+            raise ValueError(f"{f} is not included in fused_list: binary {list(BINARY)}, unary {list(UNARY)}")
+    if (fs[0] in BINARY) == (fs[1] in BINARY):
+        raise ValueError(f"functor_list must pair one binary and one unary functor. Received: {fs}")
+    return (fs[0], fs[1], True) if fs[0] in BINARY else (fs[1], fs[0], False)
+
+
+def _unary(name, v, scale):
+    if name == "relu":
+        return torch.relu(v)
+    if name == "tanh":
+        return torch.tanh(v)
+    if name == "sigmoid":
+        return torch.sigmoid(v)
+    return v * scale
+
+
+def _fused_elemwise_activation(ins, a):
+    binary, unary, binary_first = _functors(a["functor_list"])
+    x, y = _align(ins["X"][0], ins["Y"][0], a["axis"])
+    op = torch.add if binary == "elementwise_add" else torch.mul
+    if binary_first:  # Binary(X, Unary(Y))
+        mid = _unary(unary, y, a["scale"])
+        result = op(x, mid)
+    else:  # Unary(Binary(X, Y))
+        mid = op(x, y)
+        result = _unary(unary, mid, a["scale"])
+    return {"Out": [result], "IntermediateOut": [mid]}
+
+
+def _fused_elemwise_activation_infer(ins, a):
+    binary, unary, binary_first = _functors(a["functor_list"])
+    x, y = first(ins, "X"), first(ins, "Y")
+    return {"Out": [(x.shape, x.dtype)], "IntermediateOut": [((y.shape if binary_first else x.shape), x.dtype)]}
+
+
+register(
+    OpDef(
+        "fused_elemwise_activation",
+        ("X", "Y"),
+        ("Out", "IntermediateOut"),
+        {"axis": -1, "scale": 0.0, "save_intermediate_out": False, "functor_list": []},
+        _fused_elemwise_activation_infer,
+        _fused_elemwise_activation,
+        grad=GradDef(out_grads=("Out",)),
+    )
+)
+
+
+# -- partial_concat, partial_sum ------------------------------------------------------------------
+def _columns(x, a):
+    start, length = a["start_index"], a["length"]
+    n = x.shape[1]
+    start = start + n if start < 0 else start
+    if not 0 <= start < n:
+        raise ValueError(f"start_index {a['start_index']} is out of the inputs' {n} columns")
+    end = n if length < 0 else start + length
+    if end > n:
+        raise ValueError(f"start_index {start} + length {length} is past the inputs' {n} columns")
+    return x[:, start:end]
+
+
+def _partial_infer(concat):
+    def infer(ins, a):
+        xs = ins["X"]
+        if not xs:
+            raise ValueError("partial_concat / partial_sum need at least one input")
+        for v in xs:
+            if len(v.shape) != 2 or v.shape[1] != xs[0].shape[1]:
+                raise ValueError(
+                    f"every input must be 2-D with the same columns. Received: {[list(v.shape) for v in xs]}"
+                )
+        n = xs[0].shape[1]
+        start = a["start_index"] + n if a["start_index"] < 0 else a["start_index"]
+        width = -1 if n < 0 else (n - start if a["length"] < 0 else a["length"])
+        cols = width * len(xs) if concat and width >= 0 else width
+        return out("Out", (xs[0].shape[0], cols), xs[0].dtype)
+
+    return infer
+
+
+_PARTIAL_ATTRS = {"start_index": 0, "length": -1}
+register(
+    OpDef(
+        "partial_concat",
+        ("X",),
+        ("Out",),
+        dict(_PARTIAL_ATTRS),
+        _partial_infer(True),
+        lambda ins, a: {"Out": [torch.cat([_columns(x, a) for x in ins["X"]], dim=1)]},
+        grad=GradDef(),
+    )
+)
+register(
+    OpDef(
+        "partial_sum",
+        ("X",),
+        ("Out",),
+        dict(_PARTIAL_ATTRS),
+        _partial_infer(False),
+        lambda ins, a: {"Out": [sum(_columns(x, a) for x in ins["X"])]},
+        grad=GradDef(),
+    )
+)
+
+
+# -- fused_embedding_seq_pool -----------------------------------------------------------------------
+def _fused_embedding_seq_pool(ins, a):
+    ids, w = ins["Ids"][0], ins["W"][0]
+    if a["combiner"] != "sum":
+        raise ValueError(f"fused_embedding_seq_pool supports combiner 'sum' only. Received: {a['combiner']!r}")
+    offsets = _last_level(ids, "fused_embedding_seq_pool", "Input(Ids)")
+    flat = ids.reshape(-1).long()
+    rows = w[flat]
+    if a["padding_idx"] >= 0:
+        rows = rows * (flat != a["padding_idx"]).unsqueeze(1).to(rows.dtype)
+    lengths = torch.tensor(lengths_of(offsets), device=w.device)
+    seg = torch.repeat_interleave(torch.arange(len(lengths), device=w.device), lengths, output_size=flat.shape[0])
+    pooled = torch.zeros((len(offsets) - 1, w.shape[1]), dtype=w.dtype, device=w.device).index_add(0, seg, rows)
+    return {"Out": [pooled]}
+
+
+def _fused_embedding_seq_pool_infer(ins, a):
+    ids, w = first(ins, "Ids"), first(ins, "W")
+    if ids.shape and ids.shape[-1] not in (1, -1):
+        raise ValueError(
+            "The last dimension of the input tensor 'Ids' should be 1. But received Ids's size in the last "
+            f"dimension = {ids.shape[-1]}."
+        )
+    return out("Out", (-1, w.shape[1]), w.dtype)
+
+
+register(
+    OpDef(
+        "fused_embedding_seq_pool",
+        ("Ids", "W"),
+        ("Out",),
+        {"is_sparse": False, "combiner": "sum", "padding_idx": -1, "grad_inplace": False},
+        _fused_embedding_seq_pool_infer,
+        _fused_embedding_seq_pool,
+        grad=GradDef(in_grads=("W",)),
+    )
+)
+
+
+# -- shuffle_batch --------------------------------------------------------------------------------------
+def _shuffle_batch(ins, a):
+    x = ins["X"][0]
+    seed_in = first(ins, "Seed")
+    seed = int(seed_in.reshape(-1)[0]) if seed_in is not None and seed_in.numel() else int(a["startup_seed"])
+    gen = torch.Generator().manual_seed(seed % (2**63))
+    rows = x.reshape(-1, x.shape[-1]) if x.dim() > 1 else x.reshape(-1, 1)
+    idx = torch.randperm(rows.shape[0], generator=gen)
+    shuffled = torch.empty_like(rows)
+    shuffled[idx.to(x.device)] = rows  # row j goes to place idx[j], as fluid 1.8.5 placed it
+    seed_out = torch.randint(0, 2**31 - 1, (1,), generator=gen, dtype=torch.int64)
+    return {"Out": [shuffled.reshape(x.shape)], "ShuffleIdx": [idx], "SeedOut": [seed_out]}
+
+
+def _shuffle_batch_grad(ins, a):
+    g, idx = ins["Out@GRAD"][0], ins["ShuffleIdx"][0]
+    rows = g.reshape(-1, g.shape[-1]) if g.dim() > 1 else g.reshape(-1, 1)
+    return {"X@GRAD": [rows[idx.to(g.device)].reshape(g.shape)]}
+
+
+def _shuffle_batch_infer(ins, a):
+    x = first(ins, "X")
+    n = 1
+    for d in x.shape[:-1]:
+        n = -1 if d < 0 or n < 0 else n * d
+    return {"Out": [(x.shape, x.dtype)], "ShuffleIdx": [((n,), VarType.INT64)], "SeedOut": [((1,), VarType.INT64)]}
+
+
+register(
+    OpDef(
+        "shuffle_batch",
+        ("X", "Seed"),
+        ("Out", "ShuffleIdx", "SeedOut"),
+        {"startup_seed": 0},
+        _shuffle_batch_infer,
+        _shuffle_batch,
+        host_inputs=frozenset({"Seed"}),
+        host_outputs=frozenset({"ShuffleIdx", "SeedOut"}),
+        optional_inputs=frozenset({"Seed"}),
+        grad=GradDef(inputs=("ShuffleIdx",), in_grads=("X",), kernel=_shuffle_batch_grad),
+    )
+)
