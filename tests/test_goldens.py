@@ -840,3 +840,19 @@ def test_contrib_ops_match_fluid():
         _same_fetches(got["fused_elemwise_activation"][pair], w, pair)
     _same_fetches(got["partial"], want["partial"], "partial")
     _same_fetches(got["fused_embedding_seq_pool"], want["fused_embedding_seq_pool"], "fused_embedding_seq_pool")
+
+
+def test_train_from_dataset_matches_fluid():
+    """InMemoryDataset (0 ids dropped when loaded, a pipe command) and QueueDataset through
+    train_from_dataset / infer_from_dataset: every batch's printed ids, dense slot (with the LoD fluid's
+    feed gave it), loss and accuracy as fluid 1.8.5 printed them, the trained parameters, the memory size
+    and the errors."""
+    got = run_lines("dataset_train.py")
+    with open(os.path.join(GOLDEN, "dataset_train.txt")) as f:
+        want = f.read().splitlines()
+    assert got[:-1] == want[:-1]
+    g, w = json.loads(got[-1]), json.loads(want[-1])
+    assert g["errors"] == w["errors"] and g["memory_size"] == w["memory_size"] == 14
+    for kind in ("InMemoryDataset", "QueueDataset"):
+        for a, b in zip(g[kind], w[kind]):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=2e-6, err_msg=kind)

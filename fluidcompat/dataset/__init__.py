@@ -6,3 +6,12 @@ mnist and uci_housing there (for trying scripts out; they are not the real data)
 from fluidcompat.dataset import cifar, common, imdb, imikolov, mnist, uci_housing  # noqa: F401
 
 __all__ = ["cifar", "common", "imdb", "imikolov", "mnist", "uci_housing"]
+
+
+def __getattr__(name):
+    # ``paddle.fluid.dataset`` is this package too: its DatasetFactory, InMemoryDataset, QueueDataset
+    if name in ("DatasetFactory", "InMemoryDataset", "QueueDataset", "DatasetBase"):
+        from fluidcompat import fluid_dataset
+
+        return getattr(fluid_dataset, name)
+    raise AttributeError(f"module 'paddle.dataset' (fluidcompat) has no attribute '{name}'")

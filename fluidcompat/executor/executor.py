@@ -230,6 +230,53 @@ class Executor:
     def close(self) -> None:
         self._closed = True
 
+    # -- slot-file datasets (fluid.DatasetFactory) -----------------------------------------------------
+    def train_from_dataset(
+        self, program=None, dataset=None, scope=None, thread=0, debug=False, fetch_list=None, fetch_info=None,
+        print_period=100, fetch_handler=None,
+    ):  # fmt: skip
+        """Run ``program`` once per batch of ``dataset`` (an InMemoryDataset or QueueDataset), in one
+        thread; after every ``print_period``-th batch (counted over the calls, as fluid did) print each ``fetch_list``
+        variable as fluid printed it, under its ``fetch_info`` label. Returns None."""
+        return self._run_from_dataset(program, dataset, scope, fetch_list, fetch_info, print_period, fetch_handler)
+
+    def infer_from_dataset(
+        self, program=None, dataset=None, scope=None, thread=0, debug=False, fetch_list=None, fetch_info=None,
+        print_period=100, fetch_handler=None,
+    ):  # fmt: skip
+        """As ``train_from_dataset``: the program runs as it is (give it a test program: fluid 1.8.5 also
+        ran the optimizer ops of a training program here)."""
+        return self._run_from_dataset(program, dataset, scope, fetch_list, fetch_info, print_period, fetch_handler)
+
+    def _run_from_dataset(self, program, dataset, scope, fetch_list, fetch_info, print_period, fetch_handler):
+        from fluidcompat.fluid_dataset import DatasetBase
+
+        if dataset is None:
+            raise RuntimeError("dataset is need and should be initialized")
+        if not isinstance(dataset, DatasetBase):
+            raise TypeError(f"dataset must come from fluid.DatasetFactory().create_dataset. Received: {type(dataset)}")
+        if fetch_handler is not None:
+            raise NotImplementedError("fetch_handler is not supported by fluidcompat; use fetch_list and fetch_info")
+        fetch_list = list(fetch_list or [])
+        names = [v.name if isinstance(v, Variable) else str(v) for v in fetch_list]
+        labels = list(fetch_info) if fetch_info is not None else names
+        if len(labels) != len(names):
+            raise ValueError(f"fetch_info has {len(labels)} labels for {len(names)} fetch_list variables")
+        if not isinstance(print_period, int) or print_period <= 0:
+            raise ValueError(f"print_period must be a positive int. Received: {print_period!r}")
+        program = default_main_program() if program is None else program
+        global _DATASET_BATCHES
+        for feed in dataset._feeds(self.place):
+            got = self.run(program, feed=feed, fetch_list=names, scope=scope, return_numpy=False)
+            _DATASET_BATCHES += 1
+            if names and _DATASET_BATCHES % print_period == 0:
+                lods = dataset._dense_lods(feed)
+                sys.stdout.write(
+                    "".join(_dataset_print(label, n, t, lods.get(n)) for label, n, t in zip(labels, names, got))
+                )
+                sys.stdout.flush()
+        return None
+
     def _feed_tensor(self, name: str, value, var: Variable) -> torch.Tensor:
         return _with_fed_lod(_to_device(self._feed_host(name, value, var), self._device), value)
 
@@ -604,6 +651,28 @@ def _may_be_written(program: Program, name: str, persist: set) -> bool:
             if ins & shared:
                 shared.update(n for n in op.output_arg_names if n not in in_place)
     return bool(shared & persist)
+
+
+# Batches run by train/infer_from_dataset in this process: fluid 1.8.5 counted them across calls and
+# printed the fetched variables after every print_period-th one.
+_DATASET_BATCHES = 0
+
+
+def _dataset_print(label: str, name: str, value, dense_lod=None) -> str:
+    """One fetched variable as fluid's dataset trainer printed it (C++ stream formatting: six
+    significant digits); ``dense_lod``: the LoD fluid's data feed gave a dense slot."""
+    from fluidcompat.dtypes import CPP_NAMES
+    from fluidcompat.logging import lod_text
+
+    t = value.torch() if isinstance(value, LoDTensor) else torch.as_tensor(np.asarray(value))
+    lod = (value._lod if isinstance(value, LoDTensor) else []) or dense_lod or []
+    flat = t.detach().cpu().reshape(-1).tolist()
+    data = " ".join(format(v, "g") if isinstance(v, float) else str(v) for v in flat)
+    dims = ", ".join(str(d) for d in t.shape)
+    return (
+        f"{label}\t{name}\t\tlod: {lod_text(lod)}\n\tdim: {dims}\n\tlayout: NCHW\n"
+        f"\tdtype: {CPP_NAMES[vartype_of(t)]}\n\tdata: [{data}]\n\t\n"
+    )
 
 
 def _fetch_key(fetch_list):

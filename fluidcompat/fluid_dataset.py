@@ -1,0 +1,284 @@
+"""``fluid.DatasetFactory``, ``InMemoryDataset`` and ``QueueDataset``: the slot-file input of fluid 1.8's
+``Executor.train_from_dataset`` (the CTR pipelines).
+
+A data file holds one instance per line; per variable of ``set_use_var``, in order, a count and that
+many values (``3 7 7 8`` is three ids). A variable with ``lod_level`` 1 is a sparse slot (its values
+become one sequence of the instance), one with ``lod_level`` 0 a dense slot (exactly as many values as
+one row holds). Files are read through ``set_pipe_command`` (``cat`` by default), file on stdin.
+``InMemoryDataset`` drops the 0 values of sparse slots when it loads them, as fluid 1.8.5 did (0 is the
+padding feasign); ``QueueDataset`` streams the files as they are. Runs are single-threaded here
+(``set_thread`` is recorded; the batches are those of one thread).
+"""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import warnings
+from typing import Iterator, List
+
+import numpy as np
+
+from fluidcompat.dtypes import VarType, np_name
+from fluidcompat.framework import Variable
+
+__all__ = ["DatasetFactory", "InMemoryDataset", "QueueDataset"]
+
+_VALUE_TYPES = {VarType.INT64: int, VarType.INT32: int, VarType.FP32: float, VarType.FP64: float}
+
+
+class DatasetFactory:
+    """``DatasetFactory().create_dataset("InMemoryDataset" | "QueueDataset")``."""
+
+    def create_dataset(self, datafeed_class="QueueDataset"):
+        classes = {"QueueDataset": QueueDataset, "InMemoryDataset": InMemoryDataset}
+        if datafeed_class not in classes:
+            raise ValueError(f"datafeed class {datafeed_class} does not exist")
+        return classes[datafeed_class]()
+
+
+class DatasetBase:
+    """What both datasets share: the slots, the files, the batch size."""
+
+    _drops_zero_feasigns = False
+
+    def __init__(self):
+        self.pipe_command = "cat"
+        self.batch_size = 1
+        self.thread_num = 1
+        self.filelist: List[str] = []
+        self.use_vars: List[Variable] = []
+        self.hdfs_config = None
+
+    # -- configuration -------------------------------------------------------------------------
+    def set_pipe_command(self, pipe_command):
+        """The shell command each file is piped through (the file on its stdin)."""
+        self.pipe_command = pipe_command
+
+    def set_batch_size(self, batch_size):
+        if not isinstance(batch_size, int) or batch_size <= 0:
+            raise ValueError(f"batch_size must be a positive int. Received: {batch_size!r}")
+        self.batch_size = batch_size
+
+    def set_thread(self, thread_num):
+        """Recorded; fluidcompat reads and trains in one thread."""
+        self.thread_num = thread_num
+
+    def set_filelist(self, filelist):
+        self.filelist = list(filelist)
+
+    def set_use_var(self, var_list):
+        """The slots, in the order a line gives them: Variables of int64/int32 (ids) or float32/float64."""
+        for var in var_list:
+            if not isinstance(var, Variable):
+                raise TypeError(f"set_use_var takes Variables. Received: {type(var).__name__}")
+            if var.dtype not in _VALUE_TYPES:
+                raise ValueError(
+                    f"Currently, fluid.dataset only supports dtype=float32, float64, int32 and int64; variable "
+                    f"'{var.name}' is {var.dtype.name}"
+                )
+        self.use_vars = list(var_list)
+
+    def set_hdfs_config(self, fs_name, fs_ugi):
+        """Recorded; files are read with the pipe command (give one that reads HDFS paths)."""
+        self.hdfs_config = (fs_name, fs_ugi)
+
+    def set_rank_offset(self, rank_offset):
+        self.rank_offset = rank_offset
+
+    def set_fea_eval(self, record_candidate_size, fea_eval=True):
+        self.fea_eval = (record_candidate_size, fea_eval)
+
+    def desc(self) -> str:
+        """The data feed's description, as text."""
+
+        def slot(v):
+            kind = "uint64" if v.dtype in (VarType.INT64, VarType.INT32) else "float"
+            dense = "true" if v.lod_level == 0 else "false"
+            return f'  slots {{ name: "{v.name}" type: "{kind}" is_dense: {dense} is_used: true }}'
+
+        slots = "\n".join(slot(v) for v in self.use_vars)
+        return (
+            f'name: "{type(self).__name__}"\nbatch_size: {self.batch_size}\nmulti_slot_desc {{\n{slots}\n}}\n'
+            f'pipe_command: "{self.pipe_command}"\nthread_num: {self.thread_num}\n'
+        )
+
+    # -- reading ----------------------------------------------------------------------------------
+    def _lines(self) -> Iterator[tuple]:
+        """(file, line number, text) of every line of every file, through the pipe command."""
+        for path in self.filelist:
+            try:
+                with open(path, "rb") as f:
+                    proc = subprocess.run(self.pipe_command, shell=True, stdin=f, capture_output=True, check=False)
+            except OSError as e:
+                raise OSError(f"dataset file '{path}' cannot be read: {e}") from None
+            if proc.returncode != 0:
+                raise RuntimeError(
+                    f"the pipe command {self.pipe_command!r} failed on '{path}' (exit {proc.returncode}): "
+                    f"{proc.stderr.decode(errors='replace').strip()}"
+                )
+            for n, text in enumerate(proc.stdout.decode().splitlines(), 1):
+                if text.strip():
+                    yield path, n, text
+
+    def _parse(self, path, line_no, text) -> list:
+        """One instance: per slot, its values (a list)."""
+        if not self.use_vars:
+            raise ValueError("set_use_var must name the slots before the dataset is read")
+        tokens = text.split()
+        pos, instance = 0, []
+        for var in self.use_vars:
+            where = f"'{path}' line {line_no}, slot '{var.name}'"
+            try:
+                count = int(tokens[pos])
+            except (IndexError, ValueError):
+                raise ValueError(
+                    f"{where}: expected a count of values, found {tokens[pos : pos + 1] or 'the line end'}"
+                ) from None
+            if count <= 0:
+                raise ValueError(f"{where}: the number of values can not be zero, you need padding it")
+            values = tokens[pos + 1 : pos + 1 + count]
+            if len(values) < count:
+                raise ValueError(f"{where}: {count} values announced, {len(values)} found")
+            cast = _VALUE_TYPES[var.dtype]
+            try:
+                values = [cast(v) for v in values]
+            except ValueError:
+                raise ValueError(f"{where}: the values {values} are not all {var.dtype.name} numbers") from None
+            if var.lod_level == 0:
+                row = int(np.prod([d for d in var.shape[1:]])) if len(var.shape) > 1 else 1
+                if count != row:
+                    raise ValueError(
+                        f"{where}: a dense slot of shape {list(var.shape)} takes {row} values per instance, "
+                        f"the line gives {count}"
+                    )
+            elif self._drops_zero_feasigns:
+                values = [v for v in values if v != 0]
+            instance.append(values)
+            pos += 1 + count
+        if pos != len(tokens):
+            raise ValueError(f"'{path}' line {line_no}: {len(tokens) - pos} values left after the last slot")
+        return instance
+
+    def _instances(self) -> Iterator[list]:
+        for path, n, text in self._lines():
+            yield self._parse(path, n, text)
+
+    def _feeds(self, place) -> Iterator[dict]:
+        """The feed dicts of the batches, in order."""
+        batch = []
+        for instance in self._instances():
+            batch.append(instance)
+            if len(batch) == self.batch_size:
+                yield self._feed(batch, place)
+                batch = []
+        if batch:
+            yield self._feed(batch, place)
+
+    def _dense_lods(self, feed) -> dict:
+        """Per dense slot, the offsets of each instance's values in the batch: what fluid's data feed
+        gave a dense slot as its LoD (seen when it is fetched and printed)."""
+        lods = {}
+        for var in self.use_vars:
+            if var.lod_level == 0:
+                rows, row = feed[var.name].shape[0], int(np.prod(feed[var.name].shape[1:]))
+                lods[var.name] = [[i * row for i in range(rows + 1)]]
+        return lods
+
+    def _feed(self, batch, place) -> dict:
+        from fluidcompat.lod_tensor import create_lod_tensor
+
+        feed = {}
+        for k, var in enumerate(self.use_vars):
+            dtype = np_name(var.dtype)
+            if var.lod_level == 0:
+                feed[var.name] = np.array([inst[k] for inst in batch], dtype).reshape(
+                    [len(batch)] + list(var.shape[1:])
+                )
+            else:
+                values = [v for inst in batch for v in inst[k]]
+                lengths = [len(inst[k]) for inst in batch]
+                data = np.array(values, dtype).reshape(-1, 1)
+                feed[var.name] = create_lod_tensor(data, [lengths], place)
+        return feed
+
+
+class InMemoryDataset(DatasetBase):
+    """The instances loaded into memory (``load_into_memory``), then shuffled if asked and batched."""
+
+    _drops_zero_feasigns = True
+
+    def __init__(self):
+        super().__init__()
+        self._memory: List[list] = []
+        self._loaded = False
+
+    def load_into_memory(self):
+        self._memory = list(self._instances())
+        self._loaded = True
+
+    def preload_into_memory(self, thread_num=None):
+        self.load_into_memory()
+
+    def wait_preload_done(self):
+        pass
+
+    def local_shuffle(self):
+        random.shuffle(self._memory)
+
+    def global_shuffle(self, fleet=None, thread_num=12):
+        """One process: the same as ``local_shuffle``."""
+        random.shuffle(self._memory)
+
+    def release_memory(self):
+        self._memory = []
+        self._loaded = False
+
+    def get_memory_data_size(self, fleet=None):
+        return len(self._memory)
+
+    def get_shuffle_data_size(self, fleet=None):
+        return len(self._memory)
+
+    def set_queue_num(self, queue_num):
+        self.queue_num = queue_num
+
+    def set_parse_ins_id(self, parse_ins_id):
+        self.parse_ins_id = parse_ins_id
+
+    def set_parse_content(self, parse_content):
+        self.parse_content = parse_content
+
+    def set_fleet_send_batch_size(self, fleet_send_batch_size=1024):
+        self.fleet_send_batch_size = fleet_send_batch_size
+
+    def set_fleet_send_sleep_seconds(self, fleet_send_sleep_seconds=0):
+        self.fleet_send_sleep_seconds = fleet_send_sleep_seconds
+
+    def _instances(self) -> Iterator[list]:
+        if self._loaded:
+            return iter(self._memory)
+        return super()._instances()
+
+    def _feeds(self, place):
+        if not self._loaded:
+            warnings.warn(
+                "InMemoryDataset: load_into_memory() was not called, so it holds no data: nothing to train on",
+                stacklevel=3,
+            )
+            return iter(())
+        return super()._feeds(place)
+
+
+class QueueDataset(DatasetBase):
+    """The files streamed as they are read, in order."""
+
+    def local_shuffle(self):
+        raise NotImplementedError(
+            "QueueDataset does not support local shuffle, please use InMemoryDataset for local_shuffle"
+        )
+
+    def global_shuffle(self, fleet=None):
+        raise NotImplementedError(
+            "QueueDataset does not support global shuffle, please use InMemoryDataset for global_shuffle"
+        )

@@ -1,0 +1,100 @@
+"""fluid.DatasetFactory datasets: slot-file parsing, batching, shuffling and the errors for bad files
+(printing and training against fluid 1.8.5: test_goldens)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import fluidcompat as fluid
+
+L = fluid.layers
+
+
+def _slots():
+    ids = fluid.data("ids", [None, 1], "int64", lod_level=1)
+    dense = fluid.data("dense", [None, 2], "float32")
+    return ids, dense
+
+
+def _dataset(kind, files, slots, batch_size=2, pipe="cat"):
+    dataset = fluid.DatasetFactory().create_dataset(kind)
+    dataset.set_use_var(list(slots))
+    dataset.set_batch_size(batch_size)
+    dataset.set_pipe_command(pipe)
+    dataset.set_filelist([str(f) for f in files])
+    return dataset
+
+
+def test_batches_hold_the_slots(tmp_path):
+    """Sparse slots become LoD tensors (InMemoryDataset drops 0 ids, QueueDataset keeps them), dense slots
+    rows; a last short batch is kept."""
+    f = tmp_path / "a.txt"
+    f.write_text("2 3 0 2 0.5 1.5\n1 7 2 2.0 3.0\n3 0 1 4 2 -1 0\n")
+    slots = _slots()
+    queue = list(_dataset("QueueDataset", [f], slots)._feeds(fluid.CPUPlace()))
+    memory = _dataset("InMemoryDataset", [f], slots)
+    memory.load_into_memory()
+    assert memory.get_memory_data_size() == 3
+    loaded = list(memory._feeds(fluid.CPUPlace()))
+    assert len(queue) == len(loaded) == 2
+    assert np.array(queue[0]["ids"]).ravel().tolist() == [3, 0, 7]
+    assert queue[0]["ids"].recursive_sequence_lengths() == [[2, 1]]
+    assert np.array(loaded[0]["ids"]).ravel().tolist() == [3, 7]
+    assert loaded[0]["ids"].recursive_sequence_lengths() == [[1, 1]]
+    assert np.array(loaded[1]["ids"]).ravel().tolist() == [1, 4]
+    np.testing.assert_array_equal(queue[0]["dense"], np.array([[0.5, 1.5], [2.0, 3.0]], "float32"))
+    np.testing.assert_array_equal(queue[1]["dense"], np.array([[-1.0, 0.0]], "float32"))
+
+
+def test_local_shuffle_keeps_every_instance(tmp_path):
+    f = tmp_path / "a.txt"
+    f.write_text("".join(f"1 {i + 1} 2 {i}.0 {i}.5\n" for i in range(20)))
+    dataset = _dataset("InMemoryDataset", [f], _slots(), batch_size=20)
+    dataset.load_into_memory()
+    dataset.local_shuffle()
+    (feed,) = list(dataset._feeds(fluid.CPUPlace()))
+    ids = np.array(feed["ids"]).ravel()
+    assert sorted(ids.tolist()) == list(range(1, 21))
+    np.testing.assert_array_equal(feed["dense"][:, 0], ids - 1)  # the slots of an instance stay together
+
+
+@pytest.mark.parametrize(
+    "line, message",
+    [
+        ("0 2 1.0 2.0", "'ids': the number of values can not be zero"),
+        ("2 3 4 1 1.0", "'dense': a dense slot of shape \\[-1, 2\\] takes 2 values per instance, the line gives 1"),
+        ("1 3 2 1.0", "slot 'dense': 2 values announced, 1 found"),
+        ("1 x 2 1.0 2.0", "slot 'ids': the values \\['x'\\] are not all INT64 numbers"),
+        ("1 3 2 1.0 2.0 9", ": 1 values left after the last slot"),
+    ],
+)
+def test_bad_lines_are_named(tmp_path, line, message):
+    f = tmp_path / "bad.txt"
+    f.write_text(line + "\n")
+    dataset = _dataset("QueueDataset", [f], _slots())
+    with pytest.raises(ValueError, match=f"'{f}' line 1.*{message}"):
+        list(dataset._feeds(fluid.CPUPlace()))
+
+
+def test_a_failing_pipe_command_and_a_missing_file_are_named(tmp_path):
+    f = tmp_path / "a.txt"
+    f.write_text("1 3 2 1.0 2.0\n")
+    with pytest.raises(RuntimeError, match="the pipe command 'exit 3' failed on .*a.txt' \\(exit 3\\)"):
+        list(_dataset("QueueDataset", [f], _slots(), pipe="exit 3")._feeds(fluid.CPUPlace()))
+    with pytest.raises(OSError, match="dataset file '.*missing.txt' cannot be read"):
+        list(_dataset("QueueDataset", [tmp_path / "missing.txt"], _slots())._feeds(fluid.CPUPlace()))
+
+
+def test_train_from_dataset_refuses_what_it_cannot_run(tmp_path):
+    ids, dense = _slots()
+    exe = fluid.Executor(fluid.CPUPlace())
+    with pytest.raises(TypeError, match="dataset must come from fluid.DatasetFactory"):
+        exe.train_from_dataset(fluid.default_main_program(), dataset=[1, 2])
+    dataset = _dataset("InMemoryDataset", [], (ids, dense))
+    with pytest.raises(ValueError, match="fetch_info has 2 labels for 1 fetch_list variables"):
+        exe.train_from_dataset(dataset=dataset, fetch_list=[dense], fetch_info=["a", "b"])
+    with pytest.warns(UserWarning, match="load_into_memory\\(\\) was not called"):
+        exe.train_from_dataset(dataset=dataset, fetch_list=[dense])
+    with pytest.raises(ValueError, match="only supports dtype=float32, float64, int32 and int64; variable 'b' is BOOL"):
+        dataset.set_use_var([fluid.data("b", [None, 1], "bool")])
