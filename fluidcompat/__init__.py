@@ -64,6 +64,7 @@ _LAZY_ATTRS = {
     "BuildStrategy": "fluidcompat.executor.executor",
     "ExecutionStrategy": "fluidcompat.executor.executor",
     "Scope": "fluidcompat.executor.scope",
+    "DataFeedDesc": "fluidcompat.data_feed_desc",
     "DatasetFactory": "fluidcompat.fluid_dataset",
     "InMemoryDataset": "fluidcompat.fluid_dataset",
     "QueueDataset": "fluidcompat.fluid_dataset",

@@ -306,6 +306,7 @@ def _backward(
     stop_at: int = -1,
     dest: Optional[Block] = None,
     grad_times: int = 1,
+    checkpoints: Sequence[str] = (),
 ) -> Dict[str, str]:
     """Append grad ops for ``targets`` (forward name -> (grad name, seed op's forward op)) of
     ``block``'s ops to ``dest`` (``block`` itself unless it is a grad block of a sub-block). Returns
@@ -315,6 +316,16 @@ def _backward(
     on_path, need = _path(block, ops, set(targets), no_grad)
     grad_of = {name: grad for name, (grad, _) in targets.items()}
     grad_ops = _make_grad_ops(block, on_path, grad_of, need, _SubBlockGrads(dest, no_grad))
+    if checkpoints:
+        from fluidcompat.recompute import recompute_grad_ops
+
+        for op in ops:
+            if "sub_block" in op.attrs:
+                raise NotImplementedError(
+                    f"Recompute does not support ops with a sub-block: op '{op.type}' "
+                    f"({op.callsite_text()}); leave control flow out of the checkpointed part"
+                )
+        grad_ops = recompute_grad_ops(block, ops, grad_ops, checkpoints, _GradOp)
     grad_ops = _add_up_repeated_outputs(grad_ops, block.idx, lambda name: _is_array(dest, name))
     renamed = _rename_earlier_grads(dest, grad_ops, grad_times) if grad_times > 1 else {}
     _create_grad_vars(dest, grad_ops)
@@ -347,15 +358,21 @@ def append_backward(loss: Variable, parameter_list=None, no_grad_set=None, callb
     """Append the backward pass of ``loss`` and return ``[(param, param@GRAD), ...]``; when it
     raises, the program is left as it was.
 
-    Compat: ``checkpoints`` (recompute) is accepted and ignored.
+    ``checkpoints`` (Variables or names): recompute the forward ops between them in the backward
+    pass instead of keeping their outputs (see ``fluidcompat.recompute``).
     """
     if not isinstance(loss, Variable):
         raise TypeError(f"The type of 'loss' in append_backward must be Variable, but received {type(loss)}.")
-    with program_transaction(loss.block.program):
-        return _append_backward(loss, parameter_list, no_grad_set, callbacks)
+    names = []
+    for c in checkpoints or ():
+        if not isinstance(c, (Variable, str)):
+            raise TypeError(f"checkpoints must be Variables or names. Received: {type(c).__name__}")
+        names.append(c.name if isinstance(c, Variable) else c)
+    with program_transaction(loss.block.program, deep=bool(names)):
+        return _append_backward(loss, parameter_list, no_grad_set, callbacks, names)
 
 
-def _append_backward(loss: Variable, parameter_list, no_grad_set, callbacks):
+def _append_backward(loss: Variable, parameter_list, no_grad_set, callbacks, checkpoints=()):
     block = loss.block.program.global_block()
     if loss.block is not block:
         raise ValueError("append_backward supports a loss in the global block only")
@@ -372,6 +389,10 @@ def _append_backward(loss: Variable, parameter_list, no_grad_set, callbacks):
         )
     program: Program = block.program
     loss_op.attrs["op_role"] = int(OpRole.Forward) | int(OpRole.Loss)
+    if checkpoints:
+        from fluidcompat.recompute import seed_dropouts
+
+        seed_dropouts(block, loss_op.idx + 1)
     stop_at = loss_op.idx
     no_grad = _no_grad_names(block, no_grad_set)
     no_grad.update(p.name for p in block.all_parameters() if not p.trainable)
@@ -390,7 +411,7 @@ def _append_backward(loss: Variable, parameter_list, no_grad_set, callbacks):
         },
     )
     renamed = _backward(
-        block, {loss.name: (grad, loss_op)}, no_grad, callbacks, stop_at, None, _next_grad_times(program)
+        block, {loss.name: (grad, loss_op)}, no_grad, callbacks, stop_at, None, _next_grad_times(program), checkpoints
     )
     program._bump()
 

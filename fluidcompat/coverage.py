@@ -73,7 +73,6 @@ PARTIAL: Dict[str, str] = {
         "fused_elemwise_activation, fused_embedding_seq_pool, partial_concat, partial_sum, shuffle_batch, "
         "multiclass_nms2 (the rest of contrib later)"
     ),
-    "paddle.fluid.optimizer.RecomputeOptimizer": "trains as its inner optimizer: activations are kept, not recomputed",
     "paddle.fluid.io.DataLoader": "from_generator only (not from_dataset)",
     "paddle.fluid.layers.roi_pool": "image of each region from rois_lod; without it all regions are in image 0",
     "paddle.fluid.layers.roi_align": "image of each region from rois_lod; without it all regions are in image 0",

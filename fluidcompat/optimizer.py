@@ -715,9 +715,9 @@ class LookaheadOptimizer:
 
 
 class RecomputeOptimizer(Optimizer):
-    """Recompute around an inner optimizer. fluidcompat trains exactly as the inner optimizer does: the
-    checkpoints are accepted, and activations are kept rather than recomputed (same values, the
-    memory of training without recompute)."""
+    """Recompute around an inner optimizer: the backward pass computes the forward ops between the
+    checkpoints again instead of keeping their outputs (fluid 1.8.5's program; the same values with
+    less memory held between the forward and the backward pass)."""
 
     def __init__(self, optimizer):
         self._optimizer = optimizer
@@ -731,7 +731,11 @@ class RecomputeOptimizer(Optimizer):
         raise NotImplementedError("load function is not supported by Recompute Optimizer for now")
 
     def backward(self, loss, startup_program=None, parameter_list=None, no_grad_set=None, callbacks=None):
-        return self._optimizer.backward(loss, startup_program, parameter_list, no_grad_set, callbacks)
+        if self._checkpoints is None:
+            raise ValueError("You should call _set_checkpoints first")
+        parameter_list = parameter_list if parameter_list is not None else self._optimizer._parameter_list
+        with program_guard(loss.block.program, startup_program or framework.default_startup_program()):
+            return append_backward(loss, parameter_list, no_grad_set, callbacks, checkpoints=self._checkpoints)
 
     def apply_gradients(self, params_grads):
         return self._optimizer.apply_gradients(params_grads)
@@ -744,7 +748,11 @@ class RecomputeOptimizer(Optimizer):
             raise TypeError("The loss should be an Variable.")
         if self._checkpoints is None:
             raise ValueError("You should call _set_checkpoints first")
-        return self._optimizer.minimize(loss, startup_program, parameter_list, no_grad_set)
+        startup = startup_program or framework.default_startup_program()
+        with framework.program_transaction(loss.block.program, startup, deep=True):
+            params_grads = self.backward(loss, startup_program, parameter_list, no_grad_set)
+            optimize_ops = self.apply_optimize(loss, startup_program, params_grads)
+        return optimize_ops, params_grads
 
 
 def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError

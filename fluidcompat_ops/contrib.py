@@ -1,5 +1,5 @@
 """Ops of fluid 1.8's ``fluid.contrib.layers``: fused_elemwise_activation, partial_concat,
-partial_sum, fused_embedding_seq_pool and shuffle_batch."""
+partial_sum, fused_embedding_seq_pool and shuffle_batch; and ``seed`` (recomputation's dropout seeds)."""
 
 from __future__ import annotations
 
@@ -164,6 +164,25 @@ register(
         _fused_embedding_seq_pool_infer,
         _fused_embedding_seq_pool,
         grad=GradDef(in_grads=("W",)),
+    )
+)
+
+
+# -- seed -----------------------------------------------------------------------------------------------
+def _seed(ins, a):
+    value = a["seed"] if a["seed"] else int(torch.randint(1, 2**31 - 1, (1,)))
+    return {"Out": [torch.tensor([value], dtype=torch.int32)]}
+
+
+register(
+    OpDef(
+        "seed",
+        (),
+        ("Out",),
+        {"seed": 0},
+        lambda ins, a: out("Out", (1,), VarType.INT32),
+        _seed,
+        host_outputs=frozenset({"Out"}),
     )
 )
 

@@ -2118,3 +2118,16 @@ EXTRA_CASES += [
         atol=1e-5,
     ),
 ]
+
+
+def _seed_op(value):
+    block = fluid.default_main_program().current_block()
+    out = block.create_var(name=fluid.unique_name.generate("seed.tmp"), dtype="int32")
+    block.append_op(type="seed", outputs={"Out": [out]}, attrs={"seed": value})
+    return out
+
+
+EXTRA_CASES += [
+    # recomputation's dropout seed: a given seed, else a random one
+    Case("seed", lambda x: [_seed_op(7), x * 1.0], {"x": X}, lambda x: [np.array([7], "int32"), x]),
+]

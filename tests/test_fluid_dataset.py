@@ -98,3 +98,26 @@ def test_train_from_dataset_refuses_what_it_cannot_run(tmp_path):
         exe.train_from_dataset(dataset=dataset, fetch_list=[dense])
     with pytest.raises(ValueError, match="only supports dtype=float32, float64, int32 and int64; variable 'b' is BOOL"):
         dataset.set_use_var([fluid.data("b", [None, 1], "bool")])
+
+
+def test_data_feed_desc_reads_what_fluid_refused_and_names_errors(tmp_path):
+    """A file setting pipe_command (fluid 1.8.5: "should not have multiple pipe_command fields"), a
+    comment, and errors naming an unknown field, a wrong value and an unknown slot."""
+    path = tmp_path / "feed.proto"
+    path.write_text(
+        '# a feed\nname: "MultiSlotDataFeed"\npipe_command: "zcat"\nmulti_slot_desc { slots { name: "w" } }\n'
+    )
+    desc = fluid.DataFeedDesc(str(path))
+    desc.set_use_slots(["w"])
+    assert desc.desc() == (
+        'name: "MultiSlotDataFeed"\nmulti_slot_desc {\n  slots {\n    name: "w"\n    is_used: true\n  }\n}\n'
+        'pipe_command: "zcat"\n'
+    )
+    with pytest.raises(ValueError, match="set_dense_slots: no slot named 'x'; the slots are \\['w'\\]"):
+        desc.set_dense_slots(["x"])
+    path.write_text("batch_size: many\n")
+    with pytest.raises(ValueError, match="field 'batch_size' takes a int, received many"):
+        fluid.DataFeedDesc(str(path))
+    path.write_text("threads: 2\n")
+    with pytest.raises(ValueError, match='"paddle.framework.DataFeedDesc" has no field named "threads"'):
+        fluid.DataFeedDesc(str(path))

@@ -856,3 +856,23 @@ def test_train_from_dataset_matches_fluid():
     for kind in ("InMemoryDataset", "QueueDataset"):
         for a, b in zip(g[kind], w[kind]):
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=2e-6, err_msg=kind)
+
+
+def test_data_feed_desc_matches_fluid():
+    """fluid.DataFeedDesc read from a protobuf text file, its slots made dense / used, and desc()'s text
+    as fluid 1.8.5 wrote it; set_use_slots on another feed kind is refused with fluid's text."""
+    with open(os.path.join(GOLDEN, "data_feed_desc.txt")) as f:
+        assert run_lines("data_feed_desc.py") == f.read().strip().splitlines()
+
+
+def test_recompute_matches_fluid():
+    """RecomputeOptimizer over an MLP with two checkpoints: every op of the program (the segments'
+    forward ops again, renamed NAME.subprog_N, before their grad ops; a seed op for a dropout) and 3
+    Adam steps as fluid 1.8.5."""
+    got, want = run_fluidcompat("recompute.py"), load("recompute.json")
+    assert got["ops"] == want["ops"]
+    assert got["dropout_ops"] == want["dropout_ops"]
+    assert got["params"] == want["params"]
+    np.testing.assert_allclose(got["losses"], want["losses"], rtol=1e-5)
+    for a, b in zip(got["end"], want["end"]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=2e-6)
