@@ -229,3 +229,32 @@ register(
         grad=GradDef(inputs=("ShuffleIdx",), in_grads=("X",), kernel=_shuffle_batch_grad),
     )
 )
+
+
+# -- squared_l2_norm, l1_norm (ctr_metric_bundle's errors) ------------------------------------------------
+def _norm_infer(ins, a):
+    return out("Out", (1,), first(ins, "X").dtype)
+
+
+register(
+    OpDef(
+        "squared_l2_norm",
+        ("X",),
+        ("Out",),
+        {},
+        _norm_infer,
+        lambda ins, a: {"Out": [(ins["X"][0] * ins["X"][0]).sum().reshape(1)]},
+        grad=GradDef(),
+    )
+)
+register(
+    OpDef(
+        "l1_norm",
+        ("X",),
+        ("Out",),
+        {},
+        _norm_infer,
+        lambda ins, a: {"Out": [ins["X"][0].abs().sum().reshape(1)]},
+        grad=GradDef(),
+    )
+)

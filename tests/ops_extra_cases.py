@@ -2131,3 +2131,15 @@ EXTRA_CASES += [
     # recomputation's dropout seed: a given seed, else a random one
     Case("seed", lambda x: [_seed_op(7), x * 1.0], {"x": X}, lambda x: [np.array([7], "int32"), x]),
 ]
+EXTRA_CASES += [
+    Case(
+        "squared_l2_l1_norm",
+        lambda x: list(C.ctr_metric_bundle(x[:, :1, 0], x[:, 1:2, 1])[:2]),
+        {"x": X},
+        lambda x: [
+            np.array([((x[:, 0, 0] - x[:, 1, 1]) ** 2).sum()], "float32"),
+            np.array([np.abs(x[:, 0, 0] - x[:, 1, 1]).sum()], "float32"),
+        ],
+        atol=1e-5,
+    ),
+]

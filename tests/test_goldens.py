@@ -876,3 +876,13 @@ def test_recompute_matches_fluid():
     np.testing.assert_allclose(got["losses"], want["losses"], rtol=1e-5)
     for a, b in zip(got["end"], want["end"]):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=2e-6)
+
+
+def test_ctr_metric_bundle_matches_fluid():
+    """ctr_metric_bundle's six running sums over three batches (and their names), and the
+    squared_l2_norm / l1_norm ops with their gradients, as fluid 1.8.5."""
+    got, want = run_fluidcompat("ctr_metric_bundle.py"), load("ctr_metric_bundle.json")
+    assert got["names"] == want["names"] and got["shapes"] == want["shapes"]
+    for run, (g_run, w_run) in enumerate(zip(got["runs"], want["runs"])):
+        for k, (a, b) in enumerate(zip(g_run, w_run)):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5, err_msg=f"batch {run} fetch {k}")

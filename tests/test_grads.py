@@ -359,6 +359,11 @@ CASES += [
         lods={"ids": [[2, 0, 3]]},
     ),
     G(
+        "squared_l2_l1_norm",
+        lambda a: [raw("squared_l2_norm", {"X": [a]}, ["Out"])[0], raw("l1_norm", {"X": [a]}, ["Out"])[0]],
+        {"a": A},
+    ),
+    G(
         "shuffle_batch",
         lambda a: raw("shuffle_batch", {"X": [a]}, {"Out": "float64", "ShuffleIdx": "int64"}, {"startup_seed": 3})[0],
         {"a": away_from_zero((4, 3))},

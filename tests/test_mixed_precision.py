@@ -121,17 +121,21 @@ def _numpy_step(xv, yv, w, lr, s):
     return loss, new, z1
 
 
-def test_float16_step_matches_numpy():
-    """One step: the loss, the float16 activations and the updated float32 parameters as numpy computes
-    them with a float16 rounding after each op."""
-    loss, opt = _mlp(lr=0.1, scaling=128.0)
+def _started(seed, **kw):
+    """The MLP built and initialised: (loss, optimizer, executor, scope, initial parameters, x, y)."""
+    loss, opt = _mlp(**kw)
     exe = fluid.Executor(fluid.CPUPlace())
     exe.run(fluid.default_startup_program())
     scope = fluid.global_scope()
     w = {k: np.array(scope.find_var(k).get_tensor()) for k in ("w1", "b1", "w2", "b2")}
-    rng = np.random.RandomState(0)
-    xv = rng.uniform(-2, 2, (6, 4)).astype("float32")
-    yv = rng.randint(0, 3, (6, 1)).astype("int64")
+    rng = np.random.RandomState(seed)
+    return loss, opt, exe, scope, w, rng.uniform(-2, 2, (6, 4)).astype("float32"), rng.randint(0, 3, (6, 1))
+
+
+def test_float16_step_matches_numpy():
+    """One step: the loss, the float16 activations and the updated float32 parameters as numpy computes
+    them with a float16 rounding after each op."""
+    loss, opt, exe, scope, w, xv, yv = _started(0, lr=0.1, scaling=128.0)
     got = exe.run(
         feed={"x": xv, "y": yv},
         fetch_list=[loss, "fc_0.tmp_1", "w1.cast_fp16@GRAD", "w1@GRAD", "w1", "b1", "w2", "b2"],
@@ -151,14 +155,9 @@ def test_float16_overflow_skips_the_step_and_lowers_the_scaling():
     """A scaling so large that the float16 gradients overflow: the parameters stay as they were (SGD on
     zeroed gradients), and once more than decr_every_n_nan_or_inf (2) bad steps are counted the scaling is
     multiplied by decr_ratio (0.5)."""
-    loss, opt = _mlp(lr=0.1, scaling=2.0**20, decr_every_n_nan_or_inf=2, decr_ratio=0.5)
-    exe = fluid.Executor(fluid.CPUPlace())
-    exe.run(fluid.default_startup_program())
-    scope = fluid.global_scope()
-    before = {k: np.array(scope.find_var(k).get_tensor()) for k in ("w1", "b1", "w2", "b2")}
-    rng = np.random.RandomState(1)
-    xv = rng.uniform(-2, 2, (6, 4)).astype("float32")
-    yv = rng.randint(0, 3, (6, 1)).astype("int64")
+    loss, opt, exe, scope, before, xv, yv = _started(
+        1, lr=0.1, scaling=2.0**20, decr_every_n_nan_or_inf=2, decr_ratio=0.5
+    )
     seen = []
     for _ in range(3):
         got = exe.run(feed={"x": xv, "y": yv}, fetch_list=[opt.get_loss_scaling(), "w1@GRAD"])

@@ -14,6 +14,7 @@ from .layers import (
     BasicLSTMUnit,
     basic_gru,
     basic_lstm,
+    ctr_metric_bundle,
     fused_elemwise_activation,
     fused_embedding_seq_pool,
     multiclass_nms2,
@@ -39,6 +40,7 @@ __all__ = [
     "partial_concat",
     "partial_sum",
     "shuffle_batch",
+    "ctr_metric_bundle",
 ]
 
 

@@ -10,6 +10,7 @@ import json
 
 import numpy as np
 import paddle.fluid as fluid
+from _golden import errors_of
 from paddle.fluid.contrib import extend_with_decoupled_weight_decay, memory_usage
 from paddle.fluid.contrib.model_stat import summary
 
@@ -63,17 +64,12 @@ buf = io.StringIO()
 with contextlib.redirect_stdout(buf):
     summary(main)
 results["summary"] = buf.getvalue()
-errors = []
-for bad in (
-    lambda: memory_usage(main, 0),
-    lambda: memory_usage("main", 1),
-    lambda: extend_with_decoupled_weight_decay(object),
-    lambda: extend_with_decoupled_weight_decay(fluid.optimizer.SGD)(1, learning_rate=0.1),
-):
-    try:
-        bad()
-        errors.append(None)
-    except Exception as e:
-        errors.append([type(e).__name__, str(e)])
-results["errors"] = errors
+results["errors"] = errors_of(
+    (
+        lambda: memory_usage(main, 0),
+        lambda: memory_usage("main", 1),
+        lambda: extend_with_decoupled_weight_decay(object),
+        lambda: extend_with_decoupled_weight_decay(fluid.optimizer.SGD)(1, learning_rate=0.1),
+    )
+)
 print(json.dumps(results, sort_keys=True))

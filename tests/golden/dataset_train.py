@@ -11,6 +11,7 @@ import tempfile
 
 import numpy as np
 import paddle.fluid as fluid
+from _golden import errors_of
 
 L = fluid.layers
 folder = tempfile.mkdtemp()
@@ -70,17 +71,12 @@ for kind, pipe in (("InMemoryDataset", "sed 's/ 1 1$/ 1 0/'"), ("QueueDataset", 
             np.round(np.array(scope.find_var(n).get_tensor()).astype("float64").ravel(), 6).tolist()
             for n in ("emb", "fc_0.w_0", "fc_0.w_1", "fc_0.b_0")
         ]
-errors = []
-for bad in (
-    lambda: fluid.DatasetFactory().create_dataset("SlotDataset"),
-    lambda: fluid.DatasetFactory().create_dataset("QueueDataset").local_shuffle(),
-    lambda: fluid.DatasetFactory().create_dataset("QueueDataset").global_shuffle(),
-    lambda: fluid.Executor(fluid.CPUPlace()).train_from_dataset(fluid.Program(), None),
-):
-    try:
-        bad()
-        errors.append(None)
-    except Exception as e:
-        errors.append([type(e).__name__, str(e)])
-results["errors"] = errors
+results["errors"] = errors_of(
+    (
+        lambda: fluid.DatasetFactory().create_dataset("SlotDataset"),
+        lambda: fluid.DatasetFactory().create_dataset("QueueDataset").local_shuffle(),
+        lambda: fluid.DatasetFactory().create_dataset("QueueDataset").global_shuffle(),
+        lambda: fluid.Executor(fluid.CPUPlace()).train_from_dataset(fluid.Program(), None),
+    )
+)
 print(json.dumps(results, sort_keys=True))

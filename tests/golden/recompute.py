@@ -8,6 +8,7 @@ import json
 
 import numpy as np
 import paddle.fluid as fluid
+from _golden import set_params
 
 L = fluid.layers
 results = {}
@@ -49,10 +50,7 @@ steps = []
 with fluid.scope_guard(scope):
     exe.run(startup)
     params = sorted(p.name for p in main.global_block().all_parameters())
-    for k, p in enumerate(params):  # set from numpy, so that both runs start alike
-        shape = np.array(scope.find_var(p).get_tensor()).shape
-        value = np.random.RandomState(k).uniform(-0.5, 0.5, shape).astype("float32")
-        scope.find_var(p).get_tensor().set(value, fluid.CPUPlace())
+    set_params(main, scope)
     for _ in range(3):
         feed = {"x": rng.uniform(-1, 1, (4, 6)).astype("float32"), "y": rng.randint(0, 3, (4, 1)).astype("int64")}
         steps.append(np.round(np.array(exe.run(main, feed=feed, fetch_list=[loss])[0], "float64"), 6).tolist())

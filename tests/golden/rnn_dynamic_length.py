@@ -9,6 +9,7 @@ import json
 
 import numpy as np
 import paddle.fluid as fluid
+from _golden import set_params
 from paddle.fluid.contrib.layers import basic_gru, basic_lstm
 
 L = fluid.layers
@@ -19,12 +20,6 @@ results = {}
 def r(a):
     a = np.array(a)
     return [list(a.shape)] + np.round(a.reshape(-1).astype("float64"), 5).tolist()
-
-
-def set_params(prog, scope):
-    for k, p in enumerate(sorted(prog.global_block().all_parameters(), key=lambda p: p.name)):
-        rng = np.random.RandomState(k)
-        scope.find_var(p.name).get_tensor().set(rng.uniform(-0.5, 0.5, p.shape).astype("float32"), place)
 
 
 def run(name, build, feeds):
