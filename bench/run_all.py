@@ -182,6 +182,9 @@ def main() -> None:
     import embedding_memory
 
     embedding_memory.main()
+    import recompute_memory
+
+    recompute_memory.main()
     if torch.cuda.is_available():
         print(f"# cuda:0 ({torch.cuda.get_device_name(0)})")
         table(fluid.CUDAPlace(0), "cuda:0", compile_cases)

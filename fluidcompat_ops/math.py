@@ -189,7 +189,16 @@ def _binary_specialize(name, fn):
 
 _NO_GRAD = {"elementwise_mod", "elementwise_floordiv"}
 for _name, _fn in _ELEMENTWISE.items():
-    _grad = None if _name in _NO_GRAD else GradDef(("X", "Y"), kernel=_ELEMENTWISE_GRADS.get(_name))
+    _grad = (
+        None
+        if _name in _NO_GRAD
+        else GradDef(
+            ("X", "Y"),
+            kernel=_ELEMENTWISE_GRADS.get(_name),
+            # add and sub's gradients need the inputs' shapes only (fluid's NoNeedBufferVars)
+            shape_only=("X", "Y") if _name in ("elementwise_add", "elementwise_sub") else (),
+        )
+    )
     register(
         OpDef(
             _name,

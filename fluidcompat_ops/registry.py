@@ -43,6 +43,8 @@ class GradDef:
     kernel: Optional[Kernel] = None
     type: str = ""
     maker: Optional[Callable] = None
+    # forward slots the grad kernel reads the shape of only: their values may go before it runs
+    shape_only: Tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -126,7 +128,7 @@ def _register_grad(fwd: OpDef) -> None:
             None,
             kernel,
             host_inputs=fwd.host_inputs & frozenset(inputs),
-            no_buffer_inputs=fwd.no_buffer_inputs & frozenset(inputs),
+            no_buffer_inputs=(fwd.no_buffer_inputs & frozenset(inputs)) | frozenset(gd.shape_only),
             cpu_attr=fwd.cpu_attr,
             forward=fwd.type,
         )

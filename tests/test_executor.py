@@ -352,3 +352,29 @@ def test_loss_label_check_lets_unknown_dims_match():
     np.testing.assert_allclose(b, a, rtol=1e-6)
     with pytest.raises(ValueError, match="Label must have Logits' shape"):
         fluid.layers.softmax_with_cross_entropy(logits, fluid.data("bad", [4, 3, 1], "int64"))
+
+
+def test_values_read_for_their_shape_only_are_stubbed_after_their_last_other_use():
+    """fc's mul output is read later by elementwise_add_grad for its shape only: the plan makes it a
+    shape-only stub right after the add (fluid's "no need buffer" variables); the gradients stay
+    those of numpy."""
+    x = fluid.data("x", [None, 3], "float32")
+    w = fluid.layers.create_parameter([3, 2], "float32", name="w", default_initializer=fluid.initializer.Constant(0.5))
+    b = fluid.layers.create_parameter([2], "float32", name="b", default_initializer=fluid.initializer.Constant(0.1))
+    out = fluid.layers.elementwise_add(fluid.layers.mul(x, w), b)
+    loss = fluid.layers.mean(fluid.layers.relu(out) * 2.0)
+    fluid.backward.append_backward(loss)
+    main = fluid.default_main_program()
+    mul_out = main.global_block().ops[0].output("Out")[0]
+    exe = fluid.Executor(fluid.CPUPlace())
+    steps = exe._prepare(main, {"x"}, [loss.name, "w@GRAD", "b@GRAD"]).steps
+    stubbed = [(i, s.plan.op.type) for i, s in enumerate(steps) if mul_out in s.stubs]
+    assert stubbed == [(1, "elementwise_add")]
+    assert any(mul_out in s.dels and s.plan.op.type == "elementwise_add_grad" for s in steps)
+    exe.run(fluid.default_startup_program())
+    xv = np.array([[1.0, -2.0, 0.5], [0.3, 0.2, -0.1]], "float32")
+    got_w, got_b = exe.run(feed={"x": xv}, fetch_list=["w@GRAD", "b@GRAD"])
+    z = xv @ np.full((3, 2), 0.5, "float32") + 0.1
+    dz = (z > 0) * 2.0 / z.size
+    np.testing.assert_allclose(got_w, xv.T @ dz, rtol=1e-6)
+    np.testing.assert_allclose(got_b, dz.sum(0), rtol=1e-6)

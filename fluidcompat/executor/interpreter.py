@@ -49,6 +49,9 @@ class Step:
     ins: Tuple[Tuple[str, Tuple[str, ...], Optional[Tuple[Optional[torch.device], ...]]], ...]
     outs: Tuple[Tuple[str, Tuple[str, ...]], ...]
     dels: Tuple[str, ...] = ()
+    # values whose later readers need their shape only: made shape-only stubs after this op (fluid's
+    # "no need buffer" variables), so that their memory goes now
+    stubs: Tuple[str, ...] = ()
     # for the profiler: the AllOpDetail instance name, and the copies' event names
     unique: str = ""
     host_copies: frozenset = frozenset()
@@ -156,27 +159,41 @@ class PreparedBlock:
             s.sub._mark_recorded_loops(reads)
 
     def _plan_deletions(self, keep: set) -> None:
-        """Free each temporary after its last reader (fluid's eager deletion)."""
+        """Free each temporary after its last reader (fluid's eager deletion); one that later readers
+        need the shape of only is made a shape-only stub after its last other use."""
         last: Dict[str, int] = {}
+        last_buffer: Dict[str, int] = {}
         for i, s in enumerate(self.steps):
-            reads = [names for _, names, _ in s.ins] + [names for _, names in s.optional]
+            shape_only = s.plan.op._def.no_buffer_inputs if s.sub is None else frozenset()
+            reads = [names for slot, names, _ in s.ins if slot not in shape_only]
+            reads += [names for _, names in s.optional]
             if s.sub is not None:
                 reads.append(s.sub.reads())
             for names in reads:
                 for n in names:
                     last[n] = i
+                    last_buffer[n] = i
+            for slot, names, _ in s.ins:
+                if slot in shape_only:
+                    for n in names:
+                        last[n] = i
             for _, key in s.saves:
                 last.setdefault(key, i)
             for _, names in s.outs:
                 for n in names:
                     last.setdefault(n, i)
                     last[n] = max(last[n], i)
+                    last_buffer[n] = max(last_buffer.get(n, i), i)
         per_step: Dict[int, List[str]] = {}
+        stubs: Dict[int, List[str]] = {}
         for n, i in last.items():
             if n not in keep and n != EMPTY_VAR_NAME:
                 per_step.setdefault(i, []).append(n)
+                if n in last_buffer and last_buffer[n] < i:
+                    stubs.setdefault(last_buffer[n], []).append(n)
         for i, s in enumerate(self.steps):
             s.dels = tuple(per_step.get(i, ()))
+            s.stubs = tuple(stubs.get(i, ()))
 
     def run_instrumented(
         self, env: Dict[str, torch.Tensor], recorder=None, vlog=None, prefix: str = "", deletions: bool = False
@@ -417,6 +434,8 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool]] 
                 consts[f"_D{i}"] = events[4] + _SAME_GPU
                 emit(f"        add(_mk(_Ev, (_D{i}, _ORD, t2, t3, 0)))")
             emit(f"        add(_mk(_Ev, (_N{i}[4], _INNER, t2, t3, 0)))")
+        for n in s.stubs:
+            emit(f"        if {n!r} in env: env[{n!r}] = _stub(env[{n!r}])")
         deletion_event = profiled and profiled[2] and s.dels
         if not deletion_event:
             for n in s.dels:
@@ -439,10 +458,18 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool]] 
     namespace = dict(consts)
     namespace["_recorded"] = _recorded
     namespace["_lod_to"] = _lod_to
+    namespace["_stub"] = _stub
     exec(compile(source, f"<fluidcompat block {block.block_idx}>", "exec"), namespace)  # noqa: S102
     run = namespace["run"]
     run.source = source
     return run
+
+
+def _stub(value):
+    """A value's shape, dtype and LoD without its memory (for readers of its shape only)."""
+    if not torch.is_tensor(value) or value.device.type == "meta":
+        return value
+    return with_lod(torch.empty(value.shape, dtype=value.dtype, device="meta"), lod_of(value))
 
 
 def _lod_to(value, device):
@@ -632,6 +659,10 @@ def _free(s: Step, env, add=None, vlog=None, place: str = "") -> None:
     event (fluid's parallel executor ran them as an op of their own after the op)."""
     from fluidcompat.profiler.events import ORDINARY, now_ns
 
+    if not vlog:  # (with the operator log on, values keep their buffers: the log shows their places)
+        for n in s.stubs:
+            if n in env:
+                env[n] = _stub(env[n])
     if not s.dels:
         return
     t0 = now_ns()
