@@ -334,4 +334,10 @@ def test_variable_indexing_against_numpy_and_its_errors():
         x[..., 0]
     with pytest.raises(IndexError, match="variable 'x': a step of 2 over a whole axis is not supported"):
         x[::2]
+    # fluid 1.8.5 failed on x[4] when building ("end should greater than start"), so list(x) did too
+    with pytest.raises(IndexError, match="index 4 is out of bounds for axis 0 of variable 'x' with size 4"):
+        x[4]
+    with pytest.raises(TypeError, match="variable 'free' of shape \\[-1, 2\\] cannot be iterated"):
+        list(fluid.data("free", [None, 2], "float32"))
     assert len(fluid.default_main_program().global_block().ops) == before
+    assert [r.shape for r in x] == [(5, 3)] * 4  # a known first dimension: its rows

@@ -171,6 +171,11 @@ def _getitem(self, item):
             ends.append(_END if it.stop is None else it.stop)
             steps.append(step)
         elif isinstance(it, Variable) or (isinstance(it, int) and not isinstance(it, bool)):
+            size = self.shape[dim]
+            if isinstance(it, int) and size >= 0 and not -size <= it < size:
+                raise IndexError(
+                    f"index {it} is out of bounds for axis {dim} of variable '{self.name}' with size {size}"
+                )
             axes.append(dim)
             decrease.append(dim)
             starts.append(it)
@@ -214,10 +219,21 @@ def _getitem(self, item):
     return out
 
 
+def _iter(self):
+    """The rows of a variable whose first dimension is known (``x[0]``, ``x[1]``, ...)."""
+    if not self.shape or self.shape[0] < 0:
+        raise TypeError(
+            f"variable '{self.name}' of shape {list(self.shape)} cannot be iterated: its first dimension is not "
+            "known when the program is built; index it (x[i]) or use a While loop"
+        )
+    return (self[i] for i in range(self.shape[0]))
+
+
 def monkey_patch_variable() -> None:
     for name, op_type, reverse, scalar in _METHODS:
         setattr(Variable, name, _method(name, op_type, reverse, scalar))
     Variable.__getitem__ = _getitem
+    Variable.__iter__ = _iter
     Variable.__neg__ = lambda self: _scale(self, -1.0, 0.0)
     Variable.astype = astype
     Variable.__hash__ = object.__hash__
