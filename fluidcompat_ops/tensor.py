@@ -322,6 +322,22 @@ def _slice_kernel(ins, attrs):
     return {"Out": [y]}
 
 
+def _slice_grad(ins, attrs):
+    # Input's shape only (fluid: NoNeedBufferVars): its value may be gone by now
+    x, g = ins["Input"][0], ins["Out@GRAD"][0]
+    starts = _bounds(ins, "StartsTensor", "StartsTensorList", attrs["starts"])
+    ends = _bounds(ins, "EndsTensor", "EndsTensorList", attrs["ends"])
+    index = [slice(None)] * x.dim()
+    kept = list(x.shape)
+    for ax, s, e in zip(attrs["axes"], starts, ends):
+        s, e = _clamp_range(x.shape[ax], s, e)
+        index[ax] = slice(s, e)
+        kept[ax] = e - s
+    dx = torch.zeros(tuple(x.shape), dtype=g.dtype, device=g.device)
+    dx[tuple(index)] = g.reshape(kept)  # a decreased axis is back as a dimension of 1
+    return {"Input@GRAD": [dx]}
+
+
 register(
     OpDef(
         "slice",
@@ -332,7 +348,7 @@ register(
         _slice_kernel,
         host_inputs=_SLICE_HOST,
         specialize=_slice_specialize,
-        grad=GradDef(),
+        grad=GradDef(kernel=_slice_grad, shape_only=("Input",)),
     )
 )
 
@@ -648,6 +664,15 @@ def _concat_kernel(ins, attrs):
     return {"Out": [torch.cat(ins["X"], dim=axis)]}
 
 
+def _concat_grad(ins, attrs):
+    # the inputs' shapes only (fluid: NoNeedBufferVars)
+    xs, g = ins["X"], ins["Out@GRAD"][0]
+    axis_t = first(ins, "AxisTensor")
+    axis = int(axis_t.reshape(-1)[0]) if axis_t is not None else attrs["axis"]
+    axis = axis + g.dim() if axis < 0 else axis
+    return {"X@GRAD": list(torch.split(g, [x.shape[axis] for x in xs], dim=axis))}
+
+
 register(
     OpDef(
         "concat",
@@ -657,7 +682,7 @@ register(
         _concat_infer,
         _concat_kernel,
         host_inputs=frozenset({"AxisTensor"}),
-        grad=GradDef(),
+        grad=GradDef(kernel=_concat_grad, shape_only=("X",)),
     )
 )
 
@@ -782,9 +807,16 @@ register(
         {"overwrite": True},
         _gather_infer,
         lambda ins, attrs: {"Out": [ins["X"][0].index_select(0, ins["Index"][0].reshape(-1).long())]},
-        grad=GradDef(),
+        grad=GradDef(kernel=lambda ins, a: _gather_grad(ins, a), shape_only=("X",)),
     )
 )
+
+
+def _gather_grad(ins, attrs):
+    # X's shape only (fluid: NoNeedBufferVars); repeated indices add up
+    x, idx, g = ins["X"][0], ins["Index"][0], ins["Out@GRAD"][0]
+    dx = torch.zeros(tuple(x.shape), dtype=g.dtype, device=g.device)
+    return {"X@GRAD": [dx.index_add(0, idx.reshape(-1).long().to(g.device), g)]}
 
 
 def _scatter_kernel(ins, attrs):
