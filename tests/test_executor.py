@@ -356,8 +356,8 @@ def test_loss_label_check_lets_unknown_dims_match():
 
 def test_values_read_for_their_shape_only_are_stubbed_after_their_last_other_use():
     """fc's mul output is read later by elementwise_add_grad for its shape only: the plan makes it a
-    shape-only stub right after the add (fluid's "no need buffer" variables); the gradients stay
-    those of numpy."""
+    shape-only stub right after the add (fluid's "no need buffer" variables; at run time a value
+    under 64 KiB is kept, the stub would cost more than it frees); the gradients stay those of numpy."""
     x = fluid.data("x", [None, 3], "float32")
     w = fluid.layers.create_parameter([3, 2], "float32", name="w", default_initializer=fluid.initializer.Constant(0.5))
     b = fluid.layers.create_parameter([2], "float32", name="b", default_initializer=fluid.initializer.Constant(0.1))

@@ -164,7 +164,9 @@ class PreparedBlock:
         last: Dict[str, int] = {}
         last_buffer: Dict[str, int] = {}
         for i, s in enumerate(self.steps):
-            shape_only = s.plan.op._def.no_buffer_inputs if s.sub is None else frozenset()
+            # a grad op's shape-only reads (a forward op's, such as shape's, would cost more than they free)
+            d = s.plan.op._def
+            shape_only = d.no_buffer_inputs if s.sub is None and d.forward else frozenset()
             reads = [names for slot, names, _ in s.ins if slot not in shape_only]
             reads += [names for _, names in s.optional]
             if s.sub is not None:
@@ -465,9 +467,14 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool]] 
     return run
 
 
+_STUB_BYTES = 1 << 16  # smaller values stay: a stub would cost more time than it frees memory
+
+
 def _stub(value):
     """A value's shape, dtype and LoD without its memory (for readers of its shape only)."""
     if not torch.is_tensor(value) or value.device.type == "meta":
+        return value
+    if value.numel() * value.element_size() < _STUB_BYTES:
         return value
     return with_lod(torch.empty(value.shape, dtype=value.dtype, device="meta"), lod_of(value))
 
