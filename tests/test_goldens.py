@@ -376,6 +376,15 @@ def _same_fetches(got, want, case):
         np.testing.assert_allclose(np.ravel(g), np.ravel(w), rtol=1e-4, atol=1e-5, err_msg=case)
 
 
+def _same_cases(stem: str, count: int) -> None:
+    """The golden script ``stem``.py under fluidcompat against ``stem``.json: the same ``count`` cases,
+    each a list of fetches as _same_fetches compares them."""
+    got, want = run_fluidcompat(f"{stem}.py"), load(f"{stem}.json")
+    assert sorted(got) == sorted(want) and len(want) == count
+    for case, w in want.items():
+        _same_fetches(got[case], w, case)
+
+
 def test_sequence_ops_match_fluid():
     """Every LoD sequence op (pool types, softmax, conv, reverse, pad/unpad, reshape, concat, enumerate,
     slice, expand/expand_as, scatter, sequence_conv_pool, lod_reset, lod_append) with an empty sequence
@@ -456,10 +465,7 @@ def test_dynamic_rnn_matches_fluid():
     """DynamicRNN (step_input, a memory from a shape, one from an initial tensor in length order or
     reordered, update_memory, two outputs): outputs with their LoD and the gradients of the input,
     the initial state and every fc parameter, as fluid 1.8.5's."""
-    got, want = run_fluidcompat("dynamic_rnn.py"), load("dynamic_rnn.json")
-    assert sorted(got) == sorted(want) and len(want) == 3
-    for case, w in want.items():
-        _same_fetches(got[case], w, case)
+    _same_cases("dynamic_rnn", 3)
 
 
 def test_dynamic_rnn_attention_decoder_matches_fluid():
@@ -564,19 +570,13 @@ def test_ctc_family_on_lod_sequences_matches_fluid():
 def test_row_conv_on_lod_sequences_matches_fluid():
     """row_conv over LoD sequences (a sequence shorter than the lookahead, relu): output and LoD, and
     the gradients of the input (no LoD, as fluid's) and the filter."""
-    got, want = run_fluidcompat("row_conv_lod.py"), load("row_conv_lod.json")
-    assert sorted(got) == sorted(want) and len(want) == 3
-    for case, w in want.items():
-        _same_fetches(got[case], w, case)
+    _same_cases("row_conv_lod", 3)
 
 
 def test_im2sequence_gives_each_image_a_sequence_as_fluid():
     """im2sequence: each image's patches one LoD sequence; with input_image_size and out_stride the
     patch counts of the images' real sizes, taken as fluid 1.8.5 took them."""
-    got, want = run_fluidcompat("im2sequence_lod.py"), load("im2sequence_lod.json")
-    assert sorted(got) == sorted(want) and len(want) == 4
-    for case, w in want.items():
-        _same_fetches(got[case], w, case)
+    _same_cases("im2sequence_lod", 4)
 
 
 def test_lod_beam_search_decoders_match_fluid():
@@ -584,10 +584,7 @@ def test_lod_beam_search_decoders_match_fluid():
     beam_search_decode): the sentences, their scores, LoD and the steps run, with sources pruned
     early and with probabilities (is_accumulated=False); the two ops alone with finished branches,
     ids None, parent_idx, ties and pruning."""
-    got, want = run_fluidcompat("beam_search_lod.py"), load("beam_search_lod.json")
-    assert sorted(got) == sorted(want) and len(want) == 8
-    for case, w in want.items():
-        _same_fetches(got[case], w, case)
+    _same_cases("beam_search_lod", 8)
 
 
 def test_deformable_conv_matches_fluid():
@@ -617,20 +614,14 @@ def test_detection_layers_match_fluid():
     """fluid.layers.detection: priors, anchors, box coding, clipping, IoU, YOLOv3 boxes, focal loss
     and its gradient, NMS (including fluid's one-row [-1] when nothing is detected), SSD's
     detection_output, bipartite matching and target assignment: values, shapes and LoDs."""
-    got, want = run_fluidcompat("detection_layers.py"), load("detection_layers.json")
-    assert sorted(got) == sorted(want) and len(want) == 25
-    for case, w in want.items():
-        _same_fetches(got[case], w, case)
+    _same_cases("detection_layers", 25)
 
 
 def test_ssd_layers_match_fluid():
     """SSD as fluid 1.8 scripts wrote it: multi_box_head over two and three maps, ssd_loss (matching,
     hard negative mining, both losses; normalized or not) with the head's weight gradients, and
     detection_output; mine_hard_examples alone in both mining modes."""
-    got, want = run_fluidcompat("ssd_layers.py"), load("ssd_layers.json")
-    assert sorted(got) == sorted(want) and len(want) == 4
-    for case, w in want.items():
-        _same_fetches(got[case], w, case)
+    _same_cases("ssd_layers", 4)
 
 
 def test_yolov3_loss_matches_fluid():
@@ -673,10 +664,7 @@ def test_rcnn_layers_match_fluid():
 def test_matrix_nms_matches_fluid():
     """matrix_nms: linear and gaussian decay, thresholds, top-k, pixel boxes, an image without
     detections: rows, LoD and box indices as fluid 1.8.5."""
-    got, want = run_fluidcompat("matrix_nms.py"), load("matrix_nms.json")
-    assert sorted(got) == sorted(want) and len(want) == 3
-    for case, w in want.items():
-        _same_fetches(got[case], w, case)
+    _same_cases("matrix_nms", 3)
 
 
 def test_detection_map_metric_matches_fluid():
@@ -694,93 +682,63 @@ def test_rpn_and_retinanet_target_assign_match_fluid():
     retinanet_target_assign: the gathered logits and box predictions, labels, box targets (boxes at
     the image's scale), weights (zero for fluid's stand-in rows) and foreground counts, with crowd
     boxes and straddle thresholds."""
-    got, want = run_fluidcompat("target_assign_rpn.py"), load("target_assign_rpn.json")
-    assert sorted(got) == sorted(want) and len(want) == 5
-    for case, w in want.items():
-        _same_fetches(got[case], w, case)
+    _same_cases("target_assign_rpn", 5)
 
 
 def test_retinanet_detection_output_matches_fluid():
     """retinanet_detection_output over two FPN levels: thresholds (none on the last level), top-k
     per level, decoding at each image's scale with clipping, NMS per class, keep_top_k."""
-    got, want = run_fluidcompat("retinanet_detection_output.py"), load("retinanet_detection_output.json")
-    assert sorted(got) == sorted(want) and len(want) == 2
-    for case, w in want.items():
-        _same_fetches(got[case], w, case)
+    _same_cases("retinanet_detection_output", 2)
 
 
 def test_generate_proposal_labels_matches_fluid():
     """generate_proposal_labels with use_random=False: rois (ground truth first, at the image's
     scale), labels, class-specific and class-agnostic box targets and weights, with crowd boxes and
     threshold ranges that overlap."""
-    got, want = run_fluidcompat("generate_proposal_labels.py"), load("generate_proposal_labels.json")
-    assert sorted(got) == sorted(want) and len(want) == 3
-    for case, w in want.items():
-        _same_fetches(got[case], w, case)
+    _same_cases("generate_proposal_labels", 3)
 
 
 def test_multiclass_nms_lod_form_matches_fluid():
     """multiclass_nms and multiclass_nms2 in R-CNN's LoD form (a box per class, each image's rows by
     the LoD): rows in fluid's order (a class's rows in row order), LoD and Index (row * C + class)."""
-    got, want = run_fluidcompat("multiclass_nms_lod.py"), load("multiclass_nms_lod.json")
-    assert sorted(got) == sorted(want) and len(want) == 2
-    for case, w in want.items():
-        _same_fetches(got[case], w, case)
+    _same_cases("multiclass_nms_lod", 2)
 
 
 def test_lod_rank_table_and_reorder_match_fluid():
     """lod_rank_table, max_sequence_len and reorder_lod_tensor_by_rank (1- and 2-level LoD, a plain
     tensor) with the reordered LoD, and the gradient put back in the input's order."""
-    got, want = run_fluidcompat("lod_rank_table.py"), load("lod_rank_table.json")
-    assert sorted(got) == sorted(want) and len(want) == 1
-    for case, w in want.items():
-        _same_fetches(got[case], w, case)
+    _same_cases("lod_rank_table", 1)
 
 
 def test_lod_tensor_arrays_by_rank_match_fluid():
     """lod_tensor_to_array, array_to_lod_tensor and shrink_memory, alone and in a While loop over the
     steps (a running sum), and the gradient through the array and back, as fluid 1.8.5."""
-    got, want = run_fluidcompat("lod_tensor_array.py"), load("lod_tensor_array.json")
-    assert sorted(got) == sorted(want) and len(want) == 1
-    for case, w in want.items():
-        _same_fetches(got[case], w, case)
+    _same_cases("lod_tensor_array", 1)
 
 
 def test_roi_perspective_transform_matches_fluid():
     """roi_perspective_transform: slanted rois, rois off the map and a rectangle, two output sizes and
     spatial scales: output, mask, transform matrices and the input's gradient."""
-    got, want = run_fluidcompat("roi_perspective_transform.py"), load("roi_perspective_transform.json")
-    assert sorted(got) == sorted(want) and len(want) == 2
-    for case, w in want.items():
-        _same_fetches(got[case], w, case)
+    _same_cases("roi_perspective_transform", 2)
 
 
 def test_locality_aware_nms_matches_fluid():
     """locality_aware_nms: merging in input order, NMS, thresholds and top-k, for boxes and for
     8-coordinate quadrilaterals."""
-    got, want = run_fluidcompat("locality_aware_nms.py"), load("locality_aware_nms.json")
-    assert sorted(got) == sorted(want) and len(want) == 3
-    for case, w in want.items():
-        _same_fetches(got[case], w, case)
+    _same_cases("locality_aware_nms", 3)
 
 
 def test_filter_by_instag_matches_fluid():
     """filter_by_instag over LoD instances and rows, and with none kept: output, LoD, loss weight and
     the input's gradient."""
-    got, want = run_fluidcompat("filter_by_instag.py"), load("filter_by_instag.json")
-    assert sorted(got) == sorted(want) and len(want) == 3
-    for case, w in want.items():
-        _same_fetches(got[case], w, case)
+    _same_cases("filter_by_instag", 3)
 
 
 def test_generate_mask_labels_matches_fluid():
     """generate_mask_labels: foreground rois matched to polygon boxes and rasterized at 7 x 7 and
     14 x 14 (COCO's rasterizer) into their class slots, multi-polygon boxes, crowd boxes, image
     scales, and an image without a foreground roi."""
-    got, want = run_fluidcompat("generate_mask_labels.py"), load("generate_mask_labels.json")
-    assert sorted(got) == sorted(want) and len(want) == 3
-    for case, w in want.items():
-        _same_fetches(got[case], w, case)
+    _same_cases("generate_mask_labels", 3)
 
 
 def _same_runs(got, want, case):

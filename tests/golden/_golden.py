@@ -22,3 +22,10 @@ def set_params(program, scope):
         shape = np.array(scope.find_var(p).get_tensor()).shape
         value = np.random.RandomState(k).uniform(-0.5, 0.5, shape).astype("float32")
         scope.find_var(p).get_tensor().set(value, fluid.CPUPlace())
+
+
+def flat(value):
+    """[LoD, shape, values rounded to 5 places] of a fetched LoDTensor (or array: no LoD)."""
+    lod = value.lod() if hasattr(value, "lod") else []
+    a = np.array(value)
+    return [lod, list(a.shape)] + np.round(a.reshape(-1).astype("float64"), 5).tolist()

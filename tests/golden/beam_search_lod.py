@@ -9,15 +9,11 @@ import json
 
 import numpy as np
 import paddle.fluid as fluid
+from _golden import flat
 
 L = fluid.layers
 place = fluid.CPUPlace()
 results = {}
-
-
-def flat(r):
-    a = np.array(r)
-    return [r.lod(), list(a.shape)] + np.round(a.reshape(-1).astype("float64"), 5).tolist()
 
 
 def decoder(dict_size, beam_size, max_length, end_id, accumulated):

@@ -8,20 +8,12 @@ import json
 
 import numpy as np
 import paddle.fluid as fluid
+from _golden import flat
 from paddle.fluid.contrib import layers as C
 
 L = fluid.layers
 place = fluid.CPUPlace()
 results = {}
-
-
-def flat(v):
-    if isinstance(v, fluid.LoDTensor):
-        lod, v = v.lod(), np.array(v)
-    else:
-        lod = []
-    a = np.array(v)
-    return [lod, list(a.shape)] + np.round(a.reshape(-1).astype("float64"), 5).tolist()
 
 
 rng = np.random.RandomState(0)

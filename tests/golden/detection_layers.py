@@ -12,16 +12,12 @@ import json
 
 import numpy as np
 import paddle.fluid as fluid
+from _golden import flat
 
 L = fluid.layers
 place = fluid.CPUPlace()
 rng = np.random.RandomState(7)
 results = {}
-
-
-def flat(r):
-    a = np.array(r)
-    return [r.lod(), list(a.shape)] + np.round(a.reshape(-1).astype("float64"), 5).tolist()
 
 
 def run(name, build, feed, lods=None):

@@ -10,16 +10,12 @@ import json
 
 import numpy as np
 import paddle.fluid as fluid
+from _golden import flat
 from paddle.fluid.layers import control_flow as cf
 
 L = fluid.layers
 place = fluid.CPUPlace()
 results = {}
-
-
-def flat(r):
-    a = np.array(r)
-    return [r.lod(), list(a.shape)] + np.round(a.reshape(-1).astype("float64"), 5).tolist()
 
 
 main, startup = fluid.Program(), fluid.Program()
