@@ -32,7 +32,8 @@ def _classify(block: Block, amp_lists) -> Dict[int, str]:
     """id(op) -> "white" (float16) or "black" (float32); gray ops with no typed producer are left out."""
     kind: Dict[int, str] = {}
     black_names = set(amp_lists.black_varnames or ())
-    for i, op in enumerate(block.ops):
+    producer: Dict[str, Operator] = {}  # each name's last writer among the ops before this one
+    for op in block.ops:
         if black_names and black_names & set(op.input_arg_names + op.output_arg_names):
             kind[id(op)] = "black"
         elif op.type in amp_lists.black_list:
@@ -44,7 +45,7 @@ def _classify(block: Block, amp_lists) -> Dict[int, str]:
             # any comes from a float16 op, else it is left as built
             seen = set()
             for name in op.input_arg_names:
-                prev = _producer_before(block.ops, i, name)
+                prev = producer.get(name)
                 if prev is None:
                     continue
                 if kind.get(id(prev)) == "black" or prev.type in amp_lists.black_list:
@@ -57,6 +58,7 @@ def _classify(block: Block, amp_lists) -> Dict[int, str]:
                 kind[id(op)] = "white"
         else:
             kind[id(op)] = "black"  # ops in no list stay in float32, for numerical safety
+        producer.update(dict.fromkeys(op.output_arg_names, op))
     return kind
 
 
