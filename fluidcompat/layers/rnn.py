@@ -304,19 +304,26 @@ def _rnn(cell, inputs, initial_states, sequence_length, time_major, is_reverse, 
         out, new_states = cell(step_in, states, **kwargs)
         if mask is not None:
             m = L.squeeze(L.slice(mask, axes=[0], starts=[t], ends=[t + 1]), [0])
-            # fluid's form: new * mask - old * (mask - 1)
-            new_states = _map(
-                lambda old, new: L.elementwise_sub(
-                    L.elementwise_mul(new, m, axis=0), L.elementwise_mul(old, L.scale(m, bias=-1.0), axis=0)
-                ),
-                states,
-                new_states,
-            )
+            new_states = _keep_past_end(states, new_states, m)
         states, outputs[t] = new_states, out
     stacked = _map(lambda *per_step: L.stack(list(per_step), axis=0), *[outputs[t] for t in range(steps)])
     if not time_major:
         stacked = _map(swap_batch_time, stacked)
     return stacked, states
+
+
+def _keep_past_end(states, new_states, m):
+    """The states of a step where ``m`` ([batch] of 1 and 0) says each sequence still runs: past its
+    end a sequence keeps its states, in fluid's form new * m - old * (m - 1)."""
+    from fluidcompat import layers as L
+
+    return _map(
+        lambda old, new: L.elementwise_sub(
+            L.elementwise_mul(new, m, axis=0), L.elementwise_mul(old, L.scale(m, bias=-1.0), axis=0)
+        ),
+        states,
+        new_states,
+    )
 
 
 def _rnn_loop(cell, inputs, initial_states, sequence_length, is_reverse, **kwargs):
@@ -340,15 +347,7 @@ def _rnn_loop(cell, inputs, initial_states, sequence_length, is_reverse, **kwarg
         states = _map(lambda s: loop.memory(init=s), initial_states)
         out, new_states = cell(step_in, states, **kwargs)
         if mask is not None:
-            m = loop.step_input(mask)
-            # fluid's form: new * mask - old * (mask - 1)
-            new_states = _map(
-                lambda old, new: L.elementwise_sub(
-                    L.elementwise_mul(new, m, axis=0), L.elementwise_mul(old, L.scale(m, bias=-1.0), axis=0)
-                ),
-                states,
-                new_states,
-            )
+            new_states = _keep_past_end(states, new_states, loop.step_input(mask))
         _map(loop.update_memory, states, new_states)
         flat_out, flat_states = _leaves(out), _leaves(new_states)
         for v in flat_out + flat_states:
