@@ -52,12 +52,6 @@ from fluidcompat.places import (
 __version__ = "0.1.0"
 
 
-def disable_dygraph():
-    """Static-graph mode, the only one fluidcompat has: nothing to do."""
-
-
-disable_imperative = disable_dygraph
-
 _LAZY_ATTRS = {
     "Executor": "fluidcompat.executor.executor",
     "CompiledProgram": "fluidcompat.executor.executor",
@@ -80,10 +74,17 @@ _LAZY_ATTRS = {
     "LoDTensorArray": "fluidcompat.lod_tensor",
     "ComplexVariable": "fluidcompat.complex_variable",
     "ParallelExecutor": "fluidcompat.parallel_executor",
+    "enable_dygraph": "fluidcompat.dygraph.base",
+    "save_dygraph": "fluidcompat.dygraph.checkpoint",
+    "load_dygraph": "fluidcompat.dygraph.checkpoint",
+    "disable_dygraph": "fluidcompat.dygraph.base",
+    "enable_imperative": "fluidcompat.dygraph.base",
+    "disable_imperative": "fluidcompat.dygraph.base",
 }
 _LAZY_MODULES = {
     "contrib",
     "core",
+    "dygraph",
     "compiler",
     "executor",
     "io",

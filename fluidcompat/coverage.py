@@ -52,10 +52,11 @@ CORE_MODULES = (
     "paddle.fluid.framework",
     "paddle.fluid.data_feeder",
     "paddle.fluid.contrib.mixed_precision",
+    "paddle.fluid.dygraph",
 )
 # Modules of fluid 1.8 that come later.
 LATER_MODULES = (
-    "paddle.fluid.dygraph",
+    "paddle.fluid.dygraph (its dygraph-to-static translator, TracedLayer, jit)",
     "paddle.fluid.contrib (its search and tdm ops, decoder, slim, quantize, readers)",
 )
 
@@ -98,9 +99,6 @@ NOT_IN_FLUID_185 = (
 ALTERNATIVES: Dict[str, str] = {
     "lstm": "fluid.layers.rnn with fluid.layers.LSTMCell",
     "StaticRNN": "fluid.layers.While or while_loop over tensor arrays",
-    "dygraph": "the static-graph API (fluid.Program, fluid.Executor)",
-    "enable_dygraph": "the static-graph API (fluid.Program, fluid.Executor)",
-    "enable_imperative": "the static-graph API (fluid.Program, fluid.Executor)",
     "DistributeTranspiler": "single-process training (fluid.Executor)",
     "transpiler": "single-process training (fluid.Executor)",
 }

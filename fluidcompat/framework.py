@@ -301,6 +301,8 @@ class Block:
 
     # -- variables -------------------------------------------------------------------------
     def create_var(self, **kwargs: Any) -> Variable:
+        if _dygraph_tracer_ is not None:
+            return _dygraph_tracer_.create_var(self, kwargs)
         name = kwargs.get("name")
         if name is not None and name in self.vars:
             var = self.vars[name]
@@ -313,6 +315,8 @@ class Block:
         return var
 
     def create_parameter(self, **kwargs: Any) -> Parameter:
+        if _dygraph_tracer_ is not None:
+            return _dygraph_tracer_.create_parameter(self, kwargs)
         glob = self.program.global_block()
         name = kwargs.get("name")
         if name is not None and name in glob.vars and isinstance(glob.vars[name], Parameter):
@@ -330,6 +334,8 @@ class Block:
         if not isinstance(name, str):
             raise TypeError(f"var require string as parameter, but get {type(name)} instead.")
         v = self.vars.get(name)
+        if v is None and _dygraph_tracer_ is not None:
+            v = _dygraph_tracer_.find_var(name)
         if v is None:
             raise ValueError(f"var {name} not in this block")
         return v
@@ -351,6 +357,8 @@ class Block:
                 frontier.append(self.program.block(block.forward_block_idx))
             if block.parent_idx >= 0:
                 frontier.append(self.program.block(block.parent_idx))
+        if _dygraph_tracer_ is not None:
+            return _dygraph_tracer_.find_var(name)
         return None
 
     def _var_recursive(self, name: str) -> Variable:
@@ -457,6 +465,8 @@ class Block:
                 v.op = op
 
     def append_op(self, type: str, inputs=None, outputs=None, attrs=None, stop_gradient: bool = False) -> Operator:
+        if _dygraph_tracer_ is not None:
+            return _dygraph_tracer_.trace_op(type, inputs, outputs, attrs, stop_gradient)
         op = self._make_op(type, inputs, outputs, attrs)
         self.ops.append(op)
         self._link_outputs(op)
@@ -464,6 +474,8 @@ class Block:
         return op
 
     def _prepend_op(self, type: str, inputs=None, outputs=None, attrs=None) -> Operator:
+        if _dygraph_tracer_ is not None:
+            return _dygraph_tracer_.trace_op(type, inputs, outputs, attrs)
         op = self._make_op(type, inputs, outputs, attrs)
         self.ops.insert(0, op)
         self._link_outputs(op)
@@ -471,6 +483,8 @@ class Block:
         return op
 
     def _insert_op(self, index: int, type: str, inputs=None, outputs=None, attrs=None) -> Operator:
+        if _dygraph_tracer_ is not None:
+            return _dygraph_tracer_.trace_op(type, inputs, outputs, attrs)
         op = self._make_op(type, inputs, outputs, attrs)
         self.ops.insert(index, op)
         self._link_outputs(op)
@@ -836,6 +850,8 @@ def layer(fn):
 
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
+        if _dygraph_tracer_ is not None:  # nothing is built in dygraph mode
+            return fn(*args, **kwargs)
         with program_transaction():
             return fn(*args, **kwargs)
 
@@ -846,9 +862,17 @@ def grad_var_name(name: str) -> str:
     return name + GRAD_VAR_SUFFIX
 
 
+# the dygraph Tracer while dygraph mode is on (set by fluidcompat.dygraph.base)
+_dygraph_tracer_ = None
+
+
 def in_dygraph_mode() -> bool:
-    """Always False: fluidcompat runs static-graph programs only."""
-    return False
+    """Whether dygraph mode is on (inside ``fluid.dygraph.guard()``)."""
+    return _dygraph_tracer_ is not None
+
+
+def _dygraph_tracer():
+    return _dygraph_tracer_
 
 
 def _current_expected_place():

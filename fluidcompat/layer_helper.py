@@ -98,6 +98,11 @@ class LayerHelper:
                 raise ValueError(
                     f"Each dimension of parameter {attr.name} must be greater than 0. Received: shape={shape}"
                 )
+        if framework.in_dygraph_mode():  # created and initialized at once
+            param = self.main_program.global_block().create_parameter(
+                shape=shape, dtype=dtype, stop_gradient=stop_gradient, **attr._to_kwargs(with_initializer=True)
+            )
+            return param
         startup_var = self.startup_program.global_block().create_var(
             name=attr.name, shape=shape, dtype=dtype, persistable=True
         )

@@ -57,12 +57,16 @@ class Optimizer:
     type = ""
 
     def __init__(self, learning_rate, parameter_list=None, regularization=None, grad_clip=None, name=None) -> None:
-        if not isinstance(learning_rate, (float, int, Variable)) or isinstance(learning_rate, bool):
+        if framework.in_dygraph_mode() and _is_schedule(learning_rate):
+            pass
+        elif not isinstance(learning_rate, (float, int, Variable)) or isinstance(learning_rate, bool):
             raise TypeError(f"learning rate should be float or Variable, got {type(learning_rate)} here")
         if grad_clip is not None and not isinstance(grad_clip, GradientClipBase):
             raise TypeError("'grad_clip' should be an instance of GradientClipBase's derived class")
+        if framework.in_dygraph_mode() and parameter_list is None:
+            raise AttributeError("parameter_list argument given to the Optimizer should not be None in dygraph mode.")
         self._learning_rate = learning_rate
-        self._parameter_list = parameter_list
+        self._parameter_list = list(parameter_list) if parameter_list is not None else None
         self.regularization = regularization
         self._grad_clip = grad_clip
         self._name = name
@@ -70,6 +74,7 @@ class Optimizer:
         self._learning_rate_map: Dict[int, Variable] = {}
         self.helper: Optional[LayerHelper] = None
         self._param_device_map: Dict[str, str] = {}
+        self._accumulators_holder: Dict[str, object] = {}
 
     # -- learning rate -----------------------------------------------------------------------
     def _global_learning_rate(self, program=None) -> Optional[Variable]:
@@ -78,6 +83,9 @@ class Optimizer:
 
     def _create_global_learning_rate(self) -> None:
         program = default_main_program()
+        if _is_schedule(self._learning_rate):  # dygraph: the schedule's rate for this step
+            self._learning_rate_map[id(program)] = self._learning_rate()
+            return
         if self._global_learning_rate(program) is not None:
             return
         if isinstance(self._learning_rate, Variable):
@@ -105,6 +113,8 @@ class Optimizer:
     # -- accumulators --------------------------------------------------------------------------
     def _add_accumulator(self, name, param, dtype=None, fill_value=0.0, shape=None) -> Variable:
         if param.name in self._accumulators[name]:
+            if framework.in_dygraph_mode():  # each minimize asks again
+                return self._accumulators[name][param.name]
             raise ValueError(f"Accumulator {name} already exists for parameter {param.name}")
         helper = self.helper or LayerHelper(self.__class__.__name__)
         var = helper.create_global_variable(
@@ -119,8 +129,82 @@ class Optimizer:
         svar = startup.create_var(name=var.name, shape=var.shape, dtype=var.dtype, persistable=True)
         with places.device_guard(self._param_device_map.get(param.name)):
             ConstantInitializer(value=float(fill_value))(svar, startup)
+        if self._accumulators_holder:  # dygraph: state loaded by set_dict before it existed
+            var.set_value(_as_array(self._accumulators_holder[_saved_name(var.name, self._accumulators_holder)]))
         self._accumulators[name][param.name] = var
         return var
+
+    # -- dygraph state ---------------------------------------------------------------------------------
+    def current_step_lr(self) -> float:
+        """Dygraph: the learning rate of the last ``minimize`` (before the first: of the first).
+
+        Compat: asking never advances a schedule; fluid 1.8 advanced a LinearLrWarmup's inner schedule."""
+        last = self._global_learning_rate()
+        if last is not None:
+            return float(last.numpy()[0])
+        if _is_schedule(self._learning_rate):
+            return self._learning_rate._current()
+        if isinstance(self._learning_rate, Variable):
+            return float(self._learning_rate.numpy()[0])
+        return float(self._learning_rate)
+
+    def state_dict(self) -> Dict[str, Variable]:
+        """Dygraph: the optimizer's state variables by name (empty before the first ``minimize``), and
+        its learning-rate schedule's state (``LR_Scheduler``, ``global_step``)."""
+        _dygraph_only("Optimizer.state_dict")
+        state = {var.name: var for per_param in self._accumulators.values() for var in per_param.values()}
+        lr = self._learning_rate
+        if _is_schedule(lr):
+            import numpy as np
+
+            from fluidcompat.dygraph.base import to_variable
+            from fluidcompat.dygraph.learning_rate_scheduler import _LearningRateEpochDecay
+
+            state["LR_Scheduler"] = lr.state_dict()
+            if not isinstance(lr, _LearningRateEpochDecay):
+                state["global_step"] = to_variable(np.array([lr.step_num], "int32"), name="global_step")
+        return state
+
+    def set_dict(self, state_dict) -> None:
+        """Dygraph: load state saved by ``state_dict`` (numpy arrays or VarBases by name). Every value is
+        checked before any is written; state not created yet is loaded when it is."""
+        _dygraph_only("Optimizer.set_dict")
+        lr = self._learning_rate
+        step = None
+        if _is_schedule(lr):
+            from fluidcompat.dygraph.learning_rate_scheduler import _LearningRateEpochDecay
+
+            if "LR_Scheduler" not in state_dict:
+                raise ValueError("LR_Scheduler not in state dict: the optimizer has a learning-rate schedule")
+            if not isinstance(lr, _LearningRateEpochDecay):
+                if "global_step" not in state_dict:
+                    raise ValueError(
+                        "Global step not in state dict, Dygraph use LearningRateDecay, global_step must in state dict"
+                    )
+                step = _as_array(state_dict["global_step"]).reshape(-1)
+                if step.shape != (1,):
+                    raise ValueError(f"global step shape is (1,), the shape is {step.shape}")
+        plan = []
+        for per_param in self._accumulators.values():
+            for var in per_param.values():
+                value = _as_array(state_dict[_saved_name(var.name, state_dict)])
+                mine = var.numpy()
+                if value.shape != mine.shape or value.dtype != mine.dtype:
+                    raise ValueError(
+                        f"Parameter shape or dtype not match, Dygraph Parameter [ {var.name} ] need tensor with "
+                        f"shape {mine.shape} dtype {mine.dtype} but load tensor with shape {value.shape} "
+                        f"dtype {value.dtype}"
+                    )
+                plan.append((var, value))
+        if _is_schedule(lr):
+            lr.set_dict(state_dict["LR_Scheduler"])
+            if step is not None:
+                lr.step_num = int(step[0])
+        self._accumulators_holder = dict(state_dict)
+        for var, value in plan:
+            var.set_value(value)
+
+    load = set_dict
 
     def _get_accumulator(self, name, param) -> Variable:
         try:
@@ -187,11 +271,40 @@ class Optimizer:
         """Append backward and update ops for ``loss``; returns ``(optimize_ops, params_grads)``."""
         if not isinstance(loss, Variable):
             raise TypeError(f"The type of 'loss' in minimize must be Variable, but received {type(loss)}.")
+        if framework.in_dygraph_mode():
+            return self._dygraph_minimize(parameter_list)
         startup = startup_program or framework.default_startup_program()
         with framework.program_transaction(loss.block.program, startup):
             params_grads = self.backward(loss, startup_program, parameter_list, no_grad_set)
             optimize_ops = self.apply_optimize(loss, startup_program, params_grads)
         return optimize_ops, params_grads
+
+    def _dygraph_minimize(self, parameter_list=None):
+        """Dygraph: update each trainable parameter that has a gradient (from ``loss.backward()``)."""
+        from fluidcompat.dygraph.base import no_grad
+
+        params = parameter_list if parameter_list is not None else self._parameter_list
+        with no_grad():
+            params_grads = []
+            for param in params:
+                if not param.trainable:
+                    continue
+                grad = param._grad_ivar()
+                if grad is not None:
+                    params_grads.append((param, grad))
+            if self._grad_clip is not None:
+                params_grads = self._grad_clip(params_grads)
+            else:
+                params_grads = append_gradient_clip_ops(params_grads)
+            params_grads = append_regularization_ops(params_grads, self.regularization)
+            self._create_optimization_pass(params_grads)
+        return [], params_grads
+
+    def clear_gradients(self) -> None:
+        """Dygraph: zero the gradients of the parameters this optimizer updates."""
+        for p in self._parameter_list or ():
+            if p.trainable:
+                p.clear_gradient()
 
     def _update_op(self, block, op_type, param_and_grad, inputs, outputs, attrs=None):
         param, grad = param_and_grad
@@ -200,6 +313,40 @@ class Optimizer:
         outs = {"ParamOut": [param]}
         outs.update(outputs)
         return block.append_op(type=op_type, inputs=ins, outputs=outs, attrs=attrs or {})
+
+
+def _as_array(value):
+    import numpy as np
+
+    return value.numpy() if hasattr(value, "numpy") else np.asarray(value)
+
+
+def _saved_name(name: str, state) -> str:
+    """The key of optimizer state ``name`` in a loaded ``state``: the same name, else the one that
+    differs only in its unique-name counter (``w_0_moment1_0`` for ``w_0_moment1_1``: a second optimizer
+    made in the same guard; fluid 1.8 refused to load there)."""
+    if name in state:
+        return name
+    stem = name.rsplit("_", 1)[0]
+    found = [k for k in state if k.rsplit("_", 1)[0] == stem]
+    if len(found) != 1:
+        raise ValueError(
+            f"Optimizer set error, {name} should in state dict (the state given to set_dict has "
+            f"{len(found)} entries for it)"
+        )
+    return found[0]
+
+
+def _is_schedule(value) -> bool:
+    """Whether ``value`` is a dygraph learning-rate schedule (fluid.dygraph.PiecewiseDecay, ...)."""
+    from fluidcompat.dygraph.learning_rate_scheduler import LearningRateDecay
+
+    return isinstance(value, LearningRateDecay)
+
+
+def _dygraph_only(api: str) -> None:
+    if not framework.in_dygraph_mode():
+        raise RuntimeError(f"{api} works only in dygraph mode (inside fluid.dygraph.guard())")
 
 
 class SGDOptimizer(Optimizer):

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import math
 
-from fluidcompat.framework import default_main_program
+from fluidcompat.dygraph import learning_rate_scheduler as dygraph_lr
+from fluidcompat.framework import default_main_program, in_dygraph_mode
 from fluidcompat.layers import nn, ops, tensor
 
 __all__ = [
@@ -26,6 +27,8 @@ def _decay_step_counter(begin=0):
 
 def noam_decay(d_model, warmup_steps, learning_rate=1.0):
     """``lr * d_model**-0.5 * min(step**-0.5, warmup_steps**-1.5 * step)``."""
+    if in_dygraph_mode():  # a schedule the optimizer asks at each minimize
+        return dygraph_lr.NoamDecay(d_model, warmup_steps, learning_rate=learning_rate)
     with default_main_program()._lr_schedule_guard():
         step = _decay_step_counter(1)
         a = step**-0.5
@@ -40,6 +43,8 @@ def _div(step, decay_steps, staircase):
 
 def exponential_decay(learning_rate, decay_steps, decay_rate, staircase=False):
     """``lr * decay_rate ** (step / decay_steps)`` (floored when ``staircase``)."""
+    if in_dygraph_mode():  # a schedule the optimizer asks at each minimize
+        return dygraph_lr.ExponentialDecay(learning_rate, decay_steps, decay_rate, staircase)
     with default_main_program()._lr_schedule_guard():
         div = _div(_decay_step_counter(), decay_steps, staircase)
         return learning_rate * (decay_rate**div)
@@ -47,6 +52,8 @@ def exponential_decay(learning_rate, decay_steps, decay_rate, staircase=False):
 
 def natural_exp_decay(learning_rate, decay_steps, decay_rate, staircase=False):
     """``lr * exp(-decay_rate * step / decay_steps)``."""
+    if in_dygraph_mode():  # a schedule the optimizer asks at each minimize
+        return dygraph_lr.NaturalExpDecay(learning_rate, decay_steps, decay_rate, staircase)
     with default_main_program()._lr_schedule_guard():
         div = _div(_decay_step_counter(), decay_steps, staircase)
         return learning_rate * ops.exp(-1 * decay_rate * div)
@@ -54,6 +61,8 @@ def natural_exp_decay(learning_rate, decay_steps, decay_rate, staircase=False):
 
 def inverse_time_decay(learning_rate, decay_steps, decay_rate, staircase=False):
     """``lr / (1 + decay_rate * step / decay_steps)``."""
+    if in_dygraph_mode():  # a schedule the optimizer asks at each minimize
+        return dygraph_lr.InverseTimeDecay(learning_rate, decay_steps, decay_rate, staircase)
     with default_main_program()._lr_schedule_guard():
         div = _div(_decay_step_counter(), decay_steps, staircase)
         return learning_rate / (1 + decay_rate * div)
@@ -65,6 +74,8 @@ def polynomial_decay(learning_rate, decay_steps, end_learning_rate=0.0001, power
     Compat: with ``cycle`` the first period is chosen by ``max(ceil(step / decay_steps), 1)``
     rather than fluid's Switch block; the values are the same.
     """
+    if in_dygraph_mode():  # a schedule the optimizer asks at each minimize
+        return dygraph_lr.PolynomialDecay(learning_rate, decay_steps, end_learning_rate, power, cycle)
     with default_main_program()._lr_schedule_guard():
         step = _decay_step_counter()
         if cycle:
@@ -83,6 +94,8 @@ def piecewise_decay(boundaries, values):
     Compat: built from comparisons and arithmetic rather than fluid's Switch block; the values
     are the same.
     """
+    if in_dygraph_mode():  # a schedule the optimizer asks at each minimize
+        return dygraph_lr.PiecewiseDecay(boundaries, values, 0)
     if len(values) - len(boundaries) != 1:
         raise ValueError("len(values) - len(boundaries) should be 1")
     with default_main_program()._lr_schedule_guard():
@@ -97,6 +110,8 @@ def piecewise_decay(boundaries, values):
 
 def cosine_decay(learning_rate, step_each_epoch, epochs):
     """``lr * 0.5 * (cos(floor(step / step_each_epoch) * pi / epochs) + 1)``."""
+    if in_dygraph_mode():  # a schedule the optimizer asks at each minimize
+        return dygraph_lr.CosineDecay(learning_rate, step_each_epoch, epochs)
     with default_main_program()._lr_schedule_guard():
         epoch = ops.floor(_decay_step_counter() / step_each_epoch)
         return learning_rate * 0.5 * (ops.cos(epoch * math.pi / epochs) + 1)
@@ -107,6 +122,8 @@ def linear_lr_warmup(learning_rate, warmup_steps, start_lr, end_lr):
 
     Compat: built from a comparison and arithmetic rather than fluid's Switch block.
     """
+    if in_dygraph_mode():  # a schedule the optimizer asks at each minimize
+        return dygraph_lr.LinearLrWarmup(learning_rate, warmup_steps, start_lr, end_lr)
     with default_main_program()._lr_schedule_guard():
         step = _decay_step_counter()
         warm = start_lr + (end_lr - start_lr) * (step / float(warmup_steps))

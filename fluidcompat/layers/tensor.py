@@ -8,7 +8,7 @@ import numpy as np
 
 from fluidcompat import unique_name
 from fluidcompat.dtypes import INT_TYPES, VarType, to_vartype
-from fluidcompat.framework import Variable, default_main_program, layer
+from fluidcompat.framework import Variable, default_main_program, in_dygraph_mode, layer
 from fluidcompat.initializer import ConstantInitializer, assign_value_attrs
 from fluidcompat.layer_helper import LayerHelper, check_variable
 from fluidcompat.param_attr import ParamAttr
@@ -479,7 +479,10 @@ def create_global_var(shape, value, dtype, persistable=False, force_cpu=False, n
         stop_gradient=True,
     )
     startup = helper.startup_program.global_block()
-    svar = startup.create_var(name=var.name, shape=shape, dtype=dtype, persistable=persistable)
+    if in_dygraph_mode():  # filled at once
+        svar = var
+    else:
+        svar = startup.create_var(name=var.name, shape=shape, dtype=dtype, persistable=persistable)
     ConstantInitializer(value=float(value), force_cpu=force_cpu)(svar, startup)
     return var
 

@@ -1,0 +1,106 @@
+"""``fluid.dygraph``: imperative mode, each op run as it is called, on torch eager."""
+
+from fluidcompat.dygraph import base, checkpoint, container, layers, learning_rate_scheduler, nn
+from fluidcompat.dygraph.base import (
+    disable_dygraph,
+    disable_imperative,
+    enable_dygraph,
+    enable_imperative,
+    enabled,
+    grad,
+    guard,
+    no_grad,
+    to_variable,
+)
+from fluidcompat.dygraph.checkpoint import load_dygraph, save_dygraph
+from fluidcompat.dygraph.container import LayerList, ParameterList, Sequential
+from fluidcompat.dygraph.layers import Layer
+from fluidcompat.dygraph.learning_rate_scheduler import (
+    CosineDecay,
+    ExponentialDecay,
+    InverseTimeDecay,
+    LambdaDecay,
+    LinearLrWarmup,
+    MultiStepDecay,
+    NaturalExpDecay,
+    NoamDecay,
+    PiecewiseDecay,
+    PolynomialDecay,
+    ReduceLROnPlateau,
+    StepDecay,
+)
+from fluidcompat.dygraph.nn import (
+    BatchNorm,
+    Conv2D,
+    Conv2DTranspose,
+    Dropout,
+    Embedding,
+    GroupNorm,
+    InstanceNorm,
+    L1Loss,
+    LayerNorm,
+    Linear,
+    MSELoss,
+    Pool2D,
+    PRelu,
+)
+from fluidcompat.dygraph.varbase import ParamBase, VarBase
+
+__all__ = [
+    "base",
+    "checkpoint",
+    "container",
+    "layers",
+    "nn",
+    "learning_rate_scheduler",
+    "CosineDecay",
+    "ExponentialDecay",
+    "InverseTimeDecay",
+    "LambdaDecay",
+    "LinearLrWarmup",
+    "MultiStepDecay",
+    "NaturalExpDecay",
+    "NoamDecay",
+    "PiecewiseDecay",
+    "PolynomialDecay",
+    "ReduceLROnPlateau",
+    "StepDecay",
+    "BatchNorm",
+    "Conv2D",
+    "Conv2DTranspose",
+    "Dropout",
+    "Embedding",
+    "GroupNorm",
+    "InstanceNorm",
+    "L1Loss",
+    "Layer",
+    "LayerList",
+    "LayerNorm",
+    "Linear",
+    "MSELoss",
+    "ParamBase",
+    "ParameterList",
+    "Pool2D",
+    "PRelu",
+    "Sequential",
+    "VarBase",
+    "load_dygraph",
+    "save_dygraph",
+    "disable_dygraph",
+    "disable_imperative",
+    "enable_dygraph",
+    "enable_imperative",
+    "enabled",
+    "grad",
+    "guard",
+    "no_grad",
+    "to_variable",
+]
+
+
+def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from fluidcompat.coverage import unsupported
+
+    return unsupported("paddle.fluid.dygraph")(name)

@@ -1,0 +1,404 @@
+"""Dygraph mode: ops run as they are appended, on torch eager, with torch autograd for backward.
+
+# NOTE: [Tracing]
+# Inside ``fluid.dygraph.guard()`` the layer functions build nothing: ``Block.append_op`` hands the
+# op to ``Tracer.trace_op``, which runs its kernel at once on the VarBases' tensors and writes the
+# results into the output VarBases. Gradients come from torch autograd: an op whose gradient is
+# the VJP of its forward kernel runs that kernel with autograd on; an op with its own grad kernel
+# runs inside ``_OpFunction``, whose backward is that grad kernel, so both modes differentiate an op
+# the same way. Variables created in the guard are not kept by the programs; a persistable one is
+# found again by name (a parameter's or accumulator's startup twin is the same VarBase).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import weakref
+from typing import Optional
+
+import numpy as np
+
+from fluidcompat import framework, places, unique_name
+from fluidcompat.dtypes import VarType
+from fluidcompat.dygraph import varbase
+from fluidcompat.dygraph.varbase import ParamBase, VarBase
+
+__all__ = [
+    "no_grad",
+    "grad",
+    "guard",
+    "enable_dygraph",
+    "disable_dygraph",
+    "enabled",
+    "to_variable",
+    "enable_imperative",
+    "disable_imperative",
+]
+
+_tracer: Optional["Tracer"] = None
+
+
+def current_tracer() -> Optional["Tracer"]:
+    return _tracer
+
+
+def _as_list(value):
+    if value is None:
+        return []
+    if isinstance(value, (list, tuple)):
+        return list(value)
+    return [value]
+
+
+class Tracer:
+    """Runs the ops of dygraph mode (NOTE: [Tracing])."""
+
+    def __init__(self, place) -> None:
+        torch = varbase._torch()
+        self.place = place
+        self.device = torch.device(places.tensor_device(places.torch_device(place)))
+        self._train_mode = True
+        self._has_grad = True
+        self.persistables: "weakref.WeakValueDictionary[str, VarBase]" = weakref.WeakValueDictionary()
+
+    def train_mode(self) -> None:
+        self._train_mode = True
+
+    def eval_mode(self) -> None:
+        self._train_mode = False
+
+    # -- variables -------------------------------------------------------------------------------
+    def create_var(self, block, kwargs) -> VarBase:
+        name = kwargs.get("name")
+        if name is not None and kwargs.get("persistable"):
+            found = self.persistables.get(name)
+            if found is not None:
+                return found
+        kwargs = dict(kwargs)
+        kwargs.setdefault("stop_gradient", False)
+        var = VarBase(None, block=block, **kwargs)
+        if var.persistable:
+            self.persistables[var.name] = var
+        return var
+
+    def create_parameter(self, block, kwargs) -> ParamBase:
+        kwargs = dict(kwargs)
+        initializer = kwargs.pop("initializer", None)
+        param = ParamBase(block=block, **kwargs)
+        self.persistables[param.name] = param
+        if initializer is not None:
+            initializer(param, block)
+        return param
+
+    def find_var(self, name: str) -> Optional[VarBase]:
+        return self.persistables.get(name)
+
+    # -- ops ----------------------------------------------------------------------------------------
+    def trace_op(self, type: str, inputs, outputs, attrs=None, stop_gradient: bool = False) -> None:
+        from fluidcompat_ops import registry
+
+        torch = varbase.torch
+        opdef = registry.lookup(type)
+        if opdef.control or opdef.kernel is None:
+            raise NotImplementedError(
+                f"Op '{type}' cannot run in dygraph mode: it runs sub-blocks of a static program. "
+                "In dygraph mode write the loop or branch in Python over the VarBases' values."
+            )
+        full = dict(opdef.attrs)
+        for k, v in (attrs or {}).items():
+            full[k] = int(v) if isinstance(v, VarType) else v
+        full["_device"] = self.device
+        full["_op"] = None
+        ins = {slot: [] for slot in opdef.inputs}
+        record = False
+        for slot, value in (inputs or {}).items():
+            tensors = []
+            for v in _as_list(value):
+                if v is None:
+                    continue
+                if not isinstance(v, VarBase):
+                    raise TypeError(
+                        f"Op '{type}': input slot '{slot}' received {v!r} ({type_name(v)}); in dygraph mode "
+                        "every input is a VarBase (fluid.dygraph.to_variable makes one from a numpy array)"
+                    )
+                if v._value is None:
+                    raise ValueError(f"Op '{type}': input variable '{v.name}' (slot {slot}) holds no value yet")
+                tensors.append(v._value)
+                record = record or v._value.requires_grad
+            ins[slot] = tensors
+        for slot in opdef.reads_outputs:
+            ins[slot] = [v._value if isinstance(v, VarBase) else None for v in _as_list((outputs or {}).get(slot))]
+        # eval mode records no gradients either (fluid 1.8's tracer)
+        record = record and self._has_grad and self._train_mode and opdef.grad is not None and not stop_gradient
+        if record and opdef.grad.kernel is not None:
+            result = _run_with_grad_kernel(opdef, ins, full)
+        else:
+            with torch.set_grad_enabled(record):
+                result = opdef.kernel(ins, full)
+        for slot, value in (outputs or {}).items():
+            produced = result.get(slot) or ()
+            for v, t in zip(_as_list(value), produced):
+                if v is None or t is None or not torch.is_tensor(t):
+                    continue
+                if not isinstance(v, VarBase):
+                    raise TypeError(f"Op '{type}': output slot '{slot}' received {type_name(v)}, not a VarBase")
+                v._assign(t, stop_gradient)
+
+
+def type_name(v) -> str:
+    return type(v).__name__
+
+
+def _flatten(groups):
+    layout, flat = [], []
+    for slot, ts in groups.items():
+        ts = list(ts or ())
+        layout.append((slot, len(ts)))
+        flat.extend(ts)
+    return layout, flat
+
+
+def _unflatten(layout, flat):
+    out, i = {}, 0
+    for slot, n in layout:
+        out[slot] = list(flat[i : i + n])
+        i += n
+    return out
+
+
+def _run_with_grad_kernel(opdef, ins, attrs):
+    layout, flat = _flatten(ins)
+    box = {}
+    outs = _op_function().apply(opdef, attrs, layout, box, *flat)
+    result = {}
+    i = 0
+    for slot, values in box["result"].items():
+        if not isinstance(values, (list, tuple)):
+            result[slot] = values
+            continue
+        got = []
+        for t in values:
+            if t is not None and varbase.torch.is_tensor(t):
+                got.append(outs[i])
+                i += 1
+            else:
+                got.append(t)
+        result[slot] = got
+    return result
+
+
+_OP_FUNCTION = None
+
+
+def _op_function():
+    """The autograd Function of ops that bring their own grad kernel (NOTE: [Tracing])."""
+    global _OP_FUNCTION
+    if _OP_FUNCTION is not None:
+        return _OP_FUNCTION
+    torch = varbase._torch()
+    from fluidcompat_ops import registry
+
+    class _OpFunction(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, opdef, attrs, layout, box, *flat):
+            ins = _unflatten(layout, flat)
+            result = opdef.kernel(ins, attrs)
+            box["result"] = result
+            out_layout, outs = [], []
+            for slot, values in result.items():
+                if not isinstance(values, (list, tuple)):
+                    continue
+                n = 0
+                for t in values:
+                    if t is not None and torch.is_tensor(t):
+                        outs.append(t)
+                        n += 1
+                out_layout.append((slot, n))
+            ctx.opdef, ctx.attrs, ctx.layout, ctx.out_layout = opdef, attrs, layout, out_layout
+            ctx.n_in = len(flat)
+            ctx.save_for_backward(*flat, *outs)
+            ctx.mark_non_differentiable(*[t for t in outs if not t.is_floating_point()])
+            return tuple(outs)
+
+        @staticmethod
+        def backward(ctx, *gouts):
+            saved = ctx.saved_tensors
+            fwd_ins = _unflatten(ctx.layout, saved[: ctx.n_in])
+            fwd_outs = _unflatten(ctx.out_layout, saved[ctx.n_in :])
+            grads_of = _unflatten(ctx.out_layout, gouts)
+            opdef = ctx.opdef
+            reads, out_grads, in_grads = registry.grad_slots(opdef)
+            gdef = registry.lookup(opdef.grad.type or opdef.type + "_grad")
+            gins = {}
+            for slot in reads:
+                gins[slot] = fwd_ins[slot] if slot in fwd_ins else fwd_outs.get(slot, [])
+            for slot in out_grads:
+                gins[slot + "@GRAD"] = grads_of.get(slot, [])
+            attrs = dict(ctx.attrs)
+            wanted, k = set(), 0
+            for slot, n in ctx.layout:
+                if any(ctx.needs_input_grad[4 + k + j] for j in range(n)):
+                    wanted.add(slot)
+                k += n
+            attrs["_wanted"] = frozenset(s for s in in_grads if s in wanted)
+            result = gdef.kernel(gins, attrs)
+            grads = []
+            for slot, n in ctx.layout:
+                got = list(result.get(slot + "@GRAD") or ()) if slot in attrs["_wanted"] else []
+                grads.extend(got[j] if j < len(got) else None for j in range(n))
+            return (None, None, None, None) + tuple(grads)
+
+    _OP_FUNCTION = _OpFunction
+    return _OP_FUNCTION
+
+
+# -- the mode -------------------------------------------------------------------------------------------
+def enabled() -> bool:
+    """Whether dygraph mode is on."""
+    return _tracer is not None
+
+
+def _default_place():
+    return places.CUDAPlace(0) if places.is_compiled_with_cuda() else places.CPUPlace()
+
+
+@contextlib.contextmanager
+def _tracer_guard(tracer):
+    global _tracer
+    old = _tracer
+    _tracer = tracer
+    framework._dygraph_tracer_ = tracer
+    try:
+        yield
+    finally:
+        _tracer = old
+        framework._dygraph_tracer_ = old
+
+
+@contextlib.contextmanager
+def guard(place=None):
+    """Dygraph mode inside the block, on ``place`` (the first GPU when there is one, else the CPU)."""
+    if place is None:
+        place = _default_place()
+    elif not isinstance(place, (places.CPUPlace, places.CUDAPlace, places.CUDAPinnedPlace)):
+        raise TypeError(f"fluid.dygraph.guard: place must be a CPUPlace or CUDAPlace. Received: {place!r}")
+    tracer = Tracer(place)
+    main, startup = framework.Program(), framework.Program()
+    with framework.program_guard(main, startup), unique_name.guard(), _tracer_guard(tracer):
+        yield
+
+
+_functional_context = None
+
+
+def enable_dygraph(place=None) -> None:
+    """Turn dygraph mode on until ``disable_dygraph()``."""
+    global _functional_context
+    if _functional_context is None:
+        _functional_context = guard(place)
+        _functional_context.__enter__()
+
+
+def disable_dygraph() -> None:
+    """Back to static-graph mode."""
+    global _functional_context
+    if _functional_context is not None:
+        ctx, _functional_context = _functional_context, None
+        ctx.__exit__(None, None, None)
+
+
+enable_imperative = enable_dygraph
+disable_imperative = disable_dygraph
+
+
+@contextlib.contextmanager
+def _no_grad_guard():
+    tracer = _tracer
+    torch = varbase._torch()
+    if tracer is None:
+        with torch.no_grad():
+            yield
+        return
+    old = tracer._has_grad
+    tracer._has_grad = False
+    try:
+        with torch.no_grad():
+            yield
+    finally:
+        tracer._has_grad = old
+
+
+def no_grad(func=None):
+    """No gradients for what runs inside: ``with no_grad():``, ``@no_grad`` or ``@no_grad()``."""
+    if func is None:
+        return _no_grad_guard()
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        with _no_grad_guard():
+            return func(*args, **kwargs)
+
+    return wrapper
+
+
+def to_variable(value, name=None, zero_copy=None) -> VarBase:
+    """A VarBase holding ``value`` (a numpy array; a VarBase is returned as it is), stop_gradient=True."""
+    if isinstance(value, VarBase):
+        return value
+    if not isinstance(value, np.ndarray):
+        raise TypeError(
+            "The type of input value is invalid, expected type is 'ndarray', 'Variable' or 'ComplexVariable', "
+            f"but received {type(value)}."
+        )
+    tracer = _tracer
+    if tracer is None:
+        raise RuntimeError("fluid.dygraph.to_variable works only in dygraph mode (inside fluid.dygraph.guard())")
+    torch = varbase._torch()
+    from fluidcompat.dtypes import to_vartype
+    from fluidcompat_ops.registry import TORCH_DTYPES
+
+    dtype = TORCH_DTYPES[to_vartype(value.dtype)]
+    t = torch.tensor(value, dtype=dtype, device=tracer.device)  # a copy: the array stays the user's
+    return VarBase(t, name=name, stop_gradient=True)
+
+
+def grad(
+    outputs,
+    inputs,
+    grad_outputs=None,
+    retain_graph=None,
+    create_graph=False,
+    only_inputs=True,
+    allow_unused=False,
+    no_grad_vars=None,
+    backward_strategy=None,
+):
+    """Gradients of ``outputs`` with respect to ``inputs`` (lists of VarBases), as new VarBases."""
+    torch = varbase._torch()
+    outs = _as_list(outputs)
+    ins = _as_list(inputs)
+    for v in outs + ins:
+        if not isinstance(v, VarBase):
+            raise TypeError(f"fluid.dygraph.grad takes VarBases; received {type_name(v)}")
+    gouts = _as_list(grad_outputs) if grad_outputs is not None else [None] * len(outs)
+    if len(gouts) != len(outs):
+        raise ValueError(
+            f"The length of grad_outputs must be equal to outputs: expected {len(outs)}, received {len(gouts)}"
+        )
+    gts = [torch.ones_like(o._tensor()) if g is None else g._tensor() for o, g in zip(outs, gouts)]
+    got = torch.autograd.grad(
+        [o._tensor() for o in outs],
+        [i._tensor() for i in ins],
+        grad_outputs=gts,
+        retain_graph=create_graph if retain_graph is None else retain_graph,
+        create_graph=create_graph,
+        allow_unused=allow_unused,
+    )
+    result = []
+    for i, g in zip(ins, got):
+        if g is None:
+            result.append(None)
+        else:
+            result.append(VarBase(g, name=i.name + "@GRAD", stop_gradient=not create_graph))
+    return result

@@ -1,0 +1,651 @@
+"""``fluid.dygraph`` layers (Linear, Conv2D, Pool2D, BatchNorm, ...): fluid 1.8's parameters, names and ops."""
+
+from __future__ import annotations
+
+import numbers
+from typing import List
+
+import numpy as np
+
+from fluidcompat.dtypes import VarType
+from fluidcompat.dygraph.layers import Layer
+from fluidcompat.initializer import ConstantInitializer, NormalInitializer
+from fluidcompat.param_attr import ParamAttr
+
+__all__ = [
+    "Conv2D",
+    "Conv2DTranspose",
+    "Pool2D",
+    "Linear",
+    "BatchNorm",
+    "Dropout",
+    "Embedding",
+    "LayerNorm",
+    "InstanceNorm",
+    "GroupNorm",
+    "PRelu",
+    "MSELoss",
+    "L1Loss",
+]
+
+
+def _pair(value, name: str) -> List[int]:
+    if isinstance(value, numbers.Integral):
+        return [int(value)] * 2
+    if isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(v, numbers.Integral) for v in value):
+        return [int(v) for v in value]
+    raise ValueError(f"The {name}'s type must be list or tuple of 2 ints, or an int. Received: {name}={value!r}")
+
+
+def _out(layer: Layer, dtype, stop_gradient: bool = False):
+    return layer._helper.create_variable_for_type_inference(dtype, stop_gradient=stop_gradient)
+
+
+def _op(layer: Layer, type: str, inputs, outputs, attrs=None) -> None:
+    layer._helper.append_op(type=type, inputs=inputs, outputs=outputs, attrs=attrs or {})
+
+
+def _bias(layer: Layer, x, bias, axis: int):
+    if bias is None:
+        return x
+    out = _out(layer, x.dtype)
+    _op(layer, "elementwise_add", {"X": [x], "Y": [bias]}, {"Out": [out]}, {"axis": axis})
+    return out
+
+
+def _activation(layer: Layer, x, act):
+    if act is None:
+        return x
+    from fluidcompat.layer_helper import is_activation
+
+    if not is_activation(act):
+        raise ValueError(
+            f"Unknown activation '{act}' in {type(layer).__name__}. Expected an activation op such as "
+            f"'relu', 'sigmoid', 'tanh', 'softmax'."
+        )
+    out = _out(layer, x.dtype)
+    _op(layer, act, {"X": [x]}, {"Out": [out]})
+    return out
+
+
+class Linear(Layer):
+    """``act(input @ weight + bias)``; weight ``[input_dim, output_dim]`` (Xavier), bias zeros."""
+
+    def __init__(self, input_dim, output_dim, param_attr=None, bias_attr=None, act=None, dtype="float32"):
+        super().__init__()
+        self._act = act
+        self._dtype = dtype
+        self.weight = self.create_parameter(shape=[input_dim, output_dim], attr=param_attr, dtype=dtype, is_bias=False)
+        self.bias = self.create_parameter(shape=[output_dim], attr=bias_attr, dtype=dtype, is_bias=True)
+
+    def forward(self, input):
+        tmp = _out(self, self._dtype)
+        _op(
+            self,
+            "matmul",
+            {"X": [input], "Y": [self.weight]},
+            {"Out": [tmp]},
+            {"transpose_X": False, "transpose_Y": False, "alpha": 1.0},
+        )
+        return _activation(self, _bias(self, tmp, self.bias, len(input.shape) - 1), self._act)
+
+
+class Conv2D(Layer):
+    """2-D convolution (NCHW); weight ``[num_filters, num_channels // groups, kh, kw]``."""
+
+    def __init__(
+        self,
+        num_channels,
+        num_filters,
+        filter_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups=None,
+        param_attr=None,
+        bias_attr=None,
+        use_cudnn=True,
+        act=None,
+        dtype="float32",
+    ):
+        if not isinstance(use_cudnn, bool):
+            raise ValueError("use_cudnn should be True or False")
+        super().__init__()
+        self._num_channels = num_channels
+        self._groups = groups
+        self._stride = _pair(stride, "stride")
+        self._padding = _pair(padding, "padding")
+        self._dilation = _pair(dilation, "dilation")
+        self._act = act
+        self._use_cudnn = use_cudnn
+        self._dtype = dtype
+        if num_channels == groups and num_filters % num_channels == 0 and not use_cudnn:
+            self._l_type = "depthwise_conv2d"
+        else:
+            self._l_type = "conv2d"
+        if groups is None:
+            per_group = num_channels
+        else:
+            if num_channels % groups != 0:
+                raise ValueError("num_channels must be divisible by groups.")
+            per_group = num_channels // groups
+        size = _pair(filter_size, "filter_size")
+        std = (2.0 / (size[0] * size[1] * num_channels)) ** 0.5
+        self.weight = self.create_parameter(
+            attr=param_attr,
+            shape=[num_filters, per_group] + size,
+            dtype=dtype,
+            default_initializer=NormalInitializer(0.0, std, 0),
+        )
+        self.bias = self.create_parameter(attr=bias_attr, shape=[num_filters], dtype=dtype, is_bias=True)
+
+    def forward(self, input):
+        out = _out(self, self._dtype)
+        _op(
+            self,
+            self._l_type,
+            {"Input": [input], "Filter": [self.weight]},
+            {"Output": [out]},
+            {
+                "strides": self._stride,
+                "paddings": self._padding,
+                "dilations": self._dilation,
+                "groups": self._groups if self._groups else 1,
+                "use_cudnn": self._use_cudnn,
+                "use_mkldnn": False,
+            },
+        )
+        return _activation(self, _bias(self, out, self.bias, 1), self._act)
+
+
+class Conv2DTranspose(Layer):
+    """2-D transposed convolution; weight ``[num_channels, num_filters // groups, kh, kw]``."""
+
+    def __init__(
+        self,
+        num_channels,
+        num_filters,
+        filter_size,
+        output_size=None,
+        padding=0,
+        stride=1,
+        dilation=1,
+        groups=None,
+        param_attr=None,
+        bias_attr=None,
+        use_cudnn=True,
+        act=None,
+        dtype="float32",
+    ):
+        if param_attr is False:
+            raise ValueError("param_attr should not be False in conv2d_transpose.")
+        super().__init__()
+        self._act = act
+        self._groups = 1 if groups is None else groups
+        self._use_cudnn = use_cudnn
+        self._dtype = dtype
+        # fluid's depthwise_conv2d_transpose computes the same as conv2d_transpose with groups
+        self._op_type = "conv2d_transpose"
+        self._padding = _pair(padding, "padding")
+        self._stride = _pair(stride, "stride")
+        self._dilation = _pair(dilation, "dilation")
+        size = _pair(filter_size, "conv2d_transpose.filter_size")
+        if output_size is None:
+            self._output_size = []
+        elif isinstance(output_size, (list, int)):
+            self._output_size = _pair(output_size, "output_size")
+        else:
+            raise ValueError("output_size should be list or int")
+        self.weight = self.create_parameter(
+            dtype=dtype, shape=[num_channels, num_filters // self._groups] + size, attr=param_attr
+        )
+        self.bias = self.create_parameter(attr=bias_attr, shape=[num_filters], dtype=dtype, is_bias=True)
+
+    def forward(self, input):
+        out = _out(self, input.dtype)
+        _op(
+            self,
+            self._op_type,
+            {"Input": [input], "Filter": [self.weight]},
+            {"Output": [out]},
+            {
+                "output_size": self._output_size,
+                "strides": self._stride,
+                "paddings": self._padding,
+                "dilations": self._dilation,
+                "groups": self._groups,
+                "use_cudnn": self._use_cudnn,
+            },
+        )
+        return _activation(self, _bias(self, out, self.bias, 1), self._act)
+
+
+class Pool2D(Layer):
+    """Max or average 2-D pooling (op ``pool2d``)."""
+
+    def __init__(
+        self,
+        pool_size=-1,
+        pool_type="max",
+        pool_stride=1,
+        pool_padding=0,
+        global_pooling=False,
+        use_cudnn=True,
+        ceil_mode=False,
+        exclusive=True,
+    ):
+        if pool_type not in ("max", "avg"):
+            raise ValueError(f"Unknown pool_type: '{pool_type}'. It can only be 'max' or 'avg'.")
+        if global_pooling is False and pool_size == -1:
+            raise ValueError(
+                "When the global_pooling is False, pool_size must be passed and be a valid value. "
+                f"Received pool_size: {pool_size}"
+            )
+        if not isinstance(use_cudnn, bool):
+            raise ValueError("use_cudnn should be True or False")
+        super().__init__()
+        self._attrs = {
+            "pooling_type": pool_type,
+            "ksize": _pair(pool_size, "pool_size"),
+            "global_pooling": global_pooling,
+            "strides": _pair(pool_stride, "pool_stride"),
+            "paddings": _pair(pool_padding, "pool_padding"),
+            "use_cudnn": use_cudnn,
+            "ceil_mode": ceil_mode,
+            "use_mkldnn": False,
+            "exclusive": exclusive,
+        }
+
+    def forward(self, input):
+        out = _out(self, input.dtype)
+        _op(self, "pool2d", {"X": [input]}, {"Out": [out]}, self._attrs)
+        return out
+
+
+class BatchNorm(Layer):
+    """Batch normalization; ``_mean`` and ``_variance`` are its running statistics (parameters that
+    take no gradient), updated in training mode (``layer.train()``), used in eval mode."""
+
+    def __init__(
+        self,
+        num_channels,
+        act=None,
+        is_test=False,
+        momentum=0.9,
+        epsilon=1e-05,
+        param_attr=None,
+        bias_attr=None,
+        dtype="float32",
+        data_layout="NCHW",
+        in_place=False,
+        moving_mean_name=None,
+        moving_variance_name=None,
+        do_model_average_for_mean_and_var=True,
+        use_global_stats=False,
+        trainable_statistics=False,
+    ):
+        if bias_attr is False:
+            raise ValueError("bias_attr should not be False in batch_norm.")
+        super().__init__()
+        self._act = act
+        self._dtype = "float32" if dtype == "float16" else dtype
+        shape = [num_channels]
+        self.weight = self.create_parameter(
+            attr=param_attr, shape=shape, dtype=self._dtype, default_initializer=ConstantInitializer(1.0)
+        )
+        frozen = use_global_stats and ParamAttr._to_attr(param_attr).learning_rate == 0.0
+        self.weight.stop_gradient = frozen
+        self.bias = self.create_parameter(attr=bias_attr, shape=shape, dtype=self._dtype, is_bias=True)
+        self.bias.stop_gradient = frozen
+        self._mean = self.create_parameter(
+            attr=ParamAttr(
+                name=moving_mean_name,
+                initializer=ConstantInitializer(0.0),
+                trainable=False,
+                do_model_average=do_model_average_for_mean_and_var,
+            ),
+            shape=shape,
+            dtype=self._dtype,
+        )
+        self._mean.stop_gradient = True
+        self._variance = self.create_parameter(
+            attr=ParamAttr(
+                name=moving_variance_name,
+                initializer=ConstantInitializer(1.0),
+                trainable=False,
+                do_model_average=do_model_average_for_mean_and_var,
+            ),
+            shape=shape,
+            dtype=self._dtype,
+        )
+        self._variance.stop_gradient = True
+        self._attrs = {
+            "momentum": momentum,
+            "epsilon": epsilon,
+            "data_layout": data_layout,
+            "use_mkldnn": False,
+            "fuse_with_relu": False,
+            "use_global_stats": use_global_stats,
+            "trainable_statistics": trainable_statistics,
+        }
+
+    def forward(self, input):
+        out = _out(self, self._dtype)
+        saved_mean = _out(self, self._dtype, stop_gradient=True)
+        saved_var = _out(self, self._dtype, stop_gradient=True)
+        _op(
+            self,
+            "batch_norm",
+            {
+                "X": [input],
+                "Scale": [self.weight],
+                "Bias": [self.bias],
+                "Mean": [self._mean],
+                "Variance": [self._variance],
+            },
+            {
+                "Y": [out],
+                "MeanOut": [self._mean],
+                "VarianceOut": [self._variance],
+                "SavedMean": [saved_mean],
+                "SavedVariance": [saved_var],
+            },
+            dict(self._attrs, is_test=not self.training),
+        )
+        return _activation(self, out, self._act)
+
+
+class Dropout(Layer):
+    """Dropout in training mode (``layer.train()``); in eval mode it scales (downgrade_in_infer) or passes."""
+
+    def __init__(self, p=0.5, seed=None, dropout_implementation="downgrade_in_infer", is_test=False):
+        if not isinstance(p, (float, int)) or isinstance(p, bool):
+            raise TypeError(f"p argument should be a number. Received: p={p!r}")
+        if not 0 <= p <= 1:
+            raise ValueError(f"p argument should between 0 and 1. Received: p={p!r}")
+        if seed is not None and not isinstance(seed, int):
+            raise TypeError(f"seed argument should be None or a integer. Received: seed={seed!r}")
+        if dropout_implementation not in ("downgrade_in_infer", "upscale_in_train"):
+            raise ValueError(
+                "dropout_implementation argument should be 'downgrade_in_infer' or 'upscale_in_train'. "
+                f"Received: {dropout_implementation!r}"
+            )
+        super().__init__()
+        self._dropout_prob = p
+        self._seed = seed
+        self._dropout_implementation = dropout_implementation
+        self._is_test = is_test
+
+    def forward(self, input):
+        from fluidcompat.framework import default_main_program
+
+        seed = self._seed
+        if not seed and default_main_program().random_seed != 0:
+            seed = default_main_program().random_seed
+        out = _out(self, input.dtype)
+        mask = _out(self, VarType.UINT8, stop_gradient=True)
+        _op(
+            self,
+            "dropout",
+            {"X": [input]},
+            {"Out": [out], "Mask": [mask]},
+            {
+                "dropout_prob": float(self._dropout_prob),
+                "is_test": not self.training,
+                "fix_seed": seed is not None,
+                "seed": seed if seed is not None else 0,
+                "dropout_implementation": self._dropout_implementation,
+            },
+        )
+        return out
+
+
+class Embedding(Layer):
+    """Rows of ``weight`` (``size``, Xavier) looked up by int64 ids (op ``lookup_table_v2``).
+
+    Compat: ``is_sparse=True`` gives the same values; the gradient is dense (torch's)."""
+
+    def __init__(self, size, is_sparse=False, is_distributed=False, padding_idx=None, param_attr=None, dtype="float32"):
+        super().__init__()
+        self._size = list(size)
+        self._is_sparse = is_sparse
+        self._is_distributed = is_distributed
+        if padding_idx is None:
+            self._padding_idx = -1
+        else:
+            self._padding_idx = padding_idx if padding_idx >= 0 else size[0] + padding_idx
+        self._remote_prefetch = is_sparse and not is_distributed
+        self._dtype = dtype
+        self.weight = self.create_parameter(attr=param_attr, shape=self._size, dtype=dtype, is_bias=False)
+
+    def forward(self, input):
+        out = _out(self, self._dtype)
+        _op(
+            self,
+            "lookup_table_v2",
+            {"Ids": [input], "W": [self.weight]},
+            {"Out": [out]},
+            {
+                "is_sparse": self._is_sparse,
+                "is_distributed": self._is_distributed,
+                "remote_prefetch": self._remote_prefetch,
+                "padding_idx": self._padding_idx,
+            },
+        )
+        return out
+
+
+class LayerNorm(Layer):
+    """Layer normalization over the trailing ``normalized_shape`` dimensions."""
+
+    def __init__(
+        self,
+        normalized_shape,
+        scale=True,
+        shift=True,
+        epsilon=1e-05,
+        param_attr=None,
+        bias_attr=None,
+        act=None,
+        dtype="float32",
+    ):
+        super().__init__()
+        if isinstance(normalized_shape, numbers.Integral):
+            normalized_shape = [normalized_shape]
+        self._normalized_shape = [int(d) for d in normalized_shape]
+        self._epsilon = epsilon
+        self._act = act
+        self._dtype = dtype
+        shape = [int(np.prod(self._normalized_shape))]
+        self.weight = (
+            self.create_parameter(
+                attr=param_attr, shape=shape, dtype=dtype, default_initializer=ConstantInitializer(1.0)
+            )
+            if scale
+            else None
+        )
+        if shift and bias_attr is False:
+            raise ValueError("bias_attr should not be False when shift is True in LayerNorm")
+        self.bias = self.create_parameter(attr=bias_attr, shape=shape, dtype=dtype, is_bias=True) if shift else None
+
+    def forward(self, input):
+        shape = list(input.shape)
+        begin = len(shape) - len(self._normalized_shape)
+        if begin < 0 or shape[begin:] != self._normalized_shape:
+            text = str(self._normalized_shape)
+            raise ValueError(
+                f"Given normalized_shape is {text}, expected input with shape [*, {text[1:]}, "
+                f"but got input shape {shape}"
+            )
+        inputs = {"X": [input]}
+        if self.weight is not None:
+            inputs["Scale"] = [self.weight]
+        if self.bias is not None:
+            inputs["Bias"] = [self.bias]
+        out = _out(self, self._dtype)
+        mean = _out(self, self._dtype, stop_gradient=True)
+        var = _out(self, self._dtype, stop_gradient=True)
+        _op(
+            self,
+            "layer_norm",
+            inputs,
+            {"Y": [out], "Mean": [mean], "Variance": [var]},
+            {"epsilon": self._epsilon, "begin_norm_axis": begin},
+        )
+        return _activation(self, out, self._act)
+
+
+class InstanceNorm(Layer):
+    """Instance normalization (per sample and channel)."""
+
+    def __init__(self, num_channels, epsilon=1e-5, param_attr=None, bias_attr=None, dtype="float32"):
+        if bias_attr is False:
+            raise ValueError("bias_attr should not be False in InstanceNorm.")
+        super().__init__()
+        self._epsilon = epsilon
+        self._dtype = dtype
+        self.scale = self.create_parameter(
+            attr=param_attr, shape=[num_channels], dtype=dtype, default_initializer=ConstantInitializer(1.0)
+        )
+        self.bias = self.create_parameter(
+            attr=bias_attr,
+            shape=[num_channels],
+            dtype=dtype,
+            default_initializer=ConstantInitializer(0.0),
+            is_bias=True,
+        )
+
+    def forward(self, input):
+        out = _out(self, self._dtype)
+        mean = _out(self, self._dtype, stop_gradient=True)
+        var = _out(self, self._dtype, stop_gradient=True)
+        _op(
+            self,
+            "instance_norm",
+            {"X": [input], "Scale": [self.scale], "Bias": [self.bias]},
+            {"Y": [out], "SavedMean": [mean], "SavedVariance": [var]},
+            {"epsilon": self._epsilon},
+        )
+        return out
+
+
+class GroupNorm(Layer):
+    """Group normalization (NCHW).
+
+    Compat: the scale (ones) and bias (zeros) are parameters by default; fluid 1.8 created them only
+    when ``param_attr``/``bias_attr`` were given."""
+
+    def __init__(
+        self,
+        channels,
+        groups,
+        epsilon=1e-05,
+        param_attr=None,
+        bias_attr=None,
+        act=None,
+        data_layout="NCHW",
+        dtype="float32",
+    ):
+        if data_layout != "NCHW":
+            raise ValueError("unsupported data layout:" + data_layout)
+        super().__init__()
+        self._epsilon = epsilon
+        self._groups = groups
+        self._act = act
+        self._dtype = dtype
+        self.weight = self.create_parameter(
+            attr=param_attr, shape=[channels], dtype=dtype, default_initializer=ConstantInitializer(1.0)
+        )
+        self.bias = self.create_parameter(attr=bias_attr, shape=[channels], dtype=dtype, is_bias=True)
+
+    def forward(self, input):
+        inputs = {"X": [input]}
+        if self.bias is not None:
+            inputs["Bias"] = [self.bias]
+        if self.weight is not None:
+            inputs["Scale"] = [self.weight]
+        out = _out(self, self._dtype)
+        mean = _out(self, self._dtype, stop_gradient=True)
+        var = _out(self, self._dtype, stop_gradient=True)
+        _op(
+            self,
+            "group_norm",
+            inputs,
+            {"Y": [out], "Mean": [mean], "Variance": [var]},
+            {"epsilon": self._epsilon, "groups": self._groups},
+        )
+        return _activation(self, out, self._act)
+
+
+class PRelu(Layer):
+    """``max(0, x) + alpha * min(0, x)`` with ``alpha`` per tensor ('all'), channel or element."""
+
+    def __init__(self, mode, channel=None, input_shape=None, param_attr=None, dtype="float32"):
+        if mode == "all":
+            shape = [1]
+        elif mode == "channel":
+            if not isinstance(channel, int):
+                raise ValueError("channel argument is required when mode is 'channel'.")
+            shape = [1, channel, 1, 1]
+        elif mode == "element":
+            if not isinstance(input_shape, (list, tuple)):
+                raise ValueError("input_shape argument is required when mode is 'element'.")
+            shape = [1] + list(input_shape)[1:]
+        else:
+            raise ValueError(f"mode should be one of all, channel, element. Received: mode={mode!r}")
+        super().__init__(name_scope="prelu")
+        self._mode = mode
+        self._dtype = dtype
+        self.weight = self.create_parameter(
+            attr=param_attr, shape=shape, dtype="float32", is_bias=False, default_initializer=ConstantInitializer(1.0)
+        )
+
+    def forward(self, input):
+        out = _out(self, self._dtype)
+        _op(self, "prelu", {"X": [input], "Alpha": [self.weight]}, {"Out": [out]}, {"mode": self._mode})
+        return out
+
+
+def _reduce(layer: Layer, x, reduction: str):
+    from fluidcompat import layers
+
+    if reduction == "sum":
+        return layers.reduce_sum(x)
+    if reduction == "mean":
+        return layers.reduce_mean(x)
+    return x
+
+
+def _check_reduction(reduction: str, api: str) -> None:
+    if reduction not in ("sum", "mean", "none"):
+        raise ValueError(
+            f"The value of 'reduction' in {api} should be 'sum', 'mean' or 'none', but received {reduction}."
+        )
+
+
+class MSELoss(Layer):
+    """Squared error of ``input`` and ``label``, reduced by ``reduction`` ('mean', 'sum', 'none')."""
+
+    def __init__(self, reduction="mean"):
+        _check_reduction(reduction, "MSELoss")
+        super().__init__()
+        self.reduction = reduction
+
+    def forward(self, input, label):
+        from fluidcompat import layers
+
+        return _reduce(self, layers.square(layers.elementwise_sub(input, label)), self.reduction)
+
+
+class L1Loss(Layer):
+    """Absolute error of ``input`` and ``label``, reduced by ``reduction``."""
+
+    def __init__(self, reduction="mean"):
+        _check_reduction(reduction, "L1Loss")
+        super().__init__()
+        self.reduction = reduction
+
+    def forward(self, input, label):
+        from fluidcompat import layers
+
+        return _reduce(self, layers.abs(layers.elementwise_sub(input, label)), self.reduction)

@@ -1,0 +1,340 @@
+"""VarBase and ParamBase: dygraph values, each a torch tensor that autograd follows.
+
+A VarBase is a ``framework.Variable`` as well, so every layer function that checks for a Variable
+takes one. Its shape and dtype are those of its tensor. ``stop_gradient=False`` on a leaf (a
+parameter, or ``to_variable``'s result once the user clears it) makes torch track it; an op's
+output tracks gradients when any input does, and keeps its gradient (``gradient()``) as fluid 1.8's
+VarBases did.
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import numpy as np
+
+from fluidcompat import framework
+from fluidcompat.dtypes import CPP_NAMES, FLOAT_TYPES, VarType, np_dtype, to_vartype
+
+torch = None  # bound on first use (no torch import when building static programs)
+
+
+def _torch():
+    global torch
+    if torch is None:
+        from fluidcompat_ops import registry
+
+        registry.bind_torch()
+        import torch as _t
+
+        torch = _t
+    return torch
+
+
+def vartype_of(t) -> VarType:
+    from fluidcompat_ops.registry import TORCH_DTYPES
+
+    for vt, td in TORCH_DTYPES.items():
+        if td == t.dtype:
+            return vt
+    raise TypeError(f"dtype {t.dtype} has no fluid VarType")
+
+
+class VarBase(framework.Variable):
+    """A dygraph value: ``numpy()``, ``backward()``, ``gradient()``, ``stop_gradient``, operators."""
+
+    __hash__ = object.__hash__
+
+    def __init__(
+        self,
+        value=None,
+        name: Optional[str] = None,
+        stop_gradient: bool = True,
+        persistable: bool = False,
+        shape=None,
+        dtype=None,
+        block=None,
+        type: VarType = VarType.LOD_TENSOR,
+        lod_level: int = 0,
+        **_ignored,
+    ) -> None:
+        from fluidcompat import unique_name
+
+        self.block = block if block is not None else framework.default_main_program().current_block()
+        self.name = name if name is not None else unique_name.generate("generated_var")
+        self.type = type
+        self.lod_level = lod_level or 0
+        self.persistable = bool(persistable)
+        self.error_clip = None
+        self.is_data = False
+        self.need_check_feed = False
+        self.belong_to_optimizer = bool(_ignored.get("belong_to_optimizer", False))
+        self.op = None
+        self._decl_shape = framework._shape_tuple(shape)
+        self._decl_dtype = to_vartype(dtype) if dtype is not None else VarType.FP32
+        # an output created with stop_gradient=True stays out of the graph whatever its inputs
+        self._forced_stop = bool(stop_gradient)
+        self._stop_gradient = bool(stop_gradient)
+        self._value = None
+        if value is not None:
+            self._set_tensor(value)
+
+    # -- the tensor ------------------------------------------------------------------------------
+    def _set_tensor(self, t) -> None:
+        """Hold ``t``; a leaf that is not stop_gradient starts tracking gradients."""
+        if self._stop_gradient or not t.is_floating_point():
+            if t.requires_grad:
+                t = t.detach()
+            self._value = t
+            return
+        if t.requires_grad:
+            if not t.is_leaf:
+                t.retain_grad()
+        else:
+            t = t.detach().requires_grad_(True)
+        self._value = t
+
+    def _assign(self, t, stop: bool = False) -> None:
+        """An op wrote ``t`` here (ParamOut, an output): updates keep a parameter's tensor."""
+        old = self._value
+        if (
+            isinstance(self, ParamBase)
+            and old is not None
+            and old.requires_grad
+            and old.shape == t.shape
+            and old.dtype == t.dtype
+        ):
+            with torch.no_grad():
+                old.copy_(t)
+            return
+        if isinstance(self, ParamBase):  # its initialization, or a statistic (batch_norm's mean)
+            t = t.detach()
+            if not self._stop_gradient and t.is_floating_point():
+                t.requires_grad_(True)
+            self._value = t
+            return
+        if stop or self._forced_stop or self.persistable or not t.requires_grad:
+            self._value = t.detach() if t.requires_grad else t
+            self._stop_gradient = True
+            return
+        self._stop_gradient = False
+        if not t.is_leaf:
+            t.retain_grad()
+        self._value = t
+
+    def _tensor(self):
+        if self._value is None:
+            raise ValueError(f"Variable '{self.name}' holds no value yet (no op has written it)")
+        return self._value
+
+    # -- Variable's fields, read from the tensor ---------------------------------------------------
+    @property
+    def shape(self):
+        if self._value is None:
+            return list(self._decl_shape)
+        return list(self._value.shape)
+
+    @shape.setter
+    def shape(self, value) -> None:
+        self._decl_shape = framework._shape_tuple(value)
+
+    @property
+    def dtype(self) -> VarType:
+        if self._value is None:
+            return self._decl_dtype
+        return vartype_of(self._value)
+
+    @dtype.setter
+    def dtype(self, value) -> None:
+        self._decl_dtype = to_vartype(value)
+
+    @property
+    def stop_gradient(self) -> bool:
+        return self._stop_gradient
+
+    @stop_gradient.setter
+    def stop_gradient(self, value: bool) -> None:
+        value = bool(value)
+        self._stop_gradient = value
+        self._forced_stop = value and self._forced_stop
+        t = self._value
+        if t is None:
+            return
+        if value:
+            if t.requires_grad:
+                self._value = t.detach()
+        elif not t.requires_grad and t.is_floating_point():
+            self._value = t.detach().requires_grad_(True)
+
+    @property
+    def trainable(self) -> bool:
+        return not self._stop_gradient
+
+    @trainable.setter
+    def trainable(self, value: bool) -> None:
+        self.stop_gradient = not value
+
+    # -- the dygraph API -----------------------------------------------------------------------------
+    def numpy(self) -> np.ndarray:
+        """The value as a new numpy array."""
+        return self._tensor().detach().cpu().numpy().copy()
+
+    def value(self) -> "VarBase":
+        return self
+
+    def detach(self) -> "VarBase":
+        """The same values, out of the graph (stop_gradient)."""
+        return VarBase(self._tensor().detach(), stop_gradient=True)
+
+    def backward(self, backward_strategy=None, retain_graph: bool = False) -> None:
+        """Gradients of this value (all ones as its own gradient) into every VarBase it comes from."""
+        from fluidcompat.dygraph import base
+
+        if base.current_tracer() is None:
+            raise ValueError("VarBase.backward() is only available in dygraph mode (inside fluid.dygraph.guard())")
+        t = self._tensor()
+        if not t.requires_grad:
+            raise ValueError(
+                f"Variable '{self.name}' does not depend on any value that needs a gradient "
+                "(every input has stop_gradient=True): there is nothing to backward"
+            )
+        _forget_leaf_grads(t)
+        t.backward(torch.ones_like(t), retain_graph=retain_graph)
+
+    def _grad_tensor(self):
+        t = self._value
+        return None if t is None else t.grad
+
+    def gradient(self) -> Optional[np.ndarray]:
+        """This value's gradient from the last ``backward()`` calls (summed), or None."""
+        g = self._grad_tensor()
+        return None if g is None else g.detach().cpu().numpy().copy()
+
+    def _grad_ivar(self) -> Optional["VarBase"]:
+        g = self._grad_tensor()
+        if g is None:
+            return None
+        return VarBase(g, name=self.name + "@GRAD", stop_gradient=True, block=self.block)
+
+    def clear_gradient(self) -> None:
+        """Zero this value's gradient (fluid 1.8 kept the gradient's buffer, set to zeros)."""
+        t = self._value
+        if t is not None and t.grad is not None:
+            t.grad.zero_()
+
+    def set_value(self, value) -> None:
+        """Overwrite the values in place with ``value`` (a numpy array or VarBase) of the same shape and dtype."""
+        if isinstance(value, VarBase):
+            value = value.numpy()
+        if not isinstance(value, np.ndarray):
+            raise TypeError(
+                f"Variable set_value function, arguments type only support Variable, numpy, VarBase. "
+                f"Received: {type(value).__name__} for '{self.name}'"
+            )
+        mine = self._tensor()
+        if tuple(value.shape) != tuple(mine.shape):
+            raise ValueError(
+                f"Variable Shape not match, Variable [ {self.name} ] need tensor with shape {tuple(mine.shape)} "
+                f"but load set tensor with shape {tuple(value.shape)}"
+            )
+        if value.dtype != np_dtype(self.dtype):
+            raise ValueError(
+                f"Variable dtype not match, Variable [ {self.name} ] need tensor with dtype {np_dtype(self.dtype)}  "
+                f"but load tensor with dtype {value.dtype}"
+            )
+        with torch.no_grad():
+            mine.copy_(torch.from_numpy(np.ascontiguousarray(value)))
+
+    def _numel(self) -> int:
+        return int(self._tensor().numel())
+
+    def __len__(self) -> int:
+        return int(self._tensor().shape[0])
+
+    def __float__(self) -> float:
+        return float(self._tensor().item())
+
+    def __int__(self) -> int:
+        return int(self._tensor().item())
+
+    def __index__(self) -> int:
+        if self.dtype in FLOAT_TYPES:
+            raise TypeError(f"Variable '{self.name}' of dtype {self.dtype.name} cannot be used as an index")
+        return int(self._tensor().item())
+
+    def to_string(self, throw_on_error: bool = True, with_details: bool = False) -> str:
+        if self._value is None:
+            return f"name {self.name}, no value"
+        t = self._value.detach().cpu()
+        dims = ", ".join(str(d) for d in t.shape)
+        flat = t.reshape(-1).numpy()
+        data = " ".join(_cpp_number(v) for v in flat)
+        return (
+            f"name {self.name}, dtype: VarType.{self.dtype.name} shape: {list(t.shape)} \tlod: {{}}\n"
+            f"\tdim: {dims}\n\tlayout: NCHW\n\tdtype: {CPP_NAMES[self.dtype]}\n\tdata: [{data}]\n"
+        )
+
+    __str__ = to_string
+
+    def __repr__(self) -> str:
+        return f"<fluidcompat VarBase {self.name} shape={self.shape} dtype={self.dtype.name}>"
+
+    def _copy_to(self, block) -> "VarBase":
+        return self
+
+
+def _forget_leaf_grads(t) -> None:
+    """Drop the gradients of the leaves (parameters, inputs) that ``t`` depends on: in fluid 1.8 each
+    ``backward()`` replaced their gradients instead of adding to them (torch adds)."""
+    seen = set()
+    stack = [t.grad_fn]
+    while stack:
+        node = stack.pop()
+        if node is None or node in seen:
+            continue
+        seen.add(node)
+        leaf = getattr(node, "variable", None)
+        if leaf is not None:
+            leaf.grad = None
+        stack.extend(n for n, _ in node.next_functions)
+
+
+def _cpp_number(v) -> str:
+    """A number as C++'s ostream prints it (6 significant digits, no trailing zeros)."""
+    if isinstance(v, (np.bool_, bool)):
+        return str(int(v))
+    if isinstance(v, np.integer):
+        return str(int(v))
+    return f"{float(v):g}"
+
+
+class ParamBase(VarBase, framework.Parameter):
+    """A dygraph parameter: persistable, trainable unless ``trainable=False``."""
+
+    __hash__ = object.__hash__
+
+    def __init__(self, shape, dtype, name: Optional[str] = None, block=None, **kwargs) -> None:
+        if shape is None:
+            raise ValueError("The shape of Parameter should not be None")
+        if dtype is None:
+            raise ValueError("The dtype of Parameter should not be None")
+        for d in shape:
+            if d is None or int(d) < 0:
+                raise ValueError(
+                    f"Each dimension of a Parameter's shape must be greater than 0. Received: shape={list(shape)}"
+                )
+        trainable = kwargs.pop("trainable", True)
+        self.optimize_attr = kwargs.pop("optimize_attr", {"learning_rate": 1.0})
+        self.regularizer = kwargs.pop("regularizer", None)
+        self.gradient_clip_attr = kwargs.pop("gradient_clip_attr", None)
+        self.do_model_average = kwargs.pop("do_model_average", None)
+        self.is_distributed = kwargs.pop("is_distributed", False)
+        stop = kwargs.pop("stop_gradient", False) or not trainable
+        kwargs.pop("persistable", None)
+        super().__init__(
+            None, name=name, stop_gradient=stop, persistable=True, shape=shape, dtype=dtype, block=block, **kwargs
+        )
+        self._forced_stop = False
+
+    def __repr__(self) -> str:
+        return f"<fluidcompat ParamBase {self.name} shape={self.shape} dtype={self.dtype.name}>"
