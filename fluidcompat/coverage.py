@@ -100,6 +100,11 @@ ALTERNATIVES: Dict[str, str] = {
     "lstm": "fluid.layers.rnn with fluid.layers.LSTMCell",
     "StaticRNN": "fluid.layers.While or while_loop over tensor arrays",
     "DistributeTranspiler": "single-process training (fluid.Executor)",
+    "NCE": "fluid.layers.nce in a static-graph program",
+    "TracedLayer": "the model built as a static-graph program, saved with fluid.io.save_inference_model",
+    "declarative": "the model built as a static-graph program, saved with fluid.io.save_inference_model",
+    "ProgramTranslator": "the model built as a static-graph program, saved with fluid.io.save_inference_model",
+    "dygraph_to_static_func": "the model built as a static-graph program, saved with fluid.io.save_inference_model",
     "transpiler": "single-process training (fluid.Executor)",
 }
 

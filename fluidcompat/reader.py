@@ -260,6 +260,13 @@ class _GeneratorLoader:
     def __init__(
         self, feed_list=None, capacity=None, use_double_buffer=True, iterable=True, return_list=False, drop_last=True
     ):
+        from fluidcompat.framework import in_dygraph_mode
+
+        self._dygraph = in_dygraph_mode()
+        if self._dygraph:  # batches come as lists of VarBases, as in fluid 1.8's dygraph mode
+            return_list = True
+            if not iterable:
+                raise ValueError("In dygraph mode, DataLoader must be iterable (iterable=True)")
         if not return_list and not feed_list:
             raise ValueError("feed_list should be set when return_list=False")
         self.feed_list = list(feed_list or [])
@@ -315,6 +322,11 @@ class _GeneratorLoader:
     def _iterate(self):
         names = self._names()
         for arrays in self._batches():
+            if self._dygraph:
+                from fluidcompat.dygraph.base import to_variable
+
+                yield [to_variable(np.asarray(a)) for a in arrays]
+                continue
             if self.return_list:
                 yield list(arrays)
                 continue

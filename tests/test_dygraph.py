@@ -88,6 +88,66 @@ def test_linear_warmup_starts_at_start_lr():
     np.testing.assert_allclose(got, [0.2, 0.3, 0.4, 0.5, 0.5, 0.5], rtol=1e-6)
 
 
+def test_more_dygraph_layers_match_fluid():
+    """Conv3D, Conv3DTranspose, BilinearTensorProduct, GRUUnit (tanh and relu), SpectralNorm, BCELoss,
+    MSELoss, L1Loss (each reduction, BCELoss weighted), NLLLoss (2-D and 4-D, weights, ignore_index)
+    and DataParallel with one worker: parameter names and shapes, outputs, the inputs' and parameters'
+    gradients as fluid 1.8.5, but SpectralNorm's input gradient (test_spectral_norm_gradient)."""
+    got, want = run_fluidcompat("dygraph_layers.py"), load("dygraph_layers.json")
+    assert len(want) == 23
+    got["spectral_norm"]["in_grads"] = want["spectral_norm"]["in_grads"] = None
+    _close(got, want, "")
+
+
+def test_spectral_norm_gradient():
+    """Deliberate: SpectralNorm's input gradient treats the power iteration's vectors as constants (as
+    torch's spectral_norm does); fluid 1.8.5's was neither that nor the gradient through the iteration."""
+    rng = np.random.RandomState(0)
+    w = rng.rand(3, 4).astype("float32")
+    with fluid.dygraph.guard(fluid.CPUPlace()):
+        sn = fluid.dygraph.SpectralNorm([3, 4], dim=0, power_iters=3)
+        u0, v0 = sn.weight_u.numpy(), sn.weight_v.numpy()
+        wv = to_variable(w)
+        wv.stop_gradient = False
+        out = sn(wv)
+        fluid.layers.reduce_sum(out * out).backward()
+        got_out, got = out.numpy(), wv.gradient()
+    u, v = u0.astype("float64"), v0.astype("float64")
+    for _ in range(3):
+        v = w.T @ u
+        v /= np.linalg.norm(v)
+        u = w @ v
+        u /= np.linalg.norm(u)
+    sigma = u @ w @ v
+    o = w / sigma
+    want = (2 * o - np.sum(2 * o * o) * np.outer(u, v)) / sigma
+    np.testing.assert_allclose(got_out, o, rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_data_parallel_two_workers_match_one(tmp_path):
+    """fluid.dygraph.DataParallel over two Gloo workers (fluidcompat launch): scale_loss and
+    apply_collective_grads give the parameters one process reaches on the full batch."""
+    from tests.test_distributed import fluidcompat as run_cli
+    from tests.test_distributed import launched
+
+    script = os.path.join(os.path.dirname(__file__), "dist_scripts", "fluid_dygraph_data_parallel.py")
+    one = run_cli("run", "--device", "cpu", script, "one.npz", cwd=tmp_path)
+    assert one.returncode == 0, one.stderr
+    _, logs = launched(2, "fluid_dygraph_data_parallel.py", "two.npz", cwd=tmp_path)
+    assert "rank 1 of 2 done" in logs["workerlog.1"]
+    a, b = np.load(tmp_path / "one.npz"), np.load(tmp_path / "two.npz")
+    assert sorted(a.files) == sorted(b.files) == ["0.bias", "0.weight", "1.bias", "1.weight"]
+    for k in a.files:
+        np.testing.assert_allclose(b[k], a[k], atol=1e-6, rtol=0, err_msg=k)
+
+
+def test_data_loader_gives_varbases_in_dygraph_mode():
+    """DataLoader.from_generator's sample, sample-list and batch generators give lists of VarBases
+    (stop_gradient, dtypes, paddle.batch's short last batch) as fluid 1.8.5."""
+    assert run_fluidcompat("dygraph_loader.py") == load("dygraph_loader.json")
+
+
 def test_mlp_step_matches_numpy():
     """One SGD step of Linear -> relu -> Linear -> mean squared error, against numpy's gradients."""
     rng = np.random.RandomState(1)

@@ -1,6 +1,7 @@
 """``fluid.dygraph``: imperative mode, each op run as it is called, on torch eager."""
 
-from fluidcompat.dygraph import base, checkpoint, container, layers, learning_rate_scheduler, nn
+from fluidcompat.dygraph import base, checkpoint, container, layers, learning_rate_scheduler, nn, parallel
+from fluidcompat.dygraph.backward_strategy import BackwardStrategy
 from fluidcompat.dygraph.base import (
     disable_dygraph,
     disable_imperative,
@@ -31,19 +32,27 @@ from fluidcompat.dygraph.learning_rate_scheduler import (
 )
 from fluidcompat.dygraph.nn import (
     BatchNorm,
+    BCELoss,
+    BilinearTensorProduct,
     Conv2D,
     Conv2DTranspose,
+    Conv3D,
+    Conv3DTranspose,
     Dropout,
     Embedding,
     GroupNorm,
+    GRUUnit,
     InstanceNorm,
     L1Loss,
     LayerNorm,
     Linear,
     MSELoss,
+    NLLLoss,
     Pool2D,
     PRelu,
+    SpectralNorm,
 )
+from fluidcompat.dygraph.parallel import DataParallel, ParallelEnv, prepare_context
 from fluidcompat.dygraph.varbase import ParamBase, VarBase
 
 __all__ = [
@@ -53,6 +62,18 @@ __all__ = [
     "layers",
     "nn",
     "learning_rate_scheduler",
+    "parallel",
+    "BackwardStrategy",
+    "BCELoss",
+    "BilinearTensorProduct",
+    "Conv3D",
+    "Conv3DTranspose",
+    "DataParallel",
+    "GRUUnit",
+    "NLLLoss",
+    "ParallelEnv",
+    "SpectralNorm",
+    "prepare_context",
     "CosineDecay",
     "ExponentialDecay",
     "InverseTimeDecay",

@@ -9,6 +9,7 @@ import numpy as np
 
 from fluidcompat.dtypes import VarType
 from fluidcompat.dygraph.layers import Layer
+from fluidcompat.dygraph.varbase import VarBase
 from fluidcompat.initializer import ConstantInitializer, NormalInitializer
 from fluidcompat.param_attr import ParamAttr
 
@@ -26,15 +27,26 @@ __all__ = [
     "PRelu",
     "MSELoss",
     "L1Loss",
+    "BCELoss",
+    "NLLLoss",
+    "Conv3D",
+    "Conv3DTranspose",
+    "BilinearTensorProduct",
+    "GRUUnit",
+    "SpectralNorm",
 ]
 
 
-def _pair(value, name: str) -> List[int]:
+def _ntuple(value, n: int, name: str) -> List[int]:
     if isinstance(value, numbers.Integral):
-        return [int(value)] * 2
-    if isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(v, numbers.Integral) for v in value):
+        return [int(value)] * n
+    if isinstance(value, (list, tuple)) and len(value) == n and all(isinstance(v, numbers.Integral) for v in value):
         return [int(v) for v in value]
-    raise ValueError(f"The {name}'s type must be list or tuple of 2 ints, or an int. Received: {name}={value!r}")
+    raise ValueError(f"The {name}'s type must be list or tuple of {n} ints, or an int. Received: {name}={value!r}")
+
+
+def _pair(value, name: str) -> List[int]:
+    return _ntuple(value, 2, name)
 
 
 def _out(layer: Layer, dtype, stop_gradient: bool = False):
@@ -649,3 +661,294 @@ class L1Loss(Layer):
         from fluidcompat import layers
 
         return _reduce(self, layers.abs(layers.elementwise_sub(input, label)), self.reduction)
+
+
+class BCELoss(Layer):
+    """Binary cross entropy of probabilities ``input`` and ``label`` (each log clamped at -100),
+    optionally weighted, reduced by ``reduction``."""
+
+    def __init__(self, weight=None, reduction="mean"):
+        if reduction not in ("sum", "mean", "none"):
+            raise ValueError(
+                "The value of 'reduction' in bce_loss should be 'sum', 'mean' or 'none', but "
+                f"received {reduction}, which is not allowed."
+            )
+        super().__init__()
+        self.weight = weight
+        self.reduction = reduction
+
+    def forward(self, input, label):
+        from fluidcompat import layers
+
+        if self.weight is not None and not isinstance(self.weight, VarBase):
+            raise ValueError("The weight is not a Variable, please convert to Variable.")
+        label = label.detach()  # fluid 1.8's bce_loss differentiated its input only
+        log_p = layers.clip(layers.log(input), -100.0, float("inf"))
+        log_q = layers.clip(layers.log(1.0 - input), -100.0, float("inf"))
+        out = -(label * log_p + (1.0 - label) * log_q)
+        if self.weight is not None:
+            out = layers.elementwise_mul(out, self.weight, axis=-1)
+        return _reduce(self, out, self.reduction)
+
+
+class NLLLoss(Layer):
+    """Negative log likelihood: ``-input[n, label[n], ...]`` weighted by ``weight[label]``; ``mean``
+    divides by the summed weights; ``ignore_index`` labels count nothing. ``input`` is ``[N, C]`` or
+    ``[N, C, d1, ...]``, ``label`` int64 ``[N]`` or ``[N, d1, ...]``."""
+
+    def __init__(self, weight=None, reduction="mean", ignore_index=-100):
+        super().__init__()
+        self.weight = weight
+        self.reduction = reduction
+        self.ignore_index = ignore_index
+
+    def forward(self, input, label):
+        from fluidcompat import layers
+
+        if self.reduction not in ("sum", "mean", "none"):
+            raise ValueError(
+                "The value of 'reduction' in nll_loss should be 'sum', 'mean' or 'none', but "
+                f"received {self.reduction}, which is not allowed."
+            )
+        shape = list(input.shape)
+        if len(shape) < 2:
+            raise ValueError(f"Expected 2 or more dimensions (got {len(shape)})")
+        classes = shape[1]
+        if list(label.shape) != [shape[0]] + shape[2:]:
+            raise ValueError(
+                f"NLLLoss: label's shape must be input's without its class dimension: input {shape}, "
+                f"expected label {[shape[0]] + shape[2:]}, received {list(label.shape)}"
+            )
+        x = input if len(shape) == 2 else layers.transpose(input, [0] + list(range(2, len(shape))) + [1])
+        keep = layers.cast(label != self.ignore_index, input.dtype)
+        safe = label * layers.cast(keep, label.dtype)
+        picked = layers.reduce_sum(x * layers.one_hot(layers.unsqueeze(safe, [-1]), classes), dim=-1)
+        picked = layers.reshape(picked, list(label.shape))
+        if self.weight is not None:
+            w = layers.reshape(layers.gather(self.weight, layers.reshape(safe, [-1])), list(label.shape)) * keep
+        else:
+            w = keep
+        out = -(picked * w)
+        if self.reduction == "none":
+            return out
+        total = layers.reduce_sum(out)
+        if self.reduction == "sum":
+            return total
+        return total / layers.reduce_sum(w)
+
+
+class Conv3D(Layer):
+    """3-D convolution (NCDHW); weight ``[num_filters, num_channels // groups, kd, kh, kw]``."""
+
+    def __init__(
+        self,
+        num_channels,
+        num_filters,
+        filter_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups=None,
+        param_attr=None,
+        bias_attr=None,
+        use_cudnn=True,
+        act=None,
+        dtype="float32",
+    ):
+        if param_attr is False:
+            raise ValueError("param_attr should not be False here.")
+        super().__init__()
+        self._groups = groups
+        self._stride = _ntuple(stride, 3, "stride")
+        self._padding = _ntuple(padding, 3, "padding")
+        self._dilation = _ntuple(dilation, 3, "dilation")
+        self._act = act
+        self._use_cudnn = use_cudnn
+        self._dtype = dtype
+        if groups is None:
+            per_group = num_channels
+        else:
+            if num_channels % groups != 0:
+                raise ValueError("num_channels must be divisible by groups.")
+            per_group = num_channels // groups
+        size = _ntuple(filter_size, 3, "filter_size")
+        std = (2.0 / (size[0] * size[1] * size[2] * num_channels)) ** 0.5
+        self.weight = self.create_parameter(
+            attr=param_attr,
+            shape=[num_filters, per_group] + size,
+            dtype=dtype,
+            default_initializer=NormalInitializer(0.0, std, 0),
+        )
+        self.bias = self.create_parameter(attr=bias_attr, shape=[num_filters], dtype=dtype, is_bias=True)
+
+    def forward(self, input):
+        out = _out(self, self._dtype)
+        _op(
+            self,
+            "conv3d",
+            {"Input": [input], "Filter": [self.weight]},
+            {"Output": [out]},
+            {
+                "strides": self._stride,
+                "paddings": self._padding,
+                "dilations": self._dilation,
+                "groups": self._groups if self._groups else 1,
+                "use_cudnn": self._use_cudnn,
+                "use_mkldnn": False,
+            },
+        )
+        return _activation(self, _bias(self, out, self.bias, 1), self._act)
+
+
+class Conv3DTranspose(Layer):
+    """3-D transposed convolution; weight ``[num_channels, num_filters // groups, kd, kh, kw]``.
+
+    Compat: the bias is added whenever the layer has one; fluid 1.8 created it by default but added it
+    only when ``bias_attr`` was given."""
+
+    def __init__(
+        self,
+        num_channels,
+        num_filters,
+        filter_size,
+        padding=0,
+        stride=1,
+        dilation=1,
+        groups=None,
+        param_attr=None,
+        bias_attr=None,
+        use_cudnn=True,
+        act=None,
+        dtype="float32",
+    ):
+        if not isinstance(use_cudnn, bool):
+            raise ValueError("use_cudnn should be True or False")
+        if param_attr is False:
+            raise ValueError("param_attr should not be False in conv3d_transpose.")
+        super().__init__()
+        self._padding = _ntuple(padding, 3, "padding")
+        self._stride = _ntuple(stride, 3, "stride")
+        self._dilation = _ntuple(dilation, 3, "dilation")
+        self._groups = 1 if groups is None else groups
+        self._use_cudnn = use_cudnn
+        self._act = act
+        self._dtype = dtype
+        size = _ntuple(filter_size, 3, "conv3d_transpose.filter_size")
+        self.weight = self.create_parameter(
+            dtype=dtype, shape=[num_channels, num_filters // self._groups] + size, attr=param_attr
+        )
+        self.bias = self.create_parameter(attr=bias_attr, shape=[num_filters], dtype=dtype, is_bias=True)
+
+    def forward(self, input):
+        out = _out(self, self._dtype)
+        _op(
+            self,
+            "conv3d_transpose",
+            {"Input": [input], "Filter": [self.weight]},
+            {"Output": [out]},
+            {
+                "strides": self._stride,
+                "paddings": self._padding,
+                "dilations": self._dilation,
+                "groups": self._groups,
+                "use_cudnn": self._use_cudnn,
+            },
+        )
+        return _activation(self, _bias(self, out, self.bias, 1), self._act)
+
+
+class BilinearTensorProduct(Layer):
+    """``out[:, k] = x W_k y^T + b_k``; weight ``[output_dim, input1_dim, input2_dim]``, bias ``[1, output_dim]``."""
+
+    def __init__(
+        self, input1_dim, input2_dim, output_dim, name=None, act=None, param_attr=None, bias_attr=None, dtype="float32"
+    ):
+        super().__init__()
+        self._act = act
+        self._dtype = dtype
+        self.weight = self.create_parameter(
+            attr=param_attr, shape=[output_dim, input1_dim, input2_dim], dtype=dtype, is_bias=False
+        )
+        self.bias = self.create_parameter(attr=bias_attr, shape=[1, output_dim], dtype=dtype, is_bias=True)
+
+    def forward(self, x, y):
+        inputs = {"X": [x], "Y": [y], "Weight": [self.weight]}
+        if self.bias is not None:
+            inputs["Bias"] = [self.bias]
+        out = _out(self, self._dtype)
+        _op(self, "bilinear_tensor_product", inputs, {"Out": [out]})
+        return _activation(self, out, self._act)
+
+
+_GRU_ACTIVATIONS = {"identity": 0, "sigmoid": 1, "tanh": 2, "relu": 3}
+
+
+class GRUUnit(Layer):
+    """One GRU step (op ``gru_unit``): ``forward(input, hidden)`` gives ``(hidden, reset_hidden_prev,
+    gate)``; ``size`` is three times the hidden size.
+
+    Compat: ``origin_mode`` is passed on; fluid 1.8's layer ignored it."""
+
+    def __init__(
+        self,
+        size,
+        param_attr=None,
+        bias_attr=None,
+        activation="tanh",
+        gate_activation="sigmoid",
+        origin_mode=False,
+        dtype="float32",
+    ):
+        for what, value in (("activation", activation), ("gate_activation", gate_activation)):
+            if value not in _GRU_ACTIVATIONS:
+                raise ValueError(f"GRUUnit: {what} must be one of {sorted(_GRU_ACTIVATIONS)}. Received: {value!r}")
+        super().__init__()
+        self._attrs = {
+            "activation": _GRU_ACTIVATIONS[activation],
+            "gate_activation": _GRU_ACTIVATIONS[gate_activation],
+            "origin_mode": origin_mode,
+        }
+        self._dtype = dtype
+        hidden = size // 3
+        self.weight = self.create_parameter(attr=param_attr, shape=[hidden, 3 * hidden], dtype=dtype)
+        self.bias = self.create_parameter(attr=bias_attr, shape=[1, 3 * hidden], dtype=dtype, is_bias=True)
+
+    def forward(self, input, hidden):
+        inputs = {"Input": [input], "HiddenPrev": [hidden], "Weight": [self.weight]}
+        if self.bias is not None:
+            inputs["Bias"] = [self.bias]
+        gate, reset, updated = (_out(self, self._dtype) for _ in range(3))
+        _op(self, "gru_unit", inputs, {"Gate": [gate], "ResetHiddenPrev": [reset], "Hidden": [updated]}, self._attrs)
+        return updated, reset, gate
+
+
+class SpectralNorm(Layer):
+    """``weight`` divided by its largest singular value, estimated by ``power_iters`` power iterations
+    from the vectors ``weight_u`` / ``weight_v`` (parameters that take no gradient)."""
+
+    def __init__(self, weight_shape, dim=0, power_iters=1, eps=1e-12, dtype="float32"):
+        super().__init__()
+        self._attrs = {"dim": dim, "power_iters": power_iters, "eps": eps}
+        self._dtype = dtype
+        shape = list(weight_shape)
+        h = shape[dim]
+        w = int(np.prod(shape)) // h
+        self.weight_u = self.create_parameter(
+            attr=ParamAttr(), shape=[h], dtype=dtype, default_initializer=NormalInitializer(0.0, 1.0)
+        )
+        self.weight_u.stop_gradient = True
+        self.weight_v = self.create_parameter(
+            attr=ParamAttr(), shape=[w], dtype=dtype, default_initializer=NormalInitializer(0.0, 1.0)
+        )
+        self.weight_v.stop_gradient = True
+
+    def forward(self, weight):
+        out = _out(self, self._dtype)
+        _op(
+            self,
+            "spectral_norm",
+            {"Weight": [weight], "U": [self.weight_u], "V": [self.weight_v]},
+            {"Out": [out]},
+            self._attrs,
+        )
+        return out

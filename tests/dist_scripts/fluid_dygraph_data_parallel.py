@@ -1,0 +1,40 @@
+# fluid 1.8 dygraph data parallelism: each worker trains on its share of a fixed batch with
+# DataParallel (scale_loss, apply_collective_grads) and saves the final parameters (rank 0) to OUT.npz.
+# usage: fluid_dygraph_data_parallel.py OUT
+import sys
+
+import numpy as np
+import paddle.fluid as fluid
+from paddle.fluid.dygraph import Linear, to_variable
+
+OUT = sys.argv[1]
+rng = np.random.RandomState(3)
+X = rng.rand(3, 8, 6).astype("float32")
+Y = rng.randint(0, 3, (3, 8, 1)).astype("int64")
+
+env = fluid.dygraph.ParallelEnv()
+with fluid.dygraph.guard(fluid.CPUPlace()):
+    strategy = fluid.dygraph.prepare_context()
+    fc1, fc2 = Linear(6, 5, act="relu"), Linear(5, 3)
+    model = fluid.dygraph.Sequential(fc1, fc2)
+    for k, p in enumerate(model.parameters()):
+        p.set_value(np.random.RandomState(k).uniform(-1, 1, p.shape).astype("float32"))
+    if strategy is not None:
+        model = fluid.dygraph.DataParallel(model, strategy)
+    opt = fluid.optimizer.Momentum(0.2, 0.9, parameter_list=model.parameters())
+    per = 8 // env.nranks
+    for step in range(3):
+        x = X[step, env.local_rank * per : (env.local_rank + 1) * per]
+        y = Y[step, env.local_rank * per : (env.local_rank + 1) * per]
+        loss = fluid.layers.mean(fluid.layers.softmax_with_cross_entropy(model(to_variable(x)), to_variable(y)))
+        if strategy is not None:
+            loss = model.scale_loss(loss)
+            loss.backward()
+            model.apply_collective_grads()
+        else:
+            loss.backward()
+        opt.minimize(loss)
+        model.clear_gradients()
+    if env.local_rank == 0:
+        np.savez(OUT, **{k: v.numpy() for k, v in model.state_dict().items()})
+    print("rank", env.local_rank, "of", env.nranks, "done")
