@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 
+from fluidcompat import framework
 from fluidcompat.dtypes import VarType, to_vartype
 from fluidcompat.framework import Variable, layer
 from fluidcompat.initializer import ConstantInitializer, NormalInitializer
@@ -798,6 +799,9 @@ def dropout(x, dropout_prob, is_test=False, seed=None, name=None, dropout_implem
             f"Received: dropout_implementation={dropout_implementation!r}"
         )
     helper = LayerHelper("dropout", **locals())
+    tracer = framework._dygraph_tracer()
+    if tracer is not None and not tracer._train_mode:  # dygraph eval mode (fluid 1.8 read only this)
+        is_test = True
     if not seed and helper.main_program.random_seed:
         seed = helper.main_program.random_seed
     out = helper.create_variable_for_type_inference(dtype=x.dtype)

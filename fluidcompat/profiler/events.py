@@ -68,6 +68,7 @@ class Recorder:
         self.state, self.tracer = state, tracer
         self.wall_offset_ns = time.time_ns() - now_ns()
         self.session_start_ns = now_ns()
+        self.thread_events()  # the starting thread's table is there even if it runs nothing (dygraph)
         self.enabled = True
 
     @property
