@@ -142,6 +142,13 @@ class Parameter(Variable):
     """A persistable, trainable Variable created by a layer or ``create_parameter``."""
 
     def __init__(self, block: "Block", shape, dtype, **kwargs: Any) -> None:
+        self.trainable = self._take_attrs(shape, dtype, kwargs)
+        super().__init__(block, persistable=True, shape=shape, dtype=dtype, **kwargs)
+        self.stop_gradient = not self.trainable
+
+    def _take_attrs(self, shape, dtype, kwargs) -> bool:
+        """Check the shape and dtype, and take the optimizer's attributes out of ``kwargs``; returns
+        ``trainable`` (a dygraph ParamBase keeps it as ``not stop_gradient``)."""
         if shape is None:
             raise ValueError("The shape of Parameter should not be None")
         if dtype is None:
@@ -151,14 +158,12 @@ class Parameter(Variable):
                 raise ValueError(
                     f"Each dimension of a Parameter's shape must be greater than 0. Received: shape={list(shape)}"
                 )
-        self.trainable = kwargs.pop("trainable", True)
         self.optimize_attr = kwargs.pop("optimize_attr", {"learning_rate": 1.0})
         self.regularizer = kwargs.pop("regularizer", None)
         self.gradient_clip_attr = kwargs.pop("gradient_clip_attr", None)
         self.do_model_average = kwargs.pop("do_model_average", None)
         self.is_distributed = kwargs.pop("is_distributed", False)
-        super().__init__(block, persistable=True, shape=shape, dtype=dtype, **kwargs)
-        self.stop_gradient = not self.trainable
+        return kwargs.pop("trainable", True)
 
     def to_string(self, throw_on_error: bool = True, with_details: bool = False) -> str:
         tr = "trainable " if self.trainable else ""

@@ -11,6 +11,7 @@ from fluidcompat.dtypes import VarType
 from fluidcompat.dygraph.layers import Layer
 from fluidcompat.dygraph.varbase import VarBase
 from fluidcompat.initializer import ConstantInitializer, NormalInitializer
+from fluidcompat.layers.nn import append_batch_norm, bn_statistics
 from fluidcompat.param_attr import ParamAttr
 
 __all__ = [
@@ -43,10 +44,6 @@ def _ntuple(value, n: int, name: str) -> List[int]:
     if isinstance(value, (list, tuple)) and len(value) == n and all(isinstance(v, numbers.Integral) for v in value):
         return [int(v) for v in value]
     raise ValueError(f"The {name}'s type must be list or tuple of {n} ints, or an int. Received: {name}={value!r}")
-
-
-def _pair(value, name: str) -> List[int]:
-    return _ntuple(value, 2, name)
 
 
 def _out(layer: Layer, dtype, stop_gradient: bool = False):
@@ -102,8 +99,48 @@ class Linear(Layer):
         return _activation(self, _bias(self, tmp, self.bias, len(input.shape) - 1), self._act)
 
 
-class Conv2D(Layer):
-    """2-D convolution (NCHW); weight ``[num_filters, num_channels // groups, kh, kw]``."""
+class _Conv(Layer):
+    """Conv2D and Conv3D: weight ``[num_filters, num_channels // groups, *filter_size]`` (normal, std
+    ``sqrt(2 / (prod(filter_size) * num_channels))``), bias ``[num_filters]``, then ``act``."""
+
+    def __init__(self, nd, op_type, num_channels, num_filters, filter_size, stride, padding, dilation, groups,
+                 param_attr, bias_attr, use_cudnn, act, dtype):  # fmt: skip
+        super().__init__()
+        if groups is None:
+            per_group = num_channels
+        else:
+            if num_channels % groups != 0:
+                raise ValueError("num_channels must be divisible by groups.")
+            per_group = num_channels // groups
+        size = _ntuple(filter_size, nd, "filter_size")
+        self._op_type = op_type
+        self._act = act
+        self._dtype = dtype
+        self._attrs = {
+            "strides": _ntuple(stride, nd, "stride"),
+            "paddings": _ntuple(padding, nd, "padding"),
+            "dilations": _ntuple(dilation, nd, "dilation"),
+            "groups": groups if groups else 1,
+            "use_cudnn": use_cudnn,
+            "use_mkldnn": False,
+        }
+        std = (2.0 / (int(np.prod(size)) * num_channels)) ** 0.5
+        self.weight = self.create_parameter(
+            attr=param_attr,
+            shape=[num_filters, per_group] + size,
+            dtype=dtype,
+            default_initializer=NormalInitializer(0.0, std, 0),
+        )
+        self.bias = self.create_parameter(attr=bias_attr, shape=[num_filters], dtype=dtype, is_bias=True)
+
+    def forward(self, input):
+        out = _out(self, self._dtype)
+        _op(self, self._op_type, {"Input": [input], "Filter": [self.weight]}, {"Output": [out]}, self._attrs)
+        return _activation(self, _bias(self, out, self.bias, 1), self._act)
+
+
+class Conv2D(_Conv):
+    """2-D convolution (NCHW); ``depthwise_conv2d`` when each channel is its own group and cuDNN is off."""
 
     def __init__(
         self,
@@ -122,56 +159,78 @@ class Conv2D(Layer):
     ):
         if not isinstance(use_cudnn, bool):
             raise ValueError("use_cudnn should be True or False")
+        depthwise = num_channels == groups and num_filters % num_channels == 0 and not use_cudnn
+        super().__init__(2, "depthwise_conv2d" if depthwise else "conv2d", num_channels, num_filters, filter_size,
+                         stride, padding, dilation, groups, param_attr, bias_attr, use_cudnn, act, dtype)  # fmt: skip
+
+
+class Conv3D(_Conv):
+    """3-D convolution (NCDHW)."""
+
+    def __init__(
+        self,
+        num_channels,
+        num_filters,
+        filter_size,
+        stride=1,
+        padding=0,
+        dilation=1,
+        groups=None,
+        param_attr=None,
+        bias_attr=None,
+        use_cudnn=True,
+        act=None,
+        dtype="float32",
+    ):
+        if param_attr is False:
+            raise ValueError("param_attr should not be False here.")
+        super().__init__(3, "conv3d", num_channels, num_filters, filter_size, stride, padding, dilation, groups,
+                         param_attr, bias_attr, use_cudnn, act, dtype)  # fmt: skip
+
+
+class _ConvTranspose(Layer):
+    """Conv2DTranspose and Conv3DTranspose: weight ``[num_channels, num_filters // groups, *filter_size]``
+    (Xavier), bias ``[num_filters]``, then ``act``."""
+
+    def __init__(self, nd, num_channels, num_filters, filter_size, output_size, padding, stride, dilation, groups,
+                 param_attr, bias_attr, use_cudnn, act, dtype):  # fmt: skip
+        if not isinstance(use_cudnn, bool):
+            raise ValueError("use_cudnn should be True or False")
+        if param_attr is False:
+            raise ValueError(f"param_attr should not be False in conv{nd}d_transpose.")
         super().__init__()
-        self._num_channels = num_channels
-        self._groups = groups
-        self._stride = _pair(stride, "stride")
-        self._padding = _pair(padding, "padding")
-        self._dilation = _pair(dilation, "dilation")
+        groups = 1 if groups is None else groups
+        self._op_type = f"conv{nd}d_transpose"
         self._act = act
-        self._use_cudnn = use_cudnn
         self._dtype = dtype
-        if num_channels == groups and num_filters % num_channels == 0 and not use_cudnn:
-            self._l_type = "depthwise_conv2d"
+        if output_size is None:
+            output_size = []
+        elif isinstance(output_size, (list, int)):
+            output_size = _ntuple(output_size, nd, "output_size")
         else:
-            self._l_type = "conv2d"
-        if groups is None:
-            per_group = num_channels
-        else:
-            if num_channels % groups != 0:
-                raise ValueError("num_channels must be divisible by groups.")
-            per_group = num_channels // groups
-        size = _pair(filter_size, "filter_size")
-        std = (2.0 / (size[0] * size[1] * num_channels)) ** 0.5
+            raise ValueError("output_size should be list or int")
+        self._attrs = {
+            "output_size": output_size,
+            "strides": _ntuple(stride, nd, "stride"),
+            "paddings": _ntuple(padding, nd, "padding"),
+            "dilations": _ntuple(dilation, nd, "dilation"),
+            "groups": groups,
+            "use_cudnn": use_cudnn,
+        }
+        size = _ntuple(filter_size, nd, f"conv{nd}d_transpose.filter_size")
         self.weight = self.create_parameter(
-            attr=param_attr,
-            shape=[num_filters, per_group] + size,
-            dtype=dtype,
-            default_initializer=NormalInitializer(0.0, std, 0),
+            dtype=dtype, shape=[num_channels, num_filters // groups] + size, attr=param_attr
         )
         self.bias = self.create_parameter(attr=bias_attr, shape=[num_filters], dtype=dtype, is_bias=True)
 
     def forward(self, input):
         out = _out(self, self._dtype)
-        _op(
-            self,
-            self._l_type,
-            {"Input": [input], "Filter": [self.weight]},
-            {"Output": [out]},
-            {
-                "strides": self._stride,
-                "paddings": self._padding,
-                "dilations": self._dilation,
-                "groups": self._groups if self._groups else 1,
-                "use_cudnn": self._use_cudnn,
-                "use_mkldnn": False,
-            },
-        )
+        _op(self, self._op_type, {"Input": [input], "Filter": [self.weight]}, {"Output": [out]}, self._attrs)
         return _activation(self, _bias(self, out, self.bias, 1), self._act)
 
 
-class Conv2DTranspose(Layer):
-    """2-D transposed convolution; weight ``[num_channels, num_filters // groups, kh, kw]``."""
+class Conv2DTranspose(_ConvTranspose):
+    """2-D transposed convolution (fluid's depthwise_conv2d_transpose computes the same with groups)."""
 
     def __init__(
         self,
@@ -189,47 +248,33 @@ class Conv2DTranspose(Layer):
         act=None,
         dtype="float32",
     ):
-        if param_attr is False:
-            raise ValueError("param_attr should not be False in conv2d_transpose.")
-        super().__init__()
-        self._act = act
-        self._groups = 1 if groups is None else groups
-        self._use_cudnn = use_cudnn
-        self._dtype = dtype
-        # fluid's depthwise_conv2d_transpose computes the same as conv2d_transpose with groups
-        self._op_type = "conv2d_transpose"
-        self._padding = _pair(padding, "padding")
-        self._stride = _pair(stride, "stride")
-        self._dilation = _pair(dilation, "dilation")
-        size = _pair(filter_size, "conv2d_transpose.filter_size")
-        if output_size is None:
-            self._output_size = []
-        elif isinstance(output_size, (list, int)):
-            self._output_size = _pair(output_size, "output_size")
-        else:
-            raise ValueError("output_size should be list or int")
-        self.weight = self.create_parameter(
-            dtype=dtype, shape=[num_channels, num_filters // self._groups] + size, attr=param_attr
-        )
-        self.bias = self.create_parameter(attr=bias_attr, shape=[num_filters], dtype=dtype, is_bias=True)
+        super().__init__(2, num_channels, num_filters, filter_size, output_size, padding, stride, dilation, groups,
+                         param_attr, bias_attr, use_cudnn, act, dtype)  # fmt: skip
 
-    def forward(self, input):
-        out = _out(self, input.dtype)
-        _op(
-            self,
-            self._op_type,
-            {"Input": [input], "Filter": [self.weight]},
-            {"Output": [out]},
-            {
-                "output_size": self._output_size,
-                "strides": self._stride,
-                "paddings": self._padding,
-                "dilations": self._dilation,
-                "groups": self._groups,
-                "use_cudnn": self._use_cudnn,
-            },
-        )
-        return _activation(self, _bias(self, out, self.bias, 1), self._act)
+
+class Conv3DTranspose(_ConvTranspose):
+    """3-D transposed convolution.
+
+    Compat: the bias is added whenever the layer has one; fluid 1.8 created it by default but added it
+    only when ``bias_attr`` was given."""
+
+    def __init__(
+        self,
+        num_channels,
+        num_filters,
+        filter_size,
+        padding=0,
+        stride=1,
+        dilation=1,
+        groups=None,
+        param_attr=None,
+        bias_attr=None,
+        use_cudnn=True,
+        act=None,
+        dtype="float32",
+    ):
+        super().__init__(3, num_channels, num_filters, filter_size, None, padding, stride, dilation, groups,
+                         param_attr, bias_attr, use_cudnn, act, dtype)  # fmt: skip
 
 
 class Pool2D(Layer):
@@ -258,10 +303,10 @@ class Pool2D(Layer):
         super().__init__()
         self._attrs = {
             "pooling_type": pool_type,
-            "ksize": _pair(pool_size, "pool_size"),
+            "ksize": _ntuple(pool_size, 2, "pool_size"),
             "global_pooling": global_pooling,
-            "strides": _pair(pool_stride, "pool_stride"),
-            "paddings": _pair(pool_padding, "pool_padding"),
+            "strides": _ntuple(pool_stride, 2, "pool_stride"),
+            "paddings": _ntuple(pool_padding, 2, "pool_padding"),
             "use_cudnn": use_cudnn,
             "ceil_mode": ceil_mode,
             "use_mkldnn": False,
@@ -309,28 +354,9 @@ class BatchNorm(Layer):
         self.weight.stop_gradient = frozen
         self.bias = self.create_parameter(attr=bias_attr, shape=shape, dtype=self._dtype, is_bias=True)
         self.bias.stop_gradient = frozen
-        self._mean = self.create_parameter(
-            attr=ParamAttr(
-                name=moving_mean_name,
-                initializer=ConstantInitializer(0.0),
-                trainable=False,
-                do_model_average=do_model_average_for_mean_and_var,
-            ),
-            shape=shape,
-            dtype=self._dtype,
+        self._mean, self._variance = bn_statistics(
+            self._helper, shape, self._dtype, moving_mean_name, moving_variance_name, do_model_average_for_mean_and_var
         )
-        self._mean.stop_gradient = True
-        self._variance = self.create_parameter(
-            attr=ParamAttr(
-                name=moving_variance_name,
-                initializer=ConstantInitializer(1.0),
-                trainable=False,
-                do_model_average=do_model_average_for_mean_and_var,
-            ),
-            shape=shape,
-            dtype=self._dtype,
-        )
-        self._variance.stop_gradient = True
         self._attrs = {
             "momentum": momentum,
             "epsilon": epsilon,
@@ -342,27 +368,9 @@ class BatchNorm(Layer):
         }
 
     def forward(self, input):
-        out = _out(self, self._dtype)
-        saved_mean = _out(self, self._dtype, stop_gradient=True)
-        saved_var = _out(self, self._dtype, stop_gradient=True)
-        _op(
-            self,
-            "batch_norm",
-            {
-                "X": [input],
-                "Scale": [self.weight],
-                "Bias": [self.bias],
-                "Mean": [self._mean],
-                "Variance": [self._variance],
-            },
-            {
-                "Y": [out],
-                "MeanOut": [self._mean],
-                "VarianceOut": [self._variance],
-                "SavedMean": [saved_mean],
-                "SavedVariance": [saved_var],
-            },
-            dict(self._attrs, is_test=not self.training),
+        attrs = dict(self._attrs, is_test=not self.training)
+        out = append_batch_norm(
+            self._helper, input, self.weight, self.bias, self._mean, self._variance, attrs, self._dtype
         )
         return _activation(self, out, self._act)
 
@@ -735,126 +743,6 @@ class NLLLoss(Layer):
         if self.reduction == "sum":
             return total
         return total / layers.reduce_sum(w)
-
-
-class Conv3D(Layer):
-    """3-D convolution (NCDHW); weight ``[num_filters, num_channels // groups, kd, kh, kw]``."""
-
-    def __init__(
-        self,
-        num_channels,
-        num_filters,
-        filter_size,
-        stride=1,
-        padding=0,
-        dilation=1,
-        groups=None,
-        param_attr=None,
-        bias_attr=None,
-        use_cudnn=True,
-        act=None,
-        dtype="float32",
-    ):
-        if param_attr is False:
-            raise ValueError("param_attr should not be False here.")
-        super().__init__()
-        self._groups = groups
-        self._stride = _ntuple(stride, 3, "stride")
-        self._padding = _ntuple(padding, 3, "padding")
-        self._dilation = _ntuple(dilation, 3, "dilation")
-        self._act = act
-        self._use_cudnn = use_cudnn
-        self._dtype = dtype
-        if groups is None:
-            per_group = num_channels
-        else:
-            if num_channels % groups != 0:
-                raise ValueError("num_channels must be divisible by groups.")
-            per_group = num_channels // groups
-        size = _ntuple(filter_size, 3, "filter_size")
-        std = (2.0 / (size[0] * size[1] * size[2] * num_channels)) ** 0.5
-        self.weight = self.create_parameter(
-            attr=param_attr,
-            shape=[num_filters, per_group] + size,
-            dtype=dtype,
-            default_initializer=NormalInitializer(0.0, std, 0),
-        )
-        self.bias = self.create_parameter(attr=bias_attr, shape=[num_filters], dtype=dtype, is_bias=True)
-
-    def forward(self, input):
-        out = _out(self, self._dtype)
-        _op(
-            self,
-            "conv3d",
-            {"Input": [input], "Filter": [self.weight]},
-            {"Output": [out]},
-            {
-                "strides": self._stride,
-                "paddings": self._padding,
-                "dilations": self._dilation,
-                "groups": self._groups if self._groups else 1,
-                "use_cudnn": self._use_cudnn,
-                "use_mkldnn": False,
-            },
-        )
-        return _activation(self, _bias(self, out, self.bias, 1), self._act)
-
-
-class Conv3DTranspose(Layer):
-    """3-D transposed convolution; weight ``[num_channels, num_filters // groups, kd, kh, kw]``.
-
-    Compat: the bias is added whenever the layer has one; fluid 1.8 created it by default but added it
-    only when ``bias_attr`` was given."""
-
-    def __init__(
-        self,
-        num_channels,
-        num_filters,
-        filter_size,
-        padding=0,
-        stride=1,
-        dilation=1,
-        groups=None,
-        param_attr=None,
-        bias_attr=None,
-        use_cudnn=True,
-        act=None,
-        dtype="float32",
-    ):
-        if not isinstance(use_cudnn, bool):
-            raise ValueError("use_cudnn should be True or False")
-        if param_attr is False:
-            raise ValueError("param_attr should not be False in conv3d_transpose.")
-        super().__init__()
-        self._padding = _ntuple(padding, 3, "padding")
-        self._stride = _ntuple(stride, 3, "stride")
-        self._dilation = _ntuple(dilation, 3, "dilation")
-        self._groups = 1 if groups is None else groups
-        self._use_cudnn = use_cudnn
-        self._act = act
-        self._dtype = dtype
-        size = _ntuple(filter_size, 3, "conv3d_transpose.filter_size")
-        self.weight = self.create_parameter(
-            dtype=dtype, shape=[num_channels, num_filters // self._groups] + size, attr=param_attr
-        )
-        self.bias = self.create_parameter(attr=bias_attr, shape=[num_filters], dtype=dtype, is_bias=True)
-
-    def forward(self, input):
-        out = _out(self, self._dtype)
-        _op(
-            self,
-            "conv3d_transpose",
-            {"Input": [input], "Filter": [self.weight]},
-            {"Output": [out]},
-            {
-                "strides": self._stride,
-                "paddings": self._padding,
-                "dilations": self._dilation,
-                "groups": self._groups,
-                "use_cudnn": self._use_cudnn,
-            },
-        )
-        return _activation(self, _bias(self, out, self.bias, 1), self._act)
 
 
 class BilinearTensorProduct(Layer):

@@ -314,21 +314,7 @@ class ParamBase(VarBase, framework.Parameter):
     __hash__ = object.__hash__
 
     def __init__(self, shape, dtype, name: Optional[str] = None, block=None, **kwargs) -> None:
-        if shape is None:
-            raise ValueError("The shape of Parameter should not be None")
-        if dtype is None:
-            raise ValueError("The dtype of Parameter should not be None")
-        for d in shape:
-            if d is None or int(d) < 0:
-                raise ValueError(
-                    f"Each dimension of a Parameter's shape must be greater than 0. Received: shape={list(shape)}"
-                )
-        trainable = kwargs.pop("trainable", True)
-        self.optimize_attr = kwargs.pop("optimize_attr", {"learning_rate": 1.0})
-        self.regularizer = kwargs.pop("regularizer", None)
-        self.gradient_clip_attr = kwargs.pop("gradient_clip_attr", None)
-        self.do_model_average = kwargs.pop("do_model_average", None)
-        self.is_distributed = kwargs.pop("is_distributed", False)
+        trainable = self._take_attrs(shape, dtype, kwargs)
         stop = kwargs.pop("stop_gradient", False) or not trainable
         kwargs.pop("persistable", None)
         super().__init__(

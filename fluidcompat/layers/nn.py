@@ -705,31 +705,40 @@ def batch_norm(
         attr=ParamAttr._to_attr(param_attr), shape=[c], dtype=dtype, default_initializer=ConstantInitializer(1.0)
     )
     bias = helper.create_parameter(attr=ParamAttr._to_attr(bias_attr), shape=[c], dtype=dtype, is_bias=True)
-    mean = helper.create_parameter(
-        attr=ParamAttr(
-            name=moving_mean_name,
-            initializer=ConstantInitializer(0.0),
-            trainable=False,
-            do_model_average=do_model_average_for_mean_and_var,
-        ),
-        shape=[c],
-        dtype=dtype,
+    mean, variance = bn_statistics(
+        helper, [c], dtype, moving_mean_name, moving_variance_name, do_model_average_for_mean_and_var
     )
-    mean.stop_gradient = True
-    variance = helper.create_parameter(
-        attr=ParamAttr(
-            name=moving_variance_name,
-            initializer=ConstantInitializer(1.0),
-            trainable=False,
-            do_model_average=do_model_average_for_mean_and_var,
-        ),
-        shape=[c],
-        dtype=dtype,
-    )
-    variance.stop_gradient = True
+    attrs = {
+        "momentum": momentum,
+        "epsilon": epsilon,
+        "is_test": is_test,
+        "data_layout": data_layout,
+        "use_global_stats": use_global_stats,
+    }
+    out = append_batch_norm(helper, input, scale, bias, mean, variance, attrs, dtype, input if in_place else None)
+    return helper.append_activation(out)
+
+
+def bn_statistics(helper, shape, dtype, mean_name, variance_name, model_average):
+    """batch_norm's running mean (zeros) and variance (ones): parameters that take no gradient."""
+    stats = []
+    for name, value in ((mean_name, 0.0), (variance_name, 1.0)):
+        attr = ParamAttr(
+            name=name, initializer=ConstantInitializer(value), trainable=False, do_model_average=model_average
+        )
+        stat = helper.create_parameter(attr=attr, shape=shape, dtype=dtype)
+        stat.stop_gradient = True
+        stats.append(stat)
+    return stats
+
+
+def append_batch_norm(helper, input, scale, bias, mean, variance, attrs, dtype, out=None):
+    """The batch_norm op updating ``mean`` / ``variance`` in place; returns its output (``out``, else a
+    new variable named after the saved statistics', as fluid named them)."""
     saved_mean = helper.create_variable_for_type_inference(dtype=dtype, stop_gradient=True)
     saved_variance = helper.create_variable_for_type_inference(dtype=dtype, stop_gradient=True)
-    out = input if in_place else helper.create_variable_for_type_inference(dtype)
+    if out is None:
+        out = helper.create_variable_for_type_inference(dtype)
     helper.append_op(
         type="batch_norm",
         inputs={"X": [input], "Scale": [scale], "Bias": [bias], "Mean": [mean], "Variance": [variance]},
@@ -740,15 +749,9 @@ def batch_norm(
             "SavedMean": [saved_mean],
             "SavedVariance": [saved_variance],
         },
-        attrs={
-            "momentum": momentum,
-            "epsilon": epsilon,
-            "is_test": is_test,
-            "data_layout": data_layout,
-            "use_global_stats": use_global_stats,
-        },
+        attrs=attrs,
     )
-    return helper.append_activation(out)
+    return out
 
 
 @layer
