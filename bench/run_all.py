@@ -179,6 +179,9 @@ def main() -> None:
     compare("profiler AllOpDetail", *profiler_case("AllOpDetail"), label=("on", "off"))
     # the docs' way: a CompiledProgram, recorded as fluid's parallel executor recorded it
     compare("profiler Default, CompiledProgram", *profiler_case("Default", fluid.CompiledProgram), label=("on", "off"))
+    import dygraph
+
+    dygraph.main(compare)
     import embedding_memory
 
     embedding_memory.main()

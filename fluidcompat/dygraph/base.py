@@ -23,6 +23,7 @@ from fluidcompat import framework, places, unique_name
 from fluidcompat.dtypes import VarType
 from fluidcompat.dygraph import varbase
 from fluidcompat.dygraph.varbase import ParamBase, VarBase
+from fluidcompat_ops import registry
 
 __all__ = [
     "no_grad",
@@ -96,8 +97,6 @@ class Tracer:
 
     # -- ops ----------------------------------------------------------------------------------------
     def trace_op(self, type: str, inputs, outputs, attrs=None, stop_gradient: bool = False) -> None:
-        from fluidcompat_ops import registry
-
         torch = varbase.torch
         opdef = registry.lookup(type)
         if opdef.control or opdef.kernel is None:
@@ -131,8 +130,10 @@ class Tracer:
             ins[slot] = [v._value if isinstance(v, VarBase) else None for v in _as_list((outputs or {}).get(slot))]
         # eval mode records no gradients either (fluid 1.8's tracer)
         record = record and self._has_grad and self._train_mode and opdef.grad is not None and not stop_gradient
-        if record and opdef.grad.kernel is not None:
+        if record and opdef.grad.kernel is not None and type not in AUTOGRAD_AS_FLUID:
             result = _run_with_grad_kernel(opdef, ins, full)
+        elif record == torch.is_grad_enabled():
+            result = opdef.kernel(ins, full)
         else:
             with torch.set_grad_enabled(record):
                 result = opdef.kernel(ins, full)
@@ -144,6 +145,28 @@ class Tracer:
                 if not isinstance(v, VarBase):
                     raise TypeError(f"Op '{type}': output slot '{slot}' received {type_name(v)}, not a VarBase")
                 v._assign(t, stop_gradient)
+
+
+# Ops with a grad kernel of their own (for the static executor's speed) whose forward kernel, run
+# under torch autograd, gives the same gradients as fluid 1.8 (tests/golden/dygraph_*): dygraph mode
+# differentiates them with autograd directly, which costs less than an autograd Function per op.
+AUTOGRAD_AS_FLUID = frozenset(
+    {
+        "elementwise_add",
+        "elementwise_sub",
+        "relu",
+        "softmax",
+        "mean",
+        "cross_entropy2",
+        "reshape2",
+        "transpose2",
+        "concat",
+        "slice",
+        "conv2d",
+        "depthwise_conv2d",
+        "pool2d",
+    }
+)
 
 
 def type_name(v) -> str:
@@ -197,7 +220,6 @@ def _op_function():
     if _OP_FUNCTION is not None:
         return _OP_FUNCTION
     torch = varbase._torch()
-    from fluidcompat_ops import registry
 
     class _OpFunction(torch.autograd.Function):
         @staticmethod
@@ -236,9 +258,10 @@ def _op_function():
             for slot in out_grads:
                 gins[slot + "@GRAD"] = grads_of.get(slot, [])
             attrs = dict(ctx.attrs)
-            wanted, k = set(), 0
+            need = ctx.needs_input_grad  # a new tuple at each access: read it once
+            wanted, k = set(), 4
             for slot, n in ctx.layout:
-                if any(ctx.needs_input_grad[4 + k + j] for j in range(n)):
+                if any(need[k : k + n]):
                     wanted.add(slot)
                 k += n
             attrs["_wanted"] = frozenset(s for s in in_grads if s in wanted)

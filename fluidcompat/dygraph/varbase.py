@@ -31,13 +31,19 @@ def _torch():
     return torch
 
 
-def vartype_of(t) -> VarType:
-    from fluidcompat_ops.registry import TORCH_DTYPES
+_VARTYPES = {}  # torch dtype -> VarType
 
-    for vt, td in TORCH_DTYPES.items():
-        if td == t.dtype:
-            return vt
-    raise TypeError(f"dtype {t.dtype} has no fluid VarType")
+
+def vartype_of(t) -> VarType:
+    found = _VARTYPES.get(t.dtype)
+    if found is None:
+        from fluidcompat_ops.registry import TORCH_DTYPES
+
+        _VARTYPES.update({td: vt for vt, td in TORCH_DTYPES.items()})
+        found = _VARTYPES.get(t.dtype)
+        if found is None:
+            raise TypeError(f"dtype {t.dtype} has no fluid VarType")
+    return found
 
 
 class VarBase(framework.Variable):
