@@ -56,7 +56,7 @@ CORE_MODULES = (
 )
 # Modules of fluid 1.8 that come later.
 LATER_MODULES = (
-    "paddle.fluid.dygraph (its dygraph-to-static translator, TracedLayer, jit)",
+    "paddle.fluid.dygraph (translating the Python control flow of declarative functions into cond / while ops)",
     "paddle.fluid.contrib (its search and tdm ops, decoder, slim, quantize, readers)",
 )
 
@@ -75,6 +75,16 @@ PARTIAL: Dict[str, str] = {
         "multiclass_nms2, ctr_metric_bundle (the rest of contrib later)"
     ),
     "paddle.fluid.io.DataLoader": "from_generator only (not from_dataset)",
+    "paddle.fluid.dygraph.declarative": (
+        "runs the function as written, not translated: in dygraph mode the same values; built into a static "
+        "program a Python condition on a Variable is an error"
+    ),
+    "paddle.fluid.dygraph.dygraph_to_static_func": (
+        "builds the function as written, not translated: a Python condition on a Variable is an error"
+    ),
+    "paddle.fluid.dygraph.ProgramTranslator": (
+        "get_code gives the source as written; save_inference_model refuses a call whose Python read a value"
+    ),
     "paddle.fluid.layers.roi_pool": "image of each region from rois_lod; without it all regions are in image 0",
     "paddle.fluid.layers.roi_align": "image of each region from rois_lod; without it all regions are in image 0",
     "paddle.fluid.layers.generate_proposal_labels": "is_cascade_rcnn=True is not supported",
@@ -100,11 +110,6 @@ ALTERNATIVES: Dict[str, str] = {
     "lstm": "fluid.layers.rnn with fluid.layers.LSTMCell",
     "StaticRNN": "fluid.layers.While or while_loop over tensor arrays",
     "DistributeTranspiler": "single-process training (fluid.Executor)",
-    "NCE": "fluid.layers.nce in a static-graph program",
-    "TracedLayer": "the model built as a static-graph program, saved with fluid.io.save_inference_model",
-    "declarative": "the model built as a static-graph program, saved with fluid.io.save_inference_model",
-    "ProgramTranslator": "the model built as a static-graph program, saved with fluid.io.save_inference_model",
-    "dygraph_to_static_func": "the model built as a static-graph program, saved with fluid.io.save_inference_model",
     "transpiler": "single-process training (fluid.Executor)",
 }
 

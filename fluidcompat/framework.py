@@ -130,6 +130,20 @@ class Variable:
 
     __repr__ = __str__
 
+    def __bool__(self) -> bool:
+        # a Variable is true, as in fluid 1.8, except as a condition in a declarative function built
+        # into a static program, which fluid translated into cond / while ops (NOTE: [Declarative])
+        from fluidcompat.dygraph import jit
+
+        if jit.in_declarative_build():
+            raise TypeError(
+                f"Variable '{self.name}' is used as a Python condition (if / while / and / or / not) in a "
+                "declarative function built into a static-graph program. fluidcompat runs declarative "
+                "functions as written, without translating their control flow: write it with "
+                "fluid.layers.cond / while_loop, or call the function in dygraph mode"
+            )
+        return True
+
     def _copy_to(self, block: "Block") -> "Variable":
         new = object.__new__(type(self))
         new.__dict__.update(self.__dict__)

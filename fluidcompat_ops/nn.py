@@ -218,6 +218,7 @@ _CONV_ATTRS = {
     "use_mkldnn": False,
     "exhaustive_search": False,
     "workspace_size_MB": 512,
+    "is_test": False,  # fluid 1.8's attribute (for its MKL-DNN kernels)
 }
 for _name in ("conv2d", "depthwise_conv2d"):
     register(
@@ -416,6 +417,7 @@ register(
             "data_format": "NCHW",
             "use_cudnn": True,
             "use_mkldnn": False,
+            "is_test": False,
         },
         _pool_infer,
         _pool_kernel,

@@ -370,3 +370,342 @@ def test_dygraph_step_on_cuda_matches_cpu():
             results.append([p.numpy() for p in net.parameters()])
     for a, b in zip(*results):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_traced_layer_matches_fluid():
+    """TracedLayer.trace of a Conv2D/BatchNorm/Pool2D/dropout/Linear model in eval and train mode:
+    the program's ops, slots, variable names (feed_N, fetch_N, t_N, parameters), shapes, dtypes and
+    attributes; static runs before and after an optimizer step (parameters shared); _switch; strategies;
+    save_inference_model (all, and feed/fetch by index) loaded back and run; errors; as fluid 1.8.5."""
+    got, want = run_fluidcompat("dygraph_jit.py"), load("dygraph_jit.json")
+    assert sorted(got) == sorted(want)
+    for mode in ("eval_program", "train_program"):
+        g, w = got.pop(mode), want.pop(mode)
+        assert g["ops"] == w["ops"] and g["blocks"] == w["blocks"], mode
+        _close(g["attrs"], w["attrs"], mode)  # fluid keeps float attributes as float32
+        # fluid gives an output its op left unset (eval dropout's Mask) shape [0]; here it is set
+        unset = {v[0] for v in w["vars"] if v[1] == [0]}
+        assert [v for v in g["vars"] if v[0] not in unset] == [v for v in w["vars"] if v[0] not in unset], mode
+        assert len(unset) == (1 if mode == "eval_program" else 0)
+    g_err, w_err = got.pop("errors"), want.pop("errors")
+    assert g_err[0] == w_err[0] and g_err[3] == w_err[3]
+    # fluid asserted with no message: here the wrong input count and type are named
+    assert w_err[1] == ["AssertionError", ""]
+    assert g_err[1] == ["ValueError", "TracedLayer: the traced program takes 2 inputs (feed_0, feed_1); received 1"]
+    assert g_err[2][0] == "TypeError" and g_err[2][1].startswith(w_err[2][1])
+    _close(got, want, "")
+
+
+def _trace_cases():
+    from fluidcompat import dygraph as dg
+
+    rs = np.random.RandomState(0)
+
+    def f32(*s):
+        return rs.uniform(-1, 1, s).astype("float32")
+
+    return {
+        "Conv2D": (lambda: dg.Conv2D(2, 3, 3, act="relu"), [f32(2, 2, 5, 5)]),
+        "Conv3D": (lambda: dg.Conv3D(2, 3, 2), [f32(1, 2, 3, 3, 3)]),
+        "Conv2DTranspose": (lambda: dg.Conv2DTranspose(2, 3, 3), [f32(2, 2, 4, 4)]),
+        "Conv3DTranspose": (lambda: dg.Conv3DTranspose(2, 3, 2), [f32(1, 2, 3, 3, 3)]),
+        "Pool2D": (lambda: dg.Pool2D(2, "avg", 2), [f32(2, 2, 4, 4)]),
+        "Linear": (lambda: dg.Linear(3, 4, act="tanh"), [f32(2, 3)]),
+        "BatchNorm": (lambda: dg.BatchNorm(3), [f32(2, 3, 4, 4)]),
+        "Embedding": (lambda: dg.Embedding([10, 4]), [np.array([[1], [3]], "int64")]),
+        "LayerNorm": (lambda: dg.LayerNorm([4]), [f32(3, 4)]),
+        "GroupNorm": (lambda: dg.GroupNorm(4, 2), [f32(2, 4, 3, 3)]),
+        "InstanceNorm": (lambda: dg.InstanceNorm(3), [f32(2, 3, 4, 4)]),
+        "PRelu": (lambda: dg.PRelu("channel", channel=3), [f32(2, 3, 4, 4)]),
+        "BilinearTensorProduct": (lambda: dg.BilinearTensorProduct(3, 4, 5), [f32(2, 3), f32(2, 4)]),
+        "GRUUnit": (lambda: dg.GRUUnit(12), [f32(2, 12), f32(2, 4)]),
+        "SpectralNorm": (lambda: dg.SpectralNorm([4, 6]), [f32(4, 6)]),
+        "Dropout": (lambda: dg.Dropout(0.3), [f32(2, 5)]),
+        "MSELoss": (lambda: dg.MSELoss(), [f32(2, 3), f32(2, 3)]),
+        "L1Loss": (lambda: dg.L1Loss(), [f32(2, 3), f32(2, 3)]),
+        "BCELoss": (
+            lambda: dg.BCELoss(),
+            [rs.uniform(0.1, 0.9, (2, 3)).astype("float32"), rs.randint(0, 2, (2, 3)).astype("float32")],
+        ),
+        "NCE": (lambda: dg.NCE(1, 3, num_neg_samples=2), [f32(2, 3), np.zeros((2, 1), "int64")]),  # one class
+        "NLLLoss": (
+            lambda: dg.NLLLoss(),
+            [np.log(rs.uniform(0.1, 0.9, (3, 4))).astype("float32"), np.array([1, 0, 3], "int64")],
+        ),
+    }
+
+
+def test_traced_layer_runs_every_dygraph_layer_as_dygraph_does():
+    """Each fluid.dygraph layer, traced in eval mode, runs in the static program to the values its
+    dygraph call gave (those are checked against fluid 1.8.5 by the dygraph goldens); the saved
+    inference model gives them again."""
+    from fluidcompat.dygraph import TracedLayer
+
+    for name, (make, arrays) in _trace_cases().items():
+        with fluid.dygraph.guard(fluid.CPUPlace()):
+            layer = make()
+            layer.eval()
+            ins = [to_variable(a) for a in arrays]
+            outs, traced = TracedLayer.trace(layer, ins)
+            outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+            assert traced.program.global_block().ops, name
+            static = traced(ins)
+            want = [o.numpy() for o in outs]
+        assert len(static) == len(want), name
+        for s, w in zip(static, want):
+            np.testing.assert_allclose(np.asarray(s), w, rtol=1e-6, atol=1e-6, err_msg=name)
+
+
+def test_traced_layer_save_inference_model_round_trip(tmp_path):
+    from fluidcompat.dygraph import TracedLayer
+
+    x_np = np.random.RandomState(3).rand(4, 3).astype("float32")
+    with fluid.dygraph.guard(fluid.CPUPlace()):
+        net = fluid.dygraph.Sequential(Linear(3, 5, act="relu"), Linear(5, 2))
+        out, traced = TracedLayer.trace(net, [to_variable(x_np)])
+        traced.save_inference_model(str(tmp_path / "m"))
+        want = out.numpy()
+    exe = fluid.Executor(fluid.CPUPlace())
+    program, feeds, fetches = fluid.io.load_inference_model(str(tmp_path / "m"), exe)
+    assert feeds == ["feed_0"]
+    (got,) = exe.run(program, feed={"feed_0": x_np}, fetch_list=fetches)
+    np.testing.assert_allclose(got, want, rtol=1e-6)
+    w = [p.numpy() for p in net.parameters()]
+    np.testing.assert_allclose(got, np.maximum(x_np @ w[0] + w[1], 0) @ w[2] + w[3], rtol=1e-5, atol=1e-6)
+
+
+def test_traced_layer_bad_input_names_the_problem(tmp_path):
+    from fluidcompat.dygraph import TracedLayer
+
+    class FromData(fluid.dygraph.Layer):
+        def forward(self, x):
+            return x + to_variable(np.ones((2, 3), "float32"))
+
+    class ReturnsData(fluid.dygraph.Layer):
+        def forward(self, x):
+            return to_variable(np.ones((2, 3), "float32"))
+
+    class Nested(fluid.dygraph.Layer):
+        def __init__(self):
+            super().__init__()
+            self.inner = Linear(3, 2)
+
+        def forward(self, x):
+            return TracedLayer.trace(self.inner, [x])[0]
+
+    x_np = np.ones((2, 3), "float32")
+    with fluid.dygraph.guard(fluid.CPUPlace()):
+        x = to_variable(x_np)
+        no_producer = "op 'elementwise_add' reads variable '.*' \\(slot Y\\), which no traced op"
+        with pytest.raises(ValueError, match=no_producer):
+            TracedLayer.trace(FromData(), [x])
+        with pytest.raises(ValueError, match="TracedLayer.trace: output 0 .* was not made by any traced op"):
+            TracedLayer.trace(ReturnsData(), [x])
+        with pytest.raises(RuntimeError, match="a trace is already running"):
+            TracedLayer.trace(Nested(), [x])
+        with pytest.raises(TypeError, match="must be a fluid.dygraph.Layer"):
+            TracedLayer.trace(lambda v: v, [x])
+        # after the failures the tracer records nothing and traces again
+        out, traced = TracedLayer.trace(Linear(3, 2), [x])
+        with pytest.raises(IndexError, match="fetch index 1 is out of range; the traced program has 1 fetch"):
+            traced.save_inference_model(str(tmp_path / "m"), fetch=[1])
+        assert not (tmp_path / "m").exists()
+        np.testing.assert_allclose(np.asarray(traced([x])[0]), out.numpy(), rtol=1e-6)
+        # numpy inputs run too
+        np.testing.assert_allclose(np.asarray(traced([x_np])[0]), out.numpy(), rtol=1e-6)
+
+
+@pytest.mark.cuda
+def test_traced_layer_on_cuda_matches_dygraph():
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("no CUDA device")
+    from fluidcompat.dygraph import TracedLayer
+
+    for name, (make, arrays) in _trace_cases().items():
+        with fluid.dygraph.guard(fluid.CUDAPlace(0)):
+            layer = make()
+            layer.eval()
+            ins = [to_variable(a) for a in arrays]
+            outs, traced = TracedLayer.trace(layer, ins)
+            outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+            static = traced(ins)
+            for s, o in zip(static, outs):
+                np.testing.assert_allclose(np.asarray(s), o.numpy(), rtol=1e-5, atol=1e-5, err_msg=name)
+
+
+def test_traced_layer_warns_when_forward_reads_values():
+    """A branch on a tensor's value is fixed in the traced program: the trace says so; the
+    condition itself follows fluid 1.8 (one element, true when above 0)."""
+    from fluidcompat.dygraph import TracedLayer
+
+    class Branchy(fluid.dygraph.Layer):
+        def forward(self, x):
+            if fluid.layers.reduce_sum(x) > 0.0:
+                return x * 2.0
+            return x - 1.0
+
+    with fluid.dygraph.guard(fluid.CPUPlace()):
+        pos, neg = to_variable(np.ones((2, 2), "float32")), to_variable(-np.ones((2, 2), "float32"))
+        with pytest.warns(UserWarning, match="forward read the value of .*a condition.*will not decide again"):
+            _, traced = TracedLayer.trace(Branchy(), [pos])
+        np.testing.assert_allclose(np.asarray(traced([neg])[0]), -2 * np.ones((2, 2)))  # the traced branch
+        assert bool(to_variable(np.array([0.5], "float32"))) and not bool(to_variable(np.array([-3.0], "float32")))
+        with pytest.raises(ValueError, match="can only contain one element. Variable '.*' has shape \\[2, 2\\]"):
+            bool(pos)
+
+
+def test_dygraph_nce_matches_fluid():
+    """fluid.dygraph.NCE where the sampler can draw one class only (one class in all; a custom
+    distribution with all its mass on one class), so both runs draw the same negatives: parameter
+    names (the custom distribution's three tables made first), state dict keys, cost, gradients of
+    the input and the weight, sample weights, the alias tables of a custom distribution, as fluid
+    1.8.5."""
+    got, want = run_fluidcompat("dygraph_nce.py"), load("dygraph_nce.json")
+    g_err, w_err = got.pop("errors"), want.pop("errors")
+    _close(got, want, "")
+    # fluid raised a bare Exception for the sampler and failed in C++ on an int32 label
+    assert w_err[0] == ["Exception", "Unsupported sampler type."]
+    assert g_err[0][0] == "ValueError" and g_err[0][1].startswith(w_err[0][1])
+    assert w_err[1][0] == "EnforceNotMet"
+    assert g_err[1] == ["TypeError", "The data type of 'label' in NCE must be int64, but received int32"]
+
+
+def test_nce_alias_table_reproduces_the_distribution():
+    """Each class's chance under the alias table (its own kept share plus what other slots give it)
+    equals its probability, for random distributions."""
+    from fluidcompat.dygraph.nn import _alias_table
+
+    for seed in range(20):
+        rs = np.random.RandomState(seed)
+        n = rs.randint(1, 12)
+        p = rs.dirichlet(np.ones(n))
+        if seed % 4 == 0:
+            p[rs.randint(n)] = 0.0
+            p = p / p.sum()
+        alias, keep = _alias_table(list(p))
+        chance = np.array(keep, "float64") / n
+        for j, a in enumerate(alias):
+            if a >= 0:
+                chance[a] += (1.0 - keep[j]) / n
+        np.testing.assert_allclose(chance, p, atol=1e-9, err_msg=str(seed))
+
+
+def test_declarative_matches_fluid():
+    """@declarative functions and a Layer's declarative forward in dygraph mode, with Python if and
+    while on tensor values: values, dtypes, stop_gradient, four SGD steps (losses, gradients, final
+    parameters), ProgramTranslator's switch, get_output, get_program, error text, as fluid 1.8.5."""
+    got, want = run_fluidcompat("dygraph_declarative.py"), load("dygraph_declarative.json")
+    g_train, w_train = got.pop("train"), want.pop("train")
+    _close(got, want, "")
+    # fc2, on the branch the first call did not take: fluid's translated program gave it a zero
+    # gradient, here it has none (None, NaN in the record); every other step and value is fluid's
+    assert all(v == [0.0] * len(v) for v in w_train[0][2][2:])
+    assert all(np.isnan(v).all() for v in g_train[0][2][2:])
+    g_train[0][2][2:] = w_train[0][2][2:]
+    _close(g_train, w_train, "train")
+
+
+def test_declarative_leaves_its_arguments_alone():
+    """fluid 1.8.5's translated while loop wrote its result into the caller's VarBase (each call
+    doubled it again); here the argument keeps its value."""
+    from fluidcompat.dygraph import declarative
+
+    @declarative
+    def loop(x, n):
+        i = fluid.layers.fill_constant([1], "int64", 0)
+        while i < n:
+            x = x * 2.0
+            i = i + 1
+        return x
+
+    with fluid.dygraph.guard(fluid.CPUPlace()):
+        x = to_variable(np.array([[1.5, -2.0]], "float32"))
+        n = to_variable(np.array([3], "int64"))
+        for _ in range(3):
+            np.testing.assert_allclose(loop(x, n).numpy(), [[12.0, -16.0]])
+        np.testing.assert_allclose(x.numpy(), [[1.5, -2.0]])
+
+
+def test_declarative_save_inference_model(tmp_path):
+    """ProgramTranslator.save_inference_model saves the last declarative call (fluid 1.8.5 failed
+    here), checked against numpy; it refuses a call whose Python read a value, and names what is
+    missing before any call."""
+    from fluidcompat.dygraph import ProgramTranslator, declarative
+
+    class Net(fluid.dygraph.Layer):
+        def __init__(self):
+            super().__init__()
+            self.fc = Linear(3, 2)
+
+        @declarative
+        def forward(self, x, bias):
+            return fluid.layers.relu(self.fc(x) * 2.0 + bias), fluid.layers.reduce_sum(x, dim=1)
+
+    @declarative
+    def branchy(x):
+        if fluid.layers.reduce_sum(x) > 0:
+            return x * 2.0
+        return x
+
+    ProgramTranslator.reset()
+    translator = ProgramTranslator()
+    with pytest.raises(ValueError, match="no declarative function has run in dygraph mode yet"):
+        translator.save_inference_model(str(tmp_path / "none"))
+    x_np = np.random.RandomState(0).rand(4, 3).astype("float32")
+    b_np = np.random.RandomState(1).rand(4, 2).astype("float32")
+    with fluid.dygraph.guard(fluid.CPUPlace()):
+        net = Net()
+        outs = net(to_variable(x_np), b_np)  # a numpy argument is an input too
+        assert isinstance(outs, list) and len(outs) == 2
+        translator.save_inference_model(str(tmp_path / "m"), fetch=[0])
+        w, b = (p.numpy() for p in net.parameters())
+        branchy(to_variable(x_np))
+        with pytest.raises(ValueError, match="the last call of '.*branchy' read the value of '.*' \\(a condition\\)"):
+            translator.save_inference_model(str(tmp_path / "refused"))
+    assert not (tmp_path / "refused").exists()
+    exe = fluid.Executor(fluid.CPUPlace())
+    program, feeds, fetches = fluid.io.load_inference_model(str(tmp_path / "m"), exe)
+    assert feeds == ["feed_0", "feed_1"] and len(fetches) == 1
+    (got,) = exe.run(program, feed={"feed_0": x_np, "feed_1": b_np}, fetch_list=fetches)
+    np.testing.assert_allclose(got, np.maximum((x_np @ w + b) * 2.0 + b_np, 0), rtol=1e-5, atol=1e-6)
+
+
+def test_declarative_functions_build_static_programs():
+    """Outside dygraph mode a declarative function builds its ops into the current program
+    (dygraph_to_static_func, get_func); a Variable used as a Python condition there is an error
+    naming it, and the program is left as it was."""
+    from fluidcompat.dygraph import ProgramTranslator, declarative, dygraph_to_static_func
+
+    @dygraph_to_static_func
+    def affine(x):
+        x = to_variable(x)  # an assign op, as fluid's translation made it
+        return x * 3.0 + 1.0
+
+    @dygraph_to_static_func
+    def branchy(x):
+        if fluid.layers.mean(x) < 0:
+            return x - 1.0
+        return x + 1.0
+
+    @declarative
+    def twice(x):
+        return x * 2.0
+
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        x = fluid.layers.fill_constant([2, 2], "float32", 2.0)
+        y = affine(x)
+        z = ProgramTranslator().get_func(twice)(y)
+        before = [op.type for op in main.global_block().ops]
+        assert before == ["fill_constant", "assign", "scale", "scale", "scale"]
+        n_vars = len(main.global_block().vars)
+        with pytest.raises(TypeError, match="Variable '.*' is used as a Python condition"):
+            branchy(x)
+        assert [op.type for op in main.global_block().ops] == before
+        assert len(main.global_block().vars) == n_vars
+        assert bool(x)  # outside a declarative function a Variable is true, as in fluid 1.8
+    (got,) = fluid.Executor(fluid.CPUPlace()).run(main, fetch_list=[z])
+    np.testing.assert_allclose(got, np.full((2, 2), 14.0))
+    assert ProgramTranslator().get_code(twice).startswith("@declarative\ndef twice(x):")

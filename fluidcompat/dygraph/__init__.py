@@ -1,6 +1,6 @@
 """``fluid.dygraph``: imperative mode, each op run as it is called, on torch eager."""
 
-from fluidcompat.dygraph import base, checkpoint, container, layers, learning_rate_scheduler, nn, parallel
+from fluidcompat.dygraph import base, checkpoint, container, jit, layers, learning_rate_scheduler, nn, parallel
 from fluidcompat.dygraph.backward_strategy import BackwardStrategy
 from fluidcompat.dygraph.base import (
     disable_dygraph,
@@ -15,6 +15,7 @@ from fluidcompat.dygraph.base import (
 )
 from fluidcompat.dygraph.checkpoint import load_dygraph, save_dygraph
 from fluidcompat.dygraph.container import LayerList, ParameterList, Sequential
+from fluidcompat.dygraph.jit import ProgramTranslator, TracedLayer, declarative, dygraph_to_static_func
 from fluidcompat.dygraph.layers import Layer
 from fluidcompat.dygraph.learning_rate_scheduler import (
     CosineDecay,
@@ -31,6 +32,7 @@ from fluidcompat.dygraph.learning_rate_scheduler import (
     StepDecay,
 )
 from fluidcompat.dygraph.nn import (
+    NCE,
     BatchNorm,
     BCELoss,
     BilinearTensorProduct,
@@ -63,6 +65,11 @@ __all__ = [
     "nn",
     "learning_rate_scheduler",
     "parallel",
+    "jit",
+    "TracedLayer",
+    "ProgramTranslator",
+    "declarative",
+    "dygraph_to_static_func",
     "BackwardStrategy",
     "BCELoss",
     "BilinearTensorProduct",
@@ -71,6 +78,7 @@ __all__ = [
     "DataParallel",
     "GRUUnit",
     "NLLLoss",
+    "NCE",
     "ParallelEnv",
     "SpectralNorm",
     "prepare_context",

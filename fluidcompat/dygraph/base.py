@@ -62,6 +62,7 @@ class Tracer:
         self._train_mode = True
         self._has_grad = True
         self.persistables: "weakref.WeakValueDictionary[str, VarBase]" = weakref.WeakValueDictionary()
+        self._recorder = None  # a jit._ProgramRecorder while TracedLayer.trace runs
 
     def train_mode(self) -> None:
         self._train_mode = True
@@ -145,6 +146,8 @@ class Tracer:
                 if not isinstance(v, VarBase):
                     raise TypeError(f"Op '{type}': output slot '{slot}' received {type_name(v)}, not a VarBase")
                 v._assign(t, stop_gradient)
+        if self._recorder is not None:
+            self._recorder.record(type, inputs, outputs, attrs)
 
 
 # Ops with a grad kernel of their own (for the static executor's speed) whose forward kernel, run
@@ -369,6 +372,13 @@ def to_variable(value, name=None, zero_copy=None) -> VarBase:
     """A VarBase holding ``value`` (a numpy array; a VarBase is returned as it is), stop_gradient=True."""
     if isinstance(value, VarBase):
         return value
+    if _tracer is None and isinstance(value, (np.ndarray, framework.Variable)):
+        from fluidcompat.dygraph import jit
+
+        if jit.in_declarative_build():  # fluid's translation made it an assign op
+            from fluidcompat.layers.tensor import assign
+
+            return assign(value)
     if not isinstance(value, np.ndarray):
         raise TypeError(
             "The type of input value is invalid, expected type is 'ndarray', 'Variable' or 'ComplexVariable', "

@@ -35,6 +35,7 @@ __all__ = [
     "BilinearTensorProduct",
     "GRUUnit",
     "SpectralNorm",
+    "NCE",
 ]
 
 
@@ -840,3 +841,124 @@ class SpectralNorm(Layer):
             self._attrs,
         )
         return out
+
+
+def _alias_table(probs):
+    """Walker's alias table of ``probs`` (fluid 1.8's construction: over- and under-full classes
+    paired first come, first served): ``(alias, alias_probs)``; -1 marks a class that keeps its slot."""
+    n = len(probs)
+    alias, keep = [0] * n, [0.0] * n
+    over, under = [], []
+    for i, p in enumerate(probs):
+        scaled = p * n
+        if scaled > 1.0:
+            over.append((i, scaled))
+        elif scaled < 1.0:
+            under.append((i, scaled))
+        else:
+            keep[i], alias[i] = scaled, -1
+    while over and under:
+        (big, big_p), (little, little_p) = over.pop(0), under.pop(0)
+        keep[little], alias[little] = little_p, big
+        left = big_p + little_p - 1.0
+        if left > 1.0:
+            over.append((big, left))
+        elif left < 1.0:
+            under.append((big, left))
+        else:
+            keep[big], alias[big] = left, -1
+    for rest in (over, under):
+        if rest:
+            keep[rest[0][0]], alias[rest[0][0]] = 1.0, -1
+    return alias, keep
+
+
+_NCE_SAMPLERS = {"uniform": 0, "log_uniform": 1, "custom_dist": 2}
+
+
+class NCE(Layer):
+    """Noise-contrastive estimation (op ``nce``): ``forward(input, label, sample_weight=None)`` gives
+    each row's cost over its true labels and ``num_neg_samples`` negatives drawn by ``sampler``,
+    divided by ``num_neg_samples + 1``. Weight ``[num_total_classes, dim]``; a bias
+    ``[num_total_classes, 1]`` only when ``bias_attr`` is given (fluid 1.8's layer).
+
+    Compat: the negatives are drawn by torch's generator, not fluid's; for ``custom_dist`` the alias
+    tables are made as fluid made them (three untrained parameters, before the weight)."""
+
+    def __init__(
+        self,
+        num_total_classes,
+        dim,
+        sample_weight=None,
+        param_attr=None,
+        bias_attr=None,
+        num_neg_samples=None,
+        sampler="uniform",
+        custom_dist=None,
+        seed=0,
+        is_sparse=False,
+        dtype="float32",
+    ):
+        if sampler not in _NCE_SAMPLERS:
+            raise ValueError(
+                f"Unsupported sampler type. Received: {sampler!r}; use uniform, log_uniform or custom_dist"
+            )
+        if sampler == "custom_dist" and (custom_dist is None or len(custom_dist) != num_total_classes):
+            raise ValueError("NCE: sampler='custom_dist' needs custom_dist, one probability per class")
+        super().__init__()
+        from fluidcompat.initializer import NumpyArrayInitializer
+
+        self._dtype = dtype
+        self._num_neg_samples = 10 if num_neg_samples is None else int(num_neg_samples)
+        self._extra = {}  # not parameters of the layer (fluid kept them out of its state dict)
+        if sample_weight is not None:
+            self._extra["SampleWeight"] = [sample_weight]
+        if sampler == "custom_dist":
+            alias, keep = _alias_table([float(p) for p in custom_dist])
+            for slot, value in (
+                ("CustomDistProbs", np.array(custom_dist, "float32")),
+                ("CustomDistAlias", np.array(alias, "int32")),
+                ("CustomDistAliasProbs", np.array(keep, "float32")),
+            ):
+                table = self._helper.create_parameter(
+                    ParamAttr(), list(value.shape), value.dtype, False, NumpyArrayInitializer(value)
+                )
+                table.stop_gradient = True
+                self._extra[slot] = [table]
+        self._attrs = {
+            "num_total_classes": int(num_total_classes),
+            "num_neg_samples": self._num_neg_samples,
+            "seed": seed,
+            "sampler": _NCE_SAMPLERS[sampler],
+            "is_sparse": is_sparse,
+            "remote_prefetch": is_sparse,
+            "custom_neg_classes_probs": [float(p) for p in custom_dist] if sampler == "custom_dist" else [],
+        }
+        self.weight = self.create_parameter(attr=param_attr, shape=[num_total_classes, dim], dtype=dtype)
+        self.bias = None
+        if bias_attr:
+            self.bias = self.create_parameter(attr=bias_attr, shape=[num_total_classes, 1], dtype=dtype, is_bias=True)
+
+    def forward(self, input, label, sample_weight=None):
+        for what, v, allowed in (("input", input, ("FP32", "FP64")), ("label", label, ("INT64",))):
+            if not isinstance(v, VarBase):
+                raise TypeError(f"The type of '{what}' in NCE must be Variable, but received {type(v).__name__}")
+            if v.dtype.name not in allowed:
+                names = " or ".join({"FP32": "float32", "FP64": "float64", "INT64": "int64"}[a] for a in allowed)
+                got = v.dtype.name.lower()
+                raise TypeError(f"The data type of '{what}' in NCE must be {names}, but received {got}")
+        inputs = dict(self._extra, Input=[input], Label=[label], Weight=[self.weight])
+        if self.bias is not None:
+            inputs["Bias"] = [self.bias]
+        if sample_weight is not None:
+            inputs["SampleWeight"] = [sample_weight]
+        cost, logits = _out(self, input.dtype), _out(self, input.dtype)
+        labels = _out(self, label.dtype)
+        _op(
+            self,
+            "nce",
+            inputs,
+            {"Cost": [cost], "SampleLogits": [logits], "SampleLabels": [labels]},
+            self._attrs,
+        )
+        return cost / float(self._num_neg_samples + 1)

@@ -46,6 +46,15 @@ def vartype_of(t) -> VarType:
     return found
 
 
+def _note_read(v, how: str) -> None:
+    """Tell a running TracedLayer.trace that Python read ``v``'s value (NOTE: [Program tracing])."""
+    from fluidcompat.dygraph import base
+
+    tracer = base._tracer
+    if tracer is not None and tracer._recorder is not None:
+        tracer._recorder.note_read(v, how)
+
+
 class VarBase(framework.Variable):
     """A dygraph value: ``numpy()``, ``backward()``, ``gradient()``, ``stop_gradient``, operators."""
 
@@ -183,6 +192,7 @@ class VarBase(framework.Variable):
     # -- the dygraph API -----------------------------------------------------------------------------
     def numpy(self) -> np.ndarray:
         """The value as a new numpy array."""
+        _note_read(self, "numpy()")
         return self._tensor().detach().cpu().numpy().copy()
 
     def value(self) -> "VarBase":
@@ -190,7 +200,13 @@ class VarBase(framework.Variable):
 
     def detach(self) -> "VarBase":
         """The same values, out of the graph (stop_gradient)."""
-        return VarBase(self._tensor().detach(), stop_gradient=True)
+        out = VarBase(self._tensor().detach(), stop_gradient=True)
+        from fluidcompat.dygraph import base
+
+        tracer = base.current_tracer()
+        if tracer is not None and tracer._recorder is not None:
+            tracer._recorder.alias(out, self)  # the same variable in a traced program
+        return out
 
     def backward(self, backward_strategy=None, retain_graph: bool = False) -> None:
         """Gradients of this value (all ones as its own gradient) into every VarBase it comes from."""
@@ -258,15 +274,29 @@ class VarBase(framework.Variable):
         return int(self._tensor().shape[0])
 
     def __float__(self) -> float:
+        _note_read(self, "float()")
         return float(self._tensor().item())
 
     def __int__(self) -> int:
+        _note_read(self, "int()")
         return int(self._tensor().item())
 
     def __index__(self) -> int:
         if self.dtype in FLOAT_TYPES:
             raise TypeError(f"Variable '{self.name}' of dtype {self.dtype.name} cannot be used as an index")
+        _note_read(self, "an index")
         return int(self._tensor().item())
+
+    def __bool__(self) -> bool:
+        """Whether the one element is above 0 (fluid 1.8's test for ``if``/``while`` on a Variable)."""
+        t = self._tensor()
+        if t.numel() != 1:
+            raise ValueError(
+                "When Variable is used as the condition of if/while , Variable can only contain one element. "
+                f"Variable '{self.name}' has shape {list(t.shape)}"
+            )
+        _note_read(self, "a condition")
+        return bool(t.item() > 0)
 
     def to_string(self, throw_on_error: bool = True, with_details: bool = False) -> str:
         if self._value is None:
