@@ -1,7 +1,10 @@
 """Ops of fluid 1.8's ``fluid.contrib.layers``: fused_elemwise_activation, partial_concat,
-partial_sum, fused_embedding_seq_pool and shuffle_batch; and ``seed`` (recomputation's dropout seeds)."""
+partial_sum, fused_embedding_seq_pool, shuffle_batch and tree_conv; and ``seed`` (recomputation's
+dropout seeds)."""
 
 from __future__ import annotations
+
+import numpy as np
 
 from fluidcompat.dtypes import VarType
 from fluidcompat_ops.math import _align
@@ -256,5 +259,82 @@ register(
         _norm_infer,
         lambda ins, a: {"Out": [ins["X"][0].abs().sum().reshape(1)]},
         grad=GradDef(),
+    )
+)
+
+
+# -- tree_conv: tree-based convolution (TBCNN) over continuous binary trees ---------------------------
+def _tree_patch_weights(edges, rows: int, max_depth: int):
+    """[rows, rows, 3] (eta_l, eta_r, eta_t) weights: row i is the patch rooted at node i + 1, each
+    node of its subtree less than ``max_depth`` deep weighted by its depth and its place among its
+    siblings. ``edges`` [E, 2] (parent, child), node ids from 1; a 0 ends the list."""
+    children = {}
+    count = 1
+    for u, v in edges:
+        if u == 0 or v == 0:
+            break
+        children.setdefault(u, []).append(v)
+        count += 1
+    weights = np.zeros((rows, rows, 3))
+    for root in range(1, min(count, rows) + 1):
+        stack, seen = [(root, 1, 1, 0)], {root}
+        while stack:
+            node, index, siblings, depth = stack.pop()
+            if node > rows:
+                raise ValueError(
+                    f"tree_conv: EdgeSet names node {node}, but NodesVector has features for {rows} nodes only"
+                )
+            eta_t = (max_depth - depth) / max_depth
+            eta_l = (1.0 - eta_t) * (0.5 if siblings == 1 else (index - 1.0) / (siblings - 1.0))
+            weights[root - 1, node - 1] += (eta_l, (1.0 - eta_t) * (1.0 - eta_l), eta_t)
+            if depth + 1 < max_depth:
+                kids = children.get(node, ())
+                for i, kid in enumerate(kids):
+                    if kid not in seen:
+                        seen.add(kid)
+                        stack.append((kid, i + 1, len(kids), depth + 1))
+    return weights
+
+
+def _tree_conv(ins, a):
+    x, edge_set, w = ins["NodesVector"][0], ins["EdgeSet"][0], ins["Filter"][0]
+    if a["max_depth"] <= 1:
+        raise ValueError(f"tree_conv: max_depth must be larger than 1. Received: {a['max_depth']}")
+    edges = edge_set.detach().cpu().numpy().astype("int64")
+    rows = x.shape[1]
+    weights = np.stack([_tree_patch_weights(e, rows, a["max_depth"]) for e in edges])
+    weights = torch.from_numpy(weights).to(device=x.device, dtype=x.dtype)
+    # out[b, n, o, f] = sum over patch nodes m, features k, eta j of weight * x[b, m, k] * filter[k, j, o, f]
+    return {"Out": [torch.einsum("bnmj,bmk,kjof->bnof", weights, x, w)]}
+
+
+def _tree_conv_infer(ins, a):
+    x, w = first(ins, "NodesVector"), first(ins, "Filter")
+    if len(x.shape) != 3:
+        raise ValueError(
+            f"tree_conv: NodesVector must be 3-D [batch, max_node_size, feature_size]. Received: {list(x.shape)}"
+        )
+    if len(w.shape) != 4 or w.shape[1] != 3:
+        raise ValueError(
+            f"tree_conv: Filter must be [feature_size, 3, output_size, num_filters]. Received: {list(w.shape)}"
+        )
+    if x.shape[2] >= 0 and x.shape[2] != w.shape[0]:
+        raise ValueError(
+            f"tree_conv: NodesVector has feature size {x.shape[2]} but Filter expects {w.shape[0]} "
+            f"(Filter shape {list(w.shape)})"
+        )
+    return out("Out", (x.shape[0], x.shape[1], w.shape[2], w.shape[3]), x.dtype)
+
+
+register(
+    OpDef(
+        "tree_conv",
+        ("NodesVector", "EdgeSet", "Filter"),
+        ("Out",),
+        {"max_depth": 2},
+        _tree_conv_infer,
+        _tree_conv,
+        host_inputs=frozenset({"EdgeSet"}),
+        grad=GradDef(in_grads=("NodesVector", "Filter")),
     )
 )

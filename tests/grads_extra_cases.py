@@ -259,6 +259,14 @@ def make_cases(G):
         G("adaptive_pool_index", lambda x: L.adaptive_pool2d(x, [2, 3], "max", require_index=True)[0], {"x": IMG}),
         G("adaptive_pool3d_index", lambda v: L.adaptive_pool3d(v, [2, 2, 1], "max", require_index=True)[0], {"v": VOL}),
         G("hsigmoid", lambda a: L.hsigmoid(a, L.assign(np.array([[0], [3]], "int64")), 4), a),
+        # fluid 1.8.5's own NodesVector gradient disagreed with finite differences of its forward
+        G(
+            "tree_conv",
+            lambda x: fluid.contrib.layers.tree_conv(
+                x, L.assign(np.array([[[1, 2], [1, 3], [2, 4], [2, 5]]] * 2, "int32")), 3, 2, 3, act="tanh"
+            ),
+            {"x": afz((2, 5, 2))},
+        ),
         G("im2sequence", lambda x: L.im2sequence(x, filter_size=2, stride=1, padding=1), {"x": IMG}),
         G("inplace_abn", lambda x: L.inplace_abn(x, act="elu"), {"x": IMG}, rtol=1e-4, atol=1e-6),
         G(

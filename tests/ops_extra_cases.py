@@ -904,7 +904,33 @@ def _check_nce(out):
     assert out.shape == (2, 1) and np.all(np.isfinite(out)) and np.all(out > 0)
 
 
+def _tree_conv_ref(f):
+    """Worked by hand for the tree 1 -> (2, 3) at max_depth 2 and an identity filter: the root counts
+    fully in eta_t; its two children, at depth 1, half in eta_t and the rest split left / right by
+    their place (first: all right; second: half left, a quarter right)."""
+    out = np.zeros((1, 4, 3, 1), "float32")
+    f1, f2, f3, f4 = f[0, :, 0]
+    out[0, 0, :, 0] = [0.5 * f3, 0.5 * f2 + 0.25 * f3, f1 + 0.5 * f2 + 0.5 * f3]
+    out[0, 1, 2, 0], out[0, 2, 2, 0] = f2, f3  # leaves: themselves; node 4 is outside the tree: zeros
+    return out
+
+
 EXTRA_CASES += [
+    Case(
+        "tree_conv",
+        lambda f: fluid.contrib.layers.tree_conv(
+            f,
+            L.assign(np.array([[[1, 2], [1, 3], [0, 0]]], "int32")),
+            3,
+            1,
+            2,
+            act=None,
+            bias_attr=False,
+            param_attr=_param(np.eye(3, dtype="float32").reshape(1, 3, 3, 1)),
+        ),
+        {"f": np.array([[[1.0], [2.0], [5.0], [7.0]]], "float32")},
+        _tree_conv_ref,
+    ),
     *[
         Case(f"nce_{kind}", _nce_case(kind), {"u": U}, check=_check_nce)
         for kind in ("uniform", "log_uniform", "custom_dist")

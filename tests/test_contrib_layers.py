@@ -83,3 +83,97 @@ def test_bad_input_is_named():
     with pytest.raises(TypeError, match="basic_gru: input must be a Variable, received ndarray"):
         basic_gru(np.zeros((2, 3, 3)), None, 4)
     assert not fluid.default_main_program().global_block().all_parameters()
+
+
+def _tree_nodes_grad_by_finite_differences(nodes, edges, weight, max_depth, upstream):
+    """d/d nodes of sum(tree_conv(nodes) * upstream), central differences in float64."""
+    import torch
+
+    from fluidcompat.executor.scope import LoDTensor  # noqa: F401  (the op library is loaded)
+    from fluidcompat_ops import lookup
+
+    kernel = lookup("tree_conv").kernel
+
+    def f(x):
+        ins = {
+            "NodesVector": [torch.tensor(x)],
+            "EdgeSet": [torch.tensor(edges)],
+            "Filter": [torch.tensor(weight, dtype=torch.float64)],
+        }
+        return float((kernel(ins, {"max_depth": max_depth})["Out"][0].numpy() * upstream).sum())
+
+    grad = np.zeros_like(nodes)
+    for idx in np.ndindex(nodes.shape):
+        for sign in (1.0, -1.0):
+            x = nodes.copy()
+            x[idx] += sign * 1e-6
+            grad[idx] += sign * f(x) / 2e-6
+    return grad
+
+
+def test_tree_conv_matches_fluid():
+    """contrib.layers.tree_conv (two stacked, per-node bias, tanh / relu) and dygraph TreeConv:
+    parameter names and shapes, ops, outputs, the loss and the gradients that do not go through
+    tree_conv's NodesVector gradient, as fluid 1.8.5. fluid 1.8.5's NodesVector gradient disagreed
+    with finite differences of its own forward: here it is checked against them (and the filter
+    and bias gradients it feeds then follow)."""
+    from tests.test_dygraph import _close
+    from tests.test_goldens import load, run_fluidcompat
+
+    got, want = run_fluidcompat("tree_conv.py"), load("tree_conv.json")
+    assert got["static_params"] == want["static_params"] and got["static_ops"] == want["static_ops"]
+    # fetched: h, h2, loss, nodes@GRAD, then the gradients of tree_conv_0.b_0, tree_conv_0.w_0, tree_conv_1.w_0
+    for k in (0, 1, 2, 6):
+        _close(got["static"][k], want["static"][k], f"static[{k}]")
+    for g_layer, w_layer in zip(got["dygraph"], want["dygraph"]):
+        assert g_layer[0] == w_layer[0] and g_layer[1] == w_layer[1]
+        shape = w_layer[1]
+        g_y, w_y = np.reshape(g_layer[2], shape), np.reshape(w_layer[2], shape)
+        # the first sample's tree has 4 nodes: fluid 1.8.5 left whatever its buffer held in the rows
+        # of the other 3; here they are zeros (plus the bias, if any)
+        np.testing.assert_allclose(g_y[0, :4], w_y[0, :4], atol=1e-4)
+        np.testing.assert_allclose(g_y[1], w_y[1], atol=1e-4)
+        outside = g_y[0, 4:]
+        assert np.allclose(outside, outside.reshape(-1)[0]) and (len(g_layer[0]) == 2 or not outside.any())
+    # the first layer's filter gradient (no bias) reads only the forward and the output gradient
+    _close(got["dygraph"][0][4], want["dygraph"][0][4], "dygraph filter gradient")
+
+
+def test_tree_conv_nodes_gradient_matches_finite_differences():
+    import torch
+
+    rs = np.random.RandomState(4)
+    nodes = rs.uniform(-1, 1, (2, 6, 3))
+    edges = np.array([[[1, 2], [1, 3], [2, 4], [2, 5], [3, 6]], [[1, 3], [3, 2], [0, 0], [0, 0], [0, 0]]], "int32")
+    weight = rs.uniform(-1, 1, (3, 3, 4, 2))
+    upstream = rs.uniform(-1, 1, (2, 6, 4, 2))
+    from fluidcompat_ops import lookup
+
+    x = torch.tensor(nodes, requires_grad=True)
+    w = torch.tensor(weight, requires_grad=True)
+    ins = {"NodesVector": [x], "EdgeSet": [torch.tensor(edges)], "Filter": [w]}
+    out = lookup("tree_conv").kernel(ins, {"max_depth": 3})["Out"][0]
+    (out * torch.tensor(upstream)).sum().backward()
+    want = _tree_nodes_grad_by_finite_differences(nodes, edges, weight, 3, upstream)
+    np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-6, atol=1e-7)
+    assert not out[1, 3:].detach().numpy().any()  # nodes outside the second tree
+
+
+def test_tree_conv_bad_input_is_named():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        nodes = fluid.data("nodes", [1, 4, 2], "float32")
+        edges = fluid.data("edges", [1, 3, 2], "int32")
+        with pytest.raises(ValueError, match="nodes_vector must be 3-D"):
+            fluid.contrib.layers.tree_conv(fluid.data("flat", [4, 2], "float32"), edges, 3)
+        assert not main.global_block().ops and not startup.global_block().ops
+        out = fluid.contrib.layers.tree_conv(nodes, edges, 3, max_depth=1)
+    assert main.global_block().ops[0].input("Filter") == ["tree_conv_0.w_0"]  # no name was used up
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    with pytest.raises(Exception, match="max_depth must be larger than 1. Received: 1"):
+        exe.run(
+            main,
+            feed={"nodes": np.ones((1, 4, 2), "float32"), "edges": np.array([[[1, 2], [1, 3], [0, 0]]], "int32")},
+            fetch_list=[out],
+        )

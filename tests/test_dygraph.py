@@ -428,6 +428,10 @@ def _trace_cases():
             [rs.uniform(0.1, 0.9, (2, 3)).astype("float32"), rs.randint(0, 2, (2, 3)).astype("float32")],
         ),
         "NCE": (lambda: dg.NCE(1, 3, num_neg_samples=2), [f32(2, 3), np.zeros((2, 1), "int64")]),  # one class
+        "TreeConv": (
+            lambda: dg.TreeConv(3, 4, 2, 2, bias_attr=True),
+            [f32(1, 5, 3), np.array([[[1, 2], [1, 3], [2, 4], [0, 0]]], "int32")],
+        ),
         "NLLLoss": (
             lambda: dg.NLLLoss(),
             [np.log(rs.uniform(0.1, 0.9, (3, 4))).astype("float32"), np.array([1, 0, 3], "int64")],

@@ -53,6 +53,7 @@ from fluidcompat.dygraph.nn import (
     Pool2D,
     PRelu,
     SpectralNorm,
+    TreeConv,
 )
 from fluidcompat.dygraph.parallel import DataParallel, ParallelEnv, prepare_context
 from fluidcompat.dygraph.varbase import ParamBase, VarBase
@@ -79,6 +80,7 @@ __all__ = [
     "GRUUnit",
     "NLLLoss",
     "NCE",
+    "TreeConv",
     "ParallelEnv",
     "SpectralNorm",
     "prepare_context",

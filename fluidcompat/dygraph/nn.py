@@ -36,6 +36,7 @@ __all__ = [
     "GRUUnit",
     "SpectralNorm",
     "NCE",
+    "TreeConv",
 ]
 
 
@@ -962,3 +963,48 @@ class NCE(Layer):
             self._attrs,
         )
         return cost / float(self._num_neg_samples + 1)
+
+
+class TreeConv(Layer):
+    """Tree-based convolution (op ``tree_conv``, see ``fluid.contrib.layers.tree_conv``):
+    ``forward(nodes_vector, edge_set)``; weight ``[feature_size, 3, output_size, num_filters]``, a
+    bias ``[num_filters]`` only when ``bias_attr`` is given (fluid 1.8's layer), then ``act``."""
+
+    def __init__(
+        self,
+        feature_size,
+        output_size,
+        num_filters=1,
+        max_depth=2,
+        act="tanh",
+        param_attr=None,
+        bias_attr=None,
+        name=None,
+        dtype="float32",
+    ):
+        super().__init__()
+        self._act = act
+        self._max_depth = max_depth
+        self._dtype = dtype
+        self.bias = None
+        if bias_attr:
+            self.bias = self.create_parameter(attr=bias_attr, shape=[num_filters], dtype=dtype, is_bias=True)
+        self.weight = self.create_parameter(
+            attr=param_attr, shape=[feature_size, 3, output_size, num_filters], dtype=dtype
+        )
+
+    def forward(self, nodes_vector, edge_set):
+        for what, v in (("nodes_vector", nodes_vector), ("edge_set", edge_set)):
+            if not isinstance(v, VarBase):
+                raise TypeError(f"The type of '{what}' in TreeConv must be Variable, but received {type(v).__name__}")
+        out = _out(self, self._dtype)
+        _op(
+            self,
+            "tree_conv",
+            {"NodesVector": [nodes_vector], "EdgeSet": [edge_set], "Filter": [self.weight]},
+            {"Out": [out]},
+            {"max_depth": self._max_depth},
+        )
+        # the bias goes on the last axis (fluid 1.8.5 added it at axis 1, which fails unless
+        # num_filters equals max_node_size)
+        return _activation(self, _bias(self, out, self.bias, -1), self._act)

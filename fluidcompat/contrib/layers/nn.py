@@ -18,6 +18,7 @@ __all__ = [
     "partial_concat",
     "partial_sum",
     "shuffle_batch",
+    "tree_conv",
 ]
 
 
@@ -147,3 +148,45 @@ def partial_concat(input, start_index=0, length=-1):
 def partial_sum(input, start_index=0, length=-1):
     """The sum of the inputs' columns ``[start_index, start_index + length)``."""
     return _partial("partial_sum", input, start_index, length, ["float32", "float64", "int32", "int64"])
+
+
+def tree_conv(
+    nodes_vector,
+    edge_set,
+    output_size,
+    num_filters=1,
+    max_depth=2,
+    act="tanh",
+    param_attr=None,
+    bias_attr=None,
+    name=None,
+):
+    """Tree-based convolution (TBCNN, op ``tree_conv``): each node's patch (its subtree less than
+    ``max_depth`` deep) weighted by depth and sibling position, times the filter
+    ``[feature_size, 3, output_size, num_filters]``; then a bias per node and output (shape
+    ``[max_node_size, output_size, num_filters]``) unless ``bias_attr`` is False, then ``act``.
+    ``nodes_vector`` [batch, max_node_size, feature_size]; ``edge_set`` [batch, edges, 2] of
+    (parent, child) node ids from 1, a (0, 0) row ending the list. Output
+    ``[batch, max_node_size, output_size, num_filters]``; a node outside the tree gets zeros."""
+    from fluidcompat.framework import Variable
+
+    for what, v in (("nodes_vector", nodes_vector), ("edge_set", edge_set)):
+        if not isinstance(v, Variable):
+            raise TypeError(f"The type of '{what}' in tree_conv must be <class 'Variable'>, but received {type(v)}. ")
+    if len(nodes_vector.shape) != 3:
+        raise ValueError(
+            "tree_conv: nodes_vector must be 3-D [batch, max_node_size, feature_size]. "
+            f"Received: {list(nodes_vector.shape)}"
+        )
+    helper = LayerHelper("tree_conv", param_attr=param_attr, bias_attr=bias_attr, act=act, name=name)
+    w = helper.create_parameter(
+        attr=param_attr, shape=[nodes_vector.shape[2], 3, output_size, num_filters], dtype=nodes_vector.dtype
+    )
+    out = helper.create_variable_for_type_inference(dtype=nodes_vector.dtype)
+    helper.append_op(
+        type="tree_conv",
+        inputs={"NodesVector": [nodes_vector], "EdgeSet": [edge_set], "Filter": [w]},
+        outputs={"Out": [out]},
+        attrs={"max_depth": max_depth},
+    )
+    return helper.append_activation(helper.append_bias_op(out))
