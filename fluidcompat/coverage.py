@@ -74,7 +74,6 @@ PARTIAL: Dict[str, str] = {
         "fused_elemwise_activation, fused_embedding_seq_pool, partial_concat, partial_sum, shuffle_batch, "
         "multiclass_nms2, ctr_metric_bundle, tree_conv (the rest of contrib later)"
     ),
-    "paddle.fluid.io.DataLoader": "from_generator only (not from_dataset)",
     "paddle.fluid.dygraph.declarative": (
         "runs the function as written, not translated: in dygraph mode the same values; built into a static "
         "program a Python condition on a Variable is an error"

@@ -104,9 +104,10 @@ class DatasetBase:
         )
 
     # -- reading ----------------------------------------------------------------------------------
-    def _lines(self) -> Iterator[tuple]:
-        """(file, line number, text) of every line of every file, through the pipe command."""
-        for path in self.filelist:
+    def _lines(self, files=None) -> Iterator[tuple]:
+        """(file, line number, text) of every line of every file (of ``files`` if given), through the
+        pipe command."""
+        for path in self.filelist if files is None else files:
             try:
                 with open(path, "rb") as f:
                     proc = subprocess.run(self.pipe_command, shell=True, stdin=f, capture_output=True, check=False)
@@ -160,20 +161,56 @@ class DatasetBase:
             raise ValueError(f"'{path}' line {line_no}: {len(tokens) - pos} values left after the last slot")
         return instance
 
-    def _instances(self) -> Iterator[list]:
-        for path, n, text in self._lines():
+    def _instances(self, files=None) -> Iterator[list]:
+        for path, n, text in self._lines(files):
             yield self._parse(path, n, text)
 
-    def _feeds(self, place) -> Iterator[dict]:
-        """The feed dicts of the batches, in order."""
+    def _feeds(self, place, files=None, drop_last: bool = False) -> Iterator[dict]:
+        """The feed dicts of the batches, in order (of ``files`` if given; a short last batch too
+        unless ``drop_last``)."""
         batch = []
-        for instance in self._instances():
+        for instance in self._instances(files):
             batch.append(instance)
             if len(batch) == self.batch_size:
                 yield self._feed(batch, place)
                 batch = []
-        if batch:
+        if batch and not drop_last:
             yield self._feed(batch, place)
+
+    def _loader_steps(self, places, drop_last: bool) -> Iterator[list]:
+        """What ``DataLoader.from_dataset`` yields: per step, one batch per place, each a dict of
+        LoDTensors (a dense slot with one LoD offset per instance, as fluid's data feed gave it).
+        A QueueDataset gives place k the files k, k + n, ... and each place its own batches (the
+        steps end with the place that runs out first); an InMemoryDataset deals its batches to the
+        places in turn, and a last round with a batch for fewer places is not given."""
+        n = len(places)
+        if n == 1 or isinstance(self, InMemoryDataset):
+            stream = self._feeds(places[0], drop_last=drop_last)
+            streams = [stream] * n
+        else:
+            streams = [self._feeds(p, self.filelist[k::n], drop_last) for k, p in enumerate(places)]
+        while True:
+            step = []
+            for k, stream in enumerate(streams):
+                feed = next(stream, None)
+                if feed is None:
+                    return
+                step.append(self._as_lod_tensors(feed, places[k]))
+            yield step
+
+    def _as_lod_tensors(self, feed, place) -> dict:
+        from fluidcompat.executor.scope import LoDTensor
+
+        lods = self._dense_lods(feed)
+        found = {}
+        for name, value in feed.items():
+            if not isinstance(value, LoDTensor):
+                t = LoDTensor()
+                t.set(value, place)
+                t._lod = lods[name]  # per instance its values' offsets: fluid's, not rows' (no check)
+                value = t
+            found[name] = value
+        return found
 
     def _dense_lods(self, feed) -> dict:
         """Per dense slot, the offsets of each instance's values in the batch: what fluid's data feed
@@ -255,19 +292,19 @@ class InMemoryDataset(DatasetBase):
     def set_fleet_send_sleep_seconds(self, fleet_send_sleep_seconds=0):
         self.fleet_send_sleep_seconds = fleet_send_sleep_seconds
 
-    def _instances(self) -> Iterator[list]:
+    def _instances(self, files=None) -> Iterator[list]:
         if self._loaded:
             return iter(self._memory)
-        return super()._instances()
+        return super()._instances(files)
 
-    def _feeds(self, place):
+    def _feeds(self, place, files=None, drop_last: bool = False):
         if not self._loaded:
             warnings.warn(
                 "InMemoryDataset: load_into_memory() was not called, so it holds no data: nothing to train on",
                 stacklevel=3,
             )
             return iter(())
-        return super()._feeds(place)
+        return super()._feeds(place, files, drop_last)
 
 
 class QueueDataset(DatasetBase):

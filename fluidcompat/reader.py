@@ -353,7 +353,7 @@ class _GeneratorLoader:
 
 
 class DataLoader:
-    """``fluid.io.DataLoader``: ``from_generator(...)`` (and ``from_dataset``, not supported)."""
+    """``fluid.io.DataLoader``: ``from_generator(...)`` and ``from_dataset(...)``."""
 
     @staticmethod
     def from_generator(
@@ -369,16 +369,50 @@ class DataLoader:
 
     @staticmethod
     def from_dataset(dataset, places, drop_last=True):
-        raise NotImplementedError(
-            "DataLoader.from_dataset (fluid's Dataset/DataFeed) is not supported by fluidcompat yet; "
-            "use DataLoader.from_generator"
-        )
+        """An iterable over a ``QueueDataset`` / ``InMemoryDataset``: per step a list with one feed
+        dict (of LoDTensors) per place, for ``Executor.run(feed=...)``."""
+        return _DatasetLoader(dataset, places, drop_last)
 
     def __init__(self, *args, **kwargs):
         raise NotImplementedError(
             "fluid.io.DataLoader(dataset, ...) (the dygraph Dataset loader) is not supported by fluidcompat yet; "
             "use DataLoader.from_generator"
         )
+
+
+class _DatasetLoader:
+    """``DataLoader.from_dataset``'s loader: each iteration reads the dataset's files (or memory) again."""
+
+    def __init__(self, dataset, places, drop_last) -> None:
+        import logging
+
+        from fluidcompat import framework
+        from fluidcompat.fluid_dataset import DatasetBase, InMemoryDataset
+
+        if not isinstance(dataset, DatasetBase):
+            raise TypeError(f"dataset must be type of DatasetBase. Received: {type(dataset).__name__}")
+        if framework.in_dygraph_mode():
+            raise RuntimeError("DatasetLoader is not supported in dygraph mode yet")
+        places = list(places) if isinstance(places, (list, tuple)) else [places]
+        if not places:
+            raise ValueError("DataLoader.from_dataset: places is empty; give at least one place")
+        if len(dataset.filelist) < len(places):
+            raise ValueError(
+                f"Filelist number of dataset {len(dataset.filelist)} must be not less than place number {len(places)}"
+            )
+        if dataset.thread_num != 0 and dataset.thread_num != len(places):
+            logging.warning("thread_num %s which is set in Dataset is ignored", dataset.thread_num)
+        dataset.set_thread(len(places))
+        if isinstance(dataset, InMemoryDataset) and (getattr(dataset, "queue_num", None) or 0) > len(places):
+            logging.warning("queue_num %s which is set in Dataset is ignored", dataset.queue_num)
+            dataset.set_queue_num(len(places))
+        self._dataset, self._places, self._drop_last = dataset, places, bool(drop_last)
+
+    def __iter__(self):
+        return self._dataset._loader_steps(self._places, self._drop_last)
+
+    def __call__(self):
+        return self
 
 
 class PyReader(_GeneratorLoader):

@@ -121,3 +121,51 @@ def test_data_feed_desc_reads_what_fluid_refused_and_names_errors(tmp_path):
     path.write_text("threads: 2\n")
     with pytest.raises(ValueError, match='"paddle.framework.DataFeedDesc" has no field named "threads"'):
         fluid.DataFeedDesc(str(path))
+
+
+def test_data_loader_from_dataset_matches_fluid():
+    """DataLoader.from_dataset over QueueDataset and InMemoryDataset: every batch's values and LoDs
+    per epoch, drop_last, an InMemoryDataset dealt to two places, the losses of a model trained on
+    the loader's feeds, as fluid 1.8.5; fluid's assertions are a TypeError and a ValueError here
+    with the same words."""
+    from tests.test_goldens import load, run_fluidcompat
+
+    got, want = run_fluidcompat("dataset_loader.py"), load("dataset_loader.json")
+    g_err, w_err = got.pop("errors"), want.pop("errors")
+    assert got == want
+    assert [e[0] for e in w_err] == ["AssertionError", "AssertionError"]
+    assert g_err[0][0] == "TypeError" and g_err[0][1].startswith(w_err[0][1])
+    assert g_err[1] == ["ValueError", w_err[1][1]]
+
+
+def test_data_loader_from_dataset_queue_places_read_their_own_files(tmp_path):
+    """Two places over a QueueDataset: place k reads files k, k + 2, ...; the steps end with the
+    shorter stream; each iteration reads the files again; dygraph mode is refused."""
+    files = []
+    for k, rows in enumerate((3, 2)):
+        path = tmp_path / f"part{k}.txt"
+        path.write_text("".join(f"1 {10 * k + r} 2 {r}.0 {k}.5\n" for r in range(rows)))
+        files.append(path)
+    dataset = _dataset("QueueDataset", files, _slots(), batch_size=1)
+    loader = fluid.io.DataLoader.from_dataset(dataset, fluid.cpu_places(2), drop_last=False)
+    for _ in range(2):
+        steps = [[np.array(d["ids"]).reshape(-1).tolist() for d in step] for step in loader]
+        assert steps == [[[0], [10]], [[1], [11]]]
+    step = next(iter(loader()))
+    assert step[1]["dense"].lod() == [[0, 2]] and np.array(step[1]["dense"]).tolist() == [[0.0, 1.5]]
+    with fluid.dygraph.guard(fluid.CPUPlace()):
+        with pytest.raises(RuntimeError, match="not supported in dygraph mode"):
+            fluid.io.DataLoader.from_dataset(dataset, fluid.cpu_places(1))
+
+
+def test_loader_feeds_train_and_reductions_over_rows_drop_the_lod(tmp_path):
+    """A dense slot's LoD (one offset per instance's values, as fluid's data feed gave it) does not
+    reach a reduction over the rows, as in fluid 1.8.5 (which printed [[3.0], [16.0], [13.5]])."""
+    for k, rows in enumerate((3, 2)):
+        (tmp_path / f"part{k}.txt").write_text("".join(f"1 {10 * k + r} 2 {r}.0 {k}.5\n" for r in range(rows)))
+    ids, dense = _slots()
+    total = L.reduce_sum(dense) + L.reduce_sum(L.sequence_pool(L.cast(ids, "float32"), "sum"))
+    dataset = _dataset("QueueDataset", sorted(tmp_path.iterdir()), (ids, dense), batch_size=2)
+    loader = fluid.io.DataLoader.from_dataset(dataset, fluid.cpu_places(1), drop_last=False)
+    exe = fluid.Executor(fluid.CPUPlace())
+    assert [exe.run(feed=data, fetch_list=[total])[0].tolist() for data in loader] == [[3.0], [16.0], [13.5]]

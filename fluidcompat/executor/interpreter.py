@@ -557,6 +557,17 @@ _NO_GRAD_LOD = frozenset(
 )
 
 
+def _reduces_rows(op) -> bool:
+    """A reduce op over the first dimension: fluid 1.8 passed the LoD on only when it kept that one."""
+    if not op.type.startswith("reduce_"):
+        return False
+    if op.attrs.get("reduce_all"):
+        return True
+    x = op.block._find_var_recursive(op.input("X")[0]) if op.input("X") else None
+    rank = len(x.shape) if x is not None and x.shape is not None else 0
+    return any(d == 0 or (rank and d == -rank) for d in op.attrs.get("dim") or [])
+
+
 def _sharing_lod(kernel, op, d):
     """``kernel`` whose outputs get a LoD as fluid 1.8 gave them (its ShareLoD): a forward op's
     outputs with as many rows as its first input take that input's LoD (concat along axis 0 joins
@@ -596,7 +607,7 @@ def _sharing_lod(kernel, op, d):
     if source is None:
         return kernel
     joins = op.type == "concat" and op.attrs.get("axis", 0) == 0 and not op.inputs.get("AxisTensor")
-    by_rows = op.type not in _NO_SHARED_LOD
+    by_rows = op.type not in _NO_SHARED_LOD and not _reduces_rows(op)
 
     def shared(ins, attrs):
         result = kernel(ins, attrs)
