@@ -86,7 +86,6 @@ PARTIAL: Dict[str, str] = {
     ),
     "paddle.fluid.layers.roi_pool": "image of each region from rois_lod; without it all regions are in image 0",
     "paddle.fluid.layers.roi_align": "image of each region from rois_lod; without it all regions are in image 0",
-    "paddle.fluid.layers.generate_proposal_labels": "is_cascade_rcnn=True is not supported",
     "paddle.fluid.layers.StaticRNN": _NO_RECURRENT,
     "paddle.fluid.layers.rnn": _NO_RECURRENT,
     "paddle.fluid.layers.rnn.rnn": _NO_RECURRENT,

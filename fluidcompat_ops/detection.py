@@ -1934,9 +1934,12 @@ def _generate_proposal_labels(ins, a):
     IoU >= fg_thresh (the box's class; a crowd box itself is neither), background in [bg_thresh_lo,
     bg_thresh_hi); batch_size_per_im of them with fg_fraction foreground (the first ones, or random
     with use_random). Box targets (divided by bbox_reg_weights) sit in the label's four columns (or
-    column group 1 with is_cls_agnostic), where the weights are 1."""
-    if a["is_cascade_rcnn"]:
-        raise ValueError("generate_proposal_labels: is_cascade_rcnn=True is not supported by fluidcompat yet")
+    column group 1 with is_cls_agnostic), where the weights are 1.
+
+    With is_cascade_rcnn (a later stage of Cascade R-CNN) the rois already start with the image's
+    ground truth, at the original scale, and are not joined with it again; rois with no area are
+    left out, and every foreground and background roi is kept (no sampling), as fluid 1.8.5 did."""
+    cascade = a["is_cascade_rcnn"]
     rois, classes, crowd, gt, info = (ins[s][0] for s in ("RpnRois", "GtClasses", "IsCrowd", "GtBoxes", "ImInfo"))
     roi_lod = _rows_per_image(rois, "generate_proposal_labels", "RpnRois")
     gt_lod = _rows_per_image(gt, "generate_proposal_labels", "GtBoxes")
@@ -1946,17 +1949,27 @@ def _generate_proposal_labels(ins, a):
     for n in range(info.shape[0]):
         scale = float(info[n, 2])
         g0, g1 = gt_lod[n], gt_lod[n + 1]
-        boxes = torch.cat([gt[g0:g1], rois[roi_lod[n] : roi_lod[n + 1]] / scale])
+        image_rois = rois[roi_lod[n] : roi_lod[n + 1]]
+        if cascade:
+            k = min(g1 - g0, image_rois.shape[0])
+            boxes = torch.cat([image_rois[:k], image_rois[k:] / scale])
+        else:
+            boxes = torch.cat([gt[g0:g1], image_rois / scale])
         overlaps = _iou_matrix(boxes, gt[g0:g1], normalized=False)
         best = overlaps.max(1).values if g1 > g0 else torch.full((boxes.shape[0],), -1.0)
         crowd_rows = torch.zeros(boxes.shape[0], dtype=torch.bool)
-        crowd_rows[: g1 - g0] = crowd[g0:g1].reshape(-1) != 0
+        k = min(g1 - g0, boxes.shape[0])
+        crowd_rows[:k] = crowd[g0 : g0 + k].reshape(-1) != 0
         best = torch.where(crowd_rows, torch.full_like(best, -1.0), best)
-        fg = torch.nonzero(best >= a["fg_thresh"]).reshape(-1).tolist()
-        is_bg = (best >= a["bg_thresh_lo"]) & (best < a["bg_thresh_hi"]) & (best < a["fg_thresh"])
+        keep = torch.ones(boxes.shape[0], dtype=torch.bool)
+        if cascade:
+            keep = ((boxes[:, 2] - boxes[:, 0] + 1) > 0) & ((boxes[:, 3] - boxes[:, 1] + 1) > 0)
+        fg = torch.nonzero((best >= a["fg_thresh"]) & keep).reshape(-1).tolist()
+        is_bg = (best >= a["bg_thresh_lo"]) & (best < a["bg_thresh_hi"]) & (best < a["fg_thresh"]) & keep
         bg = torch.nonzero(is_bg).reshape(-1).tolist()
-        fg = _sample(fg, int(a["batch_size_per_im"] * a["fg_fraction"]), a["use_random"])
-        bg = _sample(bg, a["batch_size_per_im"] - len(fg), a["use_random"])
+        if not cascade:
+            fg = _sample(fg, int(a["batch_size_per_im"] * a["fg_fraction"]), a["use_random"])
+            bg = _sample(bg, a["batch_size_per_im"] - len(fg), a["use_random"])
         picked = torch.tensor(fg + bg, dtype=torch.long)
         matched = overlaps[torch.tensor(fg, dtype=torch.long)].argmax(1) if fg else torch.zeros(0, dtype=torch.long)
         labels = torch.cat([classes[g0:g1].reshape(-1)[matched].long(), torch.zeros(len(bg), dtype=torch.long)])

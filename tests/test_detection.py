@@ -162,21 +162,35 @@ def test_rpn_target_assign_samples_at_random_within_the_budget():
     np.testing.assert_allclose(target, _deltas_np(_TA_ANCHORS[loc], _TA_GT[best[loc]]), rtol=1e-5, atol=1e-6)
 
 
-def test_generate_proposal_labels_refuses_cascade_rcnn():
+def test_generate_proposal_labels_cascade_keeps_every_roi():
+    """is_cascade_rcnn: the rois start with the ground truth and are not joined with it again;
+    every foreground and background roi is kept (here 3, over batch_size_per_im=2), one without
+    area is left out."""
+
     def build():
         v = [fluid.data(n, [None, 4 if n in ("r", "g") else 1], "float32" if n in ("r", "g") else "int32", lod_level=1)
              for n in ("r", "c", "k", "g")]  # fmt: skip
         return list(
-            L.generate_proposal_labels(*v, fluid.data("im", [1, 3], "float32"), class_nums=3, is_cascade_rcnn=True)
+            L.generate_proposal_labels(
+                *v, fluid.data("im", [1, 3], "float32"), class_nums=3, batch_size_per_im=2, is_cascade_rcnn=True
+            )
         )
 
     main, outs = _program(build)
+    rois = np.array([[0, 0, 5, 5], [0, 0, 4, 5], [20, 20, 25, 25], [3, 3, 2, 2]], "float32")
     feed = {
-        "r": fluid.create_lod_tensor(np.array([[0, 0, 5, 5]], "float32"), [[1]], PLACE),
+        "r": fluid.create_lod_tensor(rois, [[4]], PLACE),
         "c": fluid.create_lod_tensor(np.array([[1]], "int32"), [[1]], PLACE),
         "k": fluid.create_lod_tensor(np.array([[0]], "int32"), [[1]], PLACE),
         "g": fluid.create_lod_tensor(np.array([[0, 0, 5, 5]], "float32"), [[1]], PLACE),
         "im": np.array([[10, 10, 1.0]], "float32"),
     }
-    with pytest.raises(fluid.core.EnforceNotMet, match="is_cascade_rcnn=True is not supported"):
-        fluid.Executor(PLACE).run(main, feed=feed, fetch_list=outs)
+    got = fluid.Executor(PLACE).run(main, feed=feed, fetch_list=outs, return_numpy=False)
+    out_rois, labels, targets, inside, _ = (np.array(t) for t in got)
+    assert got[0].lod() == [[0, 3]]
+    np.testing.assert_array_equal(out_rois, rois[:3])
+    assert labels.reshape(-1).tolist() == [1, 1, 0]
+    # the second roi's box target to the ground truth: (dx, dy, log dw, log dh) / (0.1, 0.1, 0.2, 0.2)
+    want = np.array([(0.5 * 6 - 0.5 * 5) / 5 / 0.1, 0.0, np.log(6 / 5) / 0.2, 0.0])
+    np.testing.assert_allclose(targets[1, 4:8], want, rtol=1e-5, atol=1e-6)
+    assert inside.sum(1).tolist() == [4.0, 4.0, 0.0]

@@ -1,7 +1,8 @@
 """generate_proposal_labels as Faster R-CNN training scripts used it, with use_random=False (fluid's
 sampling draws are its own): RPN rois of two images (one at scale 1.5) with the ground truth added
 to them, crowd boxes, foreground/background thresholds, the foreground fraction, class-specific and
-class-agnostic box targets with regression weights. Prints JSON; run under fluid 1.8.5
+class-agnostic box targets with regression weights; and is_cascade_rcnn, whose rois start with each
+image's ground truth (at the original scale) and hold a box with no area. Prints JSON; run under fluid 1.8.5
 (tools/fluid18) it wrote generate_proposal_labels.json."""
 # ruff: noqa: E501  (each case on a line or two, as the layer calls read)
 
@@ -48,6 +49,12 @@ for name, kw in (
         ),
     ),
     ("class_agnostic", dict(batch_size_per_im=16, fg_fraction=0.5, class_nums=4, is_cls_agnostic=True)),
+    # fluid 1.8.5 sized its outputs by batch_size_per_im but kept every roi here: keep it above their number
+    ("cascade", dict(batch_size_per_im=16, fg_thresh=0.4, bg_thresh_lo=0.0, class_nums=4, is_cascade_rcnn=True)),
+    (
+        "cascade_agnostic",
+        dict(batch_size_per_im=16, class_nums=4, is_cls_agnostic=True, is_cascade_rcnn=True, bg_thresh_lo=0.1),
+    ),
 ):
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup):
@@ -60,7 +67,12 @@ for name, kw in (
             use_random=False,
             **kw,
         )
-    rs = fluid.Executor(place).run(main, feed=feed, fetch_list=list(outs), return_numpy=False)
+    run_feed = dict(feed)
+    if kw.get("is_cascade_rcnn"):
+        cascade_rois = np.concatenate([GT[:3], ROIS[:8], GT[3:] * 1.0, ROIS[8:] * 1.5]).astype("float32")
+        cascade_rois[5] = [20, 20, 12, 30]  # no area: left out
+        run_feed["rois"] = fluid.create_lod_tensor(cascade_rois, [[11, 8]], place)
+    rs = fluid.Executor(place).run(main, feed=run_feed, fetch_list=list(outs), return_numpy=False)
     results[name] = [
         [r.lod(), list(np.array(r).shape)] + np.round(np.array(r).reshape(-1).astype("float64"), 4).tolist() for r in rs
     ]
