@@ -1,6 +1,6 @@
 """Ops of fluid 1.8's ``fluid.contrib.layers``: fused_elemwise_activation, partial_concat,
-partial_sum, fused_embedding_seq_pool, shuffle_batch and tree_conv; and ``seed`` (recomputation's
-dropout seeds)."""
+partial_sum, fused_embedding_seq_pool, shuffle_batch, tree_conv, match_matrix_tensor and
+sequence_topk_avg_pooling; and ``seed`` (recomputation's dropout seeds)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 from fluidcompat.dtypes import VarType
 from fluidcompat_ops.math import _align
 from fluidcompat_ops.registry import GradDef, OpDef, register
-from fluidcompat_ops.sequence import _last_level, lengths_of
+from fluidcompat_ops.sequence import _last_level, lengths_of, lod_of, offsets_of, with_lod
 from fluidcompat_ops.shapes import first, out
 
 torch = None  # bound by registry.bind_torch on first use
@@ -336,5 +336,114 @@ register(
         _tree_conv,
         host_inputs=frozenset({"EdgeSet"}),
         grad=GradDef(in_grads=("NodesVector", "Filter")),
+    )
+)
+
+
+# -- match_matrix_tensor and sequence_topk_avg_pooling: text matching of fluid's search models -------
+def _one_level(t, op: str, slot: str):
+    lod = lod_of(t)
+    if not lod or len(lod) != 1:
+        raise ValueError(f"{op}: {slot} must be a LoDTensor with one LoD level. Received LoD: {lod or []}")
+    return lod[0]
+
+
+def _match_matrix_tensor(ins, a):
+    """Per sequence pair i: X_i [n_i, h] W [h, dim_t, h] Y_i^T [h, m_i] = [dim_t, n_i, m_i], flattened
+    (channel, row, column) into one column; Tmp is X W, [rows * dim_t * h, 1]."""
+    x, y, w = ins["X"][0], ins["Y"][0], ins["W"][0]
+    x_lod = _one_level(x, "match_matrix_tensor", "X")
+    y_lod = _one_level(y, "match_matrix_tensor", "Y")
+    if len(x_lod) != len(y_lod):
+        raise ValueError(
+            f"match_matrix_tensor: X has {len(x_lod) - 1} sequences but Y has {len(y_lod) - 1} (LoDs {x_lod}, {y_lod})"
+        )
+    h, dim_t = w.shape[0], a["dim_t"]
+    tmp = (x @ w.reshape(h, -1)).reshape(x.shape[0], dim_t, h)
+    parts, sizes = [], []
+    for i in range(len(x_lod) - 1):
+        xi = tmp[x_lod[i] : x_lod[i + 1]]
+        yi = y[y_lod[i] : y_lod[i + 1]]
+        parts.append(torch.einsum("ntk,mk->tnm", xi, yi).reshape(-1))
+        sizes.append(parts[-1].shape[0])
+    out = torch.cat(parts).reshape(-1, 1) if parts else tmp.new_zeros((0, 1))
+    return {"Out": [with_lod(out, [offsets_of(sizes)])], "Tmp": [tmp.detach().reshape(-1, 1)]}
+
+
+def _match_matrix_infer(ins, a):
+    x, y, w = first(ins, "X"), first(ins, "Y"), first(ins, "W")
+    if len(x.shape) != 2 or len(y.shape) != 2 or len(w.shape) != 3:
+        raise ValueError(
+            f"match_matrix_tensor: X and Y must be 2-D and W 3-D. Received: X {list(x.shape)}, Y {list(y.shape)}, "
+            f"W {list(w.shape)}"
+        )
+    if w.shape[1] != a["dim_t"] or (x.shape[1] >= 0 and x.shape[1] != w.shape[0]):
+        raise ValueError(
+            f"match_matrix_tensor: W must be [{x.shape[1]}, {a['dim_t']}, {y.shape[1]}] for X {list(x.shape)}, "
+            f"Y {list(y.shape)} and dim_t={a['dim_t']}. Received: {list(w.shape)}"
+        )
+    return {"Out": [((-1, 1), x.dtype)], "Tmp": [((-1, 1), x.dtype)]}
+
+
+register(
+    OpDef(
+        "match_matrix_tensor",
+        ("X", "Y", "W"),
+        ("Out", "Tmp"),
+        {"dim_t": 1},
+        _match_matrix_infer,
+        _match_matrix_tensor,
+        grad=GradDef(("X", "Y", "W"), out_grads=("Out",), in_grads=("X", "Y", "W")),
+    )
+)
+
+
+def _sequence_topk_avg_pooling(ins, a):
+    """Per sequence i, per channel and row: the row's (ROW's and COLUMN's i-th lengths give the rows
+    and columns) mean of its k largest values for each k of topks, missing values counting as 0.
+    Out [rows, channel_num * len(topks)] (channel-major), with ROW's LoD; pos the top columns per row,
+    channel and rank (-1 past a short row)."""
+    x, topks, channels = ins["X"][0], list(a["topks"]), a["channel_num"]
+    row_lod = _one_level(ins["ROW"][0], "sequence_topk_avg_pooling", "ROW")
+    col_lod = _one_level(ins["COLUMN"][0], "sequence_topk_avg_pooling", "COLUMN")
+    x_lod = _one_level(x, "sequence_topk_avg_pooling", "X")
+    if not topks or any(k <= 0 for k in topks):
+        raise ValueError(f"sequence_topk_avg_pooling: topks must be positive. Received: {topks}")
+    max_k = max(topks)
+    outs, positions = [], []
+    flat = x.reshape(-1)
+    for i in range(len(row_lod) - 1):
+        rows, cols = row_lod[i + 1] - row_lod[i], col_lod[i + 1] - col_lod[i]
+        if x_lod[i + 1] - x_lod[i] != channels * rows * cols:
+            raise ValueError(
+                f"sequence_topk_avg_pooling: sequence {i} of X has {x_lod[i + 1] - x_lod[i]} values; "
+                f"channel_num * rows * columns = {channels} * {rows} * {cols}"
+            )
+        grid = flat[x_lod[i] : x_lod[i + 1]].reshape(channels, rows, cols)
+        values, index = torch.sort(grid, dim=2, descending=True, stable=True)
+        pad = max(0, max_k - cols)
+        values = torch.nn.functional.pad(values, (0, pad))[..., :max_k]
+        index = torch.nn.functional.pad(index, (0, pad), value=-1)[..., :max_k]
+        sums = torch.cumsum(values, dim=2)
+        pooled = torch.stack([sums[..., k - 1] / k for k in topks], dim=2)  # [channels, rows, len(topks)]
+        outs.append(pooled.permute(1, 0, 2).reshape(rows, channels * len(topks)))
+        positions.append(index.permute(1, 0, 2).reshape(-1))  # [rows, channels, max_k], as fluid
+    out = torch.cat(outs) if outs else x.new_zeros((0, channels * len(topks)))
+    pos = torch.cat(positions).to(torch.int32) if positions else torch.zeros((0,), dtype=torch.int32)
+    return {"Out": [with_lod(out, [list(row_lod)])], "pos": [pos]}
+
+
+register(
+    OpDef(
+        "sequence_topk_avg_pooling",
+        ("X", "ROW", "COLUMN"),
+        ("Out", "pos"),
+        {"topks": [], "channel_num": 1},
+        lambda ins, a: {
+            "Out": [((-1, a["channel_num"] * len(a["topks"])), first(ins, "X").dtype)],
+            "pos": [((-1,), "int32")],
+        },
+        _sequence_topk_avg_pooling,
+        grad=GradDef(("X", "ROW", "COLUMN"), out_grads=("Out",), in_grads=("X",)),
     )
 )

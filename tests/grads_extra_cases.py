@@ -259,6 +259,14 @@ def make_cases(G):
         G("adaptive_pool_index", lambda x: L.adaptive_pool2d(x, [2, 3], "max", require_index=True)[0], {"x": IMG}),
         G("adaptive_pool3d_index", lambda v: L.adaptive_pool3d(v, [2, 2, 1], "max", require_index=True)[0], {"v": VOL}),
         G("hsigmoid", lambda a: L.hsigmoid(a, L.assign(np.array([[0], [3]], "int64")), 4), a),
+        G(
+            "match_matrix_topk_pooling",
+            lambda x, y: fluid.contrib.sequence_topk_avg_pooling(
+                fluid.contrib.match_matrix_tensor(x, y, 2, act="tanh", dtype="float64")[0], x, y, [1, 3], 2
+            ),
+            {"x": afz((5, 3)), "y": afz((6, 3))},
+            lods={"x": [[2, 3]], "y": [[4, 2]]},
+        ),
         # fluid 1.8.5's own NodesVector gradient disagreed with finite differences of its forward
         G(
             "tree_conv",

@@ -915,7 +915,50 @@ def _tree_conv_ref(f):
     return out
 
 
+_MM_X, _MM_Y = rng.uniform(-1, 1, (5, 3)).astype("float32"), rng.uniform(-1, 1, (6, 3)).astype("float32")
+_MM_W = rng.uniform(-1, 1, (3, 2, 3)).astype("float32")
+
+
+def _match_matrix_np(x, y):
+    """Per pair of sequences (x rows 2 + 3, y rows 4 + 2): x W_t y^T for each channel t, flattened."""
+    parts = []
+    for (a, b), (c, d) in zip(((0, 2), (2, 5)), ((0, 4), (4, 6))):
+        parts.append(np.einsum("nk,ktj,mj->tnm", x[a:b], _MM_W, y[c:d]).reshape(-1))
+    return np.concatenate(parts).reshape(-1, 1).astype("float32")
+
+
+def _topk_avg_np(v, rows, cols, channels, topks):
+    out, at = [], 0
+    for r, c in zip(rows, cols):
+        grid = v[at : at + channels * r * c].reshape(channels, r, c)
+        at += channels * r * c
+        desc = -np.sort(-grid, axis=2)
+        for i in range(r):
+            out.append([desc[ch, i, :k].sum() / k for ch in range(channels) for k in topks])
+    return np.array(out, "float32")
+
+
 EXTRA_CASES += [
+    Case(
+        "match_matrix_tensor",
+        lambda x, y: fluid.contrib.match_matrix_tensor(x, y, 2, param_attr=_param(_MM_W))[0],
+        {"x": _MM_X, "y": _MM_Y},
+        _match_matrix_np,
+        lods={"x": [[2, 3]], "y": [[4, 2]]},
+        shapes={"x": [None, 3], "y": [None, 3]},
+    ),
+    Case(
+        "sequence_topk_avg_pooling",
+        lambda v, r, c: fluid.contrib.sequence_topk_avg_pooling(v, r, c, [1, 2, 4], 2),
+        {
+            "v": np.arange(16, dtype="float32").reshape(-1, 1) % 7 - 3,
+            "r": np.zeros((3, 1), "float32"),
+            "c": np.zeros((5, 1), "float32"),
+        },
+        lambda v, r, c: _topk_avg_np(v.reshape(-1), [2, 1], [3, 2], 2, [1, 2, 4]),
+        lods={"v": [[12, 4]], "r": [[2, 1]], "c": [[3, 2]]},
+        shapes={"v": [None, 1], "r": [None, 1], "c": [None, 1]},
+    ),
     Case(
         "tree_conv",
         lambda f: fluid.contrib.layers.tree_conv(

@@ -177,3 +177,38 @@ def test_tree_conv_bad_input_is_named():
             feed={"nodes": np.ones((1, 4, 2), "float32"), "edges": np.array([[[1, 2], [1, 3], [0, 0]]], "int32")},
             fetch_list=[out],
         )
+
+
+def test_match_matrix_and_topk_avg_pooling_match_fluid():
+    """contrib.match_matrix_tensor (with and without tanh) feeding sequence_topk_avg_pooling (k up
+    to more than a row holds): outputs, LoDs, Tmp, the pooled features, the loss and the gradients
+    of X, Y and W, as fluid 1.8.5."""
+    from tests.test_dygraph import _close
+    from tests.test_goldens import load, run_fluidcompat
+
+    got, want = run_fluidcompat("match_matrix.py"), load("match_matrix.json")
+    assert sorted(got) == sorted(want) == ["c2", "c3"]
+    _close(got, want, "")
+
+
+def test_match_matrix_bad_input_is_named():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", [None, 3], "float32", lod_level=1)
+        with pytest.raises(
+            ValueError, match=r"x and y must be 2-D with the same width. Received: x \[-1, 3\], y \[-1, 4\]"
+        ):
+            fluid.contrib.match_matrix_tensor(x, fluid.data("y", [None, 4], "float32", lod_level=1), 2)
+        assert not main.global_block().ops
+        out, _ = fluid.contrib.match_matrix_tensor(x, fluid.data("y2", [None, 3], "float32", lod_level=1), 2)
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    with pytest.raises(Exception, match="X has 2 sequences but Y has 1"):
+        exe.run(
+            main,
+            feed={
+                "x": fluid.create_lod_tensor(np.ones((3, 3), "float32"), [[1, 2]], fluid.CPUPlace()),
+                "y2": fluid.create_lod_tensor(np.ones((2, 3), "float32"), [[2]], fluid.CPUPlace()),
+            },
+            fetch_list=[out],
+        )

@@ -17,10 +17,13 @@ from .layers import (
     ctr_metric_bundle,
     fused_elemwise_activation,
     fused_embedding_seq_pool,
+    match_matrix_tensor,
     multiclass_nms2,
     partial_concat,
     partial_sum,
+    sequence_topk_avg_pooling,
     shuffle_batch,
+    tree_conv,
 )
 from .memory_usage_calc import memory_usage
 from .op_frequence import op_freq_statistic
@@ -41,6 +44,9 @@ __all__ = [
     "partial_sum",
     "shuffle_batch",
     "ctr_metric_bundle",
+    "tree_conv",
+    "match_matrix_tensor",
+    "sequence_topk_avg_pooling",
 ]
 
 

@@ -533,6 +533,7 @@ LOD_OPS = frozenset(
         "locality_aware_nms",
         "filter_by_instag",
         "generate_mask_labels",
+        "match_matrix_tensor",
     }
 )
 # Ops whose output keeps no LoD although its first dimension is its input's (fluid 1.8 did not share).

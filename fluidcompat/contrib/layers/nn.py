@@ -19,6 +19,8 @@ __all__ = [
     "partial_sum",
     "shuffle_batch",
     "tree_conv",
+    "match_matrix_tensor",
+    "sequence_topk_avg_pooling",
 ]
 
 
@@ -190,3 +192,44 @@ def tree_conv(
         attrs={"max_depth": max_depth},
     )
     return helper.append_activation(helper.append_bias_op(out))
+
+
+def match_matrix_tensor(x, y, channel_num, act=None, param_attr=None, dtype="float32", name=None):
+    """The matching matrix of two sequences of word vectors (op ``match_matrix_tensor``): for each
+    pair of sequences (x [n, h], y [m, h], one LoD level each), x W y^T with W ``[h, channel_num, h]``,
+    [channel_num, n, m] flattened into one column with one LoD entry per pair; then ``act``.
+    Returns ``(out, tmp)``, tmp being x W."""
+    x_shape, y_shape = list(x.shape), list(y.shape)
+    if len(x_shape) != 2 or len(y_shape) != 2 or x_shape[-1] != y_shape[-1]:
+        raise ValueError(
+            f"match_matrix_tensor: x and y must be 2-D with the same width. Received: x {x_shape}, y {y_shape}"
+        )
+    helper = LayerHelper("match_matrix_tensor", param_attr=param_attr, act=act, name=name)
+    w = helper.create_parameter(
+        attr=param_attr, shape=[x_shape[-1], channel_num, y_shape[-1]], dtype=dtype, is_bias=False
+    )
+    out = helper.create_variable_for_type_inference(dtype)
+    tmp = helper.create_variable_for_type_inference(dtype, stop_gradient=True)
+    helper.append_op(
+        type="match_matrix_tensor",
+        inputs={"X": [x], "Y": [y], "W": [w]},
+        outputs={"Out": [out], "Tmp": [tmp]},
+        attrs={"dim_t": channel_num},
+    )
+    return helper.append_activation(out), tmp
+
+
+def sequence_topk_avg_pooling(input, row, col, topks, channel_num):
+    """Per sequence, channel and row of ``input`` (``channel_num * rows * columns`` values, rows and
+    columns from the LoDs of ``row`` and ``col``): the mean of the k largest values for each k in
+    ``topks`` (missing values count as 0). Output [rows, channel_num * len(topks)] with row's LoD."""
+    helper = LayerHelper("sequence_topk_avg_pooling")
+    out = helper.create_variable_for_type_inference(dtype=input.dtype)
+    pos = helper.create_variable_for_type_inference(dtype="int32", stop_gradient=True)
+    helper.append_op(
+        type="sequence_topk_avg_pooling",
+        inputs={"X": [input], "ROW": [row], "COLUMN": [col]},
+        outputs={"Out": [out], "pos": [pos]},
+        attrs={"topks": list(topks), "channel_num": channel_num},
+    )
+    return out
