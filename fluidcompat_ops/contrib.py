@@ -1,6 +1,6 @@
 """Ops of fluid 1.8's ``fluid.contrib.layers``: fused_elemwise_activation, partial_concat,
-partial_sum, fused_embedding_seq_pool, shuffle_batch, tree_conv, match_matrix_tensor and
-sequence_topk_avg_pooling; and ``seed`` (recomputation's dropout seeds)."""
+partial_sum, fused_embedding_seq_pool, shuffle_batch, tree_conv, match_matrix_tensor,
+sequence_topk_avg_pooling and var_conv_2d; and ``seed`` (recomputation's dropout seeds)."""
 
 from __future__ import annotations
 
@@ -445,5 +445,59 @@ register(
         },
         _sequence_topk_avg_pooling,
         grad=GradDef(("X", "ROW", "COLUMN"), out_grads=("Out",), in_grads=("X",)),
+    )
+)
+
+
+def _var_conv_2d(ins, a):
+    """Per sequence i: X's values as an image [InputChannel, rows_i, cols_i] (rows and columns from
+    the LoDs of ROW and COLUMN), convolved with W [OutputChannel, InputChannel * KernelH * KernelW]:
+    the kernel's top-left tap KernelH // 2 rows above and KernelW // 2 columns left of each output
+    position (zeros outside), (rows - 1) // StrideH + 1 output rows and likewise columns. Out holds
+    each sequence's [OutputChannel, out_rows, out_cols] in one column; Col its im2col matrix."""
+    x, w = ins["X"][0], ins["W"][0]
+    x_lod = _one_level(x, "var_conv_2d", "X")
+    row_lod = _one_level(ins["ROW"][0], "var_conv_2d", "ROW")
+    col_lod = _one_level(ins["COLUMN"][0], "var_conv_2d", "COLUMN")
+    cin, kh, kw, sh, sw = (a[k] for k in ("InputChannel", "KernelH", "KernelW", "StrideH", "StrideW"))
+    if w.shape[1] != cin * kh * kw:
+        raise ValueError(
+            f"var_conv_2d: W must be [OutputChannel, InputChannel * KernelH * KernelW] = "
+            f"[{a['OutputChannel']}, {cin * kh * kw}]. Received: {list(w.shape)}"
+        )
+    flat = x.reshape(-1)
+    outs, cols_out, out_sizes, col_sizes = [], [], [], []
+    for i in range(len(x_lod) - 1):
+        rows, cols = row_lod[i + 1] - row_lod[i], col_lod[i + 1] - col_lod[i]
+        if x_lod[i + 1] - x_lod[i] != cin * rows * cols:
+            raise ValueError(
+                f"var_conv_2d: sequence {i} of X has {x_lod[i + 1] - x_lod[i]} values; InputChannel * rows * "
+                f"columns = {cin} * {rows} * {cols}"
+            )
+        out_rows, out_cols = (rows - 1) // sh + 1 if rows else 0, (cols - 1) // sw + 1 if cols else 0
+        image = flat[x_lod[i] : x_lod[i + 1]].reshape(cin, rows, cols)
+        padded = torch.nn.functional.pad(image, (kw // 2, kw, kh // 2, kh))
+        r_idx = (torch.arange(out_rows) * sh)[:, None] + torch.arange(kh)[None, :]  # [out_rows, kh]
+        c_idx = (torch.arange(out_cols) * sw)[:, None] + torch.arange(kw)[None, :]  # [out_cols, kw]
+        patches = padded[:, r_idx[:, :, None, None].to(x.device), c_idx[None, None, :, :].to(x.device)]
+        col = patches.permute(0, 2, 4, 1, 3).reshape(cin * kh * kw, out_rows * out_cols)
+        outs.append((w @ col).reshape(-1))
+        cols_out.append(col.detach().reshape(-1))
+        out_sizes.append(outs[-1].shape[0])
+        col_sizes.append(cols_out[-1].shape[0])
+    out = torch.cat(outs).reshape(-1, 1) if outs else x.new_zeros((0, 1))
+    col = torch.cat(cols_out).reshape(-1, 1) if cols_out else x.new_zeros((0, 1))
+    return {"Out": [with_lod(out, [offsets_of(out_sizes)])], "Col": [with_lod(col, [offsets_of(col_sizes)])]}
+
+
+register(
+    OpDef(
+        "var_conv_2d",
+        ("X", "ROW", "COLUMN", "W"),
+        ("Out", "Col"),
+        {"InputChannel": 1, "OutputChannel": 1, "StrideH": 1, "StrideW": 1, "KernelH": 1, "KernelW": 1},
+        lambda ins, a: {"Out": [((-1, 1), first(ins, "X").dtype)], "Col": [((-1, 1), first(ins, "X").dtype)]},
+        _var_conv_2d,
+        grad=GradDef(("X", "ROW", "COLUMN", "W"), out_grads=("Out",), in_grads=("X", "W")),
     )
 )

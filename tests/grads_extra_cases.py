@@ -267,6 +267,12 @@ def make_cases(G):
             {"x": afz((5, 3)), "y": afz((6, 3))},
             lods={"x": [[2, 3]], "y": [[4, 2]]},
         ),
+        G(
+            "var_conv_2d",
+            lambda v, r, c: fluid.contrib.var_conv_2d(v, r, c, 2, 2, [2, 3], [2, 1], act="tanh", dtype="float64"),
+            {"v": afz((2 * 3 * 4 + 2 * 2 * 2, 1)), "r": np.zeros((5, 1), "float32"), "c": np.zeros((6, 1), "float32")},
+            lods={"v": [[24, 8]], "r": [[3, 2]], "c": [[4, 2]]},
+        ),
         # fluid 1.8.5's own NodesVector gradient disagreed with finite differences of its forward
         G(
             "tree_conv",

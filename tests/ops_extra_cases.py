@@ -938,7 +938,32 @@ def _topk_avg_np(v, rows, cols, channels, topks):
     return np.array(out, "float32")
 
 
+def _var_conv_np(v, r, c):
+    """One sequence: a 1-channel 3 x 4 image, a 3 x 3 filter of ones but for its centre (0), stride 1:
+    each output is the sum of the (zero-padded) 8 neighbours."""
+    image = np.pad(v.reshape(3, 4), 1)
+    out = np.zeros((3, 4), "float32")
+    for i in range(3):
+        for j in range(4):
+            out[i, j] = image[i : i + 3, j : j + 3].sum() - image[i + 1, j + 1]
+    return out.reshape(-1, 1)
+
+
 EXTRA_CASES += [
+    Case(
+        "var_conv_2d",
+        lambda v, r, c: fluid.contrib.var_conv_2d(
+            v, r, c, 1, 1, 3, param_attr=_param(np.array([[1, 1, 1, 1, 0, 1, 1, 1, 1]], "float32"))
+        ),
+        {
+            "v": np.arange(12, dtype="float32").reshape(-1, 1),
+            "r": np.zeros((3, 1), "float32"),
+            "c": np.zeros((4, 1), "float32"),
+        },
+        _var_conv_np,
+        lods={"v": [[12]], "r": [[3]], "c": [[4]]},
+        shapes={"v": [None, 1], "r": [None, 1], "c": [None, 1]},
+    ),
     Case(
         "match_matrix_tensor",
         lambda x, y: fluid.contrib.match_matrix_tensor(x, y, 2, param_attr=_param(_MM_W))[0],

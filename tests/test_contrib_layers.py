@@ -212,3 +212,15 @@ def test_match_matrix_bad_input_is_named():
             },
             fetch_list=[out],
         )
+
+
+def test_var_conv_2d_matches_fluid():
+    """contrib.var_conv_2d with square and oblong kernels, strides 1 and (2, 1), a 1 x 1 image and
+    relu: outputs, LoDs, the im2col matrix, the loss and the gradients of the input and the filter, as
+    fluid 1.8.5."""
+    from tests.test_dygraph import _close
+    from tests.test_goldens import load, run_fluidcompat
+
+    got, want = run_fluidcompat("var_conv.py"), load("var_conv.json")
+    assert sorted(got) == sorted(want) == ["k1s2", "k2x3s2", "k3s1"]
+    _close(got, want, "")

@@ -24,6 +24,7 @@ from .layers import (
     sequence_topk_avg_pooling,
     shuffle_batch,
     tree_conv,
+    var_conv_2d,
 )
 from .memory_usage_calc import memory_usage
 from .op_frequence import op_freq_statistic
@@ -47,6 +48,7 @@ __all__ = [
     "tree_conv",
     "match_matrix_tensor",
     "sequence_topk_avg_pooling",
+    "var_conv_2d",
 ]
 
 

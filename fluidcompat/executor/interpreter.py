@@ -534,6 +534,7 @@ LOD_OPS = frozenset(
         "filter_by_instag",
         "generate_mask_labels",
         "match_matrix_tensor",
+        "var_conv_2d",
     }
 )
 # Ops whose output keeps no LoD although its first dimension is its input's (fluid 1.8 did not share).

@@ -21,6 +21,7 @@ __all__ = [
     "tree_conv",
     "match_matrix_tensor",
     "sequence_topk_avg_pooling",
+    "var_conv_2d",
 ]
 
 
@@ -233,3 +234,54 @@ def sequence_topk_avg_pooling(input, row, col, topks, channel_num):
         attrs={"topks": list(topks), "channel_num": channel_num},
     )
     return out
+
+
+def var_conv_2d(
+    input,
+    row,
+    col,
+    input_channel,
+    output_channel,
+    filter_size,
+    stride=1,
+    param_attr=None,
+    act=None,
+    dtype="float32",
+    name=None,
+):
+    """2-D convolution of each sequence of ``input`` (one LoD level, one value per row) read as an
+    image [input_channel, rows, columns], rows and columns from the LoDs of ``row`` and ``col``
+    (op ``var_conv_2d``): filter ``[output_channel, input_channel * kh * kw]``, zero padding of
+    kh // 2 rows above and kw // 2 columns left, (rows - 1) // stride + 1 output rows (likewise
+    columns); each sequence's output [output_channel, out_rows, out_cols] in one column; then ``act``."""
+    if len(input.shape) != 2:
+        raise ValueError(f"var_conv_2d: input must be 2-D [values, 1]. Received: {list(input.shape)}")
+    kh, kw = _pair_of(filter_size, "filter_size")
+    sh, sw = _pair_of(stride, "stride")
+    helper = LayerHelper("var_conv_2d", param_attr=param_attr, act=act, name=name)
+    elems = int(input_channel) * kh * kw
+    w = helper.create_parameter(attr=param_attr, shape=[int(output_channel), elems], dtype=dtype)
+    out = helper.create_variable_for_type_inference(dtype)
+    col_out = helper.create_variable_for_type_inference(dtype, stop_gradient=True)
+    helper.append_op(
+        type="var_conv_2d",
+        inputs={"X": [input], "ROW": [row], "COLUMN": [col], "W": [w]},
+        outputs={"Out": [out], "Col": [col_out]},
+        attrs={
+            "InputChannel": input_channel,
+            "OutputChannel": output_channel,
+            "StrideH": sh,
+            "StrideW": sw,
+            "KernelH": kh,
+            "KernelW": kw,
+        },
+    )
+    return helper.append_activation(out)
+
+
+def _pair_of(value, what):
+    if isinstance(value, int):
+        return value, value
+    if isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(v, int) for v in value):
+        return int(value[0]), int(value[1])
+    raise ValueError(f"var_conv_2d: {what} must be an int or a pair of ints. Received: {value!r}")
