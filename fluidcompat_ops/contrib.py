@@ -1,6 +1,6 @@
 """Ops of fluid 1.8's ``fluid.contrib.layers``: fused_elemwise_activation, partial_concat,
 partial_sum, fused_embedding_seq_pool, shuffle_batch, tree_conv, match_matrix_tensor,
-sequence_topk_avg_pooling and var_conv_2d; and ``seed`` (recomputation's dropout seeds)."""
+sequence_topk_avg_pooling, var_conv_2d and tdm_child; and ``seed`` (recomputation's dropout seeds)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 
 from fluidcompat.dtypes import VarType
 from fluidcompat_ops.math import _align
-from fluidcompat_ops.registry import GradDef, OpDef, register
+from fluidcompat_ops.registry import TORCH_DTYPES, GradDef, OpDef, register
 from fluidcompat_ops.sequence import _last_level, lengths_of, lod_of, offsets_of, with_lod
 from fluidcompat_ops.shapes import first, out
 
@@ -499,5 +499,43 @@ register(
         lambda ins, a: {"Out": [((-1, 1), first(ins, "X").dtype)], "Col": [((-1, 1), first(ins, "X").dtype)]},
         _var_conv_2d,
         grad=GradDef(("X", "ROW", "COLUMN", "W"), out_grads=("Out",), in_grads=("X", "W")),
+    )
+)
+
+
+# -- tdm_child: the children of tree nodes (tree-based deep models) -----------------------------------
+def _tdm_child(ins, a):
+    """Per node id of X: its child_nums children from TreeInfo [nodes, 3 + child_nums] (item id, layer,
+    parent, children), and whether each child is an item (a leaf: its item id is not 0). Node 0 is
+    padding: no children. Shapes X's + [child_nums], of type ``dtype``."""
+    x, info = ins["X"][0], ins["TreeInfo"][0]
+    ids = x.long()
+    nodes, k = info.shape[0], a["child_nums"]
+    if info.shape[1] != 3 + k:
+        raise ValueError(
+            f"tdm_child: TreeInfo must be [node_nums, 3 + child_nums] = [{nodes}, {3 + k}]. "
+            f"Received: {list(info.shape)}"
+        )
+    if ids.numel() and (int(ids.min()) < 0 or int(ids.max()) >= nodes):
+        raise ValueError(
+            f"tdm_child: X holds node ids {int(ids.min())}..{int(ids.max())}, but the tree has nodes 0..{nodes - 1}"
+        )
+    children = info[ids, 3 : 3 + k].long() * (ids != 0).unsqueeze(-1)
+    leaf = (info[children, 0] != 0) & (children != 0)
+    dtype = TORCH_DTYPES[VarType(a["dtype"])]
+    return {"Child": [children.to(dtype)], "LeafMask": [leaf.to(dtype)]}
+
+
+register(
+    OpDef(
+        "tdm_child",
+        ("X", "TreeInfo"),
+        ("Child", "LeafMask"),
+        {"child_nums": 1, "dtype": int(VarType.INT32)},
+        lambda ins, a: {
+            s: [(tuple(first(ins, "X").shape) + (a["child_nums"],), VarType(a["dtype"]))] for s in ("Child", "LeafMask")
+        },
+        _tdm_child,
+        host_inputs=frozenset({"X", "TreeInfo"}),
     )
 )

@@ -949,7 +949,33 @@ def _var_conv_np(v, r, c):
     return out.reshape(-1, 1)
 
 
+_TDM_TREE = np.array(
+    [
+        [0, 0, 0, 1, 2],
+        [0, 1, 0, 3, 4],
+        [0, 1, 0, 5, 6],
+        [0, 2, 1, 0, 0],
+        [1, 2, 1, 0, 0],
+        [2, 2, 2, 0, 0],
+        [3, 2, 2, 0, 0],
+    ],
+    "int32",
+)
+
+
+def _tdm_child_np(ids):
+    child = _TDM_TREE[ids.reshape(-1), 3:] * (ids.reshape(-1, 1) != 0)
+    leaf = ((_TDM_TREE[child, 0] != 0) & (child != 0)).astype("int32")
+    return [child.reshape(ids.shape + (2,)), leaf.reshape(ids.shape + (2,))]
+
+
 EXTRA_CASES += [
+    Case(
+        "tdm_child",
+        lambda ids: list(fluid.contrib.layers.tdm_child(ids, 7, 2, param_attr=_param(_TDM_TREE))),
+        {"ids": np.array([[0], [1], [2], [6]], "int32")},
+        _tdm_child_np,
+    ),
     Case(
         "var_conv_2d",
         lambda v, r, c: fluid.contrib.var_conv_2d(

@@ -224,3 +224,19 @@ def test_var_conv_2d_matches_fluid():
     got, want = run_fluidcompat("var_conv.py"), load("var_conv.json")
     assert sorted(got) == sorted(want) == ["k1s2", "k2x3s2", "k3s1"]
     _close(got, want, "")
+
+
+def test_tdm_child_matches_fluid(tmp_path):
+    """contrib.layers.tdm_child: children and leaf masks of [N, 1] and [N, 3] node ids (node 0 as
+    padding, a child without an item id not a leaf) as fluid 1.8.5; an id outside the tree is named."""
+    from tests.test_goldens import load, run_fluidcompat
+
+    assert run_fluidcompat("tdm_child.py") == load("tdm_child.json")
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        ids = fluid.data("ids", [None, 1], "int32")
+        child, _ = fluid.contrib.layers.tdm_child(ids, 3, 2)
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    with pytest.raises(Exception, match="X holds node ids 1..5, but the tree has nodes 0..2"):
+        exe.run(main, feed={"ids": np.array([[1], [5]], "int32")}, fetch_list=[child])

@@ -23,6 +23,7 @@ from .layers import (
     partial_sum,
     sequence_topk_avg_pooling,
     shuffle_batch,
+    tdm_child,
     tree_conv,
     var_conv_2d,
 )
@@ -49,6 +50,7 @@ __all__ = [
     "match_matrix_tensor",
     "sequence_topk_avg_pooling",
     "var_conv_2d",
+    "tdm_child",
 ]
 
 

@@ -22,6 +22,7 @@ __all__ = [
     "match_matrix_tensor",
     "sequence_topk_avg_pooling",
     "var_conv_2d",
+    "tdm_child",
 ]
 
 
@@ -285,3 +286,28 @@ def _pair_of(value, what):
     if isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(v, int) for v in value):
         return int(value[0]), int(value[1])
     raise ValueError(f"var_conv_2d: {what} must be an int or a pair of ints. Received: {value!r}")
+
+
+def tdm_child(x, node_nums, child_nums, param_attr=None, dtype="int32"):
+    """The children of the tree nodes ``x`` (op ``tdm_child``) and whether each is a leaf (an item),
+    from the tree-info parameter [node_nums, 3 + child_nums] (item id, layer id, parent id, child
+    ids padded with 0; ``param_attr`` gives it, default zeros). Returns ``(child, leaf_mask)``, each
+    x's shape + [child_nums]; node 0 is padding."""
+    from fluidcompat.initializer import ConstantInitializer
+
+    check_dtype(dtype, "dtype", ["int32", "int64"], "fluid.contrib.layers.tdm_child")
+    helper = LayerHelper("tdm_child", param_attr=param_attr)
+    tree_info = helper.create_parameter(
+        attr=param_attr, shape=[node_nums, 3 + child_nums], dtype=dtype, default_initializer=ConstantInitializer(0)
+    )
+    tree_info.stop_gradient = True
+    child = helper.create_variable_for_type_inference(dtype=dtype)
+    leaf_mask = helper.create_variable_for_type_inference(dtype=dtype)
+    helper.append_op(
+        type="tdm_child",
+        inputs={"X": [x], "TreeInfo": [tree_info]},
+        outputs={"Child": [child], "LeafMask": [leaf_mask]},
+        attrs={"child_nums": child_nums, "dtype": VarType.INT64 if dtype == "int64" else VarType.INT32},
+        stop_gradient=True,
+    )
+    return child, leaf_mask
