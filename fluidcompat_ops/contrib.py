@@ -348,6 +348,29 @@ def _one_level(t, op: str, slot: str):
     return lod[0]
 
 
+def _sequence_images(ins, op: str, channels: int, what: str):
+    """Each sequence of X as an image [channels, rows, columns], rows and columns from the LoDs of
+    ROW and COLUMN: (rows, columns, image) per sequence, the counts checked."""
+    x = ins["X"][0]
+    x_lod = _one_level(x, op, "X")
+    row_lod = _one_level(ins["ROW"][0], op, "ROW")
+    col_lod = _one_level(ins["COLUMN"][0], op, "COLUMN")
+    if not len(x_lod) == len(row_lod) == len(col_lod):
+        raise ValueError(
+            f"{op}: X, ROW and COLUMN must hold as many sequences; they hold {len(x_lod) - 1}, "
+            f"{len(row_lod) - 1} and {len(col_lod) - 1}"
+        )
+    flat = x.reshape(-1)
+    for i in range(len(x_lod) - 1):
+        rows, cols = row_lod[i + 1] - row_lod[i], col_lod[i + 1] - col_lod[i]
+        if x_lod[i + 1] - x_lod[i] != channels * rows * cols:
+            raise ValueError(
+                f"{op}: sequence {i} of X has {x_lod[i + 1] - x_lod[i]} values; {what} * rows * columns = "
+                f"{channels} * {rows} * {cols}"
+            )
+        yield rows, cols, flat[x_lod[i] : x_lod[i + 1]].reshape(channels, rows, cols)
+
+
 def _match_matrix_tensor(ins, a):
     """Per sequence pair i: X_i [n_i, h] W [h, dim_t, h] Y_i^T [h, m_i] = [dim_t, n_i, m_i], flattened
     (channel, row, column) into one column; Tmp is X W, [rows * dim_t * h, 1]."""
@@ -404,22 +427,11 @@ def _sequence_topk_avg_pooling(ins, a):
     Out [rows, channel_num * len(topks)] (channel-major), with ROW's LoD; pos the top columns per row,
     channel and rank (-1 past a short row)."""
     x, topks, channels = ins["X"][0], list(a["topks"]), a["channel_num"]
-    row_lod = _one_level(ins["ROW"][0], "sequence_topk_avg_pooling", "ROW")
-    col_lod = _one_level(ins["COLUMN"][0], "sequence_topk_avg_pooling", "COLUMN")
-    x_lod = _one_level(x, "sequence_topk_avg_pooling", "X")
     if not topks or any(k <= 0 for k in topks):
         raise ValueError(f"sequence_topk_avg_pooling: topks must be positive. Received: {topks}")
     max_k = max(topks)
     outs, positions = [], []
-    flat = x.reshape(-1)
-    for i in range(len(row_lod) - 1):
-        rows, cols = row_lod[i + 1] - row_lod[i], col_lod[i + 1] - col_lod[i]
-        if x_lod[i + 1] - x_lod[i] != channels * rows * cols:
-            raise ValueError(
-                f"sequence_topk_avg_pooling: sequence {i} of X has {x_lod[i + 1] - x_lod[i]} values; "
-                f"channel_num * rows * columns = {channels} * {rows} * {cols}"
-            )
-        grid = flat[x_lod[i] : x_lod[i + 1]].reshape(channels, rows, cols)
+    for rows, cols, grid in _sequence_images(ins, "sequence_topk_avg_pooling", channels, "channel_num"):
         values, index = torch.sort(grid, dim=2, descending=True, stable=True)
         pad = max(0, max_k - cols)
         values = torch.nn.functional.pad(values, (0, pad))[..., :max_k]
@@ -430,6 +442,7 @@ def _sequence_topk_avg_pooling(ins, a):
         positions.append(index.permute(1, 0, 2).reshape(-1))  # [rows, channels, max_k], as fluid
     out = torch.cat(outs) if outs else x.new_zeros((0, channels * len(topks)))
     pos = torch.cat(positions).to(torch.int32) if positions else torch.zeros((0,), dtype=torch.int32)
+    row_lod = lod_of(ins["ROW"][0])[0]
     return {"Out": [with_lod(out, [list(row_lod)])], "pos": [pos]}
 
 
@@ -456,26 +469,15 @@ def _var_conv_2d(ins, a):
     position (zeros outside), (rows - 1) // StrideH + 1 output rows and likewise columns. Out holds
     each sequence's [OutputChannel, out_rows, out_cols] in one column; Col its im2col matrix."""
     x, w = ins["X"][0], ins["W"][0]
-    x_lod = _one_level(x, "var_conv_2d", "X")
-    row_lod = _one_level(ins["ROW"][0], "var_conv_2d", "ROW")
-    col_lod = _one_level(ins["COLUMN"][0], "var_conv_2d", "COLUMN")
     cin, kh, kw, sh, sw = (a[k] for k in ("InputChannel", "KernelH", "KernelW", "StrideH", "StrideW"))
     if w.shape[1] != cin * kh * kw:
         raise ValueError(
             f"var_conv_2d: W must be [OutputChannel, InputChannel * KernelH * KernelW] = "
             f"[{a['OutputChannel']}, {cin * kh * kw}]. Received: {list(w.shape)}"
         )
-    flat = x.reshape(-1)
     outs, cols_out, out_sizes, col_sizes = [], [], [], []
-    for i in range(len(x_lod) - 1):
-        rows, cols = row_lod[i + 1] - row_lod[i], col_lod[i + 1] - col_lod[i]
-        if x_lod[i + 1] - x_lod[i] != cin * rows * cols:
-            raise ValueError(
-                f"var_conv_2d: sequence {i} of X has {x_lod[i + 1] - x_lod[i]} values; InputChannel * rows * "
-                f"columns = {cin} * {rows} * {cols}"
-            )
+    for rows, cols, image in _sequence_images(ins, "var_conv_2d", cin, "InputChannel"):
         out_rows, out_cols = (rows - 1) // sh + 1 if rows else 0, (cols - 1) // sw + 1 if cols else 0
-        image = flat[x_lod[i] : x_lod[i + 1]].reshape(cin, rows, cols)
         padded = torch.nn.functional.pad(image, (kw // 2, kw, kh // 2, kh))
         r_idx = (torch.arange(out_rows) * sh)[:, None] + torch.arange(kh)[None, :]  # [out_rows, kh]
         c_idx = (torch.arange(out_cols) * sw)[:, None] + torch.arange(kw)[None, :]  # [out_cols, kw]

@@ -240,3 +240,23 @@ def test_tdm_child_matches_fluid(tmp_path):
     exe.run(startup)
     with pytest.raises(Exception, match="X holds node ids 1..5, but the tree has nodes 0..2"):
         exe.run(main, feed={"ids": np.array([[1], [5]], "int32")}, fetch_list=[child])
+
+
+def test_topk_pooling_names_mismatched_sequences():
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        v = fluid.data("v", [None, 1], "float32", lod_level=1)
+        r = fluid.data("r", [None, 1], "float32", lod_level=1)
+        c = fluid.data("c", [None, 1], "float32", lod_level=1)
+        out = fluid.contrib.sequence_topk_avg_pooling(v, r, c, [1], 1)
+    place = fluid.CPUPlace()
+    feed = {
+        "v": fluid.create_lod_tensor(np.ones((6, 1), "float32"), [[4, 2]], place),
+        "r": fluid.create_lod_tensor(np.zeros((2, 1), "float32"), [[2]], place),
+        "c": fluid.create_lod_tensor(np.zeros((2, 1), "float32"), [[2]], place),
+    }
+    with pytest.raises(Exception, match="X, ROW and COLUMN must hold as many sequences; they hold 2, 1 and 1"):
+        fluid.Executor(place).run(main, feed=feed, fetch_list=[out])
+    feed["v"] = fluid.create_lod_tensor(np.ones((5, 1), "float32"), [[5]], place)
+    with pytest.raises(Exception, match=r"sequence 0 of X has 5 values; channel_num \* rows \* columns = 1 \* 2 \* 2"):
+        fluid.Executor(place).run(main, feed=feed, fetch_list=[out])
