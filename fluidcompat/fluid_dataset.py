@@ -180,15 +180,8 @@ class DatasetBase:
     def _loader_steps(self, places, drop_last: bool) -> Iterator[list]:
         """What ``DataLoader.from_dataset`` yields: per step, one batch per place, each a dict of
         LoDTensors (a dense slot with one LoD offset per instance, as fluid's data feed gave it).
-        A QueueDataset gives place k the files k, k + n, ... and each place its own batches (the
-        steps end with the place that runs out first); an InMemoryDataset deals its batches to the
-        places in turn, and a last round with a batch for fewer places is not given."""
-        n = len(places)
-        if n == 1 or isinstance(self, InMemoryDataset):
-            stream = self._feeds(places[0], drop_last=drop_last)
-            streams = [stream] * n
-        else:
-            streams = [self._feeds(p, self.filelist[k::n], drop_last) for k, p in enumerate(places)]
+        The steps end with the first place whose stream runs out (``_place_streams``)."""
+        streams = self._place_streams(places, drop_last)
         while True:
             step = []
             for k, stream in enumerate(streams):
@@ -197,6 +190,11 @@ class DatasetBase:
                     return
                 step.append(self._as_lod_tensors(feed, places[k]))
             yield step
+
+    def _place_streams(self, places, drop_last: bool) -> list:
+        """Per place its batches: place k reads the files k, k + n, ... and batches them itself."""
+        n = len(places)
+        return [self._feeds(p, self.filelist[k::n], drop_last) for k, p in enumerate(places)]
 
     def _as_lod_tensors(self, feed, place) -> dict:
         from fluidcompat.executor.scope import LoDTensor
@@ -296,6 +294,11 @@ class InMemoryDataset(DatasetBase):
         if self._loaded:
             return iter(self._memory)
         return super()._instances(files)
+
+    def _place_streams(self, places, drop_last: bool) -> list:
+        """The memory's batches dealt to the places in turn (one stream shared by all of them), so a
+        last round with a batch for fewer places is not given."""
+        return [self._feeds(places[0], drop_last=drop_last)] * len(places)
 
     def _feeds(self, place, files=None, drop_last: bool = False):
         if not self._loaded:

@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import warnings
 from typing import Dict, List
@@ -27,13 +28,24 @@ from fluidcompat.dygraph.varbase import VarBase
 __all__ = ["TracedLayer", "declarative", "dygraph_to_static_func"]
 
 
-def _extract_vars(inputs, found: List[VarBase]) -> List[VarBase]:
-    if isinstance(inputs, VarBase):
+def _extract_vars(inputs, found: list, kind=VarBase) -> list:
+    """The ``kind`` values in ``inputs``, nested lists and tuples walked in order, appended to ``found``."""
+    if isinstance(inputs, kind):
         found.append(inputs)
     elif isinstance(inputs, (list, tuple)):
         for v in inputs:
-            _extract_vars(v, found)
+            _extract_vars(v, found, kind)
     return found
+
+
+@contextlib.contextmanager
+def _recording(tracer):
+    """``tracer`` handing the ops it runs to a new _ProgramRecorder inside the block."""
+    recorder = tracer._recorder = _ProgramRecorder()
+    try:
+        yield recorder
+    finally:
+        tracer._recorder = None
 
 
 class _ProgramRecorder:
@@ -241,14 +253,10 @@ class TracedLayer:
             raise TypeError(f"TracedLayer.trace: layer must be a fluid.dygraph.Layer. Received: {type(layer).__name__}")
         if not isinstance(inputs, (list, tuple)):
             inputs = [inputs]
-        recorder = _ProgramRecorder()
         if tracer._recorder is not None:
             raise RuntimeError("TracedLayer.trace: a trace is already running (trace called inside forward)")
-        tracer._recorder = recorder
-        try:
+        with _recording(tracer) as recorder:
             original = layer(*inputs)
-        finally:
-            tracer._recorder = None
         if recorder.reads:
             warnings.warn(
                 f"TracedLayer.trace: forward read the value of {', '.join(recorder.reads)}; the traced program "
@@ -343,11 +351,8 @@ def _run_dygraph(func, args, kwargs, translator: "ProgramTranslator"):
     tracer = base.current_tracer()
     if tracer._recorder is not None:  # inside another trace: that one records these ops
         return func(*args, **kwargs)
-    recorder = tracer._recorder = _ProgramRecorder()
-    try:
+    with _recording(tracer) as recorder:
         result = func(*args, **kwargs)
-    finally:
-        tracer._recorder = None
     if isinstance(result, tuple):
         result = list(result)  # fluid's translated program returned its outputs as a list
     feeds = _extract_vars([a for a in args if not isinstance(a, Layer)] + list(kwargs.values()), [])
@@ -463,8 +468,7 @@ class ProgramTranslator:
             args = [as_input(a) for a in args]
             kwargs = {k: as_input(v) for k, v in kwargs.items()}
             result = _run_static(func, args, kwargs)
-        outputs = [v for v in _flatten_outputs(result) if isinstance(v, framework.Variable)]
-        return main, startup, inputs, outputs
+        return main, startup, inputs, _extract_vars(result, [], framework.Variable)
 
     def get_code(self, dygraph_func) -> str:
         """The code a declarative function runs: here its own source, as written (no translation)."""
@@ -496,22 +500,13 @@ class ProgramTranslator:
         )
 
 
-def _flatten_outputs(result):
-    if isinstance(result, (list, tuple)):
-        return [v for item in result for v in _flatten_outputs(item)]
-    return [result]
-
-
 def declarative(dygraph_func):
     """Decorator: the function (or a Layer's ``forward``) as fluid 1.8's declarative function
     (NOTE: [Declarative])."""
 
     @functools.wraps(dygraph_func)
-    def __impl__(*args, **kwargs):
-        translator = ProgramTranslator()
-        if not translator.enable_declarative:
-            return dygraph_func(*args, **kwargs)
-        return translator.get_output(dygraph_func, *args, **kwargs)
+    def __impl__(*args, **kwargs):  # get_output calls it plainly when the translator is off
+        return ProgramTranslator().get_output(dygraph_func, *args, **kwargs)
 
     __impl__.__fluid_declarative__ = dygraph_func
     return __impl__

@@ -46,13 +46,19 @@ def vartype_of(t) -> VarType:
     return found
 
 
-def _note_read(v, how: str) -> None:
-    """Tell a running TracedLayer.trace that Python read ``v``'s value (NOTE: [Program tracing])."""
+def _recorder():
+    """The _ProgramRecorder of a running trace, or None (NOTE: [Program tracing])."""
     from fluidcompat.dygraph import base
 
     tracer = base._tracer
-    if tracer is not None and tracer._recorder is not None:
-        tracer._recorder.note_read(v, how)
+    return None if tracer is None else tracer._recorder
+
+
+def _note_read(v, how: str) -> None:
+    """Tell a running trace that Python read ``v``'s value."""
+    recorder = _recorder()
+    if recorder is not None:
+        recorder.note_read(v, how)
 
 
 class VarBase(framework.Variable):
@@ -201,11 +207,9 @@ class VarBase(framework.Variable):
     def detach(self) -> "VarBase":
         """The same values, out of the graph (stop_gradient)."""
         out = VarBase(self._tensor().detach(), stop_gradient=True)
-        from fluidcompat.dygraph import base
-
-        tracer = base.current_tracer()
-        if tracer is not None and tracer._recorder is not None:
-            tracer._recorder.alias(out, self)  # the same variable in a traced program
+        recorder = _recorder()
+        if recorder is not None:
+            recorder.alias(out, self)  # the same variable in a traced program
         return out
 
     def backward(self, backward_strategy=None, retain_graph: bool = False) -> None:

@@ -172,11 +172,8 @@ def tree_conv(
     ``nodes_vector`` [batch, max_node_size, feature_size]; ``edge_set`` [batch, edges, 2] of
     (parent, child) node ids from 1, a (0, 0) row ending the list. Output
     ``[batch, max_node_size, output_size, num_filters]``; a node outside the tree gets zeros."""
-    from fluidcompat.framework import Variable
-
-    for what, v in (("nodes_vector", nodes_vector), ("edge_set", edge_set)):
-        if not isinstance(v, Variable):
-            raise TypeError(f"The type of '{what}' in tree_conv must be <class 'Variable'>, but received {type(v)}. ")
+    check_variable(nodes_vector, "nodes_vector", "tree_conv")
+    check_variable(edge_set, "edge_set", "tree_conv")
     if len(nodes_vector.shape) != 3:
         raise ValueError(
             "tree_conv: nodes_vector must be 3-D [batch, max_node_size, feature_size]. "
@@ -257,8 +254,10 @@ def var_conv_2d(
     columns); each sequence's output [output_channel, out_rows, out_cols] in one column; then ``act``."""
     if len(input.shape) != 2:
         raise ValueError(f"var_conv_2d: input must be 2-D [values, 1]. Received: {list(input.shape)}")
-    kh, kw = _pair_of(filter_size, "filter_size")
-    sh, sw = _pair_of(stride, "stride")
+    from fluidcompat.dygraph.nn import _ntuple
+
+    kh, kw = _ntuple(filter_size, 2, "filter_size")
+    sh, sw = _ntuple(stride, 2, "stride")
     helper = LayerHelper("var_conv_2d", param_attr=param_attr, act=act, name=name)
     elems = int(input_channel) * kh * kw
     w = helper.create_parameter(attr=param_attr, shape=[int(output_channel), elems], dtype=dtype)
@@ -278,14 +277,6 @@ def var_conv_2d(
         },
     )
     return helper.append_activation(out)
-
-
-def _pair_of(value, what):
-    if isinstance(value, int):
-        return value, value
-    if isinstance(value, (list, tuple)) and len(value) == 2 and all(isinstance(v, int) for v in value):
-        return int(value[0]), int(value[1])
-    raise ValueError(f"var_conv_2d: {what} must be an int or a pair of ints. Received: {value!r}")
 
 
 def tdm_child(x, node_nums, child_nums, param_attr=None, dtype="int32"):
