@@ -87,6 +87,10 @@ PARTIAL: Dict[str, str] = {
     ),
     "paddle.fluid.layers.roi_pool": "image of each region from rois_lod; without it all regions are in image 0",
     "paddle.fluid.layers.roi_align": "image of each region from rois_lod; without it all regions are in image 0",
+    "paddle.fluid.optimizer.PipelineOptimizer": (
+        "the sections run in turn, one batch at a time: the values of training without the pipeline "
+        "(fluid's asynchronous sections could read parameters not yet updated)"
+    ),
     "paddle.fluid.layers.StaticRNN": _NO_RECURRENT,
     "paddle.fluid.layers.rnn": _NO_RECURRENT,
     "paddle.fluid.layers.rnn.rnn": _NO_RECURRENT,

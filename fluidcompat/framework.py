@@ -578,6 +578,7 @@ class Program:
         self._op_role = OpRole.Forward
         self._op_role_var: List[str] = []
         self._is_test = False
+        self._pipeline_opt: Optional[dict] = None  # PipelineOptimizer's sections
 
     def _bump(self) -> None:
         self._version += 1

@@ -48,6 +48,7 @@ __all__ = [
     "RecomputeOptimizer",
     "Dpsgd",
     "DpsgdOptimizer",
+    "PipelineOptimizer",
 ]
 
 
@@ -806,6 +807,7 @@ Lamb = LambOptimizer
 LarsMomentum = LarsMomentumOptimizer
 
 from fluidcompat.averaging import ExponentialMovingAverage, ModelAverage  # noqa: E402
+from fluidcompat.pipeline import PipelineOptimizer  # noqa: E402
 
 
 class LookaheadOptimizer:

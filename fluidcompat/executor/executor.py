@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
 import warnings
@@ -265,9 +266,16 @@ class Executor:
         if not isinstance(print_period, int) or print_period <= 0:
             raise ValueError(f"print_period must be a positive int. Received: {print_period!r}")
         program = default_main_program() if program is None else program
+        if getattr(program, "_pipeline_opt", None):
+            from fluidcompat.pipeline import SectionRunner
+
+            sections = SectionRunner(program, self)
+            step = functools.partial(sections.run, fetch_names=names, scope=scope)
+        else:
+            step = functools.partial(self.run, program, fetch_list=names, scope=scope, return_numpy=False)
         global _DATASET_BATCHES
         for feed in dataset._feeds(self.place):
-            got = self.run(program, feed=feed, fetch_list=names, scope=scope, return_numpy=False)
+            got = step(feed=feed)
             _DATASET_BATCHES += 1
             if names and _DATASET_BATCHES % print_period == 0:
                 lods = dataset._dense_lods(feed)
