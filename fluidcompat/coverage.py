@@ -110,7 +110,6 @@ NOT_IN_FLUID_185 = (
 
 # For names fluidcompat lacks: the nearest thing it has.
 ALTERNATIVES: Dict[str, str] = {
-    "lstm": "fluid.layers.rnn with fluid.layers.LSTMCell",
     "StaticRNN": "fluid.layers.While or while_loop over tensor arrays",
     "DistributeTranspiler": "single-process training (fluid.Executor)",
     "transpiler": "single-process training (fluid.Executor)",

@@ -1872,6 +1872,157 @@ _op(
     _lstm_unit,
 )
 
+
+# -- cudnn_lstm (fluid.layers.lstm) ----------------------------------------------------------------
+def cudnn_lstm_weight_size(input_size: int, hidden_size: int, num_layers: int, is_bidirec: bool) -> int:
+    """The length of cudnn_lstm's flat W: per layer and direction W_ih [4H, in] and W_hh [4H, H],
+    then per layer and direction b_ih [4H] and b_hh [4H] (in = input_size, then H times directions)."""
+    dirs = 2 if is_bidirec else 1
+    total = 0
+    for layer in range(num_layers):
+        width = input_size if layer == 0 else hidden_size * dirs
+        total += dirs * (4 * hidden_size * (width + hidden_size) + 8 * hidden_size)
+    return total
+
+
+def _cudnn_lstm_params(w, input_size, hidden_size, num_layers, dirs):
+    """Per layer, per direction [w_ih, w_hh, b_ih, b_hh] as views of the flat W, in the order of
+    cuDNN's weight space: every matrix first (layer by layer, forward before backward), then every
+    bias in the same order. Gates i, f, g (cell candidate), o."""
+    h = hidden_size
+    mats, off = [], 0
+    for layer in range(num_layers):
+        width = input_size if layer == 0 else h * dirs
+        for _ in range(dirs):
+            w_ih = w[off : off + 4 * h * width].view(4 * h, width)
+            off += 4 * h * width
+            w_hh = w[off : off + 4 * h * h].view(4 * h, h)
+            off += 4 * h * h
+            mats.append((w_ih, w_hh))
+    biases = []
+    for _ in range(num_layers * dirs):
+        biases.append((w[off : off + 4 * h], w[off + 4 * h : off + 8 * h]))
+        off += 8 * h
+    return [[*mats[k], *biases[k]] for k in range(num_layers * dirs)]
+
+
+def _cudnn_lstm_run(ins, a, seed):
+    """Out, last_h, last_c of a time-major [T, N, input_size] Input; between layers (not after the
+    last) dropout with masks drawn from ``seed`` (None: no dropout)."""
+    x, h0, c0, w = ins["Input"][0], ins["InitH"][0], ins["InitC"][0], ins["W"][0]
+    dirs, layers, p = (2 if a["is_bidirec"] else 1), a["num_layers"], a["dropout_prob"]
+    params = _cudnn_lstm_params(w.reshape(-1), a["input_size"], a["hidden_size"], layers, dirs)
+    gen = torch.Generator(device=x.device).manual_seed(seed) if seed is not None else None
+    hs, cs, y = [], [], x
+    for layer in range(layers):
+        k = layer * dirs
+        flat = [t for d in range(dirs) for t in params[k + d]]
+        y, h, c = torch.lstm(y, (h0[k : k + dirs], c0[k : k + dirs]), flat, True, 1, 0.0, False, dirs == 2, False)
+        hs.append(h)
+        cs.append(c)
+        if gen is not None and layer < layers - 1:
+            keep = torch.rand(y.shape, generator=gen, device=y.device, dtype=y.dtype) >= p
+            y = y * keep.to(y.dtype) / (1.0 - p) if p < 1.0 else torch.zeros_like(y)
+    return y, torch.cat(hs), torch.cat(cs)
+
+
+def _cudnn_lstm_seed(a):
+    """The dropout seed of one run (None: no dropout): the ``seed`` attribute, or a fresh one for -1."""
+    if a["is_test"] or a["dropout_prob"] <= 0.0 or a["num_layers"] < 2:
+        return None
+    return a["seed"] if a["seed"] != -1 else int(torch.randint(0, 2**31 - 1, ()))
+
+
+def _cudnn_lstm(ins, a):
+    """fluid.layers.lstm's op (cuDNN's LSTM in fluid 1.8, which had no CPU kernel). Input [T, N, I]
+    time-major; InitH / InitC [layers * directions, N, H]. Out keeps the dropout seed for the grad."""
+    x = ins["Input"][0]
+    if x.shape[0] > a["max_len"]:
+        raise ValueError(
+            f"cudnn_lstm: Input has {x.shape[0]} time steps (its first dimension), more than max_len {a['max_len']}"
+        )
+    seed = _cudnn_lstm_seed(a)
+    out, last_h, last_c = _cudnn_lstm_run(ins, a, seed)
+    out._fluidcompat_state = seed
+    return {"Out": [out], "last_h": [last_h], "last_c": [last_c]}
+
+
+def _cudnn_lstm_grad(ins, a):
+    """The forward re-run under autograd with the forward's dropout masks (their seed rides on Out)."""
+    wanted = [s for s in ("Input", "InitH", "InitC", "W") if s in a["_wanted"]]
+    leaves = {s: ins[s][0].detach().requires_grad_(True) for s in wanted}
+    seed = getattr(ins["Out"][0], "_fluidcompat_state", None)
+    if seed is None and _cudnn_lstm_seed(dict(a, seed=0)) is not None:
+        raise RuntimeError("cudnn_lstm_grad: the forward run's dropout masks are unknown (Out was not made by it)")
+    with torch.enable_grad():
+        outs = _cudnn_lstm_run(dict(ins, **{s: [v] for s, v in leaves.items()}), a, seed)
+        ys, gs = [], []
+        for y, slot in zip(outs, ("Out", "last_h", "last_c")):
+            g = first(ins, slot + "@GRAD")
+            if g is not None:
+                ys.append(y)
+                gs.append(g.reshape(y.shape).to(y.dtype))
+        grads = torch.autograd.grad(ys, list(leaves.values()), gs, allow_unused=True)
+    return {s + "@GRAD": [g if g is not None else torch.zeros_like(leaves[s])] for s, g in zip(leaves, grads)}
+
+
+def _cudnn_lstm_infer(ins, a):
+    x, h0, c0, w = (first(ins, s) for s in ("Input", "InitH", "InitC", "W"))
+    for slot, v in (("Input", x), ("InitH", h0), ("InitC", c0)):
+        if len(v.shape) != 3:
+            raise ValueError(f"cudnn_lstm: {slot} '{v.name}' must be 3-D. Received shape {list(v.shape)}")
+    dirs, hidden = (2 if a["is_bidirec"] else 1), a["hidden_size"]
+    want_state = [a["num_layers"] * dirs, x.shape[1], hidden]
+    for slot, v in (("InitH", h0), ("InitC", c0)):
+        if any(w_ >= 0 and g >= 0 and w_ != g for w_, g in zip(want_state, v.shape)):
+            raise ValueError(
+                f"cudnn_lstm: {slot} '{v.name}' must have shape [num_layers * directions, batch, hidden_size] = "
+                f"{want_state}. Received {list(v.shape)}"
+            )
+    if x.shape[0] > a["max_len"]:
+        raise ValueError(
+            f"cudnn_lstm: Input has {x.shape[0]} time steps (its first dimension), more than max_len {a['max_len']}"
+        )
+    if x.shape[2] >= 0 and x.shape[2] != a["input_size"]:
+        raise ValueError(f"cudnn_lstm: Input's last dimension {x.shape[2]} is not input_size {a['input_size']}")
+    size = cudnn_lstm_weight_size(a["input_size"], hidden, a["num_layers"], a["is_bidirec"])
+    if tuple(w.shape) != (size,):
+        raise ValueError(f"cudnn_lstm: W '{w.name}' must have shape [{size}]. Received {list(w.shape)}")
+    return {
+        "Out": [((x.shape[0], x.shape[1], hidden * dirs), x.dtype)],
+        "last_h": [(tuple(h0.shape), x.dtype)],
+        "last_c": [(tuple(c0.shape), x.dtype)],
+    }
+
+
+register(
+    OpDef(
+        "cudnn_lstm",
+        ("Input", "InitH", "InitC", "W", "Cache"),
+        ("Out", "last_h", "last_c"),
+        {
+            "max_len": 20,
+            "dropout_prob": 0.0,
+            "is_bidirec": False,
+            "input_size": 10,
+            "hidden_size": 100,
+            "num_layers": 1,
+            "is_test": False,
+            "seed": -1,
+        },
+        _cudnn_lstm_infer,
+        _cudnn_lstm,
+        optional_inputs=frozenset({"Cache"}),
+        grad=GradDef(
+            ("Input", "InitH", "InitC", "W", "Cache", "Out"),
+            out_grads=("Out", "last_h", "last_c"),
+            in_grads=("Input", "InitH", "InitC", "W"),
+            kernel=_cudnn_lstm_grad,
+        ),
+    )
+)
+
+
 _GRU_ACT = {0: lambda v: v, 1: lambda v: torch.sigmoid(v), 2: lambda v: torch.tanh(v), 3: lambda v: torch.relu(v)}
 
 

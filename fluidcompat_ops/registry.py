@@ -130,6 +130,7 @@ def _register_grad(fwd: OpDef) -> None:
             host_inputs=fwd.host_inputs & frozenset(inputs),
             no_buffer_inputs=(fwd.no_buffer_inputs & frozenset(inputs)) | frozenset(gd.shape_only),
             cpu_attr=fwd.cpu_attr,
+            optional_inputs=fwd.optional_inputs & frozenset(inputs),
             forward=fwd.type,
         )
     )

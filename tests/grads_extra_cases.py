@@ -281,6 +281,11 @@ def make_cases(G):
             ),
             {"x": afz((2, 5, 2))},
         ),
+        G(
+            "cudnn_lstm",
+            lambda x, h, c: L.lstm(x, h, c, 3, 2, 2, is_bidirec=True),
+            {"x": afz((3, 2, 2)), "h": afz((4, 2, 2), 0.1, 0.8), "c": afz((4, 2, 2), 0.1, 0.8)},
+        ),
         G("im2sequence", lambda x: L.im2sequence(x, filter_size=2, stride=1, padding=1), {"x": IMG}),
         G("inplace_abn", lambda x: L.inplace_abn(x, act="elu"), {"x": IMG}, rtol=1e-4, atol=1e-6),
         G(

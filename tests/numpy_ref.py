@@ -135,3 +135,46 @@ def beam_search(step, first_ids, beam, vocab, end, max_step_num):
                 out[t, b, k] = tokens[t][b, p]
                 p = parents[t][b, p]
     return out, log_probs, finished, lengths
+
+
+def lstm_time_major(x, h0, c0, w, hidden, layers, bidi, masks=None):
+    """Out, last_h, last_c of a time-major LSTM. w: per layer and direction W_ih [4H, in] and W_hh
+    [4H, H] first, then per layer and direction b_ih and b_hh; gates i, f, g, o. masks[l]: the
+    (already scaled) dropout mask after layer l."""
+    dirs = 2 if bidi else 1
+    mats, off = [], 0
+    for layer in range(layers):
+        width = x.shape[2] if layer == 0 else hidden * dirs
+        for _ in range(dirs):
+            w_ih = w[off : off + 4 * hidden * width].reshape(4 * hidden, width)
+            off += 4 * hidden * width
+            w_hh = w[off : off + 4 * hidden * hidden].reshape(4 * hidden, hidden)
+            off += 4 * hidden * hidden
+            mats.append((w_ih, w_hh))
+    biases = []
+    for _ in range(layers * dirs):
+        biases.append((w[off : off + 4 * hidden], w[off + 4 * hidden : off + 8 * hidden]))
+        off += 8 * hidden
+    assert off == w.size
+    seq, last_h, last_c = x, [], []
+    for layer in range(layers):
+        outs = []
+        for d in range(dirs):
+            k = layer * dirs + d
+            (w_ih, w_hh), (b_ih, b_hh) = mats[k], biases[k]
+            h, c = h0[k], c0[k]
+            steps = range(seq.shape[0]) if d == 0 else range(seq.shape[0] - 1, -1, -1)
+            ys = [None] * seq.shape[0]
+            for t in steps:
+                g = seq[t] @ w_ih.T + b_ih + h @ w_hh.T + b_hh
+                i, f, gg, o = np.split(g, 4, axis=1)
+                c = sigmoid(f) * c + sigmoid(i) * np.tanh(gg)
+                h = sigmoid(o) * np.tanh(c)
+                ys[t] = h
+            outs.append(np.stack(ys))
+            last_h.append(h)
+            last_c.append(c)
+        seq = np.concatenate(outs, axis=2)
+        if masks is not None and layer < layers - 1:
+            seq = seq * masks[layer]
+    return seq, np.stack(last_h), np.stack(last_c)

@@ -919,6 +919,11 @@ _MM_X, _MM_Y = rng.uniform(-1, 1, (5, 3)).astype("float32"), rng.uniform(-1, 1, 
 _MM_W = rng.uniform(-1, 1, (3, 2, 3)).astype("float32")
 
 
+_LSTM_X = rng.uniform(-1, 1, (5, 2, 4)).astype("float32")
+_LSTM_H, _LSTM_C = rng.uniform(-0.5, 0.5, (2, 4, 2, 3)).astype("float32")
+_LSTM_W = rng.uniform(-0.6, 0.6, 480).astype("float32")  # 2 layers, both directions, 4 -> 3
+
+
 def _match_matrix_np(x, y):
     """Per pair of sequences (x rows 2 + 3, y rows 4 + 2): x W_t y^T for each channel t, flattened."""
     parts = []
@@ -1024,6 +1029,16 @@ EXTRA_CASES += [
         ),
         {"f": np.array([[[1.0], [2.0], [5.0], [7.0]]], "float32")},
         _tree_conv_ref,
+    ),
+    Case(
+        "cudnn_lstm",
+        lambda x, h, c: L.lstm(
+            x, h, c, 5, 3, 2, is_bidirec=True, default_initializer=fluid.initializer.NumpyArrayInitializer(_LSTM_W)
+        ),
+        {"x": _LSTM_X, "h": _LSTM_H, "c": _LSTM_C},
+        lambda x, h, c: tuple(
+            v.astype("float32") for v in R.lstm_time_major(x, h, c, _LSTM_W.astype("float64"), 3, 2, True)
+        ),
     ),
     *[
         Case(f"nce_{kind}", _nce_case(kind), {"u": U}, check=_check_nce)

@@ -123,6 +123,8 @@ class Tracer:
                         "every input is a VarBase (fluid.dygraph.to_variable makes one from a numpy array)"
                     )
                 if v._value is None:
+                    if slot in opdef.optional_inputs:  # e.g. cudnn_lstm's Cache
+                        continue
                     raise ValueError(f"Op '{type}': input variable '{v.name}' (slot {slot}) holds no value yet")
                 tensors.append(v._value)
                 record = record or v._value.requires_grad
@@ -242,6 +244,8 @@ def _op_function():
                 out_layout.append((slot, n))
             ctx.opdef, ctx.attrs, ctx.layout, ctx.out_layout = opdef, attrs, layout, out_layout
             ctx.n_in = len(flat)
+            # what a kernel left on its outputs for its grad kernel (cudnn_lstm's dropout seed)
+            ctx.states = [getattr(t, "_fluidcompat_state", None) for t in outs]
             ctx.save_for_backward(*flat, *outs)
             ctx.mark_non_differentiable(*[t for t in outs if not t.is_floating_point()])
             return tuple(outs)
@@ -249,6 +253,9 @@ def _op_function():
         @staticmethod
         def backward(ctx, *gouts):
             saved = ctx.saved_tensors
+            for t, state in zip(saved[ctx.n_in :], ctx.states):
+                if state is not None:
+                    t._fluidcompat_state = state
             fwd_ins = _unflatten(ctx.layout, saved[: ctx.n_in])
             fwd_outs = _unflatten(ctx.out_layout, saved[ctx.n_in :])
             grads_of = _unflatten(ctx.out_layout, gouts)

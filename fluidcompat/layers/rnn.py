@@ -16,7 +16,7 @@ from fluidcompat.framework import Variable, _warn_at_user, layer, program_transa
 from fluidcompat.layer_helper import LayerHelper
 from fluidcompat.param_attr import ParamAttr
 
-__all__ = ["RNNCell", "LSTMCell", "GRUCell", "rnn", "lstm_unit", "gru_unit"]
+__all__ = ["RNNCell", "LSTMCell", "GRUCell", "rnn", "lstm", "lstm_unit", "gru_unit"]
 
 
 def _map(fn, *structures):
@@ -190,6 +190,66 @@ class GRUCell(RNNCell):
     @property
     def state_shape(self):
         return [self.hidden_size]
+
+
+@layer
+def lstm(
+    input, init_h, init_c, max_len, hidden_size, num_layers, dropout_prob=0.0, is_bidirec=False, is_test=False,
+    name=None, default_initializer=None, seed=-1,
+):  # fmt: skip
+    """A multi-layer LSTM over a time-major ``input`` [seq_len, batch, input_size] (fluid 1.8's
+    cuDNN LSTM, op ``cudnn_lstm``; here on any device). ``init_h`` / ``init_c``: [num_layers *
+    directions, batch, hidden_size]. All weights are one flat parameter in cuDNN's order (see
+    ``fluidcompat_ops.extra.cudnn_lstm_weight_size``). ``dropout_prob`` applies between layers.
+    Returns (out [seq_len, batch, hidden_size * directions], last_h, last_c)."""
+    from fluidcompat.dtypes import VarType, np_name
+    from fluidcompat.layer_helper import check_dtype, check_variable
+    from fluidcompat_ops.extra import cudnn_lstm_weight_size
+
+    for value, arg in ((input, "input"), (init_h, "init_h"), (init_c, "init_c")):
+        check_variable(value, arg, "lstm")
+        check_dtype(value.dtype, arg, ("float32", "float64"), "lstm")
+    for value, arg in ((max_len, "max_len"), (hidden_size, "hidden_size"), (num_layers, "num_layers")):
+        if not isinstance(value, int) or isinstance(value, bool):
+            raise TypeError(f"The type of '{arg}' in lstm must be <class 'int'>, but received {type(value)}. ")
+    for value, arg in ((max_len, "max_len"), (hidden_size, "hidden_size"), (num_layers, "num_layers")):
+        if value <= 0:
+            raise ValueError(f"lstm: {arg} must be positive. Received {value}")
+    if len(input.shape) != 3:
+        raise ValueError(
+            f"lstm: input '{input.name}' must be 3-D [seq_len, batch, input_size]. Received {list(input.shape)}"
+        )
+    if not 0.0 <= dropout_prob < 1.0:
+        raise ValueError(f"lstm: dropout_prob must be in [0, 1). Received {dropout_prob}")
+    helper = LayerHelper("cudnn_lstm", name=name)
+    dtype = np_name(input.dtype)
+    input_size = input.shape[-1]
+    weight = helper.create_parameter(
+        attr=None,
+        shape=[cudnn_lstm_weight_size(input_size, hidden_size, num_layers, is_bidirec)],
+        dtype=dtype,
+        default_initializer=default_initializer,
+    )
+    out = helper.create_variable_for_type_inference(dtype)
+    last_h = helper.create_variable_for_type_inference(dtype)
+    last_c = helper.create_variable_for_type_inference(dtype)
+    cache = helper.create_variable(persistable=True, type=VarType.RAW, stop_gradient=True)
+    helper.append_op(
+        type="cudnn_lstm",
+        inputs={"Input": [input], "InitH": [init_h], "InitC": [init_c], "W": [weight], "Cache": [cache]},
+        outputs={"Out": [out], "last_h": [last_h], "last_c": [last_c]},
+        attrs={
+            "max_len": max_len,
+            "is_bidirec": bool(is_bidirec),
+            "input_size": input_size,
+            "hidden_size": hidden_size,
+            "num_layers": num_layers,
+            "is_test": bool(is_test),
+            "dropout_prob": float(dropout_prob),
+            "seed": int(seed),
+        },
+    )
+    return out, last_h, last_c
 
 
 @layer
