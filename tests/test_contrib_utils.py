@@ -95,3 +95,20 @@ def test_weight_decay_that_fails_leaves_the_program_as_it_was():
     with pytest.raises(TypeError, match="the type of coeff \\(FP64\\) and parameter 'fc_0.w_0' \\(FP32\\)"):
         opt.minimize(loss)
     assert str(fluid.default_main_program()) == before
+
+
+def test_distributed_batch_reader_matches_fluid(monkeypatch):
+    """Trainer k of n takes every n-th batch from the k-th, drops a last incomplete group and says
+    so once per pass; one trainer passes every batch (fluid 1.8.5's output, line for line). A
+    trainer id not below the number of trainers is an error naming both."""
+    import os
+
+    from tests.test_goldens import GOLDEN, run_lines
+
+    with open(os.path.join(GOLDEN, "dist_reader.txt")) as f:
+        want = f.read().strip().splitlines()
+    assert run_lines("dist_reader.py") == want
+    monkeypatch.setenv("PADDLE_TRAINERS_NUM", "2")
+    monkeypatch.setenv("PADDLE_TRAINER_ID", "2")
+    with pytest.raises(ValueError, match="PADDLE_TRAINER_ID 2 is not below PADDLE_TRAINERS_NUM 2"):
+        fluid.contrib.reader.distributed_batch_reader(lambda: iter([]))

@@ -1,13 +1,16 @@
 """``fluid.contrib``: the parts of fluid 1.8.5's contrib package that fluidcompat provides."""
 
 from . import (  # noqa: F401  (fluid exposes the modules)
+    decoder,
     extend_optimizer,
     layers,
     memory_usage_calc,
     mixed_precision,
     model_stat,
     op_frequence,
+    reader,
 )
+from .decoder import BeamSearchDecoder, InitState, StateCell, TrainingDecoder
 from .extend_optimizer import extend_with_decoupled_weight_decay
 from .layers import (
     BasicGRUUnit,
@@ -29,6 +32,7 @@ from .layers import (
 )
 from .memory_usage_calc import memory_usage
 from .op_frequence import op_freq_statistic
+from .reader import distributed_batch_reader
 
 __all__ = [
     "mixed_precision",
@@ -51,6 +55,11 @@ __all__ = [
     "sequence_topk_avg_pooling",
     "var_conv_2d",
     "tdm_child",
+    "InitState",
+    "StateCell",
+    "TrainingDecoder",
+    "BeamSearchDecoder",
+    "distributed_batch_reader",
 ]
 
 
