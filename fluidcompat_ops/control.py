@@ -271,3 +271,36 @@ register(
         doc="the rows of InTrue where Mask holds and of InFalse elsewhere",
     )
 )
+
+
+# -- recurrent (fluid 1.8's StaticRNN, as programs saved by fluid 1.8 hold it) ---------------------------
+# fluidcompat's own StaticRNN unrolls its step or runs it in a while op; the recurrent op is here so that
+# programs fluid 1.8 built and saved run. Forward only (inference models).
+register(
+    OpDef(
+        "recurrent",
+        ("inputs", "initial_states", "parameters"),
+        ("outputs", "step_scopes"),
+        {
+            "sub_block": -1,
+            "ex_states": [],
+            "states": [],
+            "reverse": False,
+            "is_train": True,
+            "has_states": False,
+            "skip_eager_deletion_vars": [],
+        },
+        control=True,
+    )
+)
+
+register(
+    OpDef(
+        "rnn_memory_helper",
+        ("X",),
+        ("Out",),
+        {"dtype": 5},
+        lambda ins, a: {"Out": [(first(ins, "X").shape, first(ins, "X").dtype)]},
+        lambda ins, a: {"Out": [ins["X"][0]]},
+    )
+)

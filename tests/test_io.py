@@ -223,3 +223,36 @@ def test_a_lod_tensor_file_keeps_its_lod_both_ways(tmp_path):
         v = main.global_block().create_var(name="loaded", shape=[5, 2], dtype="float32")
         fluid.layers.load(v, str(tmp_path / "lod_w"))
     assert exe.run(main, fetch_list=[v], return_numpy=False)[0].lod() == [[0, 2, 5]]
+
+
+@pytest.mark.parametrize("name", ["static_rnn", "dynamic_rnn"])
+def test_loads_rnn_models_saved_by_fluid(name):
+    """Inference models fluid 1.8.5 saved (tests/golden/save_rnn_models.py): a StaticRNN (fluid's
+    recurrent op with rnn_memory_helper ops: two memories, one made by fill_constant_batch_size_like,
+    two step outputs) and a DynamicRNN (while over a LoD rank table) run after loading and give
+    fluid 1.8.5's values."""
+    with open(os.path.join(HERE, "golden", "rnn_saved.json")) as f:
+        want = json.load(f)
+    exe = fluid.Executor(fluid.CPUPlace())
+    prog, feeds, fetches = fio.load_inference_model(os.path.join(SAVED, name), exe)
+    place = fluid.CPUPlace()
+    if name == "static_rnn":
+        assert "recurrent" in [op.type for op in prog.global_block().ops]
+        feed = {
+            "x": np.random.RandomState(0).uniform(-1, 1, (4, 3, 5)).astype("float32"),
+            "boot": np.random.RandomState(1).uniform(-1, 1, (3, 6)).astype("float32"),
+        }
+        got = exe.run(prog, feed=feed, fetch_list=fetches)
+        for g, w in zip(got, want["static_rnn"]):
+            np.testing.assert_allclose(g, np.array(w, "float32"), rtol=1e-4, atol=2e-5)
+        return
+    words = np.array([1, 2, 3, 4, 5, 6], "int64").reshape(-1, 1)
+    feed = {
+        "words": fluid.create_lod_tensor(words, [[2, 3, 1]], place),
+        "start": np.random.RandomState(2).uniform(-1, 1, (3, 3)).astype("float32"),
+    }
+    seq, last = exe.run(prog, feed=feed, fetch_list=fetches, return_numpy=False)
+    lod, w_seq, w_last = want["dynamic_rnn"]
+    assert seq.lod() == lod
+    np.testing.assert_allclose(np.array(seq), np.array(w_seq, "float32"), rtol=1e-4, atol=2e-5)
+    np.testing.assert_allclose(np.array(last), np.array(w_last, "float32"), rtol=1e-4, atol=2e-5)

@@ -209,6 +209,13 @@ CASES = [
     Case("clip_by_norm", lambda x: L.clip_by_norm(x, 2.0), {"x": X}, lambda x: x * 2.0 / np.linalg.norm(x)),
     Case("clip_by_norm_small", lambda x: L.clip_by_norm(x * 0.01, 2.0), {"x": X}, lambda x: x * 0.01),
     Case("sign", lambda x: append("sign", {"X": [x]}, {"Out": "float32"}), {"x": X}, lambda x: [np.sign(x)]),
+    # the step outputs of a recurrent op (a StaticRNN saved by fluid 1.8): the value as it is
+    Case(
+        "rnn_memory_helper",
+        lambda x: append("rnn_memory_helper", {"X": [x]}, {"Out": "float32"}),
+        {"x": X},
+        lambda x: [x],
+    ),
     Case(
         "l2_normalize",
         lambda x: L.l2_normalize(x, axis=1),

@@ -821,6 +821,8 @@ def _run_sub_block(s: Step, ins, env, run_once, read=None) -> None:
         _run_conditional_block_grad(s, ins, env, run_once)
     elif op_type == "while_grad":
         _run_while_grad(s, ins, env, run_once)
+    elif op_type == "recurrent":
+        _run_recurrent(s, ins, env, run_once)
     else:
         raise ValueError(f"no runner for the control op {op_type}")
 
@@ -847,6 +849,43 @@ def _run_while(s: Step, ins, env, run_once, read=None) -> None:
         steps.append({n: env[n] for n in s.written if n in env})
         holds = again()
     env[s.record] = steps
+
+
+def _run_recurrent(s: Step, ins, env, run_once) -> None:
+    """fluid 1.8's recurrent op (a saved StaticRNN): one pass of the step block per time step (last
+    first with ``reverse``). In a pass each input sequence's name holds its row for the step and each
+    ``ex_states`` name the previous pass's ``states`` value (``initial_states`` at the first); after
+    the loop each output name holds its per-step values stacked, and the sequences' names their
+    whole values again."""
+    op = s.plan.op
+    seq_names, seqs = op.inputs.get("inputs", []), ins.get("inputs", [])
+    if not seqs:
+        raise ValueError(f"recurrent op: no input sequence (inputs: {seq_names})")
+    steps = int(seqs[0].shape[0])
+    for name, value in zip(seq_names, seqs):
+        if value.dim() == 0 or int(value.shape[0]) != steps:
+            raise ValueError(
+                f"recurrent op: input '{name}' has {list(value.shape)[:1]} time steps, '{seq_names[0]}' {steps}"
+            )
+    if steps == 0:
+        raise ValueError(f"recurrent op: input '{seq_names[0]}' has no time steps")
+    ex_states, new_states = s.attrs["ex_states"], s.attrs["states"]
+    state = list(ins.get("initial_states", []))
+    if len(state) != len(ex_states) or len(new_states) != len(ex_states):
+        raise ValueError(f"recurrent op: {len(state)} initial_states for ex_states {ex_states} and states {new_states}")
+    out_names = op.outputs.get("outputs", [])
+    per_step: Dict[str, list] = {n: [None] * steps for n in out_names}
+    for t in range(steps - 1, -1, -1) if s.attrs["reverse"] else range(steps):
+        for name, value in zip(seq_names, seqs):
+            env[name] = value[t]
+        env.update(zip(ex_states, state))
+        run_once()
+        state = [env[n] for n in new_states]
+        for name in out_names:
+            per_step[name][t] = env[name]
+    env.update(zip(seq_names, seqs))
+    for name, values in per_step.items():
+        env[name] = torch.stack(values)
 
 
 def _run_conditional_block_grad(s: Step, ins, env, run_once) -> None:
