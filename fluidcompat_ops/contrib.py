@@ -525,7 +525,8 @@ def _tdm_child(ins, a):
     children = info[ids, 3 : 3 + k].long() * (ids != 0).unsqueeze(-1)
     leaf = (info[children, 0] != 0) & (children != 0)
     dtype = TORCH_DTYPES[VarType(a["dtype"])]
-    return {"Child": [children.to(dtype)], "LeafMask": [leaf.to(dtype)]}
+    device = a["_device"]  # read on the host, given to the op's device
+    return {"Child": [children.to(device, dtype)], "LeafMask": [leaf.to(device, dtype)]}
 
 
 register(
@@ -539,5 +540,103 @@ register(
         },
         _tdm_child,
         host_inputs=frozenset({"X", "TreeInfo"}),
+    )
+)
+
+
+# -- tdm_sampler: positives and negatives along the tree (tree-based deep models) -------------------------
+def _tdm_sampler_rows(ids, travel, nodes, negs, lod, with_positive, seed):
+    """Per leaf id: per layer the node on its travel path (label 1) unless ``with_positive`` is off,
+    then ``negs[l]`` distinct other nodes of the layer (label 0), drawn uniformly by one
+    std::mt19937_64 per layer seeded with ``seed`` (fluid's sampler, so its draws); a layer where the
+    path is padding (node 0) gives zeros with mask 0."""
+    from fluidcompat_ops.mt19937_64 import MT19937_64
+
+    engines = [MT19937_64(seed) for _ in negs]
+    out, labels, mask = [], [], []
+    for leaf in ids:
+        path = travel[leaf]
+        o, lab, m = [], [], []
+        for layer, (count, engine) in enumerate(zip(negs, engines)):
+            width = count + (1 if with_positive else 0)
+            positive = path[layer]
+            if positive == 0:
+                o += [0] * width
+                lab += [0] * width
+                m += [0] * width
+                continue
+            if with_positive:
+                o.append(positive)
+                lab.append(1)
+                m.append(1)
+            start, size = lod[layer], lod[layer + 1] - lod[layer]
+            drawn = []
+            while len(drawn) < count:
+                node = nodes[start + engine.uniform_int(0, size - 1)]
+                if node != positive and node not in drawn:
+                    drawn.append(node)
+            o += drawn
+            lab += [0] * count
+            m += [1] * count
+        out.append(o)
+        labels.append(lab)
+        mask.append(m)
+    return out, labels, mask
+
+
+def _tdm_sampler(ins, a):
+    x, travel, layer = ins["X"][0], ins["Travel"][0], ins["Layer"][0]
+    negs, lod = list(a["neg_samples_num_list"]), list(a["layer_offset_lod"])
+    if len(lod) != len(negs) + 1 or lod[-1] > layer.numel():
+        raise ValueError(
+            f"tdm_sampler: layer_offset_lod {lod} must hold one offset per layer of neg_samples_num_list {negs} "
+            f"plus the end, within Layer's {layer.numel()} nodes"
+        )
+    if travel.dim() != 2 or travel.shape[1] < len(negs):
+        raise ValueError(f"tdm_sampler: Travel must be [leaf_node_num, {len(negs)}]. Received {list(travel.shape)}")
+    for k, count in enumerate(negs):
+        if count >= lod[k + 1] - lod[k]:
+            raise ValueError(
+                f"tdm_sampler: layer {k} has {lod[k + 1] - lod[k]} nodes, too few for {count} negative samples"
+            )
+    ids = x.reshape(-1).long().tolist()
+    bad = [i for i in ids if not 0 <= i < travel.shape[0]]
+    if bad:
+        raise ValueError(f"tdm_sampler: X holds ids {bad[:5]} outside the {travel.shape[0]} leaves of Travel")
+    seed = a["seed"] or int(torch.randint(1, 2**31 - 1, ()))  # fluid: 0 takes a random seed
+    rows = _tdm_sampler_rows(
+        ids, travel.long().tolist(), layer.reshape(-1).long().tolist(), negs, lod, a["output_positive"], seed
+    )
+    width = sum(negs) + (len(negs) if a["output_positive"] else 0)
+    dtype = TORCH_DTYPES[VarType(a["dtype"])]
+    return {
+        slot: [torch.tensor(r, dtype=dtype).reshape(len(ids), width).to(a["_device"])]
+        for slot, r in zip(("Out", "Labels", "Mask"), rows)
+    }
+
+
+def _tdm_sampler_infer(ins, a):
+    negs = a["neg_samples_num_list"]
+    width = sum(negs) + (len(negs) if a["output_positive"] else 0)
+    x = first(ins, "X")
+    rows = -1 if any(d < 0 for d in x.shape) else int(np.prod(x.shape))
+    return {s: [((rows, width), VarType(a["dtype"]))] for s in ("Out", "Labels", "Mask")}
+
+
+register(
+    OpDef(
+        "tdm_sampler",
+        ("X", "Travel", "Layer"),
+        ("Out", "Labels", "Mask"),
+        {
+            "neg_samples_num_list": [],
+            "layer_offset_lod": [],
+            "output_positive": True,
+            "seed": 0,
+            "dtype": int(VarType.INT32),
+        },
+        _tdm_sampler_infer,
+        _tdm_sampler,
+        host_inputs=frozenset({"X", "Travel", "Layer"}),
     )
 )

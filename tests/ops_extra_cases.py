@@ -974,7 +974,31 @@ def _tdm_child_np(ids):
     return [child.reshape(ids.shape + (2,)), leaf.reshape(ids.shape + (2,))]
 
 
+def _check_tdm_sampler(out, labels, mask):
+    """Unseeded draws: per leaf its path node (label 1) and 2 other nodes of layer 1 (3..6), distinct."""
+    path = {0: 3, 1: 4, 2: 6}
+    for leaf, row, lab, m in zip((0, 1, 2), out, labels, mask):
+        assert row[0] == path[leaf] and list(lab) == [1, 0, 0] and list(m) == [1, 1, 1]
+        assert len(set(row.tolist())) == 3 and all(3 <= v <= 6 for v in row)
+
+
 EXTRA_CASES += [
+    Case(
+        "tdm_sampler",
+        lambda ids: list(
+            fluid.contrib.layers.tdm_sampler(
+                ids,
+                [0, 2],
+                [2, 4],
+                3,
+                output_list=False,
+                tree_travel_attr=_param(np.array([[1, 3], [1, 4], [2, 6]], "int32")),
+                tree_layer_attr=_param(np.arange(1, 7, dtype="int32").reshape(-1, 1)),
+            )
+        ),
+        {"ids": np.array([[0], [1], [2]], "int32")},
+        check=lambda out, labels, mask: _check_tdm_sampler(out[:, 1:], labels[:, 1:], mask[:, 1:]),
+    ),
     Case(
         "tdm_child",
         lambda ids: list(fluid.contrib.layers.tdm_child(ids, 7, 2, param_attr=_param(_TDM_TREE))),

@@ -260,3 +260,46 @@ def test_topk_pooling_names_mismatched_sequences():
     feed["v"] = fluid.create_lod_tensor(np.ones((5, 1), "float32"), [[5]], place)
     with pytest.raises(Exception, match=r"sequence 0 of X has 5 values; channel_num \* rows \* columns = 1 \* 2 \* 2"):
         fluid.Executor(place).run(main, feed=feed, fetch_list=[out])
+
+
+def test_tdm_sampler_matches_fluid():
+    """contrib.layers.tdm_sampler with a seed draws fluid 1.8.5's negatives (one std::mt19937_64 per
+    layer, libstdc++'s uniform_int_distribution, distinct nodes other than the path's): as lists and
+    flat, without the positive, int64 trees and outputs, padding in a path, a 300-node layer; the
+    program (ops, attributes, parameters, shapes, dtypes) and the errors as fluid 1.8.5."""
+    from tests.test_goldens import load, run_fluidcompat
+
+    got, want = run_fluidcompat("tdm_sampler.py"), load("tdm_sampler.json")
+    assert got == want
+    assert want["flat"]["runs"][0] == want["flat"]["runs"][1]  # a seed: the same draws every run
+
+
+def test_mt19937_64_is_the_standard_engine():
+    """The C++ standard's check: the 10000th output of a default-seeded (5489) mt19937_64."""
+    from fluidcompat_ops.mt19937_64 import MT19937_64
+
+    engine = MT19937_64(5489)
+    for _ in range(9999):
+        engine.next()
+    assert engine.next() == 9981545732273789042
+
+
+def test_tdm_sampler_without_a_seed_draws_afresh():
+    """Seed 0 takes a new seed each run: the negatives change between runs, the positives do not."""
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        ids = fluid.data("ids", [None, 1], "int32")
+        nodes = np.arange(1, 43, dtype="int32").reshape(-1, 1)
+        travel = np.array([[1, 3 + i] for i in range(40)], "int32")
+        out, _, _ = fluid.contrib.layers.tdm_sampler(
+            ids, [1, 10], [2, 40], 40, output_list=False,
+            tree_travel_attr=fluid.ParamAttr(initializer=fluid.initializer.NumpyArrayInitializer(travel)),
+            tree_layer_attr=fluid.ParamAttr(initializer=fluid.initializer.NumpyArrayInitializer(nodes)),
+        )  # fmt: skip
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    feed = {"ids": np.arange(8, dtype="int32").reshape(-1, 1)}
+    a, b = (exe.run(main, feed=feed, fetch_list=[out])[0] for _ in range(2))
+    np.testing.assert_array_equal(a[:, [0, 2]], b[:, [0, 2]])
+    np.testing.assert_array_equal(a[:, 2], np.arange(3, 11))
+    assert not np.array_equal(a[:, 3:], b[:, 3:])

@@ -27,6 +27,7 @@ from .layers import (
     sequence_topk_avg_pooling,
     shuffle_batch,
     tdm_child,
+    tdm_sampler,
     tree_conv,
     var_conv_2d,
 )
@@ -55,6 +56,7 @@ __all__ = [
     "sequence_topk_avg_pooling",
     "var_conv_2d",
     "tdm_child",
+    "tdm_sampler",
     "InitState",
     "StateCell",
     "TrainingDecoder",

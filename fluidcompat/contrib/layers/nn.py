@@ -23,6 +23,7 @@ __all__ = [
     "sequence_topk_avg_pooling",
     "var_conv_2d",
     "tdm_child",
+    "tdm_sampler",
 ]
 
 
@@ -302,3 +303,78 @@ def tdm_child(x, node_nums, child_nums, param_attr=None, dtype="int32"):
         stop_gradient=True,
     )
     return child, leaf_mask
+
+
+def tdm_sampler(
+    x, neg_samples_num_list, layer_node_num_list, leaf_node_num, tree_travel_attr=None, tree_layer_attr=None,
+    output_positive=True, output_list=True, seed=0, tree_dtype="int32", dtype="int32",
+):  # fmt: skip
+    """Training samples along the tree for the leaves ``x`` (op ``tdm_sampler``): per layer the node
+    on each leaf's path (the Travel parameter [leaf_node_num, layers]) and
+    ``neg_samples_num_list[l]`` other nodes of the layer (the Layer parameter [node_nums, 1], the
+    layers' nodes one after another) drawn uniformly, with labels (1 for the path's node) and masks
+    (0 where the path is padding). ``seed`` other than 0 draws as fluid 1.8 did. Returns (out,
+    labels, mask), each [N, samples], or with ``output_list`` each a list of [N, layer samples, 1]."""
+    from fluidcompat import layers
+    from fluidcompat.initializer import ConstantInitializer
+
+    check_dtype(tree_dtype, "tree_dtype", ["int32", "int64"], "fluid.contrib.layers.tdm_sampler")
+    check_dtype(dtype, "dtype", ["int32", "int64"], "fluid.contrib.layers.tdm_sampler")
+    if len(neg_samples_num_list) != len(layer_node_num_list):
+        raise ValueError(
+            "The shape of negative samples list must match the shape of layers. "
+            f"But received len of neg_samples_num_list: {len(neg_samples_num_list)},"
+            f"and len of layer_node_num_list: {len(layer_node_num_list)}, please check your input."
+        )
+    if leaf_node_num is None:
+        raise AssertionError("leaf_node_num should not be None here.")
+    offsets = [0]
+    for k, (count, nodes) in enumerate(zip(neg_samples_num_list, layer_node_num_list)):
+        offsets.append(offsets[-1] + nodes)
+        if count >= nodes:
+            raise ValueError(
+                "The number of negative samples must be less than the number of nodes "
+                f"in the layer {k}, But received negative nums {count}, and num of node at layer {k} "
+                f"is {nodes}, please check your input."
+            )
+    if not leaf_node_num < offsets[-1]:
+        raise AssertionError("leaf_node_num must be less than total node nums.")
+    helper = LayerHelper("tdm_sampler")
+    travel = helper.create_parameter(
+        attr=tree_travel_attr, shape=[leaf_node_num, len(layer_node_num_list)], dtype=tree_dtype,
+        default_initializer=ConstantInitializer(0),
+    )  # fmt: skip
+    layer = helper.create_parameter(
+        attr=tree_layer_attr, shape=[offsets[-1], 1], dtype=tree_dtype, default_initializer=ConstantInitializer(0)
+    )
+    results = []
+    for _ in range(3):
+        v = helper.create_variable_for_type_inference(dtype=dtype)
+        v.stop_gradient = True
+        results.append(v)
+    out, labels, mask = results
+    helper.append_op(
+        type="tdm_sampler",
+        inputs={"X": [x], "Travel": [travel], "Layer": [layer]},
+        outputs={"Out": [out], "Labels": [labels], "Mask": [mask]},
+        attrs={
+            "neg_samples_num_list": list(neg_samples_num_list),
+            "output_positive": bool(output_positive),
+            "layer_offset_lod": offsets,
+            "seed": int(seed),
+            "dtype": VarType.INT64 if dtype == "int64" else VarType.INT32,
+        },
+    )
+    if not output_list:
+        return out, labels, mask
+    lists = ([], [], [])
+    start = 0
+    for count in neg_samples_num_list:
+        width = count + (1 if output_positive else 0)
+        parts = [layers.slice(v, axes=[1], starts=[start], ends=[start + width]) for v in results]
+        for dest, part in zip(lists, parts):
+            part = layers.reshape(part, [-1, width, 1])
+            part.stop_gradient = True
+            dest.append(part)
+        start += width
+    return lists
