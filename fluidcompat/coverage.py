@@ -74,7 +74,7 @@ PARTIAL: Dict[str, str] = {
         "fused_elemwise_activation, fused_embedding_seq_pool, partial_concat, partial_sum, shuffle_batch, "
         "multiclass_nms2, ctr_metric_bundle, tree_conv, match_matrix_tensor, sequence_topk_avg_pooling, "
         "var_conv_2d, tdm_child, tdm_sampler, decoder (InitState, StateCell, TrainingDecoder, BeamSearchDecoder), "
-        "reader.distributed_batch_reader (the rest of contrib later)"
+        "reader.distributed_batch_reader, QuantizeTranspiler (the rest of contrib later)"
     ),
     "paddle.fluid.dygraph.declarative": (
         "runs the function as written, not translated: in dygraph mode the same values; built into a static "

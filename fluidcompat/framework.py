@@ -505,14 +505,31 @@ class Block:
         if _dygraph_tracer_ is not None:
             return _dygraph_tracer_.trace_op(type, inputs, outputs, attrs)
         op = self._make_op(type, inputs, outputs, attrs)
+        index = len(self.ops) if index > len(self.ops) else index if index >= 0 else max(0, len(self.ops) + index)
         self.ops.insert(index, op)
+        self._shift_forward_links(index, 1)
         self._link_outputs(op)
         self.program._bump()
         return op
 
     def _remove_op(self, index: int) -> None:
+        index = index if index >= 0 else len(self.ops) + index
         del self.ops[index]
+        self._shift_forward_links(index, -1)
         self.program._bump()
+
+    def _shift_forward_links(self, index: int, delta: int) -> None:
+        """Keep each grad op's link to its forward op (block, position) right after an op of this
+        block was inserted at (delta 1) or removed from (delta -1) ``index``."""
+        for block in self.program.blocks:
+            for op in block.ops:
+                at = op._fwd_at
+                if at is None or at[0] != self.idx or at[1] < index:
+                    continue
+                if delta < 0 and at[1] == index:
+                    op._fwd_at = None  # its forward op is gone
+                elif delta > 0 or at[1] > index:
+                    op._fwd_at = (at[0], at[1] + delta)
 
     def to_string(self, throw_on_error: bool = True, with_details: bool = False) -> str:
         lines = [f"{{ // block {self.idx}"]

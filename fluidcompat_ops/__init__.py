@@ -16,6 +16,7 @@ from fluidcompat_ops import (  # noqa: F401  (registration)
     nn,
     optim,
     python,
+    quant,
     rank,
     sequence,
     tensor,

@@ -341,3 +341,27 @@ def test_variable_indexing_against_numpy_and_its_errors():
         list(fluid.data("free", [None, 2], "float32"))
     assert len(fluid.default_main_program().global_block().ops) == before
     assert [r.shape for r in x] == [(5, 3)] * 4  # a known first dimension: its rows
+
+
+def test_inserting_and_removing_ops_keeps_grad_ops_linked_to_their_forward_ops():
+    """A grad op knows its forward op by position (for the values it must see); ops inserted or
+    removed before it (QuantizeTranspiler, collective rewrites) move that position along."""
+    x = fluid.data("x", [2, 3], "float32")
+    x.stop_gradient = False
+    y = fluid.layers.tanh(fluid.layers.sigmoid(x))
+    fluid.backward.append_backward(fluid.layers.mean(y))
+    block = fluid.default_main_program().global_block()
+
+    def forward_of(grad_type):
+        [g] = [op for op in block.ops if op.type == grad_type]
+        return block.ops[g._fwd_at[1]].type
+
+    assert forward_of("tanh_grad") == "tanh" and forward_of("sigmoid_grad") == "sigmoid"
+    block._insert_op(0, type="assign", inputs={"X": [x]}, outputs={"Out": [block.create_var(name="x_copy")]})
+    assert forward_of("tanh_grad") == "tanh" and forward_of("sigmoid_grad") == "sigmoid"
+    block._remove_op(0)
+    assert forward_of("tanh_grad") == "tanh" and forward_of("sigmoid_grad") == "sigmoid"
+    at = [op.type for op in block.ops].index("sigmoid")
+    block._remove_op(at)
+    [g] = [op for op in block.ops if op.type == "sigmoid_grad"]
+    assert g._fwd_at is None and forward_of("tanh_grad") == "tanh"

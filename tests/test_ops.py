@@ -39,6 +39,17 @@ def param(arr):
     return fluid.ParamAttr(initializer=fluid.initializer.NumpyArrayInitializer(np.asarray(arr, dtype="float32")))
 
 
+def _round_away(v):
+    return np.sign(v) * np.floor(np.abs(v) + 0.5)
+
+
+def _moving_average_quant(x, rate, accum, state):
+    state, accum = rate * state + 1, rate * accum + np.abs(x).max()
+    scale = accum / state
+    parts = [_round_away(np.clip(x, -scale, scale) * 127 / scale), [scale], [state], [accum]]
+    return [np.asarray(p, "float32") for p in parts]
+
+
 def append(op_type, inputs, outputs, attrs=None):
     """Append a raw op with fresh outputs of the given dtypes and return them."""
     block = fluid.default_main_program().current_block()
@@ -209,6 +220,46 @@ CASES = [
     Case("clip_by_norm", lambda x: L.clip_by_norm(x, 2.0), {"x": X}, lambda x: x * 2.0 / np.linalg.norm(x)),
     Case("clip_by_norm_small", lambda x: L.clip_by_norm(x * 0.01, 2.0), {"x": X}, lambda x: x * 0.01),
     Case("sign", lambda x: append("sign", {"X": [x]}, {"Out": "float32"}), {"x": X}, lambda x: [np.sign(x)]),
+    # fake quantization (QuantizeTranspiler): round(x * 127 / scale), halves away from zero
+    Case(
+        "fake_quantize_abs_max",
+        lambda x: append("fake_quantize_abs_max", {"X": [x]}, {"Out": "float32", "OutScale": "float32"}),
+        {"x": X},
+        lambda x: [_round_away(x * 127 / np.abs(x).max()), [np.abs(x).max()]],
+    ),
+    Case(
+        "fake_dequantize_max_abs",
+        lambda x, s: append("fake_dequantize_max_abs", {"X": [x], "Scale": [s]}, {"Out": "float32"}),
+        {"x": X, "s": f32([2.0])},
+        lambda x, s: [x * 2.0 / 127],
+    ),
+    Case(
+        "fake_quantize_moving_average_abs_max",
+        lambda x, s, acc, st: append(
+            "fake_quantize_moving_average_abs_max",
+            {"X": [x], "InScale": [s], "InAccum": [acc], "InState": [st]},
+            {"Out": "float32", "OutScale": "float32", "OutState": "float32", "OutAccum": "float32"},
+            {"moving_rate": 0.5},
+        ),
+        {"x": X, "s": f32([0.1]), "acc": f32([3.0]), "st": f32([2.0])},
+        lambda x, s, acc, st: _moving_average_quant(x, 0.5, 3.0, 2.0),
+        rtol=1e-5,
+    ),
+    Case(
+        "fake_quantize_range_abs_max",
+        lambda x, s, it: append(
+            "fake_quantize_range_abs_max",
+            {"X": [x], "InScale": [s], "Iter": [it]},
+            {"Out": "float32", "OutScale": "float32", "OutScales": "float32"},
+            {"window_size": 4},
+        ),
+        {"x": X, "s": f32([0.1]), "it": np.array([1], "int64")},
+        lambda x, s, it: [
+            _round_away(x * 127 / np.abs(x).max()),
+            [np.abs(x).max()],
+            np.array([0.0, np.abs(x).max(), 0.0, 0.0], "float32"),
+        ],
+    ),
     # the step outputs of a recurrent op (a StaticRNN saved by fluid 1.8): the value as it is
     Case(
         "rnn_memory_helper",
@@ -678,7 +729,7 @@ _READS_VALUES = set(
     "bipartite_match mine_hard_examples yolov3_loss generate_proposals distribute_fpn_proposals "
     "collect_fpn_proposals matrix_nms detection_map rpn_target_assign retinanet_target_assign "
     "retinanet_detection_output generate_proposal_labels lod_tensor_to_array roi_perspective_transform "
-    "locality_aware_nms filter_by_instag generate_mask_labels tree_conv tdm_child tdm_sampler".split()
+    "locality_aware_nms filter_by_instag generate_mask_labels tree_conv tdm_child tdm_sampler fake_quantize_range_abs_max".split()
 )
 
 

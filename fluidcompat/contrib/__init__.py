@@ -8,6 +8,7 @@ from . import (  # noqa: F401  (fluid exposes the modules)
     mixed_precision,
     model_stat,
     op_frequence,
+    quantize,
     reader,
 )
 from .decoder import BeamSearchDecoder, InitState, StateCell, TrainingDecoder
@@ -33,6 +34,7 @@ from .layers import (
 )
 from .memory_usage_calc import memory_usage
 from .op_frequence import op_freq_statistic
+from .quantize import QuantizeTranspiler
 from .reader import distributed_batch_reader
 
 __all__ = [
@@ -62,6 +64,7 @@ __all__ = [
     "TrainingDecoder",
     "BeamSearchDecoder",
     "distributed_batch_reader",
+    "QuantizeTranspiler",
 ]
 
 

@@ -129,6 +129,12 @@ def plan_block(block: Block, place, fed: Iterable[str] = (), known: Optional[Dic
                     optional.add(n)
                 if need is not None and loc[n] != need:
                     copies.append(Copy(n, slot, loc[n], need, on_stream=d.control))
+        for slot in d.reads_outputs:  # what the kernel updates: the scope's value, when it holds one
+            for n in op.outputs.get(slot, ()):
+                if n not in loc and n not in externals:
+                    externals[n] = dev
+                    loc[n] = dev
+                    optional.add(n)
         before = set(loc) if d.control else None
         if d.control:
             sub = block.program.block(op.attrs["sub_block"])
