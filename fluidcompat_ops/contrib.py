@@ -640,3 +640,51 @@ register(
         host_inputs=frozenset({"X", "Travel", "Layer"}),
     )
 )
+
+
+# -- rank_attention: per-rank attention over an instance's neighbours (fluid 1.8: CUDA only) ---------------
+def _rank_attention_parts(x, offsets, param, max_rank):
+    """Per instance i and neighbour slot k: X's row RankOffset[i, 2k + 2] and the [D, C] block
+    (own rank - 1) * MaxRank + (neighbour rank - 1) of RankParam, both zero where either rank is
+    below 1. RankOffset[i] = [own rank, rank_1, index_1, ..., rank_MaxRank, index_MaxRank]."""
+    n, d = x.shape
+    if offsets.dim() != 2 or offsets.shape[1] != 2 * max_rank + 1:
+        raise ValueError(
+            f"rank_attention: RankOffset must be [N, 2 * MaxRank + 1] = [N, {2 * max_rank + 1}]. "
+            f"Received {list(offsets.shape)}"
+        )
+    if param.dim() != 2 or param.shape[0] != max_rank * max_rank * d:
+        raise ValueError(
+            f"rank_attention: RankParam must have MaxRank * MaxRank * D = {max_rank * max_rank * d} rows. "
+            f"Received {list(param.shape)}"
+        )
+    offsets = offsets.to(x.device).long()
+    own = offsets[:, 0] - 1
+    ranks = offsets[:, 1::2] - 1
+    rows = offsets[:, 2::2]
+    valid = (own >= 0).unsqueeze(1) & (ranks >= 0)
+    if bool(((rows < 0) | (rows >= n))[valid].any()):
+        raise ValueError(f"rank_attention: RankOffset holds row indices outside X's {n} rows")
+    gathered = x[rows.clamp(0, max(n - 1, 0))] * valid.unsqueeze(-1).to(x.dtype)
+    blocks = own.clamp(min=0).unsqueeze(1) * max_rank + ranks.clamp(min=0)
+    weights = param.reshape(max_rank * max_rank, d, -1)[blocks] * valid.to(x.dtype)[..., None, None]
+    return gathered, weights
+
+
+def _rank_attention(ins, a):
+    gathered, weights = _rank_attention_parts(ins["X"][0], ins["RankOffset"][0], ins["RankParam"][0], a["MaxRank"])
+    return {"Out": [torch.einsum("nkd,nkdc->nc", gathered, weights)]}
+
+
+register(
+    OpDef(
+        "rank_attention",
+        ("X", "RankOffset", "RankParam"),
+        ("Out",),
+        {"MaxRank": 3},
+        lambda ins, a: {"Out": [((first(ins, "X").shape[0], first(ins, "RankParam").shape[1]), first(ins, "X").dtype)]},
+        _rank_attention,
+        # fluid 1.8's grad op gives RankParam's gradient only
+        grad=GradDef(("X", "RankOffset", "RankParam"), in_grads=("RankParam",)),
+    )
+)

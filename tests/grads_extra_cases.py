@@ -26,6 +26,19 @@ I64 = np.array([2, 0], "int64")
 RFCN_ROIS = np.array([[0.6, 0.4, 3.3, 2.6], [1.2, -0.7, 4.4, 3.1]])
 
 
+_RANK_OFFSETS = np.array([[1, 1, 0, 2, 1], [2, 1, 2, 0, 0], [2, 2, 0, 1, 1]], "int32")
+
+
+def _rank_attention_raw(x, ro, p):
+    block = fluid.default_main_program().current_block()
+    out = block.create_var(name=fluid.unique_name.generate("rank_attention.out"), dtype="float64")
+    block.append_op(
+        type="rank_attention", inputs={"X": [x], "RankOffset": [ro], "RankParam": [p]}, outputs={"Out": [out]},
+        attrs={"MaxRank": 2},
+    )  # fmt: skip
+    return out
+
+
 def c64(a):
     """A float64 constant (assign_value has no float64: cast a float32 one)."""
     return L.cast(L.assign(np.asarray(a, "float32")), "float64")
@@ -280,6 +293,13 @@ def make_cases(G):
                 x, L.assign(np.array([[[1, 2], [1, 3], [2, 4], [2, 5]]] * 2, "int32")), 3, 2, 3, act="tanh"
             ),
             {"x": afz((2, 5, 2))},
+        ),
+        # fluid 1.8's rank_attention gives RankParam a gradient only: the parameter fed as an input here
+        G(
+            "rank_attention",
+            _rank_attention_raw,
+            {"x": afz((3, 2)), "ro": _RANK_OFFSETS, "p": afz((8, 2))},
+            wrt=["p"],
         ),
         G(
             "cudnn_lstm",

@@ -974,6 +974,21 @@ def _tdm_child_np(ids):
     return [child.reshape(ids.shape + (2,)), leaf.reshape(ids.shape + (2,))]
 
 
+_RA_X = rng.uniform(-1, 1, (3, 2)).astype("float32")
+_RA_PARAM = rng.uniform(-1, 1, (8, 2)).astype("float32")
+
+
+def _rank_attention_ref(x, ro):
+    """Out[i] = sum over neighbour slots k with both ranks >= 1 of X[row_k] @ block(own, rank_k)."""
+    blocks = _RA_PARAM.reshape(4, 2, 2)
+    out = np.zeros((3, 2), "float32")
+    for i, row in enumerate(ro):
+        for k in range(2):
+            if row[0] >= 1 and row[1 + 2 * k] >= 1:
+                out[i] += x[row[2 + 2 * k]] @ blocks[(row[0] - 1) * 2 + row[1 + 2 * k] - 1]
+    return out
+
+
 def _check_tdm_sampler(out, labels, mask):
     """Unseeded draws: per leaf its path node (label 1) and 2 other nodes of layer 1 (3..6), distinct."""
     path = {0: 3, 1: 4, 2: 6}
@@ -983,6 +998,12 @@ def _check_tdm_sampler(out, labels, mask):
 
 
 EXTRA_CASES += [
+    Case(
+        "rank_attention",
+        lambda x, ro: fluid.contrib.layers.rank_attention(x, ro, [8, 2], _param(_RA_PARAM), 2),
+        {"x": _RA_X, "ro": np.array([[1, 1, 0, 2, 1], [2, 1, 2, 0, 0], [0, 2, 0, 1, 1]], "int32")},
+        lambda x, ro: _rank_attention_ref(x, ro),
+    ),
     Case(
         "tdm_sampler",
         lambda ids: list(

@@ -303,3 +303,58 @@ def test_tdm_sampler_without_a_seed_draws_afresh():
     np.testing.assert_array_equal(a[:, [0, 2]], b[:, [0, 2]])
     np.testing.assert_array_equal(a[:, 2], np.arange(3, 11))
     assert not np.array_equal(a[:, 3:], b[:, 3:])
+
+
+def _rank_attention_np(x, offsets, param, max_rank):
+    """The documented formula, one instance and neighbour at a time."""
+    d, cols = x.shape[1], param.shape[1]
+    blocks = param.reshape(max_rank * max_rank, d, cols)
+    out = np.zeros((x.shape[0], cols))
+    for i, row in enumerate(offsets):
+        own = row[0] - 1
+        for k in range(max_rank):
+            rank, index = row[1 + 2 * k] - 1, row[2 + 2 * k]
+            if own >= 0 and rank >= 0:
+                out[i] += x[index] @ blocks[own * max_rank + rank]
+    return out
+
+
+def test_rank_attention_program_matches_fluid_and_values_numpy():
+    """contrib.layers.rank_attention builds fluid 1.8.5's program (names, shapes, slots, the grad op
+    giving RankParam's gradient only, the initializer; golden rank_attention) and, where fluid 1.8.5
+    had only a CUDA kernel, computes the documented formula on any device: checked against numpy
+    with missing neighbours and an instance without a rank, and its parameter gradient against
+    finite differences."""
+    from tests.test_goldens import load, run_fluidcompat
+
+    assert run_fluidcompat("rank_attention.py") == load("rank_attention.json")
+    rs = np.random.RandomState(4)
+    x = rs.uniform(-1, 1, (5, 3)).astype("float32")
+    rows = [[1, 1, 0, 2, 1, 3, 2], [2, 1, 0, 2, 1, 0, 0], [3, 3, 4, 1, 2, 2, 3], [0, 1, 0, 2, 1, 3, 2]]
+    offsets = np.array(rows + [[2, 2, 4, 0, 0, 1, 1]], "int32")
+    param = rs.uniform(-1, 1, (27, 2)).astype("float32")
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        xv = fluid.data("x", [None, 3], "float32")
+        ro = fluid.data("ro", [None, 7], "int32")
+        init = fluid.initializer.NumpyArrayInitializer(param)
+        out = fluid.contrib.layers.rank_attention(xv, ro, [27, 2], fluid.ParamAttr(name="rp", initializer=init), 3)
+        weights = rs.uniform(-1, 1, (5, 2)).astype("float32")
+        loss = fluid.layers.reduce_sum(fluid.layers.elementwise_mul(out, fluid.layers.assign(weights)))
+        fluid.backward.append_backward(loss)
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(startup)
+    got, grad = exe.run(main, feed={"x": x, "ro": offsets}, fetch_list=[out, "rp@GRAD"])
+    np.testing.assert_allclose(got, _rank_attention_np(x, offsets, param, 3), rtol=1e-5, atol=1e-6)
+    assert np.all(got[3] == 0)  # no rank of its own: nothing
+    numeric = np.zeros(param.shape)
+    for j in np.ndindex(param.shape):
+        for sign in (1, -1):
+            moved = param.astype("float64")
+            moved[j] += sign * 1e-6
+            numeric[j] += sign * np.sum(_rank_attention_np(x, offsets, moved, 3) * weights) / 2e-6
+    np.testing.assert_allclose(grad, numeric, rtol=1e-4, atol=1e-5)
+    bad = offsets.copy()
+    bad[0, 2] = 9
+    with pytest.raises(fluid.core.EnforceNotMet, match="RankOffset holds row indices outside X's 5 rows"):
+        exe.run(main, feed={"x": x, "ro": bad}, fetch_list=[out])

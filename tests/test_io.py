@@ -256,3 +256,27 @@ def test_loads_rnn_models_saved_by_fluid(name):
     assert seq.lod() == lod
     np.testing.assert_allclose(np.array(seq), np.array(w_seq, "float32"), rtol=1e-4, atol=2e-5)
     np.testing.assert_allclose(np.array(last), np.array(w_last, "float32"), rtol=1e-4, atol=2e-5)
+
+
+@pytest.mark.cuda
+@pytest.mark.parametrize("name", ["static_rnn", "dynamic_rnn"])
+def test_rnn_models_saved_by_fluid_run_on_cuda(name):
+    """The saved StaticRNN (recurrent op) and DynamicRNN models on cuda:0 give the CPU's values."""
+    results = []
+    for place in (fluid.CPUPlace(), fluid.CUDAPlace(0)):
+        exe = fluid.Executor(place)
+        prog, feeds, fetches = fio.load_inference_model(os.path.join(SAVED, name), exe)
+        if name == "static_rnn":
+            feed = {
+                "x": np.random.RandomState(0).uniform(-1, 1, (4, 3, 5)).astype("float32"),
+                "boot": np.random.RandomState(1).uniform(-1, 1, (3, 6)).astype("float32"),
+            }
+        else:
+            words = np.array([1, 2, 3, 4, 5, 6], "int64").reshape(-1, 1)
+            feed = {
+                "words": fluid.create_lod_tensor(words, [[2, 3, 1]], place),
+                "start": np.random.RandomState(2).uniform(-1, 1, (3, 3)).astype("float32"),
+            }
+        results.append(exe.run(prog, feed=feed, fetch_list=fetches))
+    for cpu, gpu in zip(*results):
+        np.testing.assert_allclose(gpu, cpu, rtol=1e-5, atol=1e-6)

@@ -158,3 +158,20 @@ def test_dygraph_is_refused():
     with fluid.dygraph.guard():
         with pytest.raises(Exception, match="In dygraph, don't support PipelineOptimizer"):
             fluid.optimizer.PipelineOptimizer(sgd, [], [fluid.CPUPlace()], [1])
+
+
+@pytest.mark.cuda
+def test_a_gpu_section_on_cuda_gives_numpy_values(tmp_path):
+    """place_list [CPU, cuda:0, CPU] on a real GPU: the middle section's ops run there, the values
+    are numpy's."""
+    emb, loss, dataset = _model(tmp_path)
+    fluid.optimizer.PipelineOptimizer(
+        fluid.optimizer.SGD(0.1), cut_list=[[emb], [loss]], concurrency_list=[1, 1, 1],
+        place_list=[fluid.CPUPlace(), fluid.CUDAPlace(0), fluid.CPUPlace()],
+    ).minimize(loss)  # fmt: skip
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(fluid.default_startup_program())
+    exe.train_from_dataset(fluid.default_main_program(), dataset)
+    want_emb, want_w, _ = _numpy_training(tmp_path)
+    np.testing.assert_allclose(np.array(fluid.global_scope().find_var("w").get_tensor()), want_w, rtol=1e-5)
+    np.testing.assert_allclose(np.array(fluid.global_scope().find_var("emb").get_tensor()), want_emb, rtol=1e-5)

@@ -24,6 +24,7 @@ __all__ = [
     "var_conv_2d",
     "tdm_child",
     "tdm_sampler",
+    "rank_attention",
 ]
 
 
@@ -378,3 +379,29 @@ def tdm_sampler(
             dest.append(part)
         start += width
     return lists
+
+
+def rank_attention(input, rank_offset, rank_param_shape, rank_param_attr, max_rank=3):
+    """Rank attention (op ``rank_attention``): each instance i of ``input`` [N, D] attends to up to
+    ``max_rank`` instances listed in ``rank_offset`` [N, 2 * max_rank + 1] (its own rank, then
+    (rank, row) pairs; ranks start at 1, below 1 is none): Out[i] = sum over k of X[row_k] @
+    W[own rank, rank_k], W the [D, C] blocks of the parameter ``rank_param_shape`` =
+    [D * max_rank * max_rank, C]. The gradient flows to the parameter only (as in fluid 1.8)."""
+    helper = LayerHelper("rank_attention")
+    dtype = input.dtype
+    if input.shape[1] * max_rank * max_rank != rank_param_shape[0]:
+        raise AssertionError(
+            f"rank_attention: rank_param_shape[0] must be input's width * max_rank * max_rank = "
+            f"{input.shape[1] * max_rank * max_rank}. Received {rank_param_shape[0]}"
+        )
+    rank_param = helper.create_parameter(attr=rank_param_attr, shape=rank_param_shape, dtype=dtype)
+    rank_param.stop_gradient = False
+    output = helper.create_variable_for_type_inference(dtype)
+    helper.create_variable_for_type_inference(dtype, stop_gradient=True)  # fluid 1.8.5's unused ins_rank
+    helper.append_op(
+        type="rank_attention",
+        inputs={"X": [input], "RankOffset": [rank_offset], "RankParam": [rank_param]},
+        outputs={"Out": [output]},
+        attrs={"MaxRank": max_rank},
+    )
+    return output
