@@ -73,7 +73,8 @@ PARTIAL: Dict[str, str] = {
         "extend_with_decoupled_weight_decay, memory_usage, op_freq_statistic, model_stat.summary, "
         "fused_elemwise_activation, fused_embedding_seq_pool, partial_concat, partial_sum, shuffle_batch, "
         "multiclass_nms2, ctr_metric_bundle, tree_conv, match_matrix_tensor, sequence_topk_avg_pooling, "
-        "var_conv_2d, tdm_child, tdm_sampler, rank_attention, decoder (InitState, StateCell, TrainingDecoder, BeamSearchDecoder), "
+        "var_conv_2d, tdm_child, tdm_sampler, rank_attention, "
+        "decoder (InitState, StateCell, TrainingDecoder, BeamSearchDecoder), "
         "reader.distributed_batch_reader, QuantizeTranspiler (the rest of contrib later)"
     ),
     "paddle.fluid.dygraph.declarative": (
