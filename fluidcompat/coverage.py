@@ -56,8 +56,9 @@ CORE_MODULES = (
 )
 # Modules of fluid 1.8 that come later.
 LATER_MODULES = (
-    "paddle.fluid.dygraph (translating the Python control flow of declarative functions into cond / while ops)",
-    "paddle.fluid.contrib (its search and tdm ops, decoder, slim, quantize, readers)",
+    "paddle.fluid.dygraph (translating an if / while that returns, breaks or continues; dygraph-mode "
+    "declarative calls saved with their control flow)",
+    "paddle.fluid.contrib (search_pyramid_hash, slim, the HDFS and distributed lookup-table utilities)",
 )
 
 _NO_RECURRENT = (
@@ -78,14 +79,14 @@ PARTIAL: Dict[str, str] = {
         "reader.distributed_batch_reader, QuantizeTranspiler (the rest of contrib later)"
     ),
     "paddle.fluid.dygraph.declarative": (
-        "runs the function as written, not translated: in dygraph mode the same values; built into a static "
-        "program a Python condition on a Variable is an error"
+        "in dygraph mode runs the function as written (the same values); built into a static program its if / "
+        "while on Variables become cond / while_loop, except an if / while that returns, breaks or continues"
     ),
     "paddle.fluid.dygraph.dygraph_to_static_func": (
-        "builds the function as written, not translated: a Python condition on a Variable is an error"
+        "if / while on Variables become cond / while_loop, except an if / while that returns, breaks or continues"
     ),
     "paddle.fluid.dygraph.ProgramTranslator": (
-        "get_code gives the source as written; save_inference_model refuses a call whose Python read a value"
+        "get_code gives the translated source; save_inference_model refuses a dygraph call whose Python read a value"
     ),
     "paddle.fluid.layers.roi_pool": "image of each region from rois_lod; without it all regions are in image 0",
     "paddle.fluid.layers.roi_align": "image of each region from rois_lod; without it all regions are in image 0",

@@ -132,14 +132,15 @@ class Variable:
 
     def __bool__(self) -> bool:
         # a Variable is true, as in fluid 1.8, except as a condition in a declarative function built
-        # into a static program, which fluid translated into cond / while ops (NOTE: [Declarative])
+        # into a static program where fluidcompat did not translate it (NOTE: [Declarative])
         from fluidcompat.dygraph import jit
 
-        if jit.in_declarative_build():
+        if jit.in_declarative_build() and not sys._getframe(1).f_code.co_filename.startswith(_LIB_DIRS):
             raise TypeError(
                 f"Variable '{self.name}' is used as a Python condition (if / while / and / or / not) in a "
-                "declarative function built into a static-graph program. fluidcompat runs declarative "
-                "functions as written, without translating their control flow: write it with "
+                "declarative function built into a static-graph program, where fluidcompat does not translate "
+                "it into cond / while ops (an if or while whose body returns, breaks or continues, a while "
+                "with else, a condition in a nested function or outside if / while): write it with "
                 "fluid.layers.cond / while_loop, or call the function in dygraph mode"
             )
         return True

@@ -713,3 +713,61 @@ def test_declarative_functions_build_static_programs():
     (got,) = fluid.Executor(fluid.CPUPlace()).run(main, fetch_list=[z])
     np.testing.assert_allclose(got, np.full((2, 2), 14.0))
     assert ProgramTranslator().get_code(twice).startswith("@declarative\ndef twice(x):")
+
+
+def test_declarative_control_flow_is_translated_as_fluid():
+    """dygraph_to_static_func built into static programs: if / else, if without else, while on a
+    Variable counter, `and` / `not` in conditions, a condition on a Python value; the values for
+    inputs taking each path as fluid 1.8.5's translated programs gave (golden dygraph_to_static)."""
+    from tests.test_goldens import load, run_fluidcompat
+
+    assert run_fluidcompat("dygraph_to_static.py") == load("dygraph_to_static.json")
+
+
+def test_translated_control_flow_programs_and_errors():
+    """get_program over a function with a Variable loop and branch runs in the executor; a Python
+    counter in a Variable loop is carried as a Variable; get_code shows the translation; a variable
+    given a value in one branch only, or a Python value changed under a Variable condition, is an
+    error naming it and leaves the program as it was."""
+    from fluidcompat.dygraph import ProgramTranslator, dygraph_to_static_func
+
+    def count_down(x, limit):
+        steps = 0
+        while fluid.layers.reduce_sum(x) > limit:
+            x = x - 1.0
+            steps = steps + 1
+        if steps > 2:
+            x = x * 10.0
+        return x, steps
+
+    main, startup, inputs, outputs = ProgramTranslator().get_program(count_down, np.ones(2, "float32"), 1.0)
+    exe = fluid.Executor(fluid.CPUPlace())
+    for start, want_x, want_steps in (([4.0, 3.0], [10.0, 0.0], 3), ([1.0, 1.0], [0.0, 0.0], 1)):
+        got_x, got_steps = exe.run(main, feed={"feed_0": np.array(start, "float32")}, fetch_list=outputs)
+        np.testing.assert_allclose(got_x, want_x)
+        assert int(got_steps[0]) == want_steps
+    code = ProgramTranslator().get_code(count_down)
+    assert "__fc_rt.while_(" in code and "__fc_rt.ifelse(" in code
+
+    @dygraph_to_static_func
+    def one_sided(x):
+        if fluid.layers.reduce_sum(x) > 0:
+            y = x * 2.0
+        return y
+
+    @dygraph_to_static_func
+    def python_value(x):
+        scale = 1.0
+        if fluid.layers.reduce_sum(x) > 0:
+            scale = 2.0
+        return x * scale
+
+    prog = fluid.Program()
+    with fluid.program_guard(prog, fluid.Program()):
+        x = fluid.data("x", [2], "float32")
+        before = [op.type for op in prog.global_block().ops]
+        with pytest.raises(TypeError, match="'y' is a Variable after one branch of the translated if"):
+            one_sided(x)
+        with pytest.raises(TypeError, match="'scale' is 2.0 after one branch of the translated if .* and 1.0"):
+            python_value(x)
+        assert [op.type for op in prog.global_block().ops] == before

@@ -327,13 +327,13 @@ class TracedLayer:
 # -- declarative functions ------------------------------------------------------------------------
 # NOTE: [Declarative]
 # fluid 1.8 translated a ``@declarative`` function's Python (its ``if``/``while`` on Variables) into a
-# static program and ran that. fluidcompat runs the function as written: in dygraph mode op by op,
+# static program and ran that. In dygraph mode fluidcompat runs the function as written, op by op,
 # which gives the values and gradients the translated program gives, whatever the control flow; each
 # call is traced (NOTE: [Program tracing]) so that ``ProgramTranslator.save_inference_model`` can save
 # it, and refuses where the call's Python read a value (its branch would be fixed in the program).
 # Built in static-graph mode (``get_func``, ``get_program``, ``dygraph_to_static_func``) the function
-# makes ops as any net-building code does; a Variable used as a Python condition there is an error
-# naming it, where fluid would have translated it.
+# runs translated (dygraph_to_static.py): an ``if`` / ``while`` on a Variable builds cond / while_loop;
+# a Variable condition it leaves alone is an error naming it.
 
 
 def _original(func):
@@ -377,8 +377,10 @@ def _run_static(func, args, kwargs):
     global _static_depth
     _static_depth += 1
     try:
+        from fluidcompat.dygraph.dygraph_to_static import convert
+
         with framework.program_transaction():
-            return func(*args, **kwargs)
+            return convert(func)(*args, **kwargs)
     finally:
         _static_depth -= 1
 
@@ -471,13 +473,13 @@ class ProgramTranslator:
         return main, startup, inputs, _extract_vars(result, [], framework.Variable)
 
     def get_code(self, dygraph_func) -> str:
-        """The code a declarative function runs: here its own source, as written (no translation)."""
-        import inspect
-        import textwrap
+        """The code a declarative function runs when built into a static program: its source with
+        each ``if`` / ``while`` translated (as written where nothing is translated)."""
+        from fluidcompat.dygraph.dygraph_to_static import converted_source
 
         if not callable(dygraph_func):
             raise TypeError("Input dygraph_func is not a callable in ProgramTranslator.get_code")
-        return textwrap.dedent(inspect.getsource(_original(dygraph_func)))
+        return converted_source(_original(dygraph_func))[1]
 
     def save_inference_model(self, dirname, feed=None, fetch=None) -> None:
         """The last declarative call made in dygraph mode as an inference model: ``feed``/``fetch``

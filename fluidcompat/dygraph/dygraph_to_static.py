@@ -1,0 +1,405 @@
+"""The translation of a declarative function's Python control flow (NOTE: [Declarative]).
+
+``convert(func)`` rewrites the function's source: each ``if`` and ``while`` becomes a call to this
+module's runtime with the branches and the loop as nested functions of the variables they assign.
+At run time a condition that is a Variable of a static program builds ``layers.cond`` /
+``layers.while_loop``; any other condition (a Python value, a dygraph VarBase) runs as plain Python,
+so the function behaves as written. ``and``, ``or`` and ``not`` in a condition become logical ops
+when their operands are Variables.
+
+Left as written (a Variable condition there stays the error naming it): statements whose branches
+or loop body ``return``, ``break``, ``continue`` or ``yield``, loops with ``else``, and functions
+whose source is not available. Torch-free.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import inspect
+import textwrap
+import weakref
+from typing import Dict, List, Tuple
+
+from fluidcompat import framework
+
+__all__ = ["convert", "converted_source"]
+
+
+class _Undefined:
+    """The value of a name a translated statement assigns but that had none before it."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<'{self.name}' undefined: assigned only inside a translated if / while>"
+
+
+# -- source rewriting ----------------------------------------------------------------------------------
+def _assigned(nodes) -> List[str]:
+    """Names the statements assign (not inside nested functions or classes), in order."""
+    found: Dict[str, None] = {}
+
+    class Visitor(ast.NodeVisitor):
+        def visit_Name(self, node):
+            if isinstance(node.ctx, ast.Store):
+                found.setdefault(node.id, None)
+
+        def visit_FunctionDef(self, node):
+            found.setdefault(node.name, None)
+
+        visit_AsyncFunctionDef = visit_FunctionDef
+
+        def visit_ClassDef(self, node):
+            found.setdefault(node.name, None)
+
+        def visit_Lambda(self, node):
+            pass
+
+    for node in nodes:
+        Visitor().visit(node)
+    return list(found)
+
+
+def _escapes(nodes) -> bool:
+    """Whether the statements leave the block other than by its end (return, break, continue, yield)
+    or declare names global / nonlocal."""
+    kinds = (ast.Return, ast.Break, ast.Continue, ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal)
+
+    def walk(node) -> bool:
+        if isinstance(node, kinds):
+            return True
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            return False
+        if isinstance(node, (ast.For, ast.While)):  # their own break / continue are theirs
+            inner = [n for n in ast.walk(node) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))]
+            return bool(inner)
+        return any(walk(child) for child in ast.iter_child_nodes(node))
+
+    return any(walk(n) for n in nodes)
+
+
+def _call(attr: str, args) -> ast.Call:
+    return ast.Call(func=ast.Attribute(ast.Name("__fc_rt", ast.Load()), attr, ast.Load()), args=args, keywords=[])
+
+
+def _current_values(names) -> ast.Tuple:
+    """``(__fc_rt.value(locals(), 'a'), ...)``: each name's value now, or an _Undefined."""
+    locals_call = ast.Call(func=ast.Name("locals", ast.Load()), args=[], keywords=[])
+    return ast.Tuple([_call("value", [locals_call, ast.Constant(n)]) for n in names], ast.Load())
+
+
+def _function(name, params, body, returns) -> ast.FunctionDef:
+    args = ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params], kwonlyargs=[], kw_defaults=[], defaults=[])
+    result = ast.Return(ast.Tuple([ast.Name(n, ast.Load()) for n in returns], ast.Load()))
+    return ast.FunctionDef(name=name, args=args, body=list(body) + [result], decorator_list=[], returns=None)
+
+
+class _Translator(ast.NodeTransformer):
+    def __init__(self) -> None:
+        self.count = 0
+        self.changed = False
+
+    def _fresh(self, kind: str) -> str:
+        self.count += 1
+        return f"__fc_{kind}_{self.count}"
+
+    def _condition(self, test):
+        """``and`` / ``or`` / ``not`` as runtime calls that make logical ops of Variables."""
+        if isinstance(test, ast.BoolOp):
+            parts = [self._condition(v) for v in test.values]
+            kind = "and_" if isinstance(test.op, ast.And) else "or_"
+            lambdas = [ast.Lambda(args=_function("x", [], [], []).args, body=p) for p in parts]
+            return _call(kind, lambdas)
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return _call("not_", [self._condition(test.operand)])
+        return test
+
+    # nested functions and classes keep their own control flow
+    def visit_FunctionDef(self, node):
+        return node
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+    visit_ClassDef = visit_FunctionDef
+    visit_Lambda = visit_FunctionDef
+
+    def visit_If(self, node):
+        self.generic_visit(node)
+        if _escapes(node.body + node.orelse):
+            return node
+        names = _assigned(node.body + node.orelse)
+        true_name, false_name = self._fresh("true"), self._fresh("false")
+        true_fn = _function(true_name, names, node.body, names)
+        false_fn = _function(false_name, names, node.orelse or [ast.Pass()], names)
+        call = _call(
+            "ifelse",
+            [self._condition(node.test), ast.Name(true_name, ast.Load()), ast.Name(false_name, ast.Load()),
+             _current_values(names), ast.Tuple([ast.Constant(n) for n in names], ast.Load())],
+        )  # fmt: skip
+        self.changed = True
+        return [true_fn, false_fn, self._assign(names, call)]
+
+    def visit_While(self, node):
+        self.generic_visit(node)
+        if node.orelse or _escapes(node.body):
+            return node
+        names = _assigned(node.body)
+        cond_name, body_name = self._fresh("cond"), self._fresh("body")
+        cond_fn = ast.FunctionDef(
+            name=cond_name, args=_function("x", names, [], []).args, body=[ast.Return(self._condition(node.test))],
+            decorator_list=[], returns=None,
+        )  # fmt: skip
+        body_fn = _function(body_name, names, node.body, names)
+        call = _call(
+            "while_",
+            [ast.Name(cond_name, ast.Load()), ast.Name(body_name, ast.Load()), _current_values(names),
+             ast.Tuple([ast.Constant(n) for n in names], ast.Load())],
+        )  # fmt: skip
+        self.changed = True
+        return [cond_fn, body_fn, self._assign(names, call)]
+
+    @staticmethod
+    def _assign(names, call):
+        if not names:
+            return ast.Expr(call)
+        target = ast.Tuple([ast.Name(n, ast.Store()) for n in names], ast.Store())
+        return ast.Assign(targets=[target], value=call)
+
+
+_CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+
+
+def _translate(func):
+    """(translated function or None, its source or None)."""
+    try:
+        source = textwrap.dedent(inspect.getsource(func))
+    except (OSError, TypeError):
+        return None, None
+    tree = ast.parse(source)
+    defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    if len(defs) != 1 or defs[0].name != func.__name__:
+        return None, None
+    fdef = defs[0]
+    fdef.decorator_list = []
+    translator = _Translator()
+    fdef.body = [s for stmt in fdef.body for s in _as_list(translator.visit(stmt))]
+    if not translator.changed:
+        return None, None
+    freevars = list(func.__code__.co_freevars)
+    factory = ast.FunctionDef(
+        name="__fc_factory", args=_function("x", freevars, [], []).args,
+        body=[fdef, ast.Return(ast.Name(fdef.name, ast.Load()))], decorator_list=[], returns=None,
+    )  # fmt: skip
+    module = ast.Module(body=[factory], type_ignores=[])
+    ast.fix_missing_locations(module)
+    code = compile(module, filename=f"<translated {func.__qualname__}>", mode="exec")
+    namespace = dict(func.__globals__)
+    namespace["__fc_rt"] = __import__(__name__, fromlist=["_"])
+    exec(code, namespace)  # noqa: S102  (the function's own source, rewritten)
+    cells = [c.cell_contents for c in (func.__closure__ or ())]
+    translated = namespace["__fc_factory"](*cells)
+    translated.__defaults__ = func.__defaults__
+    translated.__kwdefaults__ = func.__kwdefaults__
+    functools.update_wrapper(translated, func)
+    return translated, ast.unparse(fdef)
+
+
+def _as_list(node):
+    return node if isinstance(node, list) else [node]
+
+
+def convert(func):
+    """``func`` with its ``if`` / ``while`` translated, or ``func`` itself when there is nothing to
+    translate or no source to read."""
+    target = getattr(func, "__func__", func)
+    try:
+        found = _CACHE.get(target)
+    except TypeError:
+        return func
+    if found is None:
+        found = _translate(target)
+        _CACHE[target] = found
+    translated = found[0]
+    if translated is None:
+        return func
+    if hasattr(func, "__self__"):
+        return translated.__get__(func.__self__)
+    return translated
+
+
+def converted_source(func) -> Tuple[bool, str]:
+    """(whether it was translated, the source the function runs)."""
+    convert(func)
+    found = _CACHE.get(getattr(func, "__func__", func))
+    if found is not None and found[1] is not None:
+        return True, found[1]
+    return False, textwrap.dedent(inspect.getsource(func))
+
+
+# -- runtime ----------------------------------------------------------------------------------------------
+def value(scope: dict, name: str):
+    return scope[name] if name in scope else _Undefined(name)
+
+
+def _static(v) -> bool:
+    """A Variable of a static program (not a dygraph VarBase)."""
+    from fluidcompat.dygraph.varbase import VarBase
+
+    return isinstance(v, framework.Variable) and not isinstance(v, VarBase)
+
+
+def _as_bool(v):
+    from fluidcompat import layers
+
+    return v if v.dtype == framework.VarType.BOOL else layers.cast(v, "bool")
+
+
+def and_(*parts):
+    result = parts[0]()
+    for part in parts[1:]:
+        if _static(result):
+            other = part()
+            from fluidcompat import layers
+
+            result = layers.logical_and(_as_bool(result), _as_bool(other) if _static(other) else _constant(other))
+        elif not result:
+            return result
+        else:
+            result = part()
+    return result
+
+
+def or_(*parts):
+    result = parts[0]()
+    for part in parts[1:]:
+        if _static(result):
+            other = part()
+            from fluidcompat import layers
+
+            result = layers.logical_or(_as_bool(result), _as_bool(other) if _static(other) else _constant(other))
+        elif result:
+            return result
+        else:
+            result = part()
+    return result
+
+
+def not_(v):
+    if _static(v):
+        from fluidcompat import layers
+
+        return layers.logical_not(_as_bool(v))
+    return not v
+
+
+def _constant(v):
+    from fluidcompat import layers
+
+    return layers.fill_constant([1], "bool", bool(v))
+
+
+def ifelse(pred, true_fn, false_fn, values, names):
+    """A translated ``if``: ``layers.cond`` for a Variable of a static program, else Python's if."""
+    if not _static(pred):
+        return true_fn(*values) if pred else false_fn(*values)
+    from fluidcompat import layers
+
+    outcomes = {}
+
+    def branch(fn, key):
+        def run():
+            outcomes[key] = list(fn(*values))
+            if len(outcomes) == 2:  # both built: the names must agree before cond joins them
+                _check_branches(outcomes[True], outcomes[False], names, pred)
+            return [v for v in outcomes[key] if _static(v)] or None
+
+        return run
+
+    joined = layers.cond(_as_bool(pred), branch(true_fn, True), branch(false_fn, False))
+    if joined is None:
+        joined = []
+    elif not isinstance(joined, (list, tuple)):
+        joined = [joined]
+    joined = iter(joined)
+    return tuple(next(joined) if _static(a) else a for a in outcomes[True])
+
+
+def _check_branches(after_true, after_false, names, pred) -> None:
+    for name, a, b in zip(names, after_true, after_false):
+        if _static(a) and _static(b):
+            continue
+        if _static(a) or _static(b):
+            other = b if _static(a) else a
+            raise TypeError(
+                f"'{name}' is a Variable after one branch of the translated if on '{pred.name}' and {other!r} "
+                "after the other: give it a Variable value in both (or before the if)"
+            )
+        if not (a is b or (not isinstance(a, _Undefined) and a == b)):
+            raise TypeError(
+                f"'{name}' is {a!r} after one branch of the translated if on '{pred.name}' and {b!r} after the "
+                "other; a static program takes both branches, so a Python value changed in them cannot follow "
+                "the condition: make it a Variable"
+            )
+
+
+def while_(cond_fn, body_fn, values, names):
+    """A translated ``while``: ``layers.while_loop`` over the Variables it changes when the condition
+    is a Variable of a static program, else Python's while."""
+    first = cond_fn(*values)
+    if not _static(first):
+        while first:
+            values = body_fn(*values)
+            first = cond_fn(*values)
+        return tuple(values)
+    from fluidcompat import layers
+
+    values = list(values)
+    carried = [k for k, v in enumerate(values) if _static(v)]
+    for k, v in enumerate(values):
+        if k not in carried and not isinstance(v, _Undefined):
+            carried_value = _carry(v, names[k])
+            if carried_value is not None:
+                values[k] = carried_value
+                carried.append(k)
+    carried.sort()
+
+    def full(loop_vars):
+        current = list(values)
+        for k, v in zip(carried, loop_vars):
+            current[k] = v
+        return current
+
+    def cond(*loop_vars):
+        return _as_bool(cond_fn(*full(loop_vars)))
+
+    def body(*loop_vars):
+        result = list(body_fn(*full(loop_vars)))
+        for k, (before, after) in enumerate(zip(values, result)):
+            if k not in carried and not isinstance(before, _Undefined) and after is not before:
+                raise TypeError(
+                    f"'{names[k]}' is {before!r} before the translated while and {after!r} after a pass; a loop "
+                    "of a static program cannot change a Python value: make it a Variable"
+                )
+        return [result[k] for k in carried]
+
+    if not carried:
+        raise TypeError("A translated while on a Variable condition must change at least one Variable")
+    out = layers.while_loop(cond, body, [values[k] for k in carried])
+    result = list(values)
+    for k, v in zip(carried, out):
+        result[k] = v
+    return tuple(result)
+
+
+def _carry(v, name):
+    """A Python number a translated loop changes, as a Variable (fluid made one too)."""
+    from fluidcompat import layers
+
+    if isinstance(v, bool):
+        return layers.fill_constant([1], "bool", v)
+    if isinstance(v, int):
+        return layers.fill_constant([1], "int64", v)
+    if isinstance(v, float):
+        return layers.fill_constant([1], "float32", v)
+    return None
