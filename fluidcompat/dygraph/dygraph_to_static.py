@@ -59,7 +59,7 @@ def _assigned(nodes) -> List[str]:
 
     for node in nodes:
         Visitor().visit(node)
-    return list(found)
+    return [n for n in found if not n.startswith("__fc_")]  # not the functions of inner translations
 
 
 def _escapes(nodes) -> bool:
