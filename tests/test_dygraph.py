@@ -688,10 +688,12 @@ def test_declarative_functions_build_static_programs():
         return x * 3.0 + 1.0
 
     @dygraph_to_static_func
-    def branchy(x):
-        if fluid.layers.mean(x) < 0:
-            return x - 1.0
-        return x + 1.0
+    def branchy(x):  # a loop that breaks is left as written
+        while fluid.layers.mean(x) < 10:
+            x = x * 2.0
+            if fluid.layers.mean(x) > 5:
+                break
+        return x
 
     @declarative
     def twice(x):
@@ -726,9 +728,10 @@ def test_declarative_control_flow_is_translated_as_fluid():
 
 def test_translated_control_flow_programs_and_errors():
     """get_program over a function with a Variable loop and branch runs in the executor; a Python
-    counter in a Variable loop is carried as a Variable; get_code shows the translation; a variable
-    given a value in one branch only, or a Python value changed under a Variable condition, is an
-    error naming it and leaves the program as it was."""
+    counter in a Variable loop is carried as a Variable; get_code shows the translation; returns at
+    the ends of nested branches giving tuples (fluid 1.8.5 failed to translate this one) and
+    temporaries of one branch; a variable given a value in one branch only, or a Python value
+    changed under a Variable condition, is an error naming it and leaves the program as it was."""
     from fluidcompat.dygraph import ProgramTranslator, dygraph_to_static_func
 
     def count_down(x, limit):
@@ -748,6 +751,37 @@ def test_translated_control_flow_programs_and_errors():
         assert int(got_steps[0]) == want_steps
     code = ProgramTranslator().get_code(count_down)
     assert "__fc_rt.while_(" in code and "__fc_rt.ifelse(" in code
+
+    @dygraph_to_static_func
+    def pair(x):
+        y = x * 2.0
+        if fluid.layers.reduce_sum(x) > 0:
+            z = y + 1.0
+            return y, z
+        else:
+            if fluid.layers.reduce_sum(x) < -5:
+                return x, x
+            return y, y * 3.0
+
+    @dygraph_to_static_func
+    def early_return(x):
+        if fluid.layers.mean(x) < 0:
+            return x - 1.0
+        return x + 1.0
+
+    prog = fluid.Program()
+    with fluid.program_guard(prog, fluid.Program()):
+        x = fluid.data("x", [2], "float32")
+        p, q = pair(x)
+        r = early_return(x)
+    for v in ([1.0, 2.0], [-1.0, -2.0], [-4.0, -3.0]):
+        v = np.array(v, "float32")
+        s, y = v.sum(), v * 2
+        want = (y, y + 1) if s > 0 else (v, v) if s < -5 else (y, y * 3)
+        got = exe.run(prog, feed={"x": v}, fetch_list=[p, q, r])
+        np.testing.assert_allclose(got[0], want[0])
+        np.testing.assert_allclose(got[1], want[1])
+        np.testing.assert_allclose(got[2], v - 1.0 if v.mean() < 0 else v + 1.0)
 
     @dygraph_to_static_func
     def one_sided(x):

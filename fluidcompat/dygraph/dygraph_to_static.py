@@ -7,9 +7,10 @@ At run time a condition that is a Variable of a static program builds ``layers.c
 so the function behaves as written. ``and``, ``or`` and ``not`` in a condition become logical ops
 when their operands are Variables.
 
-Left as written (a Variable condition there stays the error naming it): statements whose branches
-or loop body ``return``, ``break``, ``continue`` or ``yield``, loops with ``else``, and functions
-whose source is not available. Torch-free.
+An ``if`` whose branches end in ``return`` (``if c: ...; return a`` then ``...; return b``)
+becomes one if that sets the value to return. Left as written (a Variable condition there stays
+the error naming it): other statements whose branches or loop body ``return``, ``break``,
+``continue`` or ``yield``, loops with ``else``, and functions whose source is not available. Torch-free.
 """
 
 from __future__ import annotations
@@ -96,10 +97,19 @@ def _function(name, params, body, returns) -> ast.FunctionDef:
     return ast.FunctionDef(name=name, args=args, body=list(body) + [result], decorator_list=[], returns=None)
 
 
+def _load_counts(node) -> Dict[str, int]:
+    counts: Dict[str, int] = {}
+    for n in _walk_local(node):
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+            counts[n.id] = counts.get(n.id, 0) + 1
+    return counts
+
+
 class _Translator(ast.NodeTransformer):
-    def __init__(self) -> None:
+    def __init__(self, fdef) -> None:
         self.count = 0
         self.changed = False
+        self.loads = _load_counts(fdef)  # of the function as written
 
     def _fresh(self, kind: str) -> str:
         self.count += 1
@@ -125,10 +135,15 @@ class _Translator(ast.NodeTransformer):
     visit_Lambda = visit_FunctionDef
 
     def visit_If(self, node):
+        inside = _load_counts(node)
         self.generic_visit(node)
         if _escapes(node.body + node.orelse):
             return node
-        names = _assigned(node.body + node.orelse)
+        # what the branches assign and the function reads elsewhere (a name only used inside a
+        # branch stays that branch's own)
+        names = [
+            n for n in _assigned(node.body + node.orelse) if n == _RETURN or self.loads.get(n, 0) > inside.get(n, 0)
+        ]
         true_name, false_name = self._fresh("true"), self._fresh("false")
         true_fn = _function(true_name, names, node.body, names)
         false_fn = _function(false_name, names, node.orelse or [ast.Pass()], names)
@@ -167,6 +182,49 @@ class _Translator(ast.NodeTransformer):
         return ast.Assign(targets=[target], value=call)
 
 
+_RETURN = "_fc_return_value"
+
+
+def _ends_in_return(stmts) -> bool:
+    return bool(stmts) and isinstance(stmts[-1], ast.Return)
+
+
+def _returns_inside(stmts) -> bool:
+    """Whether a ``return`` sits among the statements (not in nested functions or classes)."""
+    for stmt in stmts:
+        for node in _walk_local(stmt):
+            if isinstance(node, ast.Return):
+                return True
+    return False
+
+
+def _walk_local(node):
+    yield node
+    for child in ast.iter_child_nodes(node):
+        if not isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            yield from _walk_local(child)
+
+
+def _lift_returns(stmts):
+    """``if c: ...; return a`` followed by ``...; return b`` (or an ``else`` ending in a return) as
+    one if that assigns the value to return, then one return: so that the if can be translated."""
+    for i, stmt in enumerate(stmts):
+        if not isinstance(stmt, ast.If) or not _returns_inside([stmt]):
+            continue
+        body = _lift_returns(list(stmt.body))
+        other = _lift_returns(list(stmt.orelse) if stmt.orelse else list(stmts[i + 1 :]))
+        if not (_ends_in_return(body) and _ends_in_return(other)):
+            return stmts
+        if _returns_inside(body[:-1]) or _returns_inside(other[:-1]):
+            return stmts
+        for branch in (body, other):
+            value = branch[-1].value if branch[-1].value is not None else ast.Constant(None)
+            branch[-1] = ast.Assign(targets=[ast.Name(_RETURN, ast.Store())], value=value)
+        lifted = ast.If(test=stmt.test, body=body, orelse=other)
+        return list(stmts[:i]) + [lifted, ast.Return(ast.Name(_RETURN, ast.Load()))]
+    return stmts
+
+
 _CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
 
 
@@ -182,7 +240,8 @@ def _translate(func):
         return None, None
     fdef = defs[0]
     fdef.decorator_list = []
-    translator = _Translator()
+    fdef.body = _lift_returns(fdef.body)
+    translator = _Translator(fdef)
     fdef.body = [s for stmt in fdef.body for s in _as_list(translator.visit(stmt))]
     if not translator.changed:
         return None, None
@@ -299,6 +358,19 @@ def _constant(v):
     return layers.fill_constant([1], "bool", bool(v))
 
 
+def _leaves(v) -> list:
+    """The values inside nested lists and tuples (a returned ``(y, z)``), in order."""
+    if isinstance(v, (list, tuple)):
+        return [leaf for item in v for leaf in _leaves(item)]
+    return [v]
+
+
+def _rebuild(template, leaves):
+    if isinstance(template, (list, tuple)):
+        return type(template)(_rebuild(item, leaves) for item in template)
+    return next(leaves)
+
+
 def ifelse(pred, true_fn, false_fn, values, names):
     """A translated ``if``: ``layers.cond`` for a Variable of a static program, else Python's if."""
     if not _static(pred):
@@ -312,7 +384,7 @@ def ifelse(pred, true_fn, false_fn, values, names):
             outcomes[key] = list(fn(*values))
             if len(outcomes) == 2:  # both built: the names must agree before cond joins them
                 _check_branches(outcomes[True], outcomes[False], names, pred)
-            return [v for v in outcomes[key] if _static(v)] or None
+            return [leaf for leaf in _leaves(outcomes[key]) if _static(leaf)] or None
 
         return run
 
@@ -322,25 +394,34 @@ def ifelse(pred, true_fn, false_fn, values, names):
     elif not isinstance(joined, (list, tuple)):
         joined = [joined]
     joined = iter(joined)
-    return tuple(next(joined) if _static(a) else a for a in outcomes[True])
+    leaves = iter([next(joined) if _static(leaf) else leaf for leaf in _leaves(outcomes[True])])
+    return tuple(_rebuild(value, leaves) for value in outcomes[True])
 
 
 def _check_branches(after_true, after_false, names, pred) -> None:
     for name, a, b in zip(names, after_true, after_false):
-        if _static(a) and _static(b):
-            continue
-        if _static(a) or _static(b):
-            other = b if _static(a) else a
+        shown = "the value returned" if name == _RETURN else f"'{name}'"
+        a_leaves, b_leaves = _leaves(a), _leaves(b)
+        if len(a_leaves) != len(b_leaves):
             raise TypeError(
-                f"'{name}' is a Variable after one branch of the translated if on '{pred.name}' and {other!r} "
-                "after the other: give it a Variable value in both (or before the if)"
+                f"{shown} holds {len(a_leaves)} values after one branch of the translated if on '{pred.name}' and "
+                f"{len(b_leaves)} after the other: both branches must give it the same structure"
             )
-        if not (a is b or (not isinstance(a, _Undefined) and a == b)):
-            raise TypeError(
-                f"'{name}' is {a!r} after one branch of the translated if on '{pred.name}' and {b!r} after the "
-                "other; a static program takes both branches, so a Python value changed in them cannot follow "
-                "the condition: make it a Variable"
-            )
+        for x, y in zip(a_leaves, b_leaves):
+            if _static(x) and _static(y):
+                continue
+            if _static(x) or _static(y):
+                other = y if _static(x) else x
+                raise TypeError(
+                    f"{shown} is a Variable after one branch of the translated if on '{pred.name}' and {other!r} "
+                    "after the other: give it a Variable value in both (or before the if)"
+                )
+            if not (x is y or (not isinstance(x, _Undefined) and x == y)):
+                raise TypeError(
+                    f"{shown} is {x!r} after one branch of the translated if on '{pred.name}' and {y!r} after "
+                    "the other; a static program takes both branches, so a Python value changed in them cannot "
+                    "follow the condition: make it a Variable"
+                )
 
 
 def while_(cond_fn, body_fn, values, names):
