@@ -56,8 +56,8 @@ CORE_MODULES = (
 )
 # Modules of fluid 1.8 that come later.
 LATER_MODULES = (
-    "paddle.fluid.dygraph (translating loops that break or continue; dygraph-mode declarative calls saved "
-    "with their control flow)",
+    "paddle.fluid.dygraph (translating for loops and loops that return; dygraph-mode declarative calls "
+    "saved with their control flow)",
     "paddle.fluid.contrib (search_pyramid_hash, slim, the HDFS and distributed lookup-table utilities)",
 )
 
@@ -80,10 +80,10 @@ PARTIAL: Dict[str, str] = {
     ),
     "paddle.fluid.dygraph.declarative": (
         "in dygraph mode runs the function as written (the same values); built into a static program its if / "
-        "while on Variables become cond / while_loop (early returns too), not a loop that breaks or continues"
+        "while on Variables become cond / while_loop (early returns, break, continue), not a loop that returns"
     ),
     "paddle.fluid.dygraph.dygraph_to_static_func": (
-        "if / while on Variables become cond / while_loop (early returns too), not a loop that breaks or continues"
+        "if / while on Variables become cond / while_loop (early returns, break, continue), not a loop that returns"
     ),
     "paddle.fluid.dygraph.ProgramTranslator": (
         "get_code gives the translated source; save_inference_model refuses a dygraph call whose Python read a value"

@@ -139,8 +139,8 @@ class Variable:
             raise TypeError(
                 f"Variable '{self.name}' is used as a Python condition (if / while / and / or / not) in a "
                 "declarative function built into a static-graph program, where fluidcompat does not translate "
-                "it into cond / while ops (an if or while whose body returns, breaks or continues, a while "
-                "with else, a condition in a nested function or outside if / while): write it with "
+                "it into cond / while ops (a loop that returns, a while with else, a for loop, a condition "
+                "in a nested function or outside if / while): write it with "
                 "fluid.layers.cond / while_loop, or call the function in dygraph mode"
             )
         return True

@@ -8,9 +8,11 @@ so the function behaves as written. ``and``, ``or`` and ``not`` in a condition b
 when their operands are Variables.
 
 An ``if`` whose branches end in ``return`` (``if c: ...; return a`` then ``...; return b``)
-becomes one if that sets the value to return. Left as written (a Variable condition there stays
-the error naming it): other statements whose branches or loop body ``return``, ``break``,
-``continue`` or ``yield``, loops with ``else``, and functions whose source is not available. Torch-free.
+becomes one if that sets the value to return; a ``while`` that ``break``s or ``continue``s gets
+flags its condition and body test. A Python number a branch under a Variable condition assigns
+becomes a Variable. Left as written (a Variable condition there stays the error naming it): loops
+that ``return`` or ``yield``, loops with ``else``, ``for`` loops, and functions whose source is not
+available. Torch-free.
 """
 
 from __future__ import annotations
@@ -113,7 +115,7 @@ class _Translator(ast.NodeTransformer):
 
     def _fresh(self, kind: str) -> str:
         self.count += 1
-        return f"__fc_{kind}_{self.count}"
+        return f"{kind}_{self.count}" if kind.startswith("_fc_") else f"__fc_{kind}_{self.count}"
 
     def _condition(self, test):
         """``and`` / ``or`` / ``not`` as runtime calls that make logical ops of Variables."""
@@ -142,7 +144,9 @@ class _Translator(ast.NodeTransformer):
         # what the branches assign and the function reads elsewhere (a name only used inside a
         # branch stays that branch's own)
         names = [
-            n for n in _assigned(node.body + node.orelse) if n == _RETURN or self.loads.get(n, 0) > inside.get(n, 0)
+            n
+            for n in _assigned(node.body + node.orelse)
+            if n.startswith("_fc_") or self.loads.get(n, 0) > inside.get(n, 0)
         ]
         true_name, false_name = self._fresh("true"), self._fresh("false")
         true_fn = _function(true_name, names, node.body, names)
@@ -156,9 +160,13 @@ class _Translator(ast.NodeTransformer):
         return [true_fn, false_fn, self._assign(names, call)]
 
     def visit_While(self, node):
+        prefix = []
+        if not node.orelse and not _returns_inside(node.body):
+            prefix, node = _lift_loop_exits(node, self._fresh)
+            self.changed = self.changed or bool(prefix)
         self.generic_visit(node)
         if node.orelse or _escapes(node.body):
-            return node
+            return prefix + [node] if prefix else node
         names = _assigned(node.body)
         cond_name, body_name = self._fresh("cond"), self._fresh("body")
         cond_fn = ast.FunctionDef(
@@ -172,7 +180,7 @@ class _Translator(ast.NodeTransformer):
              ast.Tuple([ast.Constant(n) for n in names], ast.Load())],
         )  # fmt: skip
         self.changed = True
-        return [cond_fn, body_fn, self._assign(names, call)]
+        return prefix + [cond_fn, body_fn, self._assign(names, call)]
 
     @staticmethod
     def _assign(names, call):
@@ -223,6 +231,70 @@ def _lift_returns(stmts):
         lifted = ast.If(test=stmt.test, body=body, orelse=other)
         return list(stmts[:i]) + [lifted, ast.Return(ast.Name(_RETURN, ast.Load()))]
     return stmts
+
+
+def _contains(stmts, kind) -> bool:
+    """Whether a ``kind`` (Break / Continue) of this loop sits among the statements (not in inner
+    loops, functions or classes)."""
+
+    def walk(node):
+        if isinstance(node, kind):
+            return True
+        if isinstance(node, (ast.For, ast.While, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
+            return False
+        return any(walk(child) for child in ast.iter_child_nodes(node))
+
+    return any(walk(s) for s in stmts)
+
+
+def _flag_set(name):
+    return ast.Assign(targets=[ast.Name(name, ast.Store())], value=ast.Constant(True))
+
+
+def _not_flag(name):
+    return ast.UnaryOp(ast.Not(), ast.Name(name, ast.Load()))
+
+
+def _guard(stmts, kind, flag):
+    """The statements with each ``kind`` statement setting ``flag`` and what follows it in its
+    block running only while ``flag`` is not set."""
+    out = []
+    for i, stmt in enumerate(stmts):
+        if isinstance(stmt, kind):
+            out.append(_flag_set(flag))
+            return out  # the rest of the block is not reached
+        if isinstance(stmt, ast.If) and _contains([stmt], kind):
+            out.append(
+                ast.If(
+                    test=stmt.test,
+                    body=_guard(stmt.body, kind, flag) or [ast.Pass()],
+                    orelse=_guard(stmt.orelse, kind, flag),
+                )
+            )
+            rest = _guard(stmts[i + 1 :], kind, flag)
+            if rest:
+                out.append(ast.If(test=_not_flag(flag), body=rest, orelse=[]))
+            return out
+        out.append(stmt)
+    return out
+
+
+def _lift_loop_exits(loop, fresh):
+    """A ``while`` whose body breaks or continues (through ifs, not inner loops) as one whose
+    condition also tests a break flag and whose body skips the rest of a pass by a continue flag."""
+    prefix = []
+    body = list(loop.body)
+    test = loop.test
+    if _contains(body, ast.Continue):
+        flag = fresh("_fc_continue")
+        reset = ast.Assign(targets=[ast.Name(flag, ast.Store())], value=ast.Constant(False))
+        body = [reset] + _guard(body, ast.Continue, flag)
+    if _contains(body, ast.Break):
+        flag = fresh("_fc_break")
+        prefix.append(ast.Assign(targets=[ast.Name(flag, ast.Store())], value=ast.Constant(False)))
+        body = _guard(body, ast.Break, flag)
+        test = ast.BoolOp(ast.And(), [_not_flag(flag), loop.test])
+    return prefix, ast.While(test=test, body=body, orelse=loop.orelse)
 
 
 _CACHE: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
@@ -293,7 +365,10 @@ def converted_source(func) -> Tuple[bool, str]:
     found = _CACHE.get(getattr(func, "__func__", func))
     if found is not None and found[1] is not None:
         return True, found[1]
-    return False, textwrap.dedent(inspect.getsource(func))
+    try:
+        return False, textwrap.dedent(inspect.getsource(func))
+    except (OSError, TypeError) as e:
+        raise ValueError(f"The source of {getattr(func, '__qualname__', func)!r} is not available: {e}") from None
 
 
 # -- runtime ----------------------------------------------------------------------------------------------
@@ -381,7 +456,8 @@ def ifelse(pred, true_fn, false_fn, values, names):
 
     def branch(fn, key):
         def run():
-            outcomes[key] = list(fn(*values))
+            # a Python number or bool a branch assigns follows the condition as a Variable
+            outcomes[key] = [_carry(v, n) if _number(v) else v for v, n in zip(fn(*values), names)]
             if len(outcomes) == 2:  # both built: the names must agree before cond joins them
                 _check_branches(outcomes[True], outcomes[False], names, pred)
             return [leaf for leaf in _leaves(outcomes[key]) if _static(leaf)] or None
@@ -471,6 +547,10 @@ def while_(cond_fn, body_fn, values, names):
     for k, v in zip(carried, out):
         result[k] = v
     return tuple(result)
+
+
+def _number(v) -> bool:
+    return isinstance(v, (bool, int, float))
 
 
 def _carry(v, name):

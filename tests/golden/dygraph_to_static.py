@@ -1,7 +1,7 @@
 # dygraph_to_static_func built into static programs: Python if / while on Variables (fluid 1.8.5
-# translated them into cond and while ops), `and` / `not` in a condition, a branch assigning a
-# variable first defined before it, a condition on a plain Python value, a loop counting with a
-# Variable; the values for inputs that take each path.
+# translated them into cond and while ops), loops that break and continue, `and` / `not` in a
+# condition, a branch assigning a variable first defined before it, a condition on a plain Python
+# value, a loop counting with a Variable; the values for inputs that take each path.
 import json
 
 import numpy as np
@@ -46,6 +46,29 @@ def both(x):
 
 
 @dygraph_to_static_func
+def with_break(x):
+    i = fluid.layers.fill_constant([1], "int64", 0)
+    while i < 10:
+        x = x * 2.0
+        if fluid.layers.reduce_sum(x) > 20:
+            break
+        i = i + 1
+    return x + fluid.layers.cast(i, "float32")
+
+
+@dygraph_to_static_func
+def with_continue(x):
+    i = fluid.layers.fill_constant([1], "int64", 0)
+    total = fluid.layers.fill_constant([1], "float32", 0.0)
+    while i < 5:
+        i = i + 1
+        if fluid.layers.reduce_sum(x * fluid.layers.cast(i, "float32")) < 6:
+            continue
+        total = total + fluid.layers.cast(i, "float32")
+    return total
+
+
+@dygraph_to_static_func
 def python_condition(x, k):
     if k > 1:
         x = x * k
@@ -55,6 +78,8 @@ def python_condition(x, k):
 out = {}
 cases = {
     "branch": (branch, [np.array([1.0, 2.0], "float32")], [np.array([-3.0, 1.0], "float32")]),
+    "with_break": (with_break, [np.array([1.0, 2.0], "float32")], [np.array([-1.0, 0.5], "float32")]),
+    "with_continue": (with_continue, [np.array([1.0, 2.0], "float32")], [np.array([-1.0, 0.5], "float32")]),
     "branch_no_else": (branch_no_else, [np.array([1.0, 2.0], "float32")], [np.array([-3.0, 1.0], "float32")]),
     "loop": (
         loop,
