@@ -389,34 +389,29 @@ def _as_bool(v):
     return v if v.dtype == framework.VarType.BOOL else layers.cast(v, "bool")
 
 
-def and_(*parts):
+def _chain(parts, op: str, stops_on: bool):
+    """Python's ``and`` (``stops_on`` False) / ``or`` (True) over thunks, except that from the first
+    Variable of a static program on every operand is evaluated and joined by ``op``."""
+    from fluidcompat import layers
+
     result = parts[0]()
     for part in parts[1:]:
         if _static(result):
             other = part()
-            from fluidcompat import layers
-
-            result = layers.logical_and(_as_bool(result), _as_bool(other) if _static(other) else _constant(other))
-        elif not result:
+            result = getattr(layers, op)(_as_bool(result), _as_bool(other) if _static(other) else _constant(other))
+        elif bool(result) == stops_on:
             return result
         else:
             result = part()
     return result
+
+
+def and_(*parts):
+    return _chain(parts, "logical_and", False)
 
 
 def or_(*parts):
-    result = parts[0]()
-    for part in parts[1:]:
-        if _static(result):
-            other = part()
-            from fluidcompat import layers
-
-            result = layers.logical_or(_as_bool(result), _as_bool(other) if _static(other) else _constant(other))
-        elif result:
-            return result
-        else:
-            result = part()
-    return result
+    return _chain(parts, "logical_or", True)
 
 
 def not_(v):
