@@ -1926,9 +1926,14 @@ def _cudnn_lstm_run(ins, a, seed):
     return y, torch.cat(hs), torch.cat(cs)
 
 
+def _cudnn_lstm_drops_out(a) -> bool:
+    """Whether a run applies dropout: training, a positive probability, a layer after another."""
+    return not a["is_test"] and a["dropout_prob"] > 0.0 and a["num_layers"] >= 2
+
+
 def _cudnn_lstm_seed(a):
     """The dropout seed of one run (None: no dropout): the ``seed`` attribute, or a fresh one for -1."""
-    if a["is_test"] or a["dropout_prob"] <= 0.0 or a["num_layers"] < 2:
+    if not _cudnn_lstm_drops_out(a):
         return None
     return a["seed"] if a["seed"] != -1 else int(torch.randint(0, 2**31 - 1, ()))
 
@@ -1952,7 +1957,7 @@ def _cudnn_lstm_grad(ins, a):
     wanted = [s for s in ("Input", "InitH", "InitC", "W") if s in a["_wanted"]]
     leaves = {s: ins[s][0].detach().requires_grad_(True) for s in wanted}
     seed = getattr(ins["Out"][0], "_fluidcompat_state", None)
-    if seed is None and _cudnn_lstm_seed(dict(a, seed=0)) is not None:
+    if seed is None and _cudnn_lstm_drops_out(a):
         raise RuntimeError("cudnn_lstm_grad: the forward run's dropout masks are unknown (Out was not made by it)")
     with torch.enable_grad():
         outs = _cudnn_lstm_run(dict(ins, **{s: [v] for s, v in leaves.items()}), a, seed)

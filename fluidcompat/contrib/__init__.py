@@ -11,63 +11,21 @@ from . import (  # noqa: F401  (fluid exposes the modules)
     quantize,
     reader,
 )
-from .decoder import BeamSearchDecoder, InitState, StateCell, TrainingDecoder
+from .decoder import *  # noqa: F401,F403  (its __all__)
 from .extend_optimizer import extend_with_decoupled_weight_decay
-from .layers import (
-    BasicGRUUnit,
-    BasicLSTMUnit,
-    basic_gru,
-    basic_lstm,
-    ctr_metric_bundle,
-    fused_elemwise_activation,
-    fused_embedding_seq_pool,
-    match_matrix_tensor,
-    multiclass_nms2,
-    partial_concat,
-    partial_sum,
-    rank_attention,
-    sequence_topk_avg_pooling,
-    shuffle_batch,
-    tdm_child,
-    tdm_sampler,
-    tree_conv,
-    var_conv_2d,
-)
+from .layers import *  # noqa: F401,F403  (its __all__)
 from .memory_usage_calc import memory_usage
 from .op_frequence import op_freq_statistic
-from .quantize import QuantizeTranspiler
-from .reader import distributed_batch_reader
+from .quantize import *  # noqa: F401,F403  (its __all__)
+from .reader import *  # noqa: F401,F403  (its __all__)
 
-__all__ = [
-    "mixed_precision",
-    "BasicGRUUnit",
-    "BasicLSTMUnit",
-    "basic_gru",
-    "basic_lstm",
-    "extend_with_decoupled_weight_decay",
-    "memory_usage",
-    "op_freq_statistic",
-    "fused_elemwise_activation",
-    "fused_embedding_seq_pool",
-    "multiclass_nms2",
-    "partial_concat",
-    "partial_sum",
-    "shuffle_batch",
-    "ctr_metric_bundle",
-    "tree_conv",
-    "match_matrix_tensor",
-    "sequence_topk_avg_pooling",
-    "var_conv_2d",
-    "tdm_child",
-    "tdm_sampler",
-    "rank_attention",
-    "InitState",
-    "StateCell",
-    "TrainingDecoder",
-    "BeamSearchDecoder",
-    "distributed_batch_reader",
-    "QuantizeTranspiler",
-]
+__all__ = (
+    ["mixed_precision", "extend_with_decoupled_weight_decay", "memory_usage", "op_freq_statistic"]
+    + list(layers.__all__)
+    + list(decoder.__all__)
+    + list(reader.__all__)
+    + list(quantize.__all__)
+)
 
 
 def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError

@@ -66,21 +66,13 @@ def _assigned(nodes) -> List[str]:
 
 
 def _escapes(nodes) -> bool:
-    """Whether the statements leave the block other than by its end (return, break, continue, yield)
-    or declare names global / nonlocal."""
-    kinds = (ast.Return, ast.Break, ast.Continue, ast.Yield, ast.YieldFrom, ast.Global, ast.Nonlocal)
-
-    def walk(node) -> bool:
-        if isinstance(node, kinds):
-            return True
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)):
-            return False
-        if isinstance(node, (ast.For, ast.While)):  # their own break / continue are theirs
-            inner = [n for n in ast.walk(node) if isinstance(n, (ast.Return, ast.Yield, ast.YieldFrom))]
-            return bool(inner)
-        return any(walk(child) for child in ast.iter_child_nodes(node))
-
-    return any(walk(n) for n in nodes)
+    """Whether the statements leave the block other than by its end: a return or yield (inner loops
+    included), a break or continue of this block's loop, or a global / nonlocal declaration."""
+    leaves = (ast.Return, ast.Yield, ast.YieldFrom)
+    nested = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+    if any(isinstance(n, leaves) for stmt in nodes if not isinstance(stmt, nested) for n in _walk_local(stmt)):
+        return True
+    return _contains(nodes, (ast.Break, ast.Continue, ast.Global, ast.Nonlocal))
 
 
 def _call(attr: str, args) -> ast.Call:

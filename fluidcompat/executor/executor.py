@@ -269,8 +269,7 @@ class Executor:
         if getattr(program, "_pipeline_opt", None):
             from fluidcompat.pipeline import SectionRunner
 
-            sections = SectionRunner(program, self)
-            step = functools.partial(sections.run, fetch_names=names, scope=scope)
+            step = functools.partial(SectionRunner(program, self, names).run, scope=scope)
         else:
             step = functools.partial(self.run, program, fetch_list=names, scope=scope, return_numpy=False)
         global _DATASET_BATCHES

@@ -117,18 +117,14 @@ class QuantizeTranspiler:
         non-trainable parameter with ``parameter``)."""
         from fluidcompat.initializer import ConstantInitializer
         from fluidcompat.layer_helper import LayerHelper
+        from fluidcompat.layers import create_global_var
         from fluidcompat.param_attr import ParamAttr
 
-        helper = LayerHelper(type(self).__name__)
-        if parameter:
-            attr = ParamAttr(name=name, initializer=ConstantInitializer(value), trainable=False)
-            var = helper.create_parameter(attr=attr, shape=shape, dtype=dtype)
-            var.stop_gradient = True
-            return var
-        var = helper.create_global_variable(name=name, persistable=True, dtype=dtype, shape=shape)
-        start = helper.startup_program.global_block()
-        init = start.create_var(name=name, shape=shape, dtype=dtype, persistable=True)
-        ConstantInitializer(value)(init, start)
+        if not parameter:
+            return create_global_var(shape, value, dtype, persistable=True, name=name)
+        attr = ParamAttr(name=name, initializer=ConstantInitializer(value), trainable=False)
+        var = LayerHelper(type(self).__name__).create_parameter(attr=attr, shape=shape, dtype=dtype)
+        var.stop_gradient = True
         return var
 
     def _insert_quant_op(self, block, at, var, bits, kind):
