@@ -80,6 +80,8 @@ _LAZY_ATTRS = {
     "disable_dygraph": "fluidcompat.dygraph.base",
     "enable_imperative": "fluidcompat.dygraph.base",
     "disable_imperative": "fluidcompat.dygraph.base",
+    "DistributeTranspiler": "fluidcompat.transpiler",
+    "DistributeTranspilerConfig": "fluidcompat.transpiler",
 }
 _LAZY_MODULES = {
     "contrib",
@@ -93,6 +95,7 @@ _LAZY_MODULES = {
     "data_feeder",
     "install_check",
     "reader",
+    "transpiler",
 }
 
 __all__ = [

@@ -87,6 +87,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         from fluidcompat.launch import main as launch_main
 
         return launch_main(argv[1:])
+    if argv[:1] == ["launch_ps"]:
+        from fluidcompat.launch_ps import main as launch_ps_main
+
+        return launch_ps_main(argv[1:])
     if argv[:1] == ["run"] and "-m" in argv:
         at = argv.index("-m")
         device = None
@@ -103,6 +107,11 @@ def main(argv: Optional[List[str]] = None) -> int:
         "launch",
         add_help=False,
         help="run a script in several worker processes (data parallel; `fluidcompat launch --help`)",
+    )
+    sub.add_parser(
+        "launch_ps",
+        add_help=False,
+        help="run a script as a parameter-server job (DistributeTranspiler; `fluidcompat launch_ps --help`)",
     )
     run = sub.add_parser("run", help="run a fluid 1.x script with `import paddle.fluid` resolving to fluidcompat")
     run.add_argument(

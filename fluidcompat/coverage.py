@@ -94,6 +94,12 @@ PARTIAL: Dict[str, str] = {
         "the sections run in turn, one batch at a time: the values of training without the pipeline "
         "(fluid's asynchronous sections could read parameters not yet updated)"
     ),
+    "paddle.fluid.DistributeTranspiler": (
+        "pserver mode (sync and async, dense gradients); not nccl2 / collective mode (fluidcompat launch), "
+        "sparse gradients, distributed lookup tables, runtime_split_send_recv, DC-ASGD, GEO-SGD or "
+        "learning-rate decay in async mode; an optimizer's grad_clip stays with the trainers"
+    ),
+    "paddle.fluid.transpiler": "DistributeTranspiler in pserver mode (see DistributeTranspiler)",
     "paddle.fluid.layers.StaticRNN": _NO_RECURRENT,
     "paddle.fluid.layers.rnn": _NO_RECURRENT,
     "paddle.fluid.layers.rnn.rnn": _NO_RECURRENT,
@@ -114,8 +120,7 @@ NOT_IN_FLUID_185 = (
 # For names fluidcompat lacks: the nearest thing it has.
 ALTERNATIVES: Dict[str, str] = {
     "StaticRNN": "fluid.layers.While or while_loop over tensor arrays",
-    "DistributeTranspiler": "single-process training (fluid.Executor)",
-    "transpiler": "single-process training (fluid.Executor)",
+    "load_op_library": "fluid.layers.py_func (a Python op; fluid's C++ op libraries cannot load into torch)",
 }
 
 

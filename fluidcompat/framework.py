@@ -397,6 +397,36 @@ class Block:
         self.vars.pop(name, None)
         self.program._bump()
 
+    def _rename_var(self, name: str, new_name: str) -> Variable:
+        """Rename a variable of this block, and every use of it by this block's ops."""
+        var = self.vars.get(name)
+        if var is None:
+            raise ValueError(f"_rename_var: variable '{name}' is not in block {self.idx}")
+        if new_name in self.vars:
+            raise ValueError(f"_rename_var: block {self.idx} already has a variable '{new_name}'")
+        del self.vars[name]
+        var.name = new_name
+        self.vars[new_name] = var
+        for op in self.ops:
+            op._rename_input(name, new_name)
+            op._rename_output(name, new_name)
+            role_var = op.attrs.get("op_role_var")
+            if role_var and name in role_var:  # fluid renamed it there too
+                op.attrs["op_role_var"] = [new_name if n == name else n for n in role_var]
+        self.program._bump()
+        return var
+
+    def _clone_variable(self, var: Variable, force_persistable: bool = True) -> Variable:
+        """A variable of this block like ``var`` (persistable unless told otherwise), as fluid's."""
+        new = var._copy_to(self)
+        if isinstance(new, Parameter):
+            new.__class__ = Variable
+        if force_persistable:
+            new.persistable = True
+        self.vars[new.name] = new
+        self.program._bump()
+        return new
+
     # -- ops -------------------------------------------------------------------------------
     def _adopt_foreign_inputs(self, inputs) -> None:
         """Declare here the input Variables that belong to another Program.
@@ -789,6 +819,16 @@ def program_guard(main_program: Program, startup_program: Optional[Program] = No
 
 
 _name_scope_stack: List[str] = []
+
+
+CONTROL_DEP_VAR_PREFIX = "__control_var"
+
+
+def generate_control_dev_var_name() -> str:
+    """A fresh name for a variable that only orders ops (a dependency, no value), as fluid named them."""
+    import random
+
+    return CONTROL_DEP_VAR_PREFIX + "@" + str(random.random())
 
 
 def _full_name_scope() -> str:

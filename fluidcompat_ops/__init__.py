@@ -18,6 +18,7 @@ from fluidcompat_ops import (  # noqa: F401  (registration)
     python,
     quant,
     rank,
+    rpc,
     sequence,
     tensor,
 )

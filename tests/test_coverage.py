@@ -35,10 +35,10 @@ def test_every_name_marked_supported_resolves():
 
 def test_missing_fluid_name_raises_not_implemented_with_alternative():
     with pytest.raises(
-        NotImplementedError, match=r"paddle.fluid.DistributeTranspiler \(fluid 1.8\) is not supported.*single-process"
+        NotImplementedError, match=r"paddle.fluid.load_op_library \(fluid 1.8\) is not supported.*py_func"
     ):
-        getattr(fluid, "DistributeTranspiler")  # noqa: B009
-    assert not hasattr(fluid, "DistributeTranspiler")  # still an AttributeError for hasattr
+        getattr(fluid, "load_op_library")  # noqa: B009
+    assert not hasattr(fluid, "load_op_library")  # still an AttributeError for hasattr
     with pytest.raises(AttributeError, match="has no attribute 'no_such_name'") as e:
         getattr(fluid.layers, "no_such_name")  # noqa: B009
     assert not isinstance(e.value, NotImplementedError)
@@ -57,13 +57,13 @@ def test_every_core_module_names_what_it_lacks():
 
 def test_missing_name_in_a_script_reads_as_not_implemented(tmp_path):
     script = tmp_path / "legacy.py"
-    script.write_text("import paddle.fluid as fluid\nfluid.DistributeTranspiler()\n")
+    script.write_text("import paddle.fluid as fluid\nfluid.load_op_library('custom_op.so')\n")
     proc = subprocess.run(
         [sys.executable, "-m", "fluidcompat", "run", "--device", "cpu", str(script)], capture_output=True, text=True
     )
     assert proc.returncode == 1
-    assert "UnsupportedAPIError: paddle.fluid.DistributeTranspiler (fluid 1.8) is not supported" in proc.stderr
-    assert "single-process training (fluid.Executor)" in proc.stderr
+    assert "UnsupportedAPIError: paddle.fluid.load_op_library (fluid 1.8) is not supported" in proc.stderr
+    assert "fluid.layers.py_func (a Python op" in proc.stderr
 
 
 def test_every_supported_name_has_a_docstring():

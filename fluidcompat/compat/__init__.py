@@ -26,6 +26,7 @@ _ALIASES = {
     "paddle.metric": "fluidcompat.compat.metric",
     "paddle.distributed": "fluidcompat.compat.distributed",
     "paddle.distributed.launch": "fluidcompat.launch",
+    "paddle.distributed.launch_ps": "fluidcompat.launch_ps",
 }
 
 

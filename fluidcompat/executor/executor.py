@@ -229,6 +229,11 @@ class Executor:
         self._runners: Dict[Any, "_Runner"] = {}
 
     def close(self) -> None:
+        """Close the executor; a trainer of a parameter-server job tells its servers it is done."""
+        if not self._closed:
+            from fluidcompat.transpiler import rpc
+
+            rpc.close_client()
         self._closed = True
 
     # -- slot-file datasets (fluid.DatasetFactory) -----------------------------------------------------
@@ -361,6 +366,11 @@ class Executor:
             program = program._program_for(scope if scope is not None else global_scope())
         if not isinstance(program, Program):
             raise TypeError(f"Executor.run expects a Program or CompiledProgram. Received: {type(program).__name__}")
+        if any(op.type == "listen_and_serv" for op in program.global_block().ops):
+            from fluidcompat.transpiler import rpc
+
+            rpc.serve(self, program, scope if scope is not None else global_scope())
+            return []
         if not program.global_block().ops and program is not default_main_program():
             warnings.warn(
                 "There are no operators in the program to be executed. If you pass Program manually, please use "

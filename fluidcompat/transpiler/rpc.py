@@ -1,0 +1,346 @@
+"""The parameter-server runtime behind ``DistributeTranspiler``'s programs: a TCP client in each
+trainer (used by the ``send``, ``recv`` and barrier ops) and the server that ``Executor.run`` starts
+for a program holding ``listen_and_serv``.
+
+Messages are length-prefixed pickles of ``(kind, name, trainer_id, value)``; values travel as numpy
+arrays. Synchronous training (fluid 1.8's RunSyncLoop): the server first serves every trainer's
+startup ``recv``, then per batch waits for every trainer's gradients and send barrier, runs its
+learning-rate block and optimize blocks, and serves the new parameters until every trainer has
+passed its fetch barrier. Asynchronous training: each gradient runs its optimize block as it arrives.
+
+Beyond fluid: a trainer whose connection closes (its process ended without ``exe.close()``) leaves
+the job, where fluid's servers waited for it for ever; a server stops once every trainer has left.
+A trainer waits at most ``FLAGS_rpc_deadline`` ms (fluid's flag, 180000 by default) for a server to
+start, then fails naming it.
+"""
+
+from __future__ import annotations
+
+import os
+import pickle
+import socket
+import struct
+import sys
+import threading
+import time
+from typing import Dict, Optional
+
+import numpy as np
+
+
+def _send_msg(sock: socket.socket, obj) -> None:
+    data = pickle.dumps(obj, protocol=4)
+    sock.sendall(struct.pack("!Q", len(data)) + data)
+
+
+def _recv_exact(sock: socket.socket, n: int) -> Optional[bytes]:
+    chunks, left = [], n
+    while left:
+        chunk = sock.recv(min(left, 1 << 20))
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _recv_msg(sock: socket.socket):
+    header = _recv_exact(sock, 8)
+    if header is None:
+        return None
+    body = _recv_exact(sock, struct.unpack("!Q", header)[0])
+    return None if body is None else pickle.loads(body)
+
+
+def _address(endpoint: str):
+    host, _, port = endpoint.rpartition(":")
+    return host, int(port)
+
+
+class Client:
+    """A trainer's connections, one per server, opened on first use."""
+
+    def __init__(self) -> None:
+        self._conns: Dict[str, socket.socket] = {}
+        self.trainer_id = -1
+
+    def _connect(self, endpoint: str) -> socket.socket:
+        deadline = time.time() + float(os.environ.get("FLAGS_rpc_deadline", "180000")) / 1000.0
+        told = 0.0
+        while True:
+            try:
+                sock = socket.create_connection(_address(endpoint), timeout=5)
+                break
+            except OSError as e:
+                if time.time() > deadline:
+                    raise RuntimeError(
+                        f"parameter server {endpoint} did not answer within FLAGS_rpc_deadline: start it "
+                        f"(exe.run of its pserver program) or check the endpoint ({e})"
+                    ) from None
+                if time.time() - told > 3:
+                    sys.stderr.write(f"server not ready, wait 3 sec to retry...\nnot ready endpoints:['{endpoint}']\n")
+                    told = time.time()
+                time.sleep(0.1)
+        sock.settimeout(None)
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        self._conns[endpoint] = sock
+        return sock
+
+    def call(self, endpoint: str, kind: str, name: str = "", value=None):
+        sock = self._conns.get(endpoint) or self._connect(endpoint)
+        try:
+            _send_msg(sock, (kind, name, self.trainer_id, value))
+            reply = _recv_msg(sock)
+        except OSError:
+            reply = None
+        if reply is None:
+            self._conns.pop(endpoint, None)
+            raise RuntimeError(f"parameter server {endpoint} closed the connection ({kind} '{name}')")
+        status, payload = reply
+        if status != "ok":
+            raise RuntimeError(f"parameter server {endpoint}: {payload}")
+        return payload
+
+    def complete(self) -> None:
+        """Tell every server this trainer is done (``Executor.close``)."""
+        for sock in list(self._conns.values()):
+            try:
+                _send_msg(sock, ("complete", "", self.trainer_id, None))
+                _recv_msg(sock)
+            except OSError:
+                pass
+            sock.close()
+        self._conns.clear()
+
+
+_CLIENT: Optional[Client] = None
+
+
+def client() -> Client:
+    global _CLIENT
+    if _CLIENT is None:
+        _CLIENT = Client()
+    return _CLIENT
+
+
+def close_client() -> None:
+    if _CLIENT is not None:
+        _CLIENT.complete()
+
+
+def _block_program(program, idx: int):
+    """A program whose global block runs block ``idx`` of ``program`` (its variables and those of
+    the blocks between it and the global block declared there; its sub-blocks kept)."""
+    prog = program.clone()
+    g = prog.global_block()
+    block = prog.block(idx)
+    walk = block
+    while walk.idx != 0:
+        for name, v in walk.vars.items():
+            if name not in g.vars:
+                g.vars[name] = v._copy_to(g)
+        walk = prog.block(walk.parent_idx)
+    g.ops = [op._copy_to(g) for op in block.ops]
+    for op in g.ops:
+        g._link_outputs(op)
+    prog._bump()
+    return prog
+
+
+class ParameterServer:
+    """Serves one ``listen_and_serv`` op of ``program`` with ``executor`` in ``scope``."""
+
+    def __init__(self, executor, program, op, scope) -> None:
+        import torch
+
+        self._torch = torch
+        self.executor, self.scope = executor, scope
+        attrs = op.attrs
+        self.endpoint = attrs["endpoint"]
+        self.sync = attrs.get("distributed_mode", 0) == 0
+        self.live = set(range(int(attrs.get("Fanin", 1))))
+        blocks = [b for b in attrs.get("optimize_blocks", []) if program.block(b).ops]
+        self.programs = {b: _block_program(program, b) for b in blocks}
+        self.order = blocks
+        self.lr_block = attrs.get("lr_decay_block_id", -1)
+        self.inputs = set(op.inputs.get("X", ()))
+        self.grad_block = {}
+        for entry in attrs.get("grad_to_block_id", []):
+            name, _, b = entry.rpartition(":")
+            self.grad_block[name] = int(b)
+        self.cond = threading.Condition()
+        self.lock = threading.Lock()  # one update at a time (asynchronous training)
+        self.phase = "get"
+        self.arrived: set = set()
+        self.failed: Optional[str] = None  # why the server loop stopped, told to waiting trainers
+
+    # -- the trainers' requests ---------------------------------------------------------------------
+    def _wait_phase(self, phase: str) -> None:
+        with self.cond:
+            while self.phase != phase:
+                if self.failed is not None:
+                    raise RuntimeError(f"the parameter server failed: {self.failed}")
+                self.cond.wait()
+
+    def _store(self, name: str, value) -> None:
+        t = self._torch.from_numpy(value).to(self.executor._device)
+        self.scope.var(name).tensor._t = t
+
+    def _value(self, name: str):
+        var = self.scope.find_var(name)
+        t = var.tensor._t if var is not None else None
+        if t is None:
+            raise ValueError(f"the variable '{name}' is not on the parameter server {self.endpoint}")
+        return t.detach().cpu().numpy()
+
+    def _arrive(self, phase: str, tid: int) -> None:
+        self._wait_phase(phase)
+        with self.cond:
+            self.arrived.add(tid)
+            self.cond.notify_all()
+
+    def _leave(self, tid: int) -> None:
+        with self.cond:
+            self.live.discard(tid)
+            self.cond.notify_all()
+
+    def _request(self, kind: str, name: str, tid: int, value):
+        if kind == "send":
+            if name not in self.inputs and f"{name}.trainer_{tid}" in self.inputs:
+                # a lone trainer's gradient carries no trainer suffix (fluid 1.8.5's server then failed:
+                # "Sum operator should have at least one tensor")
+                name = f"{name}.trainer_{tid}"
+            if name not in self.inputs:
+                raise ValueError(f"the parameter server {self.endpoint} takes no variable '{name}'")
+            if self.sync:
+                self._wait_phase("send")
+                self._store(name, value)
+            else:
+                with self.lock:
+                    self._store(name, value)
+                    block = self.grad_block.get(name)
+                    if block in self.programs:
+                        self._run(block)
+            return None
+        if kind == "get":
+            if self.sync:
+                self._wait_phase("get")
+                return self._value(name)
+            with self.lock:
+                return self._value(name)
+        if kind in ("batch_barrier", "fetch_barrier"):
+            if self.sync:
+                self._arrive("send" if kind == "batch_barrier" else "get", tid)
+            return None
+        if kind == "complete":
+            self._leave(tid)
+            return None
+        raise ValueError(f"unknown request '{kind}'")
+
+    def _handle(self, conn: socket.socket) -> None:
+        tid = None
+        try:
+            while True:
+                msg = _recv_msg(conn)
+                if msg is None:
+                    break
+                kind, name, msg_tid, value = msg
+                if msg_tid >= 0:
+                    tid = msg_tid
+                try:
+                    reply = ("ok", self._request(kind, name, msg_tid, value))
+                except Exception as e:  # the trainer's op reports it
+                    reply = ("error", f"{type(e).__name__}: {e}")
+                _send_msg(conn, reply)
+                if kind == "complete":
+                    break
+        except OSError:
+            pass
+        finally:
+            conn.close()
+            if tid is not None:
+                self._leave(tid)
+
+    # -- the loop -----------------------------------------------------------------------------------
+    def _run(self, block: int) -> None:
+        self.executor.run(self.programs[block], scope=self.scope)
+
+    def _all_arrived(self) -> bool:
+        """Wait until every trainer still in the job has arrived; False once none is left."""
+        with self.cond:
+            while not self.live <= self.arrived:
+                self.cond.wait()
+            return bool(self.live)
+
+    def _enter(self, phase: str) -> None:
+        with self.cond:
+            self.phase, self.arrived = phase, set()
+            self.cond.notify_all()
+
+    def serve(self) -> None:
+        listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        host, port = _address(self.endpoint)
+        try:
+            listener.bind((host, port))
+        except OSError:
+            try:
+                listener.bind(("0.0.0.0", port))
+            except OSError as e:
+                listener.close()
+                raise RuntimeError(f"listen_and_serv cannot listen on {self.endpoint}: {e}") from None
+        listener.listen(64)
+
+        def accept():
+            while True:
+                try:
+                    conn, _ = listener.accept()
+                except OSError:
+                    return
+                conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+                threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+
+        threading.Thread(target=accept, daemon=True).start()
+        try:
+            if self.sync:
+                self._sync_loop()
+            else:
+                with self.cond:
+                    while self.live:
+                        self.cond.wait()
+        except BaseException as e:
+            with self.cond:
+                self.failed = f"{type(e).__name__}: {e}"
+                self.cond.notify_all()
+            raise
+        finally:
+            listener.close()
+
+    def _sync_loop(self) -> None:
+        self._enter("get")  # the trainers' startup programs receive the initial parameters
+        if not self._all_arrived():
+            return
+        while True:
+            self._enter("send")
+            if not self._all_arrived():
+                return
+            for block in self.order:
+                self._run(block)
+            self._enter("get")
+            if not self._all_arrived():
+                return
+
+
+def serve(executor, program, scope) -> None:
+    """Run the parameter server of ``program`` (its ``listen_and_serv`` op) until its trainers are done."""
+    ops = [op for op in program.global_block().ops if op.type == "listen_and_serv"]
+    if len(ops) != 1 or len(program.global_block().ops) != 1:
+        raise ValueError(
+            "a parameter-server program holds one listen_and_serv op and nothing else: run the program of "
+            "DistributeTranspiler.get_pserver_program(endpoint) as it is"
+        )
+    ParameterServer(executor, program, ops[0], scope).serve()
+
+
+def _wire(t) -> np.ndarray:
+    return np.ascontiguousarray(t.detach().cpu().numpy())

@@ -1,0 +1,68 @@
+# One process of a parameter-server job built by fluid.DistributeTranspiler, started by
+# paddle.distributed.launch_ps (fluid 1.8.5) or `fluidcompat launch_ps`, which set TRAINING_ROLE,
+# PADDLE_PSERVERS_IP_PORT_LIST, PADDLE_TRAINERS_NUM, PADDLE_TRAINER_ID, POD_IP and PADDLE_PORT.
+# DIST_KIND is the model ("sgd": SGD, two fc layers; "adam": Adam with a decayed learning rate and a
+# weight cut into blocks over the pservers), DIST_SYNC 0 for async training. A trainer prints its
+# losses and the parameters it holds at the end, as JSON.
+import json
+import os
+
+import numpy as np
+import paddle.fluid as fluid
+
+role = os.environ["TRAINING_ROLE"]
+endpoints = os.environ["PADDLE_PSERVERS_IP_PORT_LIST"]
+trainers = int(os.environ["PADDLE_TRAINERS_NUM"])
+index = int(os.environ.get("PADDLE_TRAINER_ID", "0"))
+kind = os.environ.get("DIST_KIND", "sgd")
+sync = os.environ.get("DIST_SYNC", "1") == "1"
+
+main, startup = fluid.Program(), fluid.Program()
+with fluid.program_guard(main, startup):
+    x = fluid.data("x", [None, 100], "float32")
+    y = fluid.data("y", [None, 1], "float32")
+    size = 200 if kind == "adam" else 8
+    w0 = np.random.RandomState(1).uniform(-0.1, 0.1, (size, 1)).astype("float32")
+    h = fluid.layers.fc(x, size, act="tanh", param_attr=fluid.initializer.Constant(0.01))
+    p = fluid.layers.fc(h, 1, param_attr=fluid.initializer.NumpyArrayInitializer(w0))
+    loss = fluid.layers.reduce_mean(fluid.layers.square(p - y))
+    if kind == "adam":
+        lr = fluid.layers.exponential_decay(0.01, decay_steps=2, decay_rate=0.5, staircase=True)
+        fluid.optimizer.Adam(lr).minimize(loss)
+    else:
+        fluid.optimizer.SGD(0.1).minimize(loss)
+
+config = fluid.DistributeTranspilerConfig()
+config.sync_mode = sync
+t = fluid.DistributeTranspiler(config=config)
+t.transpile(
+    index,
+    program=main,
+    pservers=endpoints,
+    trainers=trainers,
+    sync_mode=sync,
+    startup_program=startup,
+)
+exe = fluid.Executor(fluid.CPUPlace())
+if role == "PSERVER":
+    ep = os.environ["POD_IP"] + ":" + os.environ["PADDLE_PORT"]
+    prog, pstartup = t.get_pserver_programs(ep)
+    exe.run(pstartup)
+    exe.run(prog)
+else:
+    prog = t.get_trainer_program()
+    exe.run(startup)
+    rs = np.random.RandomState(100 + index)
+    losses = []
+    for _ in range(4):
+        xv = rs.uniform(-1, 1, (6, 100)).astype("float32")
+        yv = rs.uniform(-1, 1, (6, 1)).astype("float32")
+        (l,) = exe.run(prog, feed={"x": xv, "y": yv}, fetch_list=[loss])
+        losses.append(round(float(np.array(l).reshape(-1)[0]), 6))
+    scope = fluid.global_scope()
+    params = {}
+    for name in sorted(v.name for v in main.global_block().all_parameters()):
+        a = np.array(scope.find_var(name).get_tensor()).astype("float64")
+        params[name] = [list(a.shape), round(float(a.sum()), 5), np.round(a.reshape(-1)[:3], 6).tolist()]
+    exe.close()
+    print(json.dumps({"losses": losses, "params": params}, sort_keys=True))

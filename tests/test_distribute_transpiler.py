@@ -1,0 +1,382 @@
+"""fluid.DistributeTranspiler (parameter-server mode): the programs it builds against fluid 1.8.5's
+(golden dist_transpiler); jobs of pserver and trainer processes against fluid 1.8.5's losses and
+parameters (golden dist_train: tests/golden/dist_train.py under fluid 1.8.5's
+paddle.distributed.launch_ps, here under `fluidcompat launch_ps`); in-process jobs (a server
+thread) for what fluid did differently or did not do: gradient clipping, one trainer, a trainer
+that leaves without closing, errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import fluidcompat as fluid
+from fluidcompat.transpiler import rpc
+from fluidcompat.transpiler.distribute_transpiler import slice_variable
+from tests.test_goldens import GOLDEN, load, run_fluidcompat
+
+# attributes fluid 1.8.5 gave some ops that fluidcompat's ops do not carry (no effect here)
+FLUID_ONLY_ATTRS = {"use_cudnn", "use_quantizer"}
+RPC_OPS = {"send", "recv", "send_barrier", "fetch_barrier", "split_byref", "listen_and_serv"}
+
+
+def _op_key(op):
+    kind, ins, outs, attrs = op
+    return kind, {k: v for k, v in ins.items() if v}, {k: v for k, v in outs.items() if v}, attrs
+
+
+def _compare_op(where, want, got):
+    wk, wi, wo, wa = _op_key(want)
+    gk, gi, go, ga = _op_key(got)
+    assert (wk, wi, wo) == (gk, gi, go), where
+    if wk in RPC_OPS:
+        assert wa == ga, where
+    else:
+        common = (set(wa) & set(ga)) - FLUID_ONLY_ATTRS
+        assert {k: wa[k] for k in common} == {k: ga[k] for k in common}, where
+        assert set(wa) - set(ga) <= FLUID_ONLY_ATTRS, (where, set(wa) - set(ga))
+
+
+def test_programs_match_fluid():
+    """Trainer, trainer startup, pserver and pserver startup programs of six configurations: the
+    same blocks, variables (name, shape, persistable), ops, slots and attributes as fluid 1.8.5."""
+    want, got = load("dist_transpiler.json"), run_fluidcompat("dist_transpiler.py")
+    assert sorted(want) == sorted(got)
+    for case in want:
+        assert sorted(want[case]) == sorted(got[case]), case
+        for prog, blocks in want[case].items():
+            mine = got[case][prog]
+            assert len(blocks) == len(mine), (case, prog)
+            for i, (wb, gb) in enumerate(zip(blocks, mine)):
+                where = (case, prog, i)
+                assert wb["parent"] == gb["parent"], where
+                assert wb["vars"] == gb["vars"], where
+                assert [o[0] for o in wb["ops"]] == [o[0] for o in gb["ops"]], where
+                for j, (wo, go) in enumerate(zip(wb["ops"], gb["ops"])):
+                    _compare_op(where + (j, wo[0]), wo, go)
+
+
+def _free_ports(n):
+    socks = [socket.socket() for _ in range(n)]
+    for s in socks:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in socks]
+    for s in socks:
+        s.close()
+    return ports
+
+
+def _launch_ps(tmp_path, script, workers, servers, *extra, env=None, timeout=240):
+    endpoints = ",".join(f"127.0.0.1:{p}" for p in _free_ports(servers))
+    cmd = [sys.executable, "-m", "fluidcompat", "launch_ps", "--device", "cpu", "--worker_num", str(workers),
+           "--server_num", str(servers), "--endpoints", endpoints, "--log_dir", str(tmp_path / "logs"),
+           *extra, script]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=dict(os.environ, **(env or {})))
+    logs = {p.name: p.read_text() for p in (tmp_path / "logs").iterdir()}
+    return proc, logs
+
+
+def _job(tmp_path, kind, sync, trainers, pservers):
+    """Run tests/golden/dist_train.py as a job of ``pservers`` server and ``trainers`` trainer
+    processes started by `fluidcompat launch_ps`; the trainers' JSON lines."""
+    env = {"DIST_KIND": kind, "DIST_SYNC": "1" if sync else "0"}
+    proc, logs = _launch_ps(tmp_path, os.path.join(GOLDEN, "dist_train.py"), trainers, pservers, env=env)
+    assert proc.returncode == 0, (proc.stderr, logs)
+    assert "all workers exit, going to finish parameter server" in proc.stderr
+    return [json.loads(logs[f"workerlog.{i}"].strip().splitlines()[-1]) for i in range(trainers)]
+
+
+@pytest.mark.parametrize("case,kind,sync,trainers", [("sgd", "sgd", True, 2), ("adam", "adam", True, 2),
+                                                     ("async", "sgd", False, 1)])  # fmt: skip
+def test_training_jobs_match_fluid(tmp_path, case, kind, sync, trainers):
+    """Two pservers and their trainers, each a process: every trainer's losses and final parameters
+    as under fluid 1.8.5 (sync: the trainers' gradients averaged on the servers, every trainer
+    ending with the same parameters; adam: a weight cut into two blocks, a decayed learning rate on
+    the servers; async: each gradient applied as it arrives). The servers end when the trainers close."""
+    want = load("dist_train.json")[case]
+    got = _job(tmp_path, kind, sync, trainers, 2)
+    assert len(got) == len(want)
+    for w, g in zip(want, got):
+        np.testing.assert_allclose(g["losses"], w["losses"], atol=2e-5, rtol=0)
+        assert sorted(g["params"]) == sorted(w["params"])
+        for name, (shape, total, head) in w["params"].items():
+            assert g["params"][name][0] == shape
+            np.testing.assert_allclose(g["params"][name][1], total, atol=1e-3, rtol=1e-5, err_msg=name)
+            np.testing.assert_allclose(g["params"][name][2], head, atol=2e-6, rtol=0, err_msg=name)
+
+
+def test_launch_ps_stops_the_job_when_a_process_fails(tmp_path):
+    """A trainer that fails stops the job (its servers would wait for it): exit 1 naming it and its log."""
+    script = tmp_path / "job.py"
+    script.write_text(
+        "import os, time\n"
+        "if os.environ['TRAINING_ROLE'] == 'PSERVER':\n"
+        "    time.sleep(120)\n"
+        "elif os.environ['PADDLE_TRAINER_ID'] == '1':\n"
+        "    raise SystemExit('trainer 1 gives up')\n"
+    )
+    start = time.time()
+    proc, logs = _launch_ps(tmp_path, str(script), 2, 2, timeout=100)
+    assert proc.returncode == 1
+    assert "fluidcompat launch_ps: worker 1 (pid " in proc.stderr
+    assert f"its log: {tmp_path / 'logs' / 'workerlog.1'}" in proc.stderr
+    assert "trainer 1 gives up" in logs["workerlog.1"]
+    assert sorted(logs) == ["serverlog.0", "serverlog.1", "workerlog.0", "workerlog.1"]
+    assert time.time() - start < 60
+
+
+def test_launch_ps_environment_is_fluids():
+    from fluidcompat import launch_ps
+
+    ns = launch_ps._parser().parse_args(["--server_num", "2", "--worker_num", "3", "--start_port", "7000", "t.py"])
+    got = launch_ps.environments(ns)
+    eps = "127.0.0.1:7000,127.0.0.1:7001"
+    common = {"PADDLE_PSERVERS_IP_PORT_LIST": eps, "PADDLE_TRAINERS_NUM": "3"}
+    server = dict(common, TRAINING_ROLE="PSERVER", PADDLE_PORT="7000", POD_IP="127.0.0.1")
+    assert got[0] == ("server", 0, server)
+    assert got[4] == ("worker", 2, dict(common, TRAINING_ROLE="TRAINER", PADDLE_TRAINER_ID="2"))
+    assert len(got) == 5
+
+
+# -- in-process jobs: the server in a thread -----------------------------------------------------------
+def _model(clip=False, seed_value=0.05):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        x = fluid.data("x", [None, 4], "float32")
+        y = fluid.data("y", [None, 1], "float32")
+        h = fluid.layers.fc(x, 3, act="tanh", param_attr=fluid.initializer.Constant(seed_value))
+        pred = fluid.layers.fc(h, 1, param_attr=fluid.initializer.Constant(-seed_value))
+        loss = fluid.layers.reduce_mean(fluid.layers.square(pred - y))
+        opt = fluid.optimizer.Momentum(
+            0.5, 0.9, regularization=fluid.regularizer.L2Decay(0.01),
+            grad_clip=fluid.clip.GradientClipByValue(0.05) if clip else None,
+        )  # fmt: skip
+        opt.minimize(loss)
+    return main, startup, loss
+
+
+def _batches(n=4):
+    rs = np.random.RandomState(5)
+    return [
+        (rs.uniform(-1, 1, (8, 4)).astype("float32"), rs.uniform(-2, 2, (8, 1)).astype("float32")) for _ in range(n)
+    ]
+
+
+def _local_losses(clip):
+    main, startup, loss = _model(clip)
+    exe, scope = fluid.Executor(fluid.CPUPlace()), fluid.Scope()
+    exe.run(startup, scope=scope)
+    return [float(exe.run(main, feed={"x": x, "y": y}, fetch_list=[loss], scope=scope)[0][0]) for x, y in _batches()]
+
+
+class _Server:
+    """A pserver of ``transpile``'s job running in a thread of this process."""
+
+    def __init__(self, make_transpiler, endpoint):
+        t = make_transpiler(0)
+        prog, startup = t.get_pserver_programs(endpoint)
+        self.exe, self.scope = fluid.Executor(fluid.CPUPlace()), fluid.Scope()
+        self.exe.run(startup, scope=self.scope)
+        self.error = None
+        self.thread = threading.Thread(target=self._serve, args=(prog,), daemon=True)
+        self.thread.start()
+
+    def _serve(self, prog):
+        try:
+            self.exe.run(prog, scope=self.scope)
+        except Exception as e:  # reported by the test
+            self.error = e
+
+    def join(self, timeout=30):
+        self.thread.join(timeout)
+        assert not self.thread.is_alive(), "the parameter server did not stop"
+        assert self.error is None, self.error
+
+
+def _transpiler(clip, endpoint, trainers=1):
+    def make(trainer_id):
+        main, startup, loss = _model(clip)
+        t = fluid.DistributeTranspiler()
+        t.transpile(trainer_id, program=main, pservers=endpoint, trainers=trainers, startup_program=startup)
+        t.loss, t.main, t.startup = loss, main, startup
+        return t
+
+    return make
+
+
+@pytest.fixture
+def fresh_client():
+    rpc._CLIENT = None
+    yield
+    rpc.close_client()
+    rpc._CLIENT = None
+
+
+@pytest.mark.parametrize("clip", [False, True])
+def test_one_trainer_job_trains_as_one_process(fresh_client, clip):
+    """With one trainer the servers' averaging is the identity: the job's losses are those of the
+    same program trained by one Executor. The optimizer's grad_clip stays with the trainer (fluid
+    1.8.5 moved it to the server, where it read a gradient no trainer sent)."""
+    endpoint = f"127.0.0.1:{_free_ports(1)[0]}"
+    make = _transpiler(clip, endpoint)
+    server = _Server(make, endpoint)
+    t = make(0)
+    prog = t.get_trainer_program()
+    types = [op.type for op in prog.global_block().ops]
+    assert types.count("clip") == (4 if clip else 0)
+    assert "momentum" not in types and types.count("send") == 4 and types.count("recv") == 4
+    pserver_types = {op.type for b in t.get_pserver_program(endpoint).blocks for op in b.ops}
+    assert "clip" not in pserver_types and "momentum" in pserver_types
+    exe, scope = fluid.Executor(fluid.CPUPlace()), fluid.Scope()
+    exe.run(t.startup, scope=scope)
+    losses = [
+        float(exe.run(prog, feed={"x": x, "y": y}, fetch_list=[t.loss], scope=scope)[0][0]) for x, y in _batches()
+    ]
+    exe.close()
+    server.join()
+    np.testing.assert_allclose(losses, _local_losses(clip), rtol=1e-5, atol=1e-6)
+    assert losses[-1] < losses[0]
+
+
+def test_server_stops_when_a_trainer_leaves_without_closing(fresh_client):
+    """fluid's servers waited for ever for a trainer that ended without exe.close(); here its closed
+    connection ends its part in the job."""
+    endpoint = f"127.0.0.1:{_free_ports(1)[0]}"
+    make = _transpiler(False, endpoint)
+    server = _Server(make, endpoint)
+    t = make(0)
+    prog = t.get_trainer_program()
+    exe, scope = fluid.Executor(fluid.CPUPlace()), fluid.Scope()
+    exe.run(t.startup, scope=scope)
+    x, y = _batches(1)[0]
+    exe.run(prog, feed={"x": x, "y": y}, fetch_list=[t.loss], scope=scope)
+    for sock in rpc.client()._conns.values():  # the process ends: its sockets close
+        sock.close()
+    rpc.client()._conns.clear()
+    server.join()
+
+
+def test_server_reports_a_variable_it_does_not_hold(fresh_client):
+    endpoint = f"127.0.0.1:{_free_ports(1)[0]}"
+    make = _transpiler(False, endpoint)
+    server = _Server(make, endpoint)
+    c = rpc.client()
+    c.trainer_id = 0
+    with pytest.raises(RuntimeError, match=r"'nope' is not on the parameter server 127\.0\.0\.1:\d+"):
+        c.call(endpoint, "get", "nope")
+    c.complete()
+    server.join()
+
+
+def test_trainer_fails_naming_a_server_that_never_starts(monkeypatch, fresh_client):
+    monkeypatch.setenv("FLAGS_rpc_deadline", "300")
+    endpoint = f"127.0.0.1:{_free_ports(1)[0]}"
+    with pytest.raises(RuntimeError, match=f"parameter server {endpoint} did not answer within FLAGS_rpc_deadline"):
+        rpc.client().call(endpoint, "get", "w")
+
+
+# -- the cut and the checks -------------------------------------------------------------------------
+class _V:
+    def __init__(self, name, shape):
+        self.name, self.shape = name, shape
+
+
+def test_slice_variable_cuts_whole_rows_of_at_least_min_block_size():
+    """The blocks fluid 1.8.5's slice_variable gives for the same shapes (run under it)."""
+    # 20000 elements over 2 servers: 2 blocks of 50 rows; 8192 is the smallest block: 1 block for 10000
+    assert slice_variable([_V("w", (100, 200))], 2, 8192) == [("w", 0, 10000), ("w", 1, 10000)]
+    assert slice_variable([_V("w", (100, 100))], 3, 8192) == [("w", 0, 10000)]
+    # 30002 elements in rows of 7: ceil(30002 / 3) = 10001 -> 10003 (whole rows), the last block the rest
+    assert slice_variable([_V("v", (4286, 7))], 3, 8192) == [("v", 0, 10003), ("v", 1, 10003), ("v", 2, 9996)]
+    assert slice_variable([_V("b", (5,))], 4, 8192) == [("b", 0, 5)]
+
+
+def test_hash_name_gives_each_name_one_server_in_every_process():
+    from fluidcompat.transpiler import HashName
+
+    eps = ["a:1", "b:2", "c:3"]
+    got = HashName(eps).dispatch([_V(n, (1,)) for n in ("w", "b", "w")])
+    assert got[0] == got[2] and all(e in eps for e in got)
+    code = (
+        "from fluidcompat.transpiler import HashName\nclass V: name='w'\n"
+        "print(HashName(['a:1','b:2','c:3']).dispatch([V()]))"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, env=dict(os.environ, PYTHONHASHSEED="7")
+    )
+    assert out.stdout.strip() == str([got[0]])
+
+
+def _minimized(sparse=False):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        ids = fluid.data("ids", [None, 1], "int64")
+        emb = fluid.layers.embedding(ids, [10, 4], is_sparse=sparse)
+        loss = fluid.layers.reduce_mean(emb)
+        fluid.optimizer.SGD(0.1).minimize(loss)
+    return main, startup
+
+
+@pytest.mark.parametrize(
+    "kwargs,error,match",
+    [
+        (dict(pservers=""), ValueError, "pservers must be a comma-separated 'ip:port' list"),
+        (dict(pservers="127.0.0.1"), ValueError, "'127.0.0.1' is not an 'ip:port' endpoint"),
+        (dict(pservers="a:1,a:1"), ValueError, "names an endpoint twice"),
+        (dict(trainers=0), ValueError, r"trainers must be the number of trainers \(an int >= 1\)"),
+        (dict(trainer_id=2, trainers=2), ValueError, r"trainer_id must be an int in \[0, 2\). Received: 2"),
+    ],
+)
+def test_bad_arguments_name_the_problem_and_leave_the_program(kwargs, error, match):
+    main, startup = _minimized()
+    before = str(main)
+    args = dict(trainer_id=0, program=main, startup_program=startup, pservers="127.0.0.1:6170", trainers=1)
+    args.update(kwargs)
+    with pytest.raises(error, match=match):
+        fluid.DistributeTranspiler().transpile(**args)
+    assert str(main) == before
+
+
+def test_unsupported_programs_and_modes_say_so():
+    main, startup = _minimized(sparse=True)
+    with pytest.raises(NotImplementedError, match="gradient of 'embedding_0.w_0' is sparse"):
+        fluid.DistributeTranspiler().transpile(0, program=main, startup_program=startup)
+    config = fluid.DistributeTranspilerConfig()
+    config.mode = "nccl2"
+    with pytest.raises(NotImplementedError, match="fluidcompat launch"):
+        fluid.DistributeTranspiler(config).transpile(0, trainers="127.0.0.1:1,127.0.0.1:2")
+    bare, bare_startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(bare, bare_startup):
+        fluid.layers.fc(fluid.data("x", [None, 2], "float32"), 1)
+    with pytest.raises(ValueError, match=r"no optimizer ops: call optimizer.minimize\(loss\)"):
+        fluid.DistributeTranspiler().transpile(0, program=bare, startup_program=bare_startup)
+    with pytest.raises(ValueError, match="min_block_size must be at least 8192"):
+        config = fluid.DistributeTranspilerConfig()
+        config.min_block_size = 100
+        fluid.DistributeTranspiler(config)
+
+
+def test_transpiling_twice_and_unknown_endpoints_are_errors():
+    main, startup = _minimized()
+    t = fluid.DistributeTranspiler()
+    with pytest.raises(RuntimeError, match=r"call transpile\(...\) first"):
+        t.get_trainer_program(wait_port=False)
+    t.transpile(0, program=main, startup_program=startup, pservers="127.0.0.1:6170")
+    with pytest.raises(ValueError, match="transpiled already"):
+        fluid.DistributeTranspiler().transpile(0, program=main, startup_program=startup)
+    with pytest.raises(ValueError, match=r"endpoint '127.0.0.1:9' is not one of the pservers \['127.0.0.1:6170'\]"):
+        t.get_pserver_program("127.0.0.1:9")
+    # every program from one transpiler, in any order (fluid 1.8.5 crashed building a pserver
+    # program after the trainer program)
+    t.get_trainer_program(wait_port=False)
+    prog, pstartup = t.get_pserver_programs("127.0.0.1:6170")
+    assert [op.type for op in prog.block(1).ops] == ["sum", "scale", "sgd"]
+    assert [op.type for op in pstartup.global_block().ops] == ["fill_constant", "uniform_random"]
