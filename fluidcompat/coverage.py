@@ -95,9 +95,9 @@ PARTIAL: Dict[str, str] = {
         "(fluid's asynchronous sections could read parameters not yet updated)"
     ),
     "paddle.fluid.DistributeTranspiler": (
-        "pserver mode (sync and async, dense gradients); not nccl2 / collective mode (fluidcompat launch), "
-        "sparse gradients, distributed lookup tables, runtime_split_send_recv, DC-ASGD, GEO-SGD or "
-        "learning-rate decay in async mode; an optimizer's grad_clip stays with the trainers"
+        "pserver mode (sync and async; is_sparse embeddings looked up on the servers); not nccl2 / collective "
+        "mode (fluidcompat launch), other sparse gradients, distributed lookup tables, runtime_split_send_recv, "
+        "DC-ASGD, GEO-SGD or learning-rate decay in async mode; an optimizer's grad_clip stays with the trainers"
     ),
     "paddle.fluid.transpiler": "DistributeTranspiler in pserver mode (see DistributeTranspiler)",
     "paddle.fluid.layers.StaticRNN": _NO_RECURRENT,

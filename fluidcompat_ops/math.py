@@ -270,6 +270,10 @@ def _scale_kernel(ins, attrs):
     st = first(ins, "ScaleTensor")
     s = st.reshape(-1)[0].item() if st is not None else attrs["scale"]
     b = attrs["bias"]
+    if isinstance(x, SelectedRows):  # a sparse gradient (averaged on a parameter server): its rows' values
+        if b:
+            raise ValueError("scale: a bias cannot be added to a SelectedRows (sparse) X")
+        return {"Out": [SelectedRows(x.rows, x.values * s, x.height)]}
     if _is_int(x):
         s, b = int(s), int(b)
     if attrs["bias_after_scale"]:

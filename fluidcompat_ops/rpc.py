@@ -1,7 +1,8 @@
 """The ops of fluid's parameter-server mode (``DistributeTranspiler``): ``send``, ``recv``,
-``send_barrier``, ``fetch_barrier`` and ``split_byref`` in a trainer's program, ``listen_and_serv``
-in a server's (run by ``Executor.run`` itself). Their messages go through
-fluidcompat/transpiler/rpc.py; their ``Out`` variables that only order ops hold empty tensors."""
+``send_barrier``, ``fetch_barrier``, ``split_byref``, ``split_selected_rows``,
+``distributed_lookup_table`` and ``fake_init`` in a trainer's program, ``listen_and_serv`` in a
+server's (run by ``Executor.run`` itself). Their messages go through fluidcompat/transpiler/rpc.py;
+their ``Out`` variables that only order ops hold empty tensors."""
 
 from __future__ import annotations
 
@@ -163,5 +164,103 @@ register(
         _listen_and_serv_kernel,
         no_buffer_inputs=frozenset({"X"}),
         doc="serve the trainers of a parameter-server job (run by Executor.run)",
+    )
+)
+
+
+def _split_selected_rows_kernel(ins, attrs):
+    from fluidcompat_ops.grad import SelectedRows
+
+    x = ins["X"][0]
+    if not isinstance(x, SelectedRows):
+        raise TypeError(
+            f"split_selected_rows: X must be a SelectedRows (sparse gradient). Received: {type(x).__name__}"
+        )
+    outs, offset = [], 0
+    for h in attrs["height_sections"]:
+        keep = (x.rows >= offset) & (x.rows < offset + h)
+        outs.append(SelectedRows(x.rows[keep] - offset, x.values[keep], int(h)))
+        offset += h
+    if offset != x.height:
+        raise ValueError(f"split_selected_rows: height_sections {attrs['height_sections']} do not add up to {x.height}")
+    return {"Out": outs}
+
+
+def _remote_lookup_kernel(ins, attrs):
+    """Each id's row from the server holding its block of the table (each distinct row asked once)."""
+    c = _client(attrs)
+    sections, eps, tables = attrs["height_sections"], attrs["endpoints"], attrs["table_names"]
+    w = ins["W"][0]  # the trainer's table has only its shape (fake_init)
+    width, total, p = int(w.shape[1]), sum(sections), attrs["padding_idx"]
+    v2 = attrs["lookup_table_version"] == "lookup_table_v2"
+    outs = []
+    for ids in ins["Ids"]:
+        flat = ids.reshape(-1).long()
+        if flat.numel():
+            lo, hi = int(flat.min()), int(flat.max())
+            if lo < 0 or hi >= total:
+                raise ValueError(
+                    f"Variable value (input) of OP(fluid.layers.embedding) expected >= 0 and < {total}, "
+                    f"but got {lo if lo < 0 else hi}. Please check input value."
+                )
+        out = torch.zeros((flat.numel(), width), dtype=w.dtype, device=ids.device)
+        offset = 0
+        for h, ep, table in zip(sections, eps, tables):
+            mask = (flat >= offset) & (flat < offset + h)
+            if p != -1:
+                mask &= flat != p
+            if bool(mask.any()):
+                local, inverse = torch.unique(flat[mask] - offset, return_inverse=True)
+                rows = torch.from_numpy(c.call(ep, "prefetch", table, local.cpu().numpy()))
+                out[mask] = rows.to(out.device, out.dtype)[inverse]
+            offset += h
+        outs.append(out.reshape(list(ids.shape if v2 else ids.shape[:-1]) + [width]))
+    return {"Outputs": outs}
+
+
+def _fake_init_kernel(ins, attrs):
+    return {"Out": [torch.zeros([int(d) for d in attrs["shape"]], device=attrs["_device"])]}
+
+
+register(
+    OpDef(
+        "split_selected_rows",
+        ("X",),
+        ("Out",),
+        {"height_sections": []},
+        None,
+        _split_selected_rows_kernel,
+        doc="Out = the rows of the SelectedRows X in each height section, numbered from the section's start",
+    )
+)
+register(
+    OpDef(
+        "distributed_lookup_table",
+        ("Ids", "W"),
+        ("Outputs",),
+        {
+            "table_names": [],
+            "height_sections": [],
+            "endpoints": [],
+            "padding_idx": -1,
+            "trainer_id": 0,
+            "lookup_table_version": "lookup_table",
+            "dtype": 5,
+        },  # fmt: skip
+        None,
+        _remote_lookup_kernel,
+        no_buffer_inputs=frozenset({"W"}),
+        doc="Outputs = the rows of Ids looked up in a table whose blocks are on parameter servers",
+    )
+)
+register(
+    OpDef(
+        "fake_init",
+        (),
+        ("Out",),
+        {"shape": []},
+        None,
+        _fake_init_kernel,
+        doc="Out = zeros of the shape (a table that lives on the parameter servers)",
     )
 )

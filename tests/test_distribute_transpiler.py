@@ -95,12 +95,15 @@ def _job(tmp_path, kind, sync, trainers, pservers):
 
 
 @pytest.mark.parametrize("case,kind,sync,trainers", [("sgd", "sgd", True, 2), ("adam", "adam", True, 2),
-                                                     ("async", "sgd", False, 1)])  # fmt: skip
+                                                     ("async", "sgd", False, 1), ("sparse", "sparse", True, 2),
+                                                     ("sparse_async", "sparse", False, 1)])  # fmt: skip
 def test_training_jobs_match_fluid(tmp_path, case, kind, sync, trainers):
     """Two pservers and their trainers, each a process: every trainer's losses and final parameters
     as under fluid 1.8.5 (sync: the trainers' gradients averaged on the servers, every trainer
     ending with the same parameters; adam: a weight cut into two blocks, a decayed learning rate on
-    the servers; async: each gradient applied as it arrives). The servers end when the trainers close."""
+    the servers; async: each gradient applied as it arrives; sparse: an is_sparse table cut over the
+    servers, its rows looked up there, its sparse gradients averaged and applied there). The servers
+    end when the trainers close."""
     want = load("dist_train.json")[case]
     got = _job(tmp_path, kind, sync, trainers, 2)
     assert len(got) == len(want)
@@ -315,11 +318,11 @@ def test_hash_name_gives_each_name_one_server_in_every_process():
     assert out.stdout.strip() == str([got[0]])
 
 
-def _minimized(sparse=False):
+def _minimized(sparse=False, distributed=False):
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
         ids = fluid.data("ids", [None, 1], "int64")
-        emb = fluid.layers.embedding(ids, [10, 4], is_sparse=sparse)
+        emb = fluid.layers.embedding(ids, [10, 4], is_sparse=sparse, is_distributed=distributed)
         loss = fluid.layers.reduce_mean(emb)
         fluid.optimizer.SGD(0.1).minimize(loss)
     return main, startup
@@ -346,8 +349,8 @@ def test_bad_arguments_name_the_problem_and_leave_the_program(kwargs, error, mat
 
 
 def test_unsupported_programs_and_modes_say_so():
-    main, startup = _minimized(sparse=True)
-    with pytest.raises(NotImplementedError, match="gradient of 'embedding_0.w_0' is sparse"):
+    main, startup = _minimized(sparse=True, distributed=True)
+    with pytest.raises(NotImplementedError, match="'embedding_0.w_0' is a distributed lookup table"):
         fluid.DistributeTranspiler().transpile(0, program=main, startup_program=startup)
     config = fluid.DistributeTranspilerConfig()
     config.mode = "nccl2"
@@ -380,3 +383,78 @@ def test_transpiling_twice_and_unknown_endpoints_are_errors():
     prog, pstartup = t.get_pserver_programs("127.0.0.1:6170")
     assert [op.type for op in prog.block(1).ops] == ["sum", "scale", "sgd"]
     assert [op.type for op in pstartup.global_block().ops] == ["fill_constant", "uniform_random"]
+
+
+def test_sparse_table_is_looked_up_on_the_servers():
+    """An is_sparse embedding's lookup becomes distributed_lookup_table, its gradient is cut by
+    rows (split_selected_rows) and sent; the trainer never receives the table, and its startup only
+    shapes it (fake_init), as fluid 1.8.5 did."""
+    main, startup = _minimized(sparse=True)
+    t = fluid.DistributeTranspiler()
+    t.transpile(0, program=main, startup_program=startup, pservers="127.0.0.1:6170,127.0.0.1:6171")
+    prog = t.get_trainer_program(wait_port=False)
+    types = [op.type for op in prog.global_block().ops]
+    assert types[0] == "distributed_lookup_table" and "lookup_table" not in types
+    assert "recv" not in types and "lookup_table_grad" in types
+    lookup = prog.global_block().ops[0]
+    assert lookup.attr("height_sections") == [10] and lookup.attr("table_names") == ["embedding_0.w_0"]
+    assert [op.type for op in startup.global_block().ops] == ["fetch_barrier", "fake_init"]
+    assert startup.global_block().ops[-1].attr("shape") == [10, 4]
+
+
+def _kernel(op_type):
+    import fluidcompat_ops
+
+    fluidcompat_ops.bind_torch()
+    return fluidcompat_ops.lookup(op_type).kernel
+
+
+def test_split_selected_rows_numbers_rows_from_each_section():
+    import torch
+
+    from fluidcompat_ops.grad import SelectedRows
+
+    g = SelectedRows(torch.tensor([7, 1, 5, 7]), torch.arange(8.0).reshape(4, 2), 9)
+    a, b = _kernel("split_selected_rows")({"X": [g]}, {"height_sections": [5, 4]})["Out"]
+    assert a.rows.tolist() == [1] and a.values.tolist() == [[2.0, 3.0]] and a.height == 5
+    assert b.rows.tolist() == [2, 0, 2] and b.values.tolist() == [[0.0, 1.0], [4.0, 5.0], [6.0, 7.0]]
+    assert b.height == 4
+    with pytest.raises(ValueError, match=r"height_sections \[5, 3\] do not add up to 9"):
+        _kernel("split_selected_rows")({"X": [g]}, {"height_sections": [5, 3]})
+    x = torch.arange(12.0).reshape(6, 2)
+    parts = _kernel("split_byref")({"X": [x]}, {"sections": [4, 2]})["Out"]
+    np.testing.assert_array_equal(torch.cat(parts).numpy(), x.numpy())
+    with pytest.raises(ValueError, match=r"sections \[4, 1\] do not add up to the 6 rows of X"):
+        _kernel("split_byref")({"X": [x]}, {"sections": [4, 1]})
+
+
+def test_remote_lookup_gives_each_rows_server_value(fresh_client):
+    """distributed_lookup_table against a server thread holding two blocks of a table: every id's
+    row, padding_idx rows zero, an id out of the table an error naming the bound."""
+    import torch
+
+    endpoint = f"127.0.0.1:{_free_ports(1)[0]}"
+    table = np.arange(40, dtype="float32").reshape(10, 4)
+    main, startup = _minimized(sparse=True)
+    t = fluid.DistributeTranspiler()
+    t.transpile(0, program=main, startup_program=startup, pservers=endpoint)
+    prog, pstartup = t.get_pserver_programs(endpoint)
+    exe, scope = fluid.Executor(fluid.CPUPlace()), fluid.Scope()
+    exe.run(pstartup, scope=scope)
+    scope.find_var("embedding_0.w_0").get_tensor().set(table, fluid.CPUPlace())
+    server = threading.Thread(target=exe.run, args=(prog,), kwargs={"scope": scope}, daemon=True)
+    server.start()
+    rpc.client().trainer_id = 0
+    attrs = {"height_sections": [6, 4], "endpoints": [endpoint, endpoint], "table_names": ["embedding_0.w_0"] * 2,
+             "padding_idx": 2, "lookup_table_version": "lookup_table", "trainer_id": 0}  # fmt: skip
+    ids = torch.tensor([[7], [2], [0], [7], [9]])
+    w = torch.zeros(10, 4)
+    got = _kernel("distributed_lookup_table")({"Ids": [ids], "W": [w]}, attrs)["Outputs"][0]
+    # the second section's rows are numbered from 0 on the server: ids 7, 9 -> its rows 1, 3
+    want = np.stack([table[1], np.zeros(4), table[0], table[1], table[3]])
+    np.testing.assert_array_equal(got.numpy(), want)
+    with pytest.raises(ValueError, match="expected >= 0 and < 10, but got 10"):
+        _kernel("distributed_lookup_table")({"Ids": [torch.tensor([[10]])], "W": [w]}, attrs)
+    rpc.close_client()
+    server.join(20)
+    assert not server.is_alive()

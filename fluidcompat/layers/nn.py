@@ -447,7 +447,13 @@ def _embedding(op_type, api, input, size, is_sparse, is_distributed, padding_idx
         type=op_type,
         inputs={"Ids": [input], "W": [w]},
         outputs={"Out": [out]},
-        attrs={"is_sparse": is_sparse, "is_distributed": is_distributed, "padding_idx": padding_idx},
+        attrs={
+            "is_sparse": is_sparse,
+            "is_distributed": is_distributed,
+            "padding_idx": padding_idx,
+            # as fluid 1.8: a sparse table of a parameter-server job is looked up on the servers
+            "remote_prefetch": bool(is_sparse and not is_distributed),
+        },
     )
     return out
 

@@ -36,6 +36,8 @@ from fluidcompat.framework import (
 )
 from fluidcompat.transpiler.ps_dispatcher import PSDispatcher, RoundRobin
 
+_LOOKUPS = ("lookup_table", "lookup_table_v2")
+
 
 class DistributedMode:
     SYNC = 0
@@ -250,18 +252,22 @@ class DistributeTranspiler:
             raise ValueError(
                 "transpile: the program has no optimizer ops: call optimizer.minimize(loss) on it before transpiling"
             )
-        for p, g in params_grads:
-            if g.type == VarType.SELECTED_ROWS:
-                raise NotImplementedError(
-                    f"DistributeTranspiler: the gradient of '{p.name}' is sparse (is_sparse=True): fluidcompat's "
-                    "parameter servers take dense gradients; build the layer with is_sparse=False"
-                )
         for op in program.global_block().ops:
-            if op.type == "lookup_table" and op.attrs.get("is_distributed"):
+            if op.type in _LOOKUPS and op.attrs.get("is_distributed"):
                 raise NotImplementedError(
                     f"DistributeTranspiler: '{op.input('W')[0]}' is a distributed lookup table (is_distributed=True), "
                     "which fluidcompat does not support; build the embedding with is_distributed=False"
                 )
+        remote = [op for op in program.global_block().ops if op.type in _LOOKUPS and op.attrs.get("remote_prefetch")]
+        for p, g in params_grads:
+            if g.type == VarType.SELECTED_ROWS and not any(p.name in op.input("W") for op in remote):
+                raise NotImplementedError(
+                    f"DistributeTranspiler: the gradient of '{p.name}' is sparse but not that of an is_sparse "
+                    "embedding (fluid.layers.embedding / fluid.embedding); fluidcompat's parameter servers take "
+                    "those and dense gradients: build the layer with is_sparse=False"
+                )
+        self.sparse_update_ops = remote
+        self.sparse_param_to_height_sections: Dict[str, list] = {}
         self.origin_program, self.startup_program = program, startup
         self.trainer_num, self.trainer_id, self.sync_mode = trainers, trainer_id, bool(sync_mode)
         self.pserver_endpoints = eps
@@ -372,10 +378,16 @@ class DistributeTranspiler:
             eplist = dispatcher.dispatch(splits)
             sent = splits[0].name if len(splits) == 1 else grad_name
             index = next((i for i in range(len(block.ops) - 1, -1, -1) if sent in block.ops[i].output_arg_names), -1)
+            sections = [v.shape[0] for v in splits]
+            param = self.grad_name_to_param_name[grad_name]
+            sparse = splits[0].type == VarType.SELECTED_ROWS
+            if sparse:
+                self.sparse_param_to_height_sections[param] = sections
             if len(splits) > 1:
                 block._insert_op(
-                    index + 1, "split_byref", {"X": [grad_name]}, {"Out": [v.name for v in splits]},
-                    {"sections": [v.shape[0] for v in splits], "op_role": OpRole.Dist},
+                    index + 1, "split_selected_rows" if sparse else "split_byref", {"X": [grad_name]},
+                    {"Out": [v.name for v in splits]},
+                    {"height_sections" if sparse else "sections": sections, "op_role": OpRole.Dist},
                 )  # fmt: skip
                 index += 1
             dummy = block.create_var(name=generate_control_dev_var_name())
@@ -399,8 +411,11 @@ class DistributeTranspiler:
             self.param_grad_ep_mapping[ep]["params"].append(p)
             self.param_grad_ep_mapping[ep]["grads"].append(g)
         self._recv_ep = {p.name: ep for p, ep in zip(recv_vars, eplist)}
-        received = []
+        received, remote_tables = [], {}
         for pname, splits in self.param_var_mapping.items():
+            if pname in self.sparse_param_to_height_sections:  # looked up on the servers, never received
+                remote_tables[pname] = ([self._recv_ep[v.name] for v in splits], [v.name for v in splits])
+                continue
             gname = self.param_name_to_grad_name[pname]
             dep = barrier_out if self.sync_mode else sent_by[gname]
             gsplits = self.grad_var_mapping[gname]
@@ -416,16 +431,49 @@ class DistributeTranspiler:
                 {"endpoints": eps, "trainer_id": tid, "op_role": OpRole.RPC},
             )  # fmt: skip
         for pname, splits in self.param_var_mapping.items():
-            if len(splits) > 1:
+            if len(splits) > 1 and pname not in remote_tables:
                 block.append_op(
                     "concat", {"X": [v.name for v in splits]}, {"Out": [pname]}, {"axis": 0, "op_role": OpRole.Dist}
                 )
+        self._remote_lookups(block, remote_tables)
         self._trainer_startup()
+
+    def _remote_lookups(self, block, remote_tables) -> None:
+        """Each sparse table's lookup ops become one ``distributed_lookup_table`` op, placed after the
+        last writer of their ids: the rows come from the servers holding the table's blocks."""
+        for pname, (eps, table_names) in remote_tables.items():
+            ops = [op for op in self.sparse_update_ops if pname in op.input("W")]
+            kinds = {op.type for op in ops}
+            if len(kinds) != 1:
+                raise NotImplementedError(
+                    f"DistributeTranspiler: the sparse table '{pname}' is looked up by both lookup_table and "
+                    "lookup_table_v2 ops; build its embeddings with one API"
+                )
+            ids = [op.input("Ids")[0] for op in ops]
+            outs = [op.output("Out")[0] for op in ops]
+            padding_idx = ops[0].attrs.get("padding_idx", -1)
+            for op in ops:
+                block._remove_op(next(i for i, o in enumerate(block.ops) if o is op))
+            last_in = max((i for i, op in enumerate(block.ops) if set(ids) & set(op.output_arg_names)), default=-1)
+            first_out = min((i for i, op in enumerate(block.ops) if set(outs) & set(op.input_arg_names)),
+                            default=len(block.ops))  # fmt: skip
+            if first_out <= last_in:
+                raise ValueError(
+                    f"DistributeTranspiler: an op reads the lookup of '{pname}' before its ids are computed"
+                )
+            block._insert_op(
+                last_in + 1, "distributed_lookup_table", {"Ids": ids, "W": [pname]}, {"Outputs": outs},
+                {"table_names": table_names, "height_sections": self.sparse_param_to_height_sections[pname],
+                 "endpoints": eps, "padding_idx": padding_idx, "trainer_id": self.trainer_id,
+                 "lookup_table_version": ops[0].type},
+            )  # fmt: skip
 
     def _trainer_startup(self) -> None:
         sb = self.startup_program.global_block()
         tid = self.trainer_id
-        for splits in self.param_var_mapping.values():
+        for pname, splits in self.param_var_mapping.items():
+            if pname in self.sparse_param_to_height_sections:
+                continue
             for v in splits:
                 if not sb.has_var(v.name):
                     sb.create_var(name=v.name, persistable=False, type=v.type, dtype=v.dtype, shape=v.shape,
@@ -440,7 +488,7 @@ class DistributeTranspiler:
             {"endpoints": self.pserver_endpoints, "trainer_id": self.trainer_id, "op_role": OpRole.RPC},
         )  # fmt: skip
         for pname, splits in self.param_var_mapping.items():
-            if len(splits) > 1:
+            if len(splits) > 1 and pname not in self.sparse_param_to_height_sections:
                 if not sb.has_var(pname):
                     v = self.origin_program.global_block().var(pname)
                     sb.create_var(name=pname, persistable=v.persistable, type=v.type, dtype=v.dtype, shape=v.shape)
@@ -469,6 +517,7 @@ class DistributeTranspiler:
         for n in dead:
             if sb.has_var(n):
                 sb._remove_var(n)
+        self._fake_init_sparse_tables(sb)
         gone = set(map(id, self._lr_ops())) | set(map(id, self.optimize_ops))
         for i in reversed(range(len(block.ops))):
             if id(block.ops[i]) in gone:
@@ -479,6 +528,19 @@ class DistributeTranspiler:
         if wait_port:
             wait_server_ready(self.pserver_endpoints)
         return self.origin_program
+
+    def _fake_init_sparse_tables(self, sb) -> None:
+        """A sparse table lives on the servers: the trainer's startup only gives it its shape
+        (``fake_init``) in place of its initializer."""
+        for name in self.sparse_param_to_height_sections:
+            inits = [i for i, op in enumerate(sb.ops) if name in op.output_arg_names and op.type != "fake_init"]
+            if not inits:
+                continue
+            if len(inits) != 1:
+                raise ValueError(f"table init op num should be 1, now is {len(inits)} (table '{name}')")
+            shape = list(sb.ops[inits[0]].attrs.get("shape") or sb.var(name).shape)
+            sb._remove_op(inits[0])
+            sb.append_op("fake_init", {}, {"Out": [name]}, {"shape": shape})
 
     def _optimizer_only_vars(self) -> set:
         """Inputs of the optimizer ops that are not the parameters or gradients they update."""
@@ -526,6 +588,7 @@ class DistributeTranspiler:
                 self._clone_lr_op(lr_block, op)
             lr_decay_block_id = lr_block.idx
         grad_to_block_id: List[str] = []
+        self._sparse_grad_to_param: List[str] = []
         parent = prog.num_blocks - 1
         for opt_op in [op for op in self.optimize_ops if _is_optimizer_op(op) and self._on_server(endpoint, op)]:
             blk = prog._create_block(parent)
@@ -553,7 +616,7 @@ class DistributeTranspiler:
             {"optimize_blocks": [b.idx for b in optimize_blocks], "endpoint": endpoint,
              "pserver_id": self.pserver_endpoints.index(endpoint), "Fanin": self.trainer_num,
              "distributed_mode": self.distributed_mode, "grad_to_block_id": list(dict.fromkeys(grad_to_block_id)),
-             "sparse_grad_to_param": [], "lr_decay_block_id": lr_decay_block_id},
+             "sparse_grad_to_param": self._sparse_grad_to_param, "lr_decay_block_id": lr_decay_block_id},
         )  # fmt: skip
         return prog
 
@@ -617,6 +680,8 @@ class DistributeTranspiler:
         outs = {slot: list(names) for slot, names in op.outputs.items()}
         outs["ParamOut"] = [param.name]
         blk.append_op(op.type, ins, outs, op.all_attrs())
+        if merged.type == VarType.SELECTED_ROWS:
+            self._sparse_grad_to_param.append(f"{merged.name}:{param.name}")
 
     def _server_var(self, gb, name: str):
         """The server's block of a parameter or gradient named ``name`` (its own name when not cut),

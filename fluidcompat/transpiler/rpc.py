@@ -183,8 +183,7 @@ class ParameterServer:
                 self.cond.wait()
 
     def _store(self, name: str, value) -> None:
-        t = self._torch.from_numpy(value).to(self.executor._device)
-        self.scope.var(name).tensor._t = t
+        self.scope.var(name).tensor._t = _unwire(value, self.executor._device)
 
     def _value(self, name: str):
         var = self.scope.find_var(name)
@@ -228,6 +227,15 @@ class ParameterServer:
                 return self._value(name)
             with self.lock:
                 return self._value(name)
+        if kind == "prefetch":  # rows of a sparse table's block, by their numbers in the block
+            with self.lock:
+                var = self.scope.find_var(name)
+                table = var.tensor._t if var is not None else None
+                if table is None:
+                    raise ValueError(f"the table '{name}' is not on the parameter server {self.endpoint}")
+                if value.size and (value.min() < 0 or value.max() >= table.shape[0]):
+                    raise ValueError(f"row {int(value.max())} is not in '{name}' ({table.shape[0]} rows)")
+                return table.index_select(0, self._torch.from_numpy(value).to(table.device)).cpu().numpy()
         if kind in ("batch_barrier", "fetch_barrier"):
             if self.sync:
                 self._arrive("send" if kind == "batch_barrier" else "get", tid)
@@ -290,6 +298,7 @@ class ParameterServer:
                 listener.close()
                 raise RuntimeError(f"listen_and_serv cannot listen on {self.endpoint}: {e}") from None
         listener.listen(64)
+        conns, threads = [], []
 
         def accept():
             while True:
@@ -298,9 +307,12 @@ class ParameterServer:
                 except OSError:
                     return
                 conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-                threading.Thread(target=self._handle, args=(conn,), daemon=True).start()
+                conns.append(conn)
+                threads.append(threading.Thread(target=self._handle, args=(conn,), daemon=True))
+                threads[-1].start()
 
-        threading.Thread(target=accept, daemon=True).start()
+        acceptor = threading.Thread(target=accept, daemon=True)
+        acceptor.start()
         try:
             if self.sync:
                 self._sync_loop()
@@ -314,7 +326,16 @@ class ParameterServer:
                 self.cond.notify_all()
             raise
         finally:
+            # every thread ends before the server returns (a thread that ran torch kernels and is
+            # still there when the interpreter exits can abort it)
+            for sock in [listener] + conns:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
             listener.close()
+            for th in [acceptor] + threads:
+                th.join(10)
 
     def _sync_loop(self) -> None:
         self._enter("get")  # the trainers' startup programs receive the initial parameters
@@ -342,5 +363,21 @@ def serve(executor, program, scope) -> None:
     ParameterServer(executor, program, ops[0], scope).serve()
 
 
-def _wire(t) -> np.ndarray:
+def _wire(t):
+    """A tensor (or a SelectedRows: its rows, values and height) as it travels."""
+    from fluidcompat_ops.grad import SelectedRows
+
+    if isinstance(t, SelectedRows):
+        return ("selected_rows", _wire(t.rows), _wire(t.values), int(t.height))
     return np.ascontiguousarray(t.detach().cpu().numpy())
+
+
+def _unwire(value, device):
+    import torch
+
+    from fluidcompat_ops.grad import SelectedRows
+
+    if isinstance(value, tuple) and value[:1] == ("selected_rows",):
+        _, rows, values, height = value
+        return SelectedRows(torch.from_numpy(rows).to(device), torch.from_numpy(values).to(device), height)
+    return torch.from_numpy(value).to(device)

@@ -2,8 +2,10 @@
 # paddle.distributed.launch_ps (fluid 1.8.5) or `fluidcompat launch_ps`, which set TRAINING_ROLE,
 # PADDLE_PSERVERS_IP_PORT_LIST, PADDLE_TRAINERS_NUM, PADDLE_TRAINER_ID, POD_IP and PADDLE_PORT.
 # DIST_KIND is the model ("sgd": SGD, two fc layers; "adam": Adam with a decayed learning rate and a
-# weight cut into blocks over the pservers), DIST_SYNC 0 for async training. A trainer prints its
-# losses and the parameters it holds at the end, as JSON.
+# weight cut into blocks over the pservers; "sparse": an is_sparse embedding table cut over the
+# pservers, whose rows the trainers fetch as they look them up, SGD), DIST_SYNC 0 for async training.
+# A trainer prints its losses and the parameters it holds at the end, as JSON (not the sparse table,
+# which only the pservers hold).
 import json
 import os
 
@@ -19,8 +21,12 @@ sync = os.environ.get("DIST_SYNC", "1") == "1"
 
 main, startup = fluid.Program(), fluid.Program()
 with fluid.program_guard(main, startup):
-    x = fluid.data("x", [None, 100], "float32")
     y = fluid.data("y", [None, 1], "float32")
+    if kind == "sparse":
+        ids = fluid.data("ids", [None, 1], "int64")
+        x = fluid.layers.embedding(ids, [2000, 100], is_sparse=True, param_attr=fluid.initializer.Constant(0.03))
+    else:
+        x = fluid.data("x", [None, 100], "float32")
     size = 200 if kind == "adam" else 8
     w0 = np.random.RandomState(1).uniform(-0.1, 0.1, (size, 1)).astype("float32")
     h = fluid.layers.fc(x, size, act="tanh", param_attr=fluid.initializer.Constant(0.01))
@@ -57,11 +63,14 @@ else:
     for _ in range(4):
         xv = rs.uniform(-1, 1, (6, 100)).astype("float32")
         yv = rs.uniform(-1, 1, (6, 1)).astype("float32")
-        (l,) = exe.run(prog, feed={"x": xv, "y": yv}, fetch_list=[loss])
+        feed = {"x": xv, "y": yv}
+        if kind == "sparse":  # ids in both halves of the table, a repeated one
+            feed = {"ids": np.array([[3], [1500], [999], [1000], [3], [rs.randint(0, 2000)]], "int64"), "y": yv}
+        (l,) = exe.run(prog, feed=feed, fetch_list=[loss])
         losses.append(round(float(np.array(l).reshape(-1)[0]), 6))
     scope = fluid.global_scope()
     params = {}
-    for name in sorted(v.name for v in main.global_block().all_parameters()):
+    for name in sorted(v.name for v in main.global_block().all_parameters() if "embedding" not in v.name):
         a = np.array(scope.find_var(name).get_tensor()).astype("float64")
         params[name] = [list(a.shape), round(float(a.sum()), 5), np.round(a.reshape(-1)[:3], 6).tolist()]
     exe.close()

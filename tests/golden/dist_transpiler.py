@@ -1,7 +1,8 @@
 # fluid.DistributeTranspiler (pserver mode): the trainer, trainer startup, pserver and pserver
 # startup programs it builds, for sync training with SGD (two pservers, two trainers), Adam with
 # a weight large enough to be cut into blocks and a decayed learning rate, Momentum with L2
-# regularization, async training, slice_var_up=False, one trainer and three pservers.
+# regularization, async training, slice_var_up=False, one trainer and three pservers, and an
+# is_sparse embedding table cut over two pservers (looked up remotely, sparse gradients).
 import json
 import re
 
@@ -66,7 +67,11 @@ def build(kind):
     main, startup = fluid.Program(), fluid.Program()
     main.random_seed = startup.random_seed = 7
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
-        x = fluid.data("x", [None, 100], "float32")
+        if kind == "sparse":
+            ids = fluid.data("ids", [None, 1], "int64")
+            x = fluid.layers.embedding(ids, [2000, 16], is_sparse=True, padding_idx=0)
+        else:
+            x = fluid.data("x", [None, 100], "float32")
         y = fluid.data("y", [None, 1], "float32")
         size = 200 if kind == "adam" else 8
         h = fluid.layers.fc(x, size, act="tanh", param_attr=fluid.initializer.Constant(0.01))
@@ -84,6 +89,7 @@ def build(kind):
 
 CASES = {
     "sgd": dict(kind="sgd", pservers=2, trainers=2),
+    "sparse": dict(kind="sparse", pservers=2, trainers=2),
     "adam": dict(kind="adam", pservers=2, trainers=2),
     "l2": dict(kind="l2", pservers=1, trainers=2),
     "async": dict(kind="sgd", pservers=2, trainers=2, sync=False),
