@@ -183,10 +183,10 @@ def _local_losses(clip):
 class _Server:
     """A pserver of ``transpile``'s job running in a thread of this process."""
 
-    def __init__(self, make_transpiler, endpoint):
+    def __init__(self, make_transpiler, endpoint, place=None):
         t = make_transpiler(0)
         prog, startup = t.get_pserver_programs(endpoint)
-        self.exe, self.scope = fluid.Executor(fluid.CPUPlace()), fluid.Scope()
+        self.exe, self.scope = fluid.Executor(place or fluid.CPUPlace()), fluid.Scope()
         self.exe.run(startup, scope=self.scope)
         self.error = None
         self.thread = threading.Thread(target=self._serve, args=(prog,), daemon=True)
@@ -225,12 +225,22 @@ def fresh_client():
 
 @pytest.mark.parametrize("clip", [False, True])
 def test_one_trainer_job_trains_as_one_process(fresh_client, clip):
+    _one_trainer_job(clip, fluid.CPUPlace())
+
+
+@pytest.mark.cuda
+def test_one_trainer_job_on_cuda_trains_as_one_process(fresh_client):
+    """The trainer and the server on cuda:0: sends copy to the host, receives land on the GPU."""
+    _one_trainer_job(True, fluid.CUDAPlace(0))
+
+
+def _one_trainer_job(clip, place):
     """With one trainer the servers' averaging is the identity: the job's losses are those of the
     same program trained by one Executor. The optimizer's grad_clip stays with the trainer (fluid
     1.8.5 moved it to the server, where it read a gradient no trainer sent)."""
     endpoint = f"127.0.0.1:{_free_ports(1)[0]}"
     make = _transpiler(clip, endpoint)
-    server = _Server(make, endpoint)
+    server = _Server(make, endpoint, place)
     t = make(0)
     prog = t.get_trainer_program()
     types = [op.type for op in prog.global_block().ops]
@@ -238,7 +248,7 @@ def test_one_trainer_job_trains_as_one_process(fresh_client, clip):
     assert "momentum" not in types and types.count("send") == 4 and types.count("recv") == 4
     pserver_types = {op.type for b in t.get_pserver_program(endpoint).blocks for op in b.ops}
     assert "clip" not in pserver_types and "momentum" in pserver_types
-    exe, scope = fluid.Executor(fluid.CPUPlace()), fluid.Scope()
+    exe, scope = fluid.Executor(place), fluid.Scope()
     exe.run(t.startup, scope=scope)
     losses = [
         float(exe.run(prog, feed={"x": x, "y": y}, fetch_list=[t.loss], scope=scope)[0][0]) for x, y in _batches()

@@ -162,7 +162,6 @@ class ParameterServer:
         blocks = [b for b in attrs.get("optimize_blocks", []) if program.block(b).ops]
         self.programs = {b: _block_program(program, b) for b in blocks}
         self.order = blocks
-        self.lr_block = attrs.get("lr_decay_block_id", -1)
         self.inputs = set(op.inputs.get("X", ()))
         self.grad_block = {}
         for entry in attrs.get("grad_to_block_id", []):
