@@ -143,8 +143,47 @@ def save_params(executor, dirname, main_program=None, filename=None) -> None:
 
 
 def save_persistables(executor, dirname, main_program=None, filename=None) -> None:
-    """Save the persistable variables of ``main_program`` to ``dirname``, in fluid's format."""
-    save_vars(executor, dirname, main_program, None, is_persistable, filename)
+    """Save the persistable variables of ``main_program`` to ``dirname``, in fluid's format.
+
+    A trainer program of ``DistributeTranspiler`` saves as fluid's did: its own persistables, and
+    from the first trainer (``trainer_id`` 0) what only the parameter servers hold (sparse tables,
+    optimizer state), each slice fetched from its server and the slices joined: one file a variable.
+    """
+    remote = _distributed_vars(main_program)
+    if remote is None:
+        save_vars(executor, dirname, main_program, None, is_persistable, filename)
+        return
+    if filename is not None:
+        warnings.warn(
+            f"save_persistables of a distributed trainer program writes one file per variable (filename "
+            f"'{filename}' is not used), as fluid 1.8 did",
+            stacklevel=2,
+        )
+    on_servers = {e["name"] for e in remote if e["vtype"] != "Param"}
+    save_vars(executor, dirname, main_program, None, lambda v: is_persistable(v) and v.name not in on_servers)
+    if not main_program._is_chief:
+        return
+    from fluidcompat.transpiler import rpc
+
+    c = rpc.client()
+    for e in remote:
+        if e["vtype"] == "Param":
+            continue
+        parts = [c.call(ep, "get_no_barrier", name) for ep, name, _, _ in e["slices"]]
+        value = np.concatenate(parts, axis=0) if e["is_slice"] else parts[0]
+        if list(value.shape) != list(e["shape"]):
+            raise ValueError(
+                f"'{e['name']}' from the parameter servers has shape {list(value.shape)}, not {e['shape']}"
+            )
+        _atomic_write(os.path.join(dirname, e["name"]), proto.tensor_to_bytes(value, []))
+
+
+def _distributed_vars(program):
+    """The server-side variables of a DistributeTranspiler program (None for other programs)."""
+    program = program if program is not None else default_main_program()
+    if not getattr(program, "_is_distributed", False):
+        return None
+    return getattr(program, "_parameters_on_pservers", None)
 
 
 def _check(var: Variable, value: np.ndarray, where: str) -> np.ndarray:
@@ -211,8 +250,36 @@ def load_params(executor, dirname, main_program=None, filename=None) -> None:
 
 
 def load_persistables(executor, dirname, main_program=None, filename=None) -> None:
-    """Load the persistable variables of ``main_program`` from ``dirname``."""
-    load_vars(executor, dirname, main_program, None, is_persistable, filename)
+    """Load the persistable variables of ``main_program`` from ``dirname``.
+
+    A parameter server's program (``DistributeTranspiler.get_pserver_program``) loads, as fluid's
+    did, the slices it holds of what a distributed ``save_persistables`` wrote; a trainer program
+    loads its own persistables (the servers hold the rest)."""
+    remote = _distributed_vars(main_program)
+    if remote is None:
+        load_vars(executor, dirname, main_program, None, is_persistable, filename)
+        return
+    if not any(op.type == "listen_and_serv" for op in main_program.global_block().ops):
+        on_servers = {e["name"] for e in remote if e["vtype"] != "Param"}
+        load_vars(executor, dirname, main_program, None, lambda v: is_persistable(v) and v.name not in on_servers)
+        return
+    values = {}
+    for e in remote:
+        mine = [s for s in e["slices"] if s[0] == main_program._ps_endpoint]
+        if not mine:
+            continue
+        path = os.path.join(dirname, e["name"])
+        if not os.path.isfile(path):
+            raise ValueError(f"Cannot load variable '{e['name']}': there is no file {path}")
+        with open(path, "rb") as f:
+            value, _ = proto.read_tensor(f, f"variable '{e['name']}' ({path})")
+        if list(value.shape) != list(e["shape"]):
+            raise ValueError(
+                f"Shape of variable '{e['name']}' in {path} is {list(value.shape)}, but the job declares {e['shape']}"
+            )
+        for _, name, shape, row in mine:
+            values[name] = value[row : row + shape[0]] if e["is_slice"] else value
+    _set_all(values, _place(executor))
 
 
 # -- inference models -----------------------------------------------------------------------------------

@@ -84,10 +84,10 @@ def _launch_ps(tmp_path, script, workers, servers, *extra, env=None, timeout=240
     return proc, logs
 
 
-def _job(tmp_path, kind, sync, trainers, pservers):
+def _job(tmp_path, kind, sync, trainers, pservers, **env):
     """Run tests/golden/dist_train.py as a job of ``pservers`` server and ``trainers`` trainer
     processes started by `fluidcompat launch_ps`; the trainers' JSON lines."""
-    env = {"DIST_KIND": kind, "DIST_SYNC": "1" if sync else "0"}
+    env.update({"DIST_KIND": kind, "DIST_SYNC": "1" if sync else "0"})
     proc, logs = _launch_ps(tmp_path, os.path.join(GOLDEN, "dist_train.py"), trainers, pservers, env=env)
     assert proc.returncode == 0, (proc.stderr, logs)
     assert "all workers exit, going to finish parameter server" in proc.stderr
@@ -105,15 +105,42 @@ def test_training_jobs_match_fluid(tmp_path, case, kind, sync, trainers):
     servers, its rows looked up there, its sparse gradients averaged and applied there). The servers
     end when the trainers close."""
     want = load("dist_train.json")[case]
-    got = _job(tmp_path, kind, sync, trainers, 2)
+    _same_records(want, _job(tmp_path, kind, sync, trainers, 2))
+
+
+def _same_summaries(want, got, what):
+    assert sorted(got) == sorted(want), what
+    for name, w in want.items():
+        if w is None:
+            assert got[name] is None, name
+            continue
+        shape, total, head = w
+        assert got[name][0] == shape, (what, name)
+        np.testing.assert_allclose(got[name][1], total, atol=1e-3, rtol=1e-5, err_msg=f"{what} {name}")
+        np.testing.assert_allclose(got[name][2], head, atol=2e-6, rtol=0, err_msg=f"{what} {name}")
+
+
+def _same_records(want, got):
     assert len(got) == len(want)
     for w, g in zip(want, got):
         np.testing.assert_allclose(g["losses"], w["losses"], atol=2e-5, rtol=0)
-        assert sorted(g["params"]) == sorted(w["params"])
-        for name, (shape, total, head) in w["params"].items():
-            assert g["params"][name][0] == shape
-            np.testing.assert_allclose(g["params"][name][1], total, atol=1e-3, rtol=1e-5, err_msg=name)
-            np.testing.assert_allclose(g["params"][name][2], head, atol=2e-6, rtol=0, err_msg=name)
+        _same_summaries(w["params"], g["params"], "params")
+        assert ("saved" in g) == ("saved" in w)
+        if "saved" in w:
+            _same_summaries(w["saved"], g["saved"], "saved")
+
+
+@pytest.mark.parametrize("kind", ["adam", "sparse"])
+def test_checkpoint_and_resume_match_fluid(tmp_path, kind):
+    """Trainer 0's fluid.io.save_persistables of its program writes what fluid 1.8.5 wrote (its own
+    persistables, the servers' optimizer state and sparse table, each slice fetched and joined); a
+    job whose servers start with fluid.io.load_persistables from it trains as fluid 1.8.5's did."""
+    ckpt = tmp_path / "ckpt"
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    golden = load("dist_train.json")
+    _same_records(golden[kind + "_ckpt"], _job(tmp_path / "a", kind, True, 2, 2, DIST_CKPT=str(ckpt)))
+    _same_records(golden[kind + "_resume"], _job(tmp_path / "b", kind, True, 2, 2, DIST_RESUME=str(ckpt)))
 
 
 def test_launch_ps_stops_the_job_when_a_process_fails(tmp_path):

@@ -291,7 +291,38 @@ class DistributeTranspiler:
         # the variables the server programs copy, kept from the trainer program's clean-up
         self._origin_vars = dict(program.global_block().vars)
         self._startup_ops = list(startup.global_block().ops)
+        program._parameters_on_pservers = self._distributed_vars()
         self._transpiled = True
+
+    def _distributed_vars(self) -> List[dict]:
+        """Where each variable the servers hold lives: per parameter, sparse table or optimizer state,
+        its name, shape, kind and slices (endpoint, name there, shape, first row), for saving and
+        loading a job's persistables as fluid's io did."""
+        entries = {}
+        for pname, splits in self.param_var_mapping.items():
+            var, rows, slices = self._origin_vars[pname], 0, []
+            for v in splits:
+                slices.append((self._recv_ep[v.name], v.name, list(v.shape), rows))
+                rows += v.shape[0]
+            kind = "RemotePrefetch" if pname in self.sparse_param_to_height_sections else "Param"
+            entries[pname] = {"name": pname, "shape": list(var.shape), "dtype": var.dtype, "vtype": kind,
+                              "is_slice": len(splits) > 1, "slices": slices}  # fmt: skip
+        for op in self.optimize_ops:
+            if not _is_optimizer_op(op) or op.input("Param")[0] not in entries:
+                continue
+            param = entries[op.input("Param")[0]]
+            for slot, names in op.inputs.items():
+                if not names or slot in ("Param", "Grad", "LearningRate", "Beta1Tensor", "Beta2Tensor"):
+                    continue
+                v = self._origin_vars[names[0]]
+                per_row = _optimizer_state_shape(op.type, slot, v.shape, None) is None
+                if per_row:
+                    slices = [(ep, v.name, shape, row) for ep, _, shape, row in param["slices"]]
+                else:
+                    slices = [(ep, v.name, list(v.shape), 0) for ep in dict.fromkeys(s[0] for s in param["slices"])]
+                entries[v.name] = {"name": v.name, "shape": list(v.shape), "dtype": v.dtype, "vtype": "Optimizer",
+                                   "is_slice": per_row and param["is_slice"], "slices": slices}  # fmt: skip
+        return list(entries.values())
 
     def _optimize_pass(self, program):
         """The optimize-role ops, and the (param, grad) pairs they update (each param once).
@@ -560,6 +591,9 @@ class DistributeTranspiler:
         self._check_endpoint(endpoint)
         prog = Program()
         prog.random_seed = self.origin_program.random_seed
+        prog._is_distributed = True
+        prog._ps_endpoint = endpoint
+        prog._parameters_on_pservers = self.origin_program._parameters_on_pservers
         gb = prog.global_block()
         mapping = self.param_grad_ep_mapping[endpoint]
         recv_inputs = []

@@ -226,6 +226,9 @@ class ParameterServer:
                 return self._value(name)
             with self.lock:
                 return self._value(name)
+        if kind == "get_no_barrier":  # a checkpoint's read: at any time
+            with self.lock:
+                return self._value(name)
         if kind == "prefetch":  # rows of a sparse table's block, by their numbers in the block
             with self.lock:
                 var = self.scope.find_var(name)

@@ -5,7 +5,9 @@
 # weight cut into blocks over the pservers; "sparse": an is_sparse embedding table cut over the
 # pservers, whose rows the trainers fetch as they look them up, SGD), DIST_SYNC 0 for async training.
 # A trainer prints its losses and the parameters it holds at the end, as JSON (not the sparse table,
-# which only the pservers hold).
+# which only the pservers hold). With DIST_CKPT=DIR trainer 0 then saves the job's persistables there
+# (fluid.io.save_persistables of its program: its own, and what only the pservers hold) and prints
+# each file's values; with DIST_RESUME=DIR the pservers start from DIR (fluid.io.load_persistables).
 import json
 import os
 
@@ -38,6 +40,8 @@ with fluid.program_guard(main, startup):
     else:
         fluid.optimizer.SGD(0.1).minimize(loss)
 
+origin = main.clone()
+ep = os.environ.get("POD_IP", "127.0.0.1") + ":" + os.environ.get("PADDLE_PORT", "0")
 config = fluid.DistributeTranspilerConfig()
 config.sync_mode = sync
 t = fluid.DistributeTranspiler(config=config)
@@ -48,12 +52,14 @@ t.transpile(
     trainers=trainers,
     sync_mode=sync,
     startup_program=startup,
+    current_endpoint=ep,
 )
 exe = fluid.Executor(fluid.CPUPlace())
 if role == "PSERVER":
-    ep = os.environ["POD_IP"] + ":" + os.environ["PADDLE_PORT"]
     prog, pstartup = t.get_pserver_programs(ep)
     exe.run(pstartup)
+    if os.environ.get("DIST_RESUME"):
+        fluid.io.load_persistables(exe, os.environ["DIST_RESUME"], prog)
     exe.run(prog)
 else:
     prog = t.get_trainer_program()
@@ -73,5 +79,18 @@ else:
     for name in sorted(v.name for v in main.global_block().all_parameters() if "embedding" not in v.name):
         a = np.array(scope.find_var(name).get_tensor()).astype("float64")
         params[name] = [list(a.shape), round(float(a.sum()), 5), np.round(a.reshape(-1)[:3], 6).tolist()]
+    record = {"losses": losses, "params": params}
+    ckpt = os.environ.get("DIST_CKPT")
+    if ckpt and index == 0:
+        fluid.io.save_persistables(exe, ckpt, prog)
+        record["saved"] = {}
+        for name in sorted(os.listdir(ckpt)):
+            if not origin.global_block().has_var(name):
+                record["saved"][name] = None
+                continue
+            with fluid.scope_guard(fluid.Scope()):
+                fluid.io.load_vars(exe, ckpt, main_program=origin, vars=[origin.global_block().var(name)])
+                a = np.array(fluid.global_scope().find_var(name).get_tensor()).astype("float64")
+            record["saved"][name] = [list(a.shape), round(float(a.sum()), 4), np.round(a.reshape(-1)[:3], 6).tolist()]
     exe.close()
-    print(json.dumps({"losses": losses, "params": params}, sort_keys=True))
+    print(json.dumps(record, sort_keys=True))
