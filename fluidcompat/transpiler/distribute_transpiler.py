@@ -745,23 +745,19 @@ class DistributeTranspiler:
         blk.append_op(op.type, names(op.inputs), names(op.outputs), op.all_attrs())
 
     def _clone_lr_op(self, blk, op) -> None:
-        """A learning-rate op (and the ops of its sub-blocks) into the server's ``blk``."""
-        prog = blk.program
-        gb, origin = prog.global_block(), self.origin_program
+        """A learning-rate op into the server's ``blk`` (its variables into the server's global block)."""
+        if "sub_block" in op.attrs:
+            raise NotImplementedError(
+                f"DistributeTranspiler: the learning-rate op '{op.type}' runs a sub-block (Switch / cond), "
+                "which fluidcompat does not move to the parameter servers; fluid.layers' schedules "
+                "(piecewise_decay included) have none"
+            )
+        gb = blk.program.global_block()
         for n in op.input_arg_names + op.output_arg_names:
-            v = self._origin_vars.get(n) if op.block.idx == 0 else op.block._find_var_recursive(n)
-            if v is not None and not gb.has_var(n) and not blk.has_var(n):
-                (gb if op.block.idx == 0 else blk)._clone_variable(v)
+            v = self._origin_vars.get(n)
+            if v is not None and not gb.has_var(n):
+                gb._clone_variable(v)
         attrs = op.all_attrs()
-        if "sub_block" in attrs:
-            sub = origin.block(attrs["sub_block"])
-            new_sub = prog._create_block(blk.idx)
-            for v in sub.vars.values():
-                new_sub._clone_variable(v, force_persistable=False)
-            for inner in sub.ops:
-                self._clone_lr_op(new_sub, inner)
-            attrs["sub_block"] = new_sub.idx
-            prog.current_block_idx = 0
         blk.append_op(
             op.type, {k: list(v) for k, v in op.inputs.items()}, {k: list(v) for k, v in op.outputs.items()}, attrs
         )
