@@ -495,3 +495,22 @@ def test_remote_lookup_gives_each_rows_server_value(fresh_client):
     rpc.close_client()
     server.join(20)
     assert not server.is_alive()
+
+
+def test_messages_carry_arrays_and_refuse_python_objects():
+    """The wire format (no pickle): strings, numbers, tuples, lists and arrays of plain dtypes."""
+    from fluidcompat.transpiler.rpc import _decode, _encode
+
+    rows, values = np.array([4, 0, 4]), np.arange(6, dtype="float32").reshape(3, 2)
+    got = _decode(_encode(("send", "w@GRAD", 1, ("selected_rows", rows, values, 7))))
+    assert got[:3] == ("send", "w@GRAD", 1) and isinstance(got[3], tuple)
+    np.testing.assert_array_equal(got[3][1], rows)
+    np.testing.assert_array_equal(got[3][2], values)
+    assert got[3][2].dtype == np.float32 and got[3][3] == 7
+    assert _decode(_encode(("ok", np.zeros((0, 4), "int64"))))[1].shape == (0, 4)
+    scalar = np.full((), 2.5)
+    assert _decode(_encode(("ok", scalar)))[1] == 2.5
+    with pytest.raises(TypeError, match="an array of Python objects cannot be sent"):
+        _encode(("send", "w", 0, np.array([object()])))
+    with pytest.raises(TypeError, match="a set cannot be sent"):
+        _encode(("send", "w", 0, {1}))

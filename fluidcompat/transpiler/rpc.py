@@ -2,8 +2,9 @@
 trainer (used by the ``send``, ``recv`` and barrier ops) and the server that ``Executor.run`` starts
 for a program holding ``listen_and_serv``.
 
-Messages are length-prefixed pickles of ``(kind, name, trainer_id, value)``; values travel as numpy
-arrays. Synchronous training (fluid 1.8's RunSyncLoop): the server first serves every trainer's
+Messages are ``(kind, name, trainer_id, value)``, sent as a JSON header and the raw bytes of the
+numpy arrays in it (no pickle: a message can hold only strings, numbers, lists, tuples and arrays
+of plain dtypes). Synchronous training (fluid 1.8's RunSyncLoop): the server first serves every trainer's
 startup ``recv``, then per batch waits for every trainer's gradients and send barrier, runs its
 learning-rate block and optimize blocks, and serves the new parameters until every trainer has
 passed its fetch barrier. Asynchronous training: each gradient runs its optimize block as it arrives.
@@ -16,8 +17,8 @@ start, then fails naming it.
 
 from __future__ import annotations
 
+import json
 import os
-import pickle
 import socket
 import struct
 import sys
@@ -28,8 +29,53 @@ from typing import Dict, Optional
 import numpy as np
 
 
+def _encode(obj) -> bytes:
+    """``obj`` as bytes: the JSON of its structure (arrays as references), then the arrays' bytes."""
+    arrays = []
+
+    def walk(x):
+        if isinstance(x, np.ndarray):
+            if x.dtype.hasobject:
+                raise TypeError("an array of Python objects cannot be sent")
+            arrays.append(np.ascontiguousarray(x))
+            return {"array": len(arrays) - 1, "dtype": x.dtype.str, "shape": list(x.shape)}
+        if isinstance(x, tuple):
+            return {"tuple": [walk(v) for v in x]}
+        if isinstance(x, list):
+            return [walk(v) for v in x]
+        if x is None or isinstance(x, (str, int, float, bool)):
+            return x
+        raise TypeError(f"a {type(x).__name__} cannot be sent")
+
+    head = json.dumps(walk(obj)).encode()
+    return b"".join([struct.pack("!Q", len(head)), head] + [a.tobytes() for a in arrays])
+
+
+def _decode(data: bytes):
+    n = struct.unpack("!Q", data[:8])[0]
+    at = 8 + n
+
+    def build(x):
+        nonlocal at
+        if isinstance(x, dict) and "array" in x:
+            dtype = np.dtype(x["dtype"])
+            if dtype.hasobject:
+                raise ValueError("a message holds an array of Python objects")
+            size = dtype.itemsize * int(np.prod(x["shape"], dtype=np.int64))
+            a = np.frombuffer(data, dtype, count=size // dtype.itemsize if dtype.itemsize else 0, offset=at)
+            at += size
+            return a.reshape(x["shape"]).copy()
+        if isinstance(x, dict):
+            return tuple(build(v) for v in x["tuple"])
+        if isinstance(x, list):
+            return [build(v) for v in x]
+        return x
+
+    return build(json.loads(data[8:at].decode()))
+
+
 def _send_msg(sock: socket.socket, obj) -> None:
-    data = pickle.dumps(obj, protocol=4)
+    data = _encode(obj)
     sock.sendall(struct.pack("!Q", len(data)) + data)
 
 
@@ -49,7 +95,7 @@ def _recv_msg(sock: socket.socket):
     if header is None:
         return None
     body = _recv_exact(sock, struct.unpack("!Q", header)[0])
-    return None if body is None else pickle.loads(body)
+    return None if body is None else _decode(body)
 
 
 def _address(endpoint: str):
