@@ -68,7 +68,7 @@ _NO_RECURRENT = (
 # Names fluidcompat has, but not quite as fluid 1.8 had them: what differs.
 PARTIAL: Dict[str, str] = {
     "paddle.fluid.compiler.CompiledProgram": "with_data_parallel: one device per process (more: fluidcompat launch)",
-    "paddle.fluid.ParallelExecutor": "one device; num_trainers > 1 not supported",
+    "paddle.fluid.ParallelExecutor": "one device per process; num_trainers > 1: the workers of fluidcompat launch",
     "paddle.fluid.contrib": (
         "mixed_precision, basic_lstm, basic_gru, BasicLSTMUnit, BasicGRUUnit, "
         "extend_with_decoupled_weight_decay, memory_usage, op_freq_statistic, model_stat.summary, "
@@ -95,9 +95,10 @@ PARTIAL: Dict[str, str] = {
         "(fluid's asynchronous sections could read parameters not yet updated)"
     ),
     "paddle.fluid.DistributeTranspiler": (
-        "pserver mode (sync and async; is_sparse embeddings looked up on the servers); not nccl2 / collective "
-        "mode (fluidcompat launch), other sparse gradients, distributed lookup tables, runtime_split_send_recv, "
-        "DC-ASGD, GEO-SGD or learning-rate decay in async mode; an optimizer's grad_clip stays with the trainers"
+        "pserver mode (sync and async; is_sparse embeddings looked up on the servers) and nccl2 mode (workers of "
+        "fluidcompat launch); not collective mode, other sparse gradients, distributed lookup tables, "
+        "runtime_split_send_recv, DC-ASGD, GEO-SGD or learning-rate decay in async mode; an optimizer's "
+        "grad_clip stays with the trainers"
     ),
     "paddle.fluid.transpiler": "DistributeTranspiler in pserver mode (see DistributeTranspiler)",
     "paddle.fluid.layers.StaticRNN": _NO_RECURRENT,

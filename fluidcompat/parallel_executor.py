@@ -1,5 +1,6 @@
 """``fluid.ParallelExecutor``: fluid 1.8's older data-parallel runner, as an Executor over a
-CompiledProgram ``with_data_parallel`` (one device in fluidcompat)."""
+CompiledProgram ``with_data_parallel`` (one device per process; ``num_trainers`` > 1: the workers
+of `fluidcompat launch`, gradients all-reduced between them)."""
 
 from __future__ import annotations
 
@@ -23,10 +24,13 @@ class ParallelExecutor:
         scope=None,
     ):
         import fluidcompat as fluid
+        from fluidcompat.compat import distributed
 
-        if num_trainers != 1:
-            raise NotImplementedError(
-                f"ParallelExecutor with num_trainers={num_trainers}: multi-trainer runs are not supported yet"
+        if num_trainers != 1 and (num_trainers, trainer_id) != (distributed.get_world_size(), distributed.get_rank()):
+            raise RuntimeError(
+                f"ParallelExecutor(num_trainers={num_trainers}, trainer_id={trainer_id}) in a process that is worker "
+                f"{distributed.get_rank()} of {distributed.get_world_size()}: start the trainers with "
+                f"`fluidcompat launch --nproc_per_node {num_trainers}` (each is then its own trainer_id)"
             )
         self._place = fluid.CUDAPlace(0) if use_cuda else fluid.CPUPlace()
         self._scope = scope if scope is not None else fluid.global_scope()

@@ -390,7 +390,7 @@ def test_unsupported_programs_and_modes_say_so():
     with pytest.raises(NotImplementedError, match="'embedding_0.w_0' is a distributed lookup table"):
         fluid.DistributeTranspiler().transpile(0, program=main, startup_program=startup)
     config = fluid.DistributeTranspilerConfig()
-    config.mode = "nccl2"
+    config.mode = "collective"
     with pytest.raises(NotImplementedError, match="fluidcompat launch"):
         fluid.DistributeTranspiler(config).transpile(0, trainers="127.0.0.1:1,127.0.0.1:2")
     bare, bare_startup = fluid.Program(), fluid.Program()
@@ -514,3 +514,37 @@ def test_messages_carry_arrays_and_refuse_python_objects():
         _encode(("send", "w", 0, np.array([object()])))
     with pytest.raises(TypeError, match="a set cannot be sent"):
         _encode(("send", "w", 0, {1}))
+
+
+def test_nccl2_mode_puts_gen_nccl_id_in_the_startup_program():
+    """fluid 1.8.5's nccl2 mode (its CPU build has no gen_nccl_id op, so this follows its source):
+    the main program unchanged, the startup program ends with gen_nccl_id writing NCCLID. Run outside
+    a launched job of that many workers, it names the problem; so does a ParallelExecutor whose
+    num_trainers / trainer_id are not this process's (two launched workers: test_distributed.py)."""
+    main, startup = _minimized()
+    before = str(main)
+    config = fluid.DistributeTranspilerConfig()
+    config.mode = "nccl2"
+    eps = "127.0.0.1:6170,127.0.0.1:6171"
+    with pytest.raises(ValueError, match=r"current_endpoint '127.0.0.1:9' is not one of the trainers"):
+        fluid.DistributeTranspiler(config).transpile(1, program=main, startup_program=startup, trainers=eps,
+                                                     current_endpoint="127.0.0.1:9")  # fmt: skip
+    with pytest.raises(ValueError, match=r"trainer_id must be an int in \[0, 2\). Received: 2"):
+        fluid.DistributeTranspiler(config).transpile(2, program=main, startup_program=startup, trainers=eps,
+                                                     current_endpoint="127.0.0.1:6171")  # fmt: skip
+    assert (
+        fluid.DistributeTranspiler(config).transpile(
+            1, program=main, startup_program=startup, trainers=eps, current_endpoint="127.0.0.1:6171"
+        )
+        is None
+    )
+    assert str(main) == before and main._trainers_endpoints == eps.split(",")
+    op = startup.global_block().ops[-1]
+    assert op.type == "gen_nccl_id" and op.output("NCCLID") == ["NCCLID"]
+    assert op.attr("trainers") == eps.split(",") and op.attr("trainer_id") == 1 and op.attr("nccl_comm_num") == 1
+    var = startup.global_block().var("NCCLID")
+    assert var.persistable and var.type == fluid.core.VarDesc.VarType.RAW
+    with pytest.raises(Exception, match=r"transpiled for trainer 1 of 2 .* but this process is worker 0 of 1"):
+        fluid.Executor(fluid.CPUPlace()).run(startup, scope=fluid.Scope())
+    with pytest.raises(RuntimeError, match=r"ParallelExecutor\(num_trainers=2, trainer_id=1\) in a process that is "):
+        fluid.ParallelExecutor(False, main_program=main, num_trainers=2, trainer_id=1)

@@ -38,7 +38,9 @@ def launched(nproc, script, *args, cwd, log_dir="logs"):
     return proc, logs
 
 
-@pytest.mark.parametrize("mode,opt", [("dygraph", "sgd"), ("dygraph", "adam"), ("static", "sgd"), ("static", "adam")])
+@pytest.mark.parametrize(
+    "mode,opt", [("dygraph", "sgd"), ("dygraph", "adam"), ("static", "sgd"), ("static", "adam"), ("nccl2", "adam")]
+)
 def test_two_workers_reach_the_one_process_full_batch_parameters(tmp_path, mode, opt):
     """Each worker trains on half of every batch; with gradients averaged (DataParallel) or summed after
     a 1/2 loss scale (with_data_parallel's all-reduce ops) the parameters equal one process's on the

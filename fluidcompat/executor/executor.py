@@ -130,8 +130,8 @@ class CompiledProgram:
     def _program_for(self, scope) -> Program:
         """The program to run: in a multi-worker job with data parallelism, the collective one (its
         parameters broadcast from rank 0 the first time it runs in ``scope``)."""
-        if not self._is_data_parallel:
-            return self._program
+        if not self._is_data_parallel or getattr(self._program, "_is_distributed", False):
+            return self._program  # a parameter-server trainer program: the servers average its gradients
         from fluidcompat.compat import distributed
 
         nranks = distributed.get_world_size()

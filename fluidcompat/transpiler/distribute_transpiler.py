@@ -219,11 +219,15 @@ class DistributeTranspiler:
     ):  # fmt: skip
         """Rewrite ``program`` (and ``startup_program``) in place into trainer ``trainer_id``'s
         program, and plan the programs of the parameter servers ``pservers``."""
-        if self.config.mode in ("nccl2", "collective"):
+        if self.config.mode == "nccl2":
+            self._transpile_nccl2(trainer_id, program, trainers, current_endpoint, startup_program)
+            return
+        if self.config.mode == "collective":
             raise NotImplementedError(
-                f"DistributeTranspiler mode '{self.config.mode}' is not supported by fluidcompat: start the "
-                "workers with `fluidcompat launch` and compile the program with "
-                "CompiledProgram(program).with_data_parallel(loss_name=...) (collective all-reduce)"
+                "DistributeTranspiler mode 'collective' is not supported by fluidcompat: start the workers "
+                "with `fluidcompat launch` and compile the program with "
+                "CompiledProgram(program).with_data_parallel(loss_name=...) (collective all-reduce), or use "
+                "mode 'nccl2'"
             )
         if self.config.mode != "pserver":
             raise ValueError(f"config.mode must be 'pserver', 'nccl2' or 'collective'. Received: {self.config.mode!r}")
@@ -323,6 +327,34 @@ class DistributeTranspiler:
                 entries[v.name] = {"name": v.name, "shape": list(v.shape), "dtype": v.dtype, "vtype": "Optimizer",
                                    "is_slice": per_row and param["is_slice"], "slices": slices}  # fmt: skip
         return list(entries.values())
+
+    def _transpile_nccl2(self, trainer_id, program, trainers, current_endpoint, startup_program) -> None:
+        """nccl2 mode: the startup program gets fluid's ``gen_nccl_id`` op, which here joins the
+        torch.distributed group of the workers `fluidcompat launch` started; the program then trains
+        data-parallel through ParallelExecutor(num_trainers=..., trainer_id=...) or
+        CompiledProgram.with_data_parallel."""
+        if not isinstance(trainers, str) or not trainers.strip():
+            raise ValueError(f"in nccl2 mode trainers is the trainers' 'ip:port' list. Received: {trainers!r}")
+        eps = _endpoint_list(trainers)
+        if isinstance(trainer_id, bool) or not isinstance(trainer_id, int) or not 0 <= trainer_id < len(eps):
+            raise ValueError(f"trainer_id must be an int in [0, {len(eps)}). Received: {trainer_id!r}")
+        if current_endpoint not in eps:
+            raise ValueError(f"current_endpoint '{current_endpoint}' is not one of the trainers {eps}")
+        program = default_main_program() if program is None else program
+        startup = default_startup_program() if startup_program is None else startup_program
+        program._trainers_endpoints = eps
+        program._nccl_comm_num = self.config.nccl_comm_num
+        program._use_hierarchical_allreduce = self.config.use_hierarchical_allreduce
+        sb = startup.global_block()
+        nccl_id = sb.create_var(name="NCCLID", persistable=True, type=VarType.RAW)
+        for i in range(1, self.config.nccl_comm_num):
+            sb.create_var(name=f"NCCLID_{i}", persistable=True, type=VarType.RAW)
+        sb.append_op(
+            "gen_nccl_id", {}, {"NCCLID": [nccl_id.name]},
+            {"trainers": eps, "trainer_id": trainer_id, "nccl_comm_num": self.config.nccl_comm_num,
+             "use_hierarchical_allreduce": self.config.use_hierarchical_allreduce,
+             "hierarchical_allreduce_inter_nranks": self.config.hierarchical_allreduce_inter_nranks},
+        )  # fmt: skip
 
     def _optimize_pass(self, program):
         """The optimize-role ops, and the (param, grad) pairs they update (each param once).

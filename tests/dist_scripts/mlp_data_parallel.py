@@ -1,6 +1,7 @@
 # Trains a small MLP for a few steps, on one worker's share of a fixed batch when launched with
 # several workers, and saves the final parameters (rank 0) to OUT.npz.
-# usage: mlp_data_parallel.py dygraph|static OUT [--optimizer sgd|adam]
+# usage: mlp_data_parallel.py dygraph|static|nccl2 OUT [--optimizer sgd|adam]
+# (nccl2: DistributeTranspiler's nccl2 mode and ParallelExecutor(num_trainers, trainer_id))
 import sys
 
 import numpy as np
@@ -55,7 +56,9 @@ def dygraph():
     return {k: v.numpy() for k, v in model.state_dict().items()}
 
 
-def static():
+def static(nccl2=False):
+    import os
+
     import paddle.distributed as dist
     import paddle.fluid as fluid
 
@@ -71,16 +74,31 @@ def static():
             fluid.optimizer.Adam(learning_rate=0.05).minimize(loss)
         else:
             fluid.optimizer.SGD(learning_rate=0.5).minimize(loss)
+    if nccl2:
+        config = fluid.DistributeTranspilerConfig()
+        config.mode = "nccl2"
+        endpoints = os.environ.get("PADDLE_TRAINER_ENDPOINTS", "127.0.0.1:6170")
+        current = os.environ.get("PADDLE_CURRENT_ENDPOINT", endpoints)
+        t = fluid.DistributeTranspiler(config=config)
+        t.transpile(
+            dist.get_rank(), program=main, startup_program=startup, trainers=endpoints, current_endpoint=current
+        )
     exe = fluid.Executor(fluid.CPUPlace())
     exe.run(startup)
-    compiled = fluid.CompiledProgram(main).with_data_parallel(loss_name=loss.name)
-    for step in range(STEPS):
-        exe.run(compiled, feed={"x": shard(X[step]), "y": shard(Y[step])}, fetch_list=[loss])
+    if nccl2:
+        pe = fluid.ParallelExecutor(False, loss_name=loss.name, main_program=main, num_trainers=dist.get_world_size(),
+                                    trainer_id=dist.get_rank())  # fmt: skip
+        for step in range(STEPS):
+            pe.run(fetch_list=[loss.name], feed={"x": shard(X[step]), "y": shard(Y[step])})
+    else:
+        compiled = fluid.CompiledProgram(main).with_data_parallel(loss_name=loss.name)
+        for step in range(STEPS):
+            exe.run(compiled, feed={"x": shard(X[step]), "y": shard(Y[step])}, fetch_list=[loss])
     scope = fluid.global_scope()
     return {p.name: np.array(scope.find_var(p.name).get_tensor()) for p in main.all_parameters()}
 
 
-params = dygraph() if MODE == "dygraph" else static()
+params = dygraph() if MODE == "dygraph" else static(nccl2=MODE == "nccl2")
 import paddle.distributed as dist  # noqa: E402
 
 print("rank", dist.get_rank(), "of", dist.get_world_size(), "trained", len(params), "parameters")
