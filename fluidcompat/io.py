@@ -149,9 +149,10 @@ def save_persistables(executor, dirname, main_program=None, filename=None) -> No
     from the first trainer (``trainer_id`` 0) what only the parameter servers hold (sparse tables,
     optimizer state), each slice fetched from its server and the slices joined: one file a variable.
     """
-    remote = _distributed_vars(main_program)
+    program = main_program if main_program is not None else default_main_program()
+    remote = _distributed_vars(program)
     if remote is None:
-        save_vars(executor, dirname, main_program, None, is_persistable, filename)
+        save_vars(executor, dirname, program, None, is_persistable, filename)
         return
     if filename is not None:
         warnings.warn(
@@ -159,28 +160,29 @@ def save_persistables(executor, dirname, main_program=None, filename=None) -> No
             f"'{filename}' is not used), as fluid 1.8 did",
             stacklevel=2,
         )
-    on_servers = {e["name"] for e in remote if e["vtype"] != "Param"}
-    save_vars(executor, dirname, main_program, None, lambda v: is_persistable(v) and v.name not in on_servers)
-    if not main_program._is_chief:
-        return
-    from fluidcompat.transpiler import rpc
+    fetched = {}
+    if program._is_chief:  # everything is fetched before any file is written
+        from fluidcompat.transpiler import rpc
 
-    c = rpc.client()
-    for e in remote:
-        if e["vtype"] == "Param":
-            continue
-        parts = [c.call(ep, "get_no_barrier", name) for ep, name, _, _ in e["slices"]]
-        value = np.concatenate(parts, axis=0) if e["is_slice"] else parts[0]
-        if list(value.shape) != list(e["shape"]):
-            raise ValueError(
-                f"'{e['name']}' from the parameter servers has shape {list(value.shape)}, not {e['shape']}"
-            )
-        _atomic_write(os.path.join(dirname, e["name"]), proto.tensor_to_bytes(value, []))
+        c = rpc.client()
+        for e in remote:
+            if e["vtype"] == "Param":
+                continue
+            parts = [c.call(ep, "get_no_barrier", name) for ep, name, _, _ in e["slices"]]
+            value = np.concatenate(parts, axis=0) if e["is_slice"] else parts[0]
+            if list(value.shape) != list(e["shape"]):
+                raise ValueError(
+                    f"'{e['name']}' from the parameter servers has shape {list(value.shape)}, not {e['shape']}"
+                )
+            fetched[e["name"]] = value
+    on_servers = {e["name"] for e in remote if e["vtype"] != "Param"}
+    save_vars(executor, dirname, program, None, lambda v: is_persistable(v) and v.name not in on_servers)
+    for name, value in fetched.items():
+        _atomic_write(os.path.join(dirname, name), proto.tensor_to_bytes(value, []))
 
 
 def _distributed_vars(program):
     """The server-side variables of a DistributeTranspiler program (None for other programs)."""
-    program = program if program is not None else default_main_program()
     if not getattr(program, "_is_distributed", False):
         return None
     return getattr(program, "_parameters_on_pservers", None)
@@ -255,6 +257,7 @@ def load_persistables(executor, dirname, main_program=None, filename=None) -> No
     A parameter server's program (``DistributeTranspiler.get_pserver_program``) loads, as fluid's
     did, the slices it holds of what a distributed ``save_persistables`` wrote; a trainer program
     loads its own persistables (the servers hold the rest)."""
+    main_program = main_program if main_program is not None else default_main_program()
     remote = _distributed_vars(main_program)
     if remote is None:
         load_vars(executor, dirname, main_program, None, is_persistable, filename)

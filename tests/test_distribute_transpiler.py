@@ -548,3 +548,41 @@ def test_nccl2_mode_puts_gen_nccl_id_in_the_startup_program():
         fluid.Executor(fluid.CPUPlace()).run(startup, scope=fluid.Scope())
     with pytest.raises(RuntimeError, match=r"ParallelExecutor\(num_trainers=2, trainer_id=1\) in a process that is "):
         fluid.ParallelExecutor(False, main_program=main, num_trainers=2, trainer_id=1)
+
+
+def test_default_trainer_program_saves_the_servers_state(fresh_client, tmp_path):
+    """save_persistables with no program (the default one: the trainer program) on trainer 0 writes
+    the servers' Momentum velocities beside its parameters, the values the server holds; the trainer
+    program reloads its own persistables (the servers hold the rest)."""
+    endpoint = f"127.0.0.1:{_free_ports(1)[0]}"
+    make = _transpiler(False, endpoint)
+    server = _Server(make, endpoint)
+    t = make(0)
+    prog = t.get_trainer_program()
+    exe = fluid.Executor(fluid.CPUPlace())
+    with fluid.scope_guard(fluid.Scope()), fluid.program_guard(prog, t.startup):
+        exe.run(t.startup)
+        for x, y in _batches(2):
+            exe.run(prog, feed={"x": x, "y": y}, fetch_list=[t.loss])
+        fluid.io.save_persistables(exe, str(tmp_path))
+        w = np.array(fluid.global_scope().find_var("fc_0.w_0").get_tensor())
+        fluid.global_scope().find_var("fc_0.w_0").get_tensor().set(np.zeros_like(w), fluid.CPUPlace())
+        fluid.io.load_persistables(exe, str(tmp_path))
+        np.testing.assert_array_equal(np.array(fluid.global_scope().find_var("fc_0.w_0").get_tensor()), w)
+    exe.close()
+    server.join()
+    names = sorted(os.listdir(tmp_path))
+    assert [n for n in names if n.endswith("_velocity_0")] == [
+        "fc_0.b_0_velocity_0",
+        "fc_0.w_0_velocity_0",
+        "fc_1.b_0_velocity_0",
+        "fc_1.w_0_velocity_0",
+    ]
+    with fluid.scope_guard(server.scope):
+        held = np.array(server.scope.find_var("fc_0.w_0_velocity_0").get_tensor())
+    loader = fluid.Program()
+    loader.global_block().create_var(name="fc_0.w_0_velocity_0", shape=held.shape, dtype="float32", persistable=True)
+    with fluid.scope_guard(fluid.Scope()):
+        fluid.io.load_vars(exe, str(tmp_path), main_program=loader)
+        np.testing.assert_array_equal(np.array(fluid.global_scope().find_var("fc_0.w_0_velocity_0").get_tensor()), held)
+    assert np.abs(held).max() > 0
