@@ -586,3 +586,34 @@ def test_default_trainer_program_saves_the_servers_state(fresh_client, tmp_path)
         fluid.io.load_vars(exe, str(tmp_path), main_program=loader)
         np.testing.assert_array_equal(np.array(fluid.global_scope().find_var("fc_0.w_0_velocity_0").get_tensor()), held)
     assert np.abs(held).max() > 0
+
+
+def test_a_failing_server_tells_the_waiting_trainer(fresh_client, monkeypatch):
+    """A gradient of the wrong shape or dtype is refused, naming it, and the server goes on; an update
+    that fails on the server ends its loop, and the trainer waiting for parameters gets the server's
+    error instead of waiting for ever."""
+    endpoint = f"127.0.0.1:{_free_ports(1)[0]}"
+
+    def broken(self, block):
+        raise RuntimeError("the update broke")
+
+    monkeypatch.setattr(rpc.ParameterServer, "_run", broken)
+    server = _Server(_transpiler(False, endpoint), endpoint)
+    c = rpc.client()
+    c.trainer_id = 0
+    c.call(endpoint, "fetch_barrier")  # the startup program's fetch: the server moves on to the batch
+    with pytest.raises(RuntimeError, match=r"'fc_0.w_0@GRAD.trainer_0' sent to .* has shape \[7, 7\], but the "
+                                           r"server declares \[4, 3\]"):  # fmt: skip
+        c.call(endpoint, "send", "fc_0.w_0@GRAD", np.zeros((7, 7), "float32"))
+    with pytest.raises(RuntimeError, match=r"'fc_0.w_0@GRAD.trainer_0' sent to .* is int64, but the server declares "
+                                           r"float32"):  # fmt: skip
+        c.call(endpoint, "send", "fc_0.w_0@GRAD", np.zeros((4, 3), "int64"))
+    for name, shape in (("fc_0.b_0@GRAD", (3,)), ("fc_0.w_0@GRAD", (4, 3)), ("fc_1.b_0@GRAD", (1,)),
+                        ("fc_1.w_0@GRAD", (3, 1))):  # fmt: skip
+        c.call(endpoint, "send", name, np.zeros(shape, "float32"))
+    c.call(endpoint, "batch_barrier")
+    with pytest.raises(RuntimeError, match=r"the parameter server failed: RuntimeError: the update broke"):
+        c.call(endpoint, "get", "fc_0.w_0")
+    rpc.close_client()  # the trainer ends: the failed server returns at once
+    server.thread.join(5)
+    assert not server.thread.is_alive() and "the update broke" in str(server.error)

@@ -193,6 +193,9 @@ def _block_program(program, idx: int):
     return prog
 
 
+FAILED_GRACE_S = 10.0  # how long a failed server answers its trainers with the failure
+
+
 class ParameterServer:
     """Serves one ``listen_and_serv`` op of ``program`` with ``executor`` in ``scope``."""
 
@@ -209,6 +212,7 @@ class ParameterServer:
         self.programs = {b: _block_program(program, b) for b in blocks}
         self.order = blocks
         self.inputs = set(op.inputs.get("X", ()))
+        self.declared = {n: program.global_block()._find_var_recursive(n) for n in self.inputs}
         self.grad_block = {}
         for entry in attrs.get("grad_to_block_id", []):
             name, _, b = entry.rpartition(":")
@@ -218,6 +222,7 @@ class ParameterServer:
         self.phase = "get"
         self.arrived: set = set()
         self.failed: Optional[str] = None  # why the server loop stopped, told to waiting trainers
+        self.busy = 0  # requests being answered
 
     # -- the trainers' requests ---------------------------------------------------------------------
     def _wait_phase(self, phase: str) -> None:
@@ -229,6 +234,26 @@ class ParameterServer:
 
     def _store(self, name: str, value) -> None:
         self.scope.var(name).tensor._t = _unwire(value, self.executor._device)
+
+    def _check(self, name: str, value) -> None:
+        """A received gradient has its variable's shape and dtype (else the trainer is told, and the
+        server goes on)."""
+        from fluidcompat.dtypes import np_name
+
+        var = self.declared.get(name)
+        if var is None:
+            return
+        if isinstance(value, tuple):  # a SelectedRows: its height and row width
+            got, dtype = [value[3]] + list(value[2].shape[1:]), value[2].dtype
+        else:
+            got, dtype = list(value.shape), value.dtype
+        want = list(var.shape)
+        if len(got) != len(want) or any(w >= 0 and w != g for w, g in zip(want, got)):
+            raise ValueError(f"'{name}' sent to {self.endpoint} has shape {got}, but the server declares {want}")
+        if dtype.name != np_name(var.dtype):
+            raise ValueError(
+                f"'{name}' sent to {self.endpoint} is {dtype.name}, but the server declares {np_name(var.dtype)}"
+            )
 
     def _value(self, name: str):
         var = self.scope.find_var(name)
@@ -256,6 +281,7 @@ class ParameterServer:
                 name = f"{name}.trainer_{tid}"
             if name not in self.inputs:
                 raise ValueError(f"the parameter server {self.endpoint} takes no variable '{name}'")
+            self._check(name, value)
             if self.sync:
                 self._wait_phase("send")
                 self._store(name, value)
@@ -303,11 +329,18 @@ class ParameterServer:
                 kind, name, msg_tid, value = msg
                 if msg_tid >= 0:
                     tid = msg_tid
+                with self.cond:
+                    self.busy += 1
                 try:
-                    reply = ("ok", self._request(kind, name, msg_tid, value))
-                except Exception as e:  # the trainer's op reports it
-                    reply = ("error", f"{type(e).__name__}: {e}")
-                _send_msg(conn, reply)
+                    try:
+                        reply = ("ok", self._request(kind, name, msg_tid, value))
+                    except Exception as e:  # the trainer's op reports it
+                        reply = ("error", f"{type(e).__name__}: {e}")
+                    _send_msg(conn, reply)
+                finally:
+                    with self.cond:
+                        self.busy -= 1
+                        self.cond.notify_all()
                 if kind == "complete":
                     break
         except OSError:
@@ -371,11 +404,20 @@ class ParameterServer:
         except BaseException as e:
             with self.cond:
                 self.failed = f"{type(e).__name__}: {e}"
+                self.phase = "failed"
                 self.cond.notify_all()
             raise
         finally:
-            # every thread ends before the server returns (a thread that ran torch kernels and is
-            # still there when the interpreter exits can abort it)
+            # the requests being answered get their replies; after a failure the trainers get a while
+            # to ask and be told it (then end, closing their connections); then every thread ends
+            # before the server returns (a thread that ran torch kernels and is still there when the
+            # interpreter exits can abort it)
+            deadline = time.time() + (FAILED_GRACE_S if self.failed else 5)
+            with self.cond:
+                while (self.busy or (self.failed and any(th.is_alive() for th in threads))) and (
+                    time.time() < deadline
+                ):
+                    self.cond.wait(0.05)
             for sock in [listener] + conns:
                 try:
                     sock.shutdown(socket.SHUT_RDWR)
