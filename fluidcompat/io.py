@@ -175,10 +175,15 @@ def save_persistables(executor, dirname, main_program=None, filename=None) -> No
                     f"'{e['name']}' from the parameter servers has shape {list(value.shape)}, not {e['shape']}"
                 )
             fetched[e["name"]] = value
-    on_servers = {e["name"] for e in remote if e["vtype"] != "Param"}
-    save_vars(executor, dirname, program, None, lambda v: is_persistable(v) and v.name not in on_servers)
+    save_vars(executor, dirname, program, None, _held_here(remote))
     for name, value in fetched.items():
         _atomic_write(os.path.join(dirname, name), proto.tensor_to_bytes(value, []))
+
+
+def _held_here(remote):
+    """The predicate of a trainer's own persistables: not the servers' sparse tables and state."""
+    on_servers = {e["name"] for e in remote if e["vtype"] != "Param"}
+    return lambda v: is_persistable(v) and v.name not in on_servers
 
 
 def _distributed_vars(program):
@@ -263,8 +268,7 @@ def load_persistables(executor, dirname, main_program=None, filename=None) -> No
         load_vars(executor, dirname, main_program, None, is_persistable, filename)
         return
     if not any(op.type == "listen_and_serv" for op in main_program.global_block().ops):
-        on_servers = {e["name"] for e in remote if e["vtype"] != "Param"}
-        load_vars(executor, dirname, main_program, None, lambda v: is_persistable(v) and v.name not in on_servers)
+        load_vars(executor, dirname, main_program, None, _held_here(remote))
         return
     values = {}
     for e in remote:

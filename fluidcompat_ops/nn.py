@@ -32,19 +32,23 @@ def _lookup_infer(v2):
     return infer
 
 
+def check_lookup_ids(ids, n: int) -> None:
+    """Every id of an embedding lookup is a row of its ``n``-row table (fluid 1.8's message)."""
+    if ids.numel():
+        lo, hi = torch.stack(torch.aminmax(ids)).tolist()  # one read (on a GPU, one wait) for both
+        if lo < 0 or hi >= n:
+            raise ValueError(
+                f"Variable value (input) of OP(fluid.layers.embedding) expected >= 0 and < {n}, "
+                f"but got {lo if lo < 0 else hi}. Please check input value."
+            )
+
+
 def _lookup_kernel(v2):
     def kernel(ins, attrs):
         ids, w = ins["Ids"][0], ins["W"][0]
         if not v2:
             ids = ids.squeeze(-1)
-        n = w.shape[0]
-        if ids.numel():
-            lo, hi = torch.stack(torch.aminmax(ids)).tolist()  # one read (on a GPU, one wait) for both
-            if lo < 0 or hi >= n:
-                raise ValueError(
-                    f"Variable value (input) of OP(fluid.layers.embedding) expected >= 0 and < {n}, "
-                    f"but got {lo if lo < 0 else hi}. Please check input value."
-                )
+        check_lookup_ids(ids, w.shape[0])
         r = F.embedding(ids, w)
         p = attrs["padding_idx"]
         if p != -1:

@@ -6,6 +6,7 @@ their ``Out`` variables that only order ops hold empty tensors."""
 
 from __future__ import annotations
 
+from fluidcompat_ops.nn import check_lookup_ids
 from fluidcompat_ops.registry import OpDef, register
 
 torch = None  # NOTE: [Lazy torch] in registry.py
@@ -196,13 +197,7 @@ def _remote_lookup_kernel(ins, attrs):
     outs = []
     for ids in ins["Ids"]:
         flat = ids.reshape(-1).long()
-        if flat.numel():
-            lo, hi = int(flat.min()), int(flat.max())
-            if lo < 0 or hi >= total:
-                raise ValueError(
-                    f"Variable value (input) of OP(fluid.layers.embedding) expected >= 0 and < {total}, "
-                    f"but got {lo if lo < 0 else hi}. Please check input value."
-                )
+        check_lookup_ids(flat, total)
         out = torch.zeros((flat.numel(), width), dtype=w.dtype, device=ids.device)
         offset = 0
         for h, ep, table in zip(sections, eps, tables):

@@ -366,7 +366,8 @@ class Executor:
             program = program._program_for(scope if scope is not None else global_scope())
         if not isinstance(program, Program):
             raise TypeError(f"Executor.run expects a Program or CompiledProgram. Received: {type(program).__name__}")
-        if any(op.type == "listen_and_serv" for op in program.global_block().ops):
+        ops = program.global_block().ops
+        if ops and ops[0].type == "listen_and_serv":  # a parameter server's program (its only op)
             from fluidcompat.transpiler import rpc
 
             rpc.serve(self, program, scope if scope is not None else global_scope())

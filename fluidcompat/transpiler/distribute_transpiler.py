@@ -23,7 +23,7 @@ import sys
 import time
 import warnings
 from functools import reduce
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
 from fluidcompat.dtypes import VarType
 from fluidcompat.framework import (
@@ -146,22 +146,32 @@ def _endpoint_list(pservers) -> List[str]:
     return eps
 
 
-def _optimizer_state_shape(op_type: str, slot: str, shape, param_shape):
-    """The shape of an optimizer's state input on a server holding a block of the parameter."""
-    per_element = {
-        "adam": ("Moment1", "Moment2"),
-        "adagrad": ("Moment",),
-        "adamax": ("Moment", "InfNorm"),
-        "momentum": ("Velocity",),
-        "lars_momentum": ("Velocity",),
-        "rmsprop": ("Moment", "MeanSquare"),
-        "decayed_adagrad": ("Moment",),
-        "ftrl": ("SquaredAccumulator", "LinearAccumulator"),
-        "sgd": (),
-    }
-    if op_type not in per_element:
+# per update op type, its state inputs shaped as the parameter (cut with it over the servers)
+_PER_ELEMENT_STATE = {
+    "adam": ("Moment1", "Moment2"),
+    "adagrad": ("Moment",),
+    "adamax": ("Moment", "InfNorm"),
+    "momentum": ("Velocity",),
+    "lars_momentum": ("Velocity",),
+    "rmsprop": ("Moment", "MeanSquare"),
+    "decayed_adagrad": ("Moment",),
+    "ftrl": ("SquaredAccumulator", "LinearAccumulator"),
+    "sgd": (),
+}
+# an update op's inputs that are not its state
+_NOT_STATE = ("Param", "Grad", "LearningRate", "Beta1Tensor", "Beta2Tensor")
+
+
+def _per_element_state(op_type: str, slot: str) -> bool:
+    """Whether an update op's state input is shaped as its parameter (else it is the whole state)."""
+    if op_type not in _PER_ELEMENT_STATE:
         raise ValueError(f"Not supported optimizer for distributed training: {op_type}")
-    return param_shape if slot in per_element[op_type] else shape
+    return slot in _PER_ELEMENT_STATE[op_type]
+
+
+def _check_trainer_id(trainer_id, trainers: int) -> None:
+    if isinstance(trainer_id, bool) or not isinstance(trainer_id, int) or not 0 <= trainer_id < trainers:
+        raise ValueError(f"trainer_id must be an int in [0, {trainers}). Received: {trainer_id!r}")
 
 
 def _is_optimizer_op(op) -> bool:
@@ -242,8 +252,7 @@ class DistributeTranspiler:
             raise ValueError(
                 f"trainers must be the number of trainers (an int >= 1) in pserver mode. Received: {trainers!r}"
             )
-        if isinstance(trainer_id, bool) or not isinstance(trainer_id, int) or not 0 <= trainer_id < trainers:
-            raise ValueError(f"trainer_id must be an int in [0, {trainers}). Received: {trainer_id!r}")
+        _check_trainer_id(trainer_id, trainers)
         eps = _endpoint_list(pservers)
         program = default_main_program() if program is None else program
         startup = default_startup_program() if startup_program is None else startup_program
@@ -316,10 +325,10 @@ class DistributeTranspiler:
                 continue
             param = entries[op.input("Param")[0]]
             for slot, names in op.inputs.items():
-                if not names or slot in ("Param", "Grad", "LearningRate", "Beta1Tensor", "Beta2Tensor"):
+                if not names or slot in _NOT_STATE:
                     continue
                 v = self._origin_vars[names[0]]
-                per_row = _optimizer_state_shape(op.type, slot, v.shape, None) is None
+                per_row = _per_element_state(op.type, slot)
                 if per_row:
                     slices = [(ep, v.name, shape, row) for ep, _, shape, row in param["slices"]]
                 else:
@@ -336,8 +345,7 @@ class DistributeTranspiler:
         if not isinstance(trainers, str) or not trainers.strip():
             raise ValueError(f"in nccl2 mode trainers is the trainers' 'ip:port' list. Received: {trainers!r}")
         eps = _endpoint_list(trainers)
-        if isinstance(trainer_id, bool) or not isinstance(trainer_id, int) or not 0 <= trainer_id < len(eps):
-            raise ValueError(f"trainer_id must be an int in [0, {len(eps)}). Received: {trainer_id!r}")
+        _check_trainer_id(trainer_id, len(eps))
         if current_endpoint not in eps:
             raise ValueError(f"current_endpoint '{current_endpoint}' is not one of the trainers {eps}")
         program = default_main_program() if program is None else program
@@ -654,7 +662,7 @@ class DistributeTranspiler:
                 self._clone_lr_op(lr_block, op)
             lr_decay_block_id = lr_block.idx
         grad_to_block_id: List[str] = []
-        self._sparse_grad_to_param: List[str] = []
+        sparse_grad_to_param: List[str] = []
         parent = prog.num_blocks - 1
         for opt_op in [op for op in self.optimize_ops if _is_optimizer_op(op) and self._on_server(endpoint, op)]:
             blk = prog._create_block(parent)
@@ -670,7 +678,9 @@ class DistributeTranspiler:
                 continue
             for op in related:
                 if _is_optimizer_op(op):
-                    self._append_update_op(blk, op, endpoint, merged)
+                    entry = self._append_update_op(blk, op, endpoint, merged)
+                    if entry:
+                        sparse_grad_to_param.append(entry)
                 elif all(op is not o for o in lr_ops):
                     self._append_other_op(blk, op)
         if not optimize_blocks:
@@ -682,7 +692,7 @@ class DistributeTranspiler:
             {"optimize_blocks": [b.idx for b in optimize_blocks], "endpoint": endpoint,
              "pserver_id": self.pserver_endpoints.index(endpoint), "Fanin": self.trainer_num,
              "distributed_mode": self.distributed_mode, "grad_to_block_id": list(dict.fromkeys(grad_to_block_id)),
-             "sparse_grad_to_param": self._sparse_grad_to_param, "lr_decay_block_id": lr_decay_block_id},
+             "sparse_grad_to_param": sparse_grad_to_param, "lr_decay_block_id": lr_decay_block_id},
         )  # fmt: skip
         return prog
 
@@ -714,14 +724,16 @@ class DistributeTranspiler:
             )
         return merged
 
-    def _append_update_op(self, blk, op, endpoint, merged) -> None:
+    def _append_update_op(self, blk, op, endpoint, merged) -> Optional[str]:
+        """The update op of ``endpoint``'s block of its parameter; for a sparse gradient, its
+        ``sparse_grad_to_param`` entry."""
         gb, origin = blk.program.global_block(), self._origin_vars
         param = next(
             (p for p in self.param_grad_ep_mapping[endpoint]["params"] if _same_or_split(p.name, op.input("Param")[0])),
             None,
         )
         if param is None:
-            return
+            return None
         ins = {}
         for slot, names in op.inputs.items():
             if not names:
@@ -737,17 +749,16 @@ class DistributeTranspiler:
                     gb.create_var(name=v.name, persistable=v.persistable, dtype=v.dtype, shape=v.shape)
                 ins[slot] = [names[0]]
         for slot, names in op.inputs.items():
-            if not names or slot in ("Param", "Grad", "LearningRate", "Beta1Tensor", "Beta2Tensor"):
+            if not names or slot in _NOT_STATE:
                 continue
             v = origin[names[0]]
-            shape = _optimizer_state_shape(op.type, slot, v.shape, param.shape)
+            shape = param.shape if _per_element_state(op.type, slot) else v.shape
             gb.create_var(name=v.name, persistable=v.persistable, dtype=v.dtype, shape=shape)
             ins[slot] = [v.name]
         outs = {slot: list(names) for slot, names in op.outputs.items()}
         outs["ParamOut"] = [param.name]
         blk.append_op(op.type, ins, outs, op.all_attrs())
-        if merged.type == VarType.SELECTED_ROWS:
-            self._sparse_grad_to_param.append(f"{merged.name}:{param.name}")
+        return f"{merged.name}:{param.name}" if merged.type == VarType.SELECTED_ROWS else None
 
     def _server_var(self, gb, name: str):
         """The server's block of a parameter or gradient named ``name`` (its own name when not cut),

@@ -209,8 +209,7 @@ class ParameterServer:
         self.sync = attrs.get("distributed_mode", 0) == 0
         self.live = set(range(int(attrs.get("Fanin", 1))))
         blocks = [b for b in attrs.get("optimize_blocks", []) if program.block(b).ops]
-        self.programs = {b: _block_program(program, b) for b in blocks}
-        self.order = blocks
+        self.programs = {b: _block_program(program, b) for b in blocks}  # run in this order
         self.inputs = set(op.inputs.get("X", ()))
         self.declared = {n: program.global_block()._find_var_recursive(n) for n in self.inputs}
         self.grad_block = {}
@@ -255,12 +254,15 @@ class ParameterServer:
                 f"'{name}' sent to {self.endpoint} is {dtype.name}, but the server declares {np_name(var.dtype)}"
             )
 
-    def _value(self, name: str):
+    def _tensor(self, name: str, what: str = "variable"):
         var = self.scope.find_var(name)
         t = var.tensor._t if var is not None else None
         if t is None:
-            raise ValueError(f"the variable '{name}' is not on the parameter server {self.endpoint}")
-        return t.detach().cpu().numpy()
+            raise ValueError(f"the {what} '{name}' is not on the parameter server {self.endpoint}")
+        return t
+
+    def _value(self, name: str):
+        return self._tensor(name).detach().cpu().numpy()
 
     def _arrive(self, phase: str, tid: int) -> None:
         self._wait_phase(phase)
@@ -303,10 +305,7 @@ class ParameterServer:
                 return self._value(name)
         if kind == "prefetch":  # rows of a sparse table's block, by their numbers in the block
             with self.lock:
-                var = self.scope.find_var(name)
-                table = var.tensor._t if var is not None else None
-                if table is None:
-                    raise ValueError(f"the table '{name}' is not on the parameter server {self.endpoint}")
+                table = self._tensor(name, "table")
                 if value.size and (value.min() < 0 or value.max() >= table.shape[0]):
                     raise ValueError(f"row {int(value.max())} is not in '{name}' ({table.shape[0]} rows)")
                 return table.index_select(0, self._torch.from_numpy(value).to(table.device)).cpu().numpy()
@@ -435,7 +434,7 @@ class ParameterServer:
             self._enter("send")
             if not self._all_arrived():
                 return
-            for block in self.order:
+            for block in self.programs:
                 self._run(block)
             self._enter("get")
             if not self._all_arrived():
