@@ -27,7 +27,7 @@ from fluidcompat_ops.nn import (
 )
 from fluidcompat_ops.registry import GradDef, OpDef, lookup, register
 from fluidcompat_ops.sequence import _last_level, _padded, lengths_of, lod_of, offsets_of, with_lod
-from fluidcompat_ops.shapes import first, norm_axis, out, prod_or_unknown, same_as
+from fluidcompat_ops.shapes import dims_agree, first, norm_axis, out, prod_or_unknown, same_as
 from fluidcompat_ops.tensor import _bounds, _generator, _tdtype
 
 torch = None  # NOTE: [Lazy torch] in registry.py
@@ -44,23 +44,40 @@ _unary("tanh_shrink", lambda x, a: x - torch.tanh(x))
 _unary("hard_shrink", lambda x, a: F.hardshrink(x, a["threshold"]), {"threshold": 0.5})
 _unary("softshrink", lambda x, a: F.softshrink(x, a["lambda"]), {"lambda": 0.5})
 _unary("thresholded_relu", lambda x, a: torch.where(x > a["threshold"], x, torch.zeros_like(x)), {"threshold": 1.0})
-_unary("brelu", lambda x, a: torch.clamp(x, a["t_min"], a["t_max"]), {"t_min": 0.0, "t_max": 24.0})
+_unary(
+    "brelu",
+    lambda x, a: torch.clamp(x, a["t_min"], a["t_max"]),
+    {"t_min": 0.0, "t_max": 24.0},
+    x_grad=lambda x, g, a: g * ((x > a["t_min"]) & (x < a["t_max"])).to(g.dtype),
+)
 _unary(
     "soft_relu",
     lambda x, a: torch.log1p(torch.exp(torch.clamp(x, -a["threshold"], a["threshold"]))),
     {"threshold": 40.0},
+    out_grad=lambda o, g, a: g * (1 - torch.exp(-o)) * ((o > -a["threshold"]) & (o < a["threshold"])).to(g.dtype),
 )
 _unary("stanh", lambda x, a: a["scale_b"] * torch.tanh(a["scale_a"] * x), {"scale_a": 0.67, "scale_b": 1.7159})
 _unary(
     "selu",
     lambda x, a: a["scale"] * torch.where(x > 0, x, a["alpha"] * (torch.exp(x) - 1)),
     {"scale": 1.0507009873554804934193349852946, "alpha": 1.6732632423543772848170429916717},
+    out_grad=lambda o, g, a: torch.where(o > 0, g * a["scale"], g * (o + a["scale"] * a["alpha"])),
 )
-_unary(
-    "mish",
-    lambda x, a: x * torch.tanh(torch.where(x > a["threshold"], x, torch.log1p(torch.exp(x)))),
-    {"threshold": 20.0},
-)
+
+
+def _mish_softplus(x, a):
+    return torch.where(x > a["threshold"], x, torch.log1p(torch.exp(x)))
+
+
+def _mish_grad(x, g, a):
+    """fluid's: x * (1 - tanh(sp)^2) * (1 - e^-sp) + tanh(sp), sp the softplus (x itself above threshold):
+    no inf * 0 for large x."""
+    sp = _mish_softplus(x, a)
+    tsp = torch.tanh(sp)
+    return g * (x * (1 - tsp * tsp) * (1 - torch.exp(-sp)) + tsp)
+
+
+_unary("mish", lambda x, a: x * torch.tanh(_mish_softplus(x, a)), {"threshold": 20.0}, x_grad=_mish_grad)
 
 
 def _op(name, inputs, outputs, attrs, infer, kernel, grad=True, **kw):
@@ -338,12 +355,30 @@ def _addmm_infer(ins, a):
 _op("addmm", ("Input", "X", "Y"), ("Out",), {"Alpha": 1.0, "Beta": 1.0}, _addmm_infer, _addmm)
 
 
+def _rows(t):
+    return t.reshape(t.shape[0], -1)
+
+
 def _cos_sim(ins, a):
-    x, y = ins["X"][0], ins["Y"][0]
-    xf, yf = x.reshape(x.shape[0], -1), y.reshape(y.shape[0], -1)
-    xn = torch.linalg.vector_norm(xf, dim=1, keepdim=True)
-    yn = torch.linalg.vector_norm(yf, dim=1, keepdim=True)
+    """Norms at least 1e-4, as fluid's: a zero row's similarity is 0, not 0 / 0."""
+    xf, yf = _rows(ins["X"][0]), _rows(ins["Y"][0])
+    xn = torch.linalg.vector_norm(xf, dim=1, keepdim=True).clamp_min_(1e-4)
+    yn = torch.linalg.vector_norm(yf, dim=1, keepdim=True).clamp_min_(1e-4)
     return {"Out": [(xf * yf).sum(1, keepdim=True) / (xn * yn)], "XNorm": [xn], "YNorm": [yn]}
+
+
+def _cos_sim_grad(ins, a):
+    """fluid's: dX = dOut * (Y / (|X| |Y|) - Out * X / |X|^2), dY alike (summed over X's rows when Y has
+    one row), with the norms the forward op kept."""
+    x, y = ins["X"][0], ins["Y"][0]
+    xf, yf, z, g = _rows(x), _rows(y), ins["Out"][0], ins["Out@GRAD"][0]
+    xn, yn = ins["XNorm"][0], ins["YNorm"][0]
+    prod = xn * yn
+    dx = g * (yf / prod - z * xf / (xn * xn))
+    dy = g * (xf / prod - z * yf / (yn * yn))
+    if yf.shape[0] != xf.shape[0]:
+        dy = dy.sum(0, keepdim=True)
+    return {"X@GRAD": [dx.reshape(x.shape)], "Y@GRAD": [dy.reshape(y.shape)]}
 
 
 def _cos_sim_infer(ins, a):
@@ -352,7 +387,17 @@ def _cos_sim_infer(ins, a):
     return {"Out": [((n, 1), x.dtype)], "XNorm": [((n, 1), x.dtype)], "YNorm": [((y.shape[0], 1), x.dtype)]}
 
 
-register(OpDef("cos_sim", ("X", "Y"), ("Out", "XNorm", "YNorm"), {}, _cos_sim_infer, _cos_sim, grad=GradDef()))
+register(
+    OpDef(
+        "cos_sim",
+        ("X", "Y"),
+        ("Out", "XNorm", "YNorm"),
+        {},
+        _cos_sim_infer,
+        _cos_sim,
+        grad=GradDef(("X", "Y", "Out", "XNorm", "YNorm"), in_grads=("X", "Y"), kernel=_cos_sim_grad),
+    )
+)
 
 
 # -- reductions -----------------------------------------------------------------------------------
@@ -526,15 +571,38 @@ def _maxout_infer(ins, a):
     return out("Out", shape, x.dtype)
 
 
-def _maxout(ins, a):
-    x, g = _x(ins), a["groups"]
-    axis = norm_axis(a["axis"], x.dim())
+def _maxout_groups(x, a):
+    """X with its channel axis split into (channels // groups, groups), and the axis of the groups."""
+    g, axis = a["groups"], norm_axis(a["axis"], x.dim())
     shape = list(x.shape)
-    new = shape[:axis] + [shape[axis] // g, g] + shape[axis + 1 :]
-    return {"Out": [x.reshape(new).amax(axis + 1)]}
+    return x.reshape(shape[:axis] + [shape[axis] // g, g] + shape[axis + 1 :]), axis + 1
 
 
-_op("maxout", ("X",), ("Out",), {"groups": 1, "axis": 1}, _maxout_infer, _maxout)
+def _maxout(ins, a):
+    grouped, axis = _maxout_groups(_x(ins), a)
+    return {"Out": [grouped.amax(axis)]}
+
+
+def _maxout_grad(ins, a):
+    """fluid's: each output's gradient goes to the first input of its group equal to it."""
+    x, o, g = ins["X"][0], ins["Out"][0], ins["Out@GRAD"][0]
+    grouped, axis = _maxout_groups(x, a)
+    hit = grouped == o.unsqueeze(axis)
+    first_hit = hit & (hit.cumsum(axis) == 1)
+    return {"X@GRAD": [(first_hit * g.unsqueeze(axis)).reshape(x.shape)]}
+
+
+register(
+    OpDef(
+        "maxout",
+        ("X",),
+        ("Out",),
+        {"groups": 1, "axis": 1},
+        _maxout_infer,
+        _maxout,
+        grad=GradDef(("X", "Out"), kernel=_maxout_grad),
+    )
+)
 
 
 def _prelu(ins, a):
@@ -711,7 +779,22 @@ def _log_loss(ins, a):
     return {"Loss": [-y * torch.log(p + eps) - (1 - y) * torch.log(1 - p + eps)]}
 
 
-_op("log_loss", ("Predicted", "Labels"), ("Loss",), {"epsilon": 1e-4}, same_as("Predicted", "Loss"), _log_loss)
+def _log_loss_infer(ins, a):
+    p, y = first(ins, "Predicted"), first(ins, "Labels")
+    if len(p.shape) != 2 or p.shape[1] not in (1, -1):
+        raise ValueError(
+            "Each row of Input(Predicted) contains a real value, so the 2nd dimension of Input(X) must be 1, "
+            f"but got Predicted.shape={tuple(p.shape)}"
+        )
+    if not dims_agree(p.shape, y.shape):
+        raise ValueError(
+            "The dimensions of Input(Predicted) must be equal to the dimensions of Input(Labels). "
+            f"Received: Predicted.shape={tuple(p.shape)}, Labels.shape={tuple(y.shape)}"
+        )
+    return out("Loss", p.shape, p.dtype)
+
+
+_op("log_loss", ("Predicted", "Labels"), ("Loss",), {"epsilon": 1e-4}, _log_loss_infer, _log_loss)
 
 
 def _smooth_l1(ins, a):
@@ -822,7 +905,25 @@ def _rank_loss(ins, a):
     return {"Out": [torch.log1p(torch.exp(d)) - label * d]}
 
 
-_op("rank_loss", ("Label", "Left", "Right"), ("Out",), {}, same_as("Left"), _rank_loss)
+def _rank_loss_grad(ins, a):
+    """fluid's: dLeft = dOut * (sigmoid(Left - Right) - Label), dRight its negative (finite where a
+    VJP through log(1 + exp(d)) gives inf * 0)."""
+    label, left, right, g = ins["Label"][0], ins["Left"][0], ins["Right"][0], ins["Out@GRAD"][0]
+    d = g * (torch.sigmoid(left - right) - label)
+    return {"Left@GRAD": [d], "Right@GRAD": [-d]}
+
+
+register(
+    OpDef(
+        "rank_loss",
+        ("Label", "Left", "Right"),
+        ("Out",),
+        {},
+        same_as("Left"),
+        _rank_loss,
+        grad=GradDef(("Label", "Left", "Right"), in_grads=("Left", "Right"), kernel=_rank_loss_grad),
+    )
+)
 
 
 def _bpr(ins, a):
@@ -850,26 +951,41 @@ def _teacher_student(ins, a):
     click, teacher score Label; >= 1: click, teacher score Label - 1. The loss is the click's sigmoid
     cross entropy plus the teacher score's; outside [lower, up] bound X gets no gradient (fluid 1.8.5)."""
     x, label = ins["X"][0], ins["Label"][0]
-    inside = (x >= a["soft_max_lower_bound"]) & (x <= a["soft_max_up_bound"])
-    x = torch.where(inside, x, x.detach())
+    click, teacher, score = _teacher_student_targets(label)
 
     def ce(t):
         return torch.relu(x) - x * t + torch.log1p(torch.exp(-x.abs()))
 
-    click = ((label >= -1.0) & (label < 0.0)) | (label >= 1.0)
-    teacher = label >= 0.0
-    score = torch.where(label >= 1.0, label - 1.0, label)
     loss = ce(click.to(x.dtype)) + torch.where(teacher, ce(score), torch.zeros_like(x))
     return {"Y": [loss]}
 
 
-_op(
-    "teacher_student_sigmoid_loss",
-    ("X", "Label"),
-    ("Y",),
-    {"soft_max_up_bound": 15.0, "soft_max_lower_bound": -15.0},
-    same_as("X", "Y"),
-    _teacher_student,
+def _teacher_student_targets(label):
+    click = ((label >= -1.0) & (label < 0.0)) | (label >= 1.0)
+    return click, label >= 0.0, torch.where(label >= 1.0, label - 1.0, label)
+
+
+def _teacher_student_grad(ins, a):
+    """fluid's: (sigmoid(X) - click) + (sigmoid(X) - score) where there is a teacher score, times dY;
+    0 outside [lower, up] bound."""
+    x, label, g = ins["X"][0], ins["Label"][0], ins["Y@GRAD"][0]
+    click, teacher, score = _teacher_student_targets(label)
+    s = torch.sigmoid(x)
+    d = (s - click.to(x.dtype)) + torch.where(teacher, s - score, torch.zeros_like(x))
+    inside = (x >= a["soft_max_lower_bound"]) & (x <= a["soft_max_up_bound"])
+    return {"X@GRAD": [d * g * inside]}
+
+
+register(
+    OpDef(
+        "teacher_student_sigmoid_loss",
+        ("X", "Label"),
+        ("Y",),
+        {"soft_max_up_bound": 15.0, "soft_max_lower_bound": -15.0},
+        same_as("X", "Y"),
+        _teacher_student,
+        grad=GradDef(("X", "Label"), out_grads=("Y",), in_grads=("X",), kernel=_teacher_student_grad),
+    )
 )
 
 

@@ -3,26 +3,22 @@
 from __future__ import annotations
 
 from fluidcompat.dtypes import VarType
+from fluidcompat_ops.math import clipped_logits
 from fluidcompat_ops.registry import GradDef, OpDef, register
-from fluidcompat_ops.shapes import first, norm_axis, out
+from fluidcompat_ops.shapes import dims_agree, first, norm_axis, out
 
 torch = None  # NOTE: [Lazy torch] in registry.py
 F = None
 
 
-def _same_dims(a, b) -> bool:
-    """Shapes that agree where both are known (a -1 dimension matches any, as fluid's build-time check)."""
-    return len(a) == len(b) and all(x == y or x < 0 or y < 0 for x, y in zip(a, b))
-
-
 def _check_label(x, label, soft):
     if soft:
-        if not _same_dims(label.shape, x.shape):
+        if not dims_agree(label.shape, x.shape):
             raise ValueError(
                 f"with soft_label, Label must have X's shape. Received: X.shape={x.shape}, Label.shape={label.shape}"
             )
-    elif not _same_dims(label.shape[:-1], x.shape[:-1]) or label.shape[-1] not in (1, -1):
-        if not (len(label.shape) == len(x.shape) - 1 and _same_dims(label.shape, x.shape[:-1])):
+    elif not dims_agree(label.shape[:-1], x.shape[:-1]) or label.shape[-1] not in (1, -1):
+        if not (len(label.shape) == len(x.shape) - 1 and dims_agree(label.shape, x.shape[:-1])):
             raise ValueError(
                 "Label must have X's shape with the last dim 1. "
                 f"Received: X.shape={tuple(x.shape)}, Label.shape={tuple(label.shape)}"
@@ -43,36 +39,85 @@ def _ce_infer(two):
     return infer
 
 
+def _bad_label(lab, classes, ignore_index):
+    """fluid's message for a label outside [0, classes) that is not ignore_index, or None if none is."""
+    bad = lab[((lab < 0) | (lab >= classes)) & (lab != ignore_index)]
+    if bad.numel() == 0:
+        return None
+    return ValueError(
+        "Variable value (label) of OP(fluid.layers.cross_entropy) expected >= 0 and < "
+        f"{classes}, but got {int(bad.reshape(-1)[0])}. Please check label value."
+    )
+
+
 def _gather_labels(x, axis, index, lab, ignore_index):
     """``torch.gather(x, axis, index)``; a label outside [0, classes) (and not ignore_index) gets fluid's
     message instead of torch's index error (checked only when the gather fails: no cost otherwise)."""
     try:
         return torch.gather(x, axis, index)
     except (RuntimeError, IndexError):
-        classes = x.shape[axis]
-        bad = lab[((lab < 0) | (lab >= classes)) & (lab != ignore_index)]
-        if bad.numel() == 0:
+        error = _bad_label(lab, x.shape[axis], ignore_index)
+        if error is None:
             raise
-        raise ValueError(
-            "Variable value (label) of OP(fluid.layers.cross_entropy) expected >= 0 and < "
-            f"{classes}, but got {int(bad.reshape(-1)[0])}. Please check label value."
-        ) from None
+        raise error from None
+
+
+def _label_rows(label):
+    """The hard labels as one int64 vector, a row of X each."""
+    return (label if label.dtype == torch.int64 else label.long()).reshape(-1)
+
+
+def _picked(x, rows, ignore_index):
+    """X[row, label] per row of X (its last dim the classes), 0 for rows whose label is ignore_index; a
+    label out of range gets fluid's message (checked only when torch refuses it)."""
+    try:
+        return torch._C._nn.nll_loss(x.reshape(-1, x.shape[-1]), rows, None, 0, ignore_index).neg_()
+    except (RuntimeError, IndexError):
+        error = _bad_label(rows, x.shape[-1], ignore_index)
+        if error is None:
+            raise
+        raise error from None
+
+
+def _tolerable_log(t):
+    """log, with -inf and inf as -1e20 and 1e20: fluid's cross entropies clip it so (0 * log 0 is 0)."""
+    return torch.log(t).clamp_(-1e20, 1e20)
 
 
 def _hard_ce(x, label, ignore_index):
-    lab = label if label.dtype == torch.int64 else label.long()
-    if lab.dim() == x.dim():
-        lab = lab.squeeze(-1)
-    ignored = (lab == ignore_index).unsqueeze(-1)
-    picked = _gather_labels(x, -1, lab.unsqueeze(-1).masked_fill(ignored, 0), lab, ignore_index)
-    return torch.log(picked).neg_().masked_fill_(ignored, 0.0), picked
+    """Y = -log X[label] and MatchX = X[label], both X's shape with the last dim 1; rows whose label is
+    ignore_index: Y 0 and MatchX 0 (fluid leaves it unset)."""
+    rows = _label_rows(label)
+    picked = _picked(x, rows, ignore_index)
+    logs = _tolerable_log(picked).reshape(-1, 1).expand(-1, x.shape[-1])
+    y = torch._C._nn.nll_loss(logs, rows, None, 0, ignore_index)  # -log X[label], 0 in ignored rows
+    shape = tuple(x.shape[:-1]) + (1,)
+    return y.reshape(shape), picked.reshape(shape)
+
+
+def _hard_ce_grad(g, picked, rows, ignore_index, xshape):
+    """dX: -dY / X[label] at each row's label, 0 elsewhere and in rows whose label is ignore_index."""
+    n, classes = rows.shape[0], xshape[-1]
+    quotient = torch.div(g.reshape(-1), picked.reshape(-1))
+    like = quotient.reshape(n, 1).expand(n, classes)  # nll_loss_backward reads its shape, dtype and device
+    dx = torch.ops.aten.nll_loss_backward(quotient, like, rows, None, 0, ignore_index, quotient.new_ones(()))
+    return dx.reshape(xshape)
 
 
 def _ce_kernel(ins, attrs):
     x, label = ins["X"][0], ins["Label"][0]
     if attrs["soft_label"]:
-        return {"Y": [-(label * torch.log(x)).sum(dim=-1, keepdim=True)]}
+        return {"Y": [-(label * _tolerable_log(x)).sum(dim=-1, keepdim=True)]}
     return {"Y": [_hard_ce(x, label, attrs["ignore_index"])[0]]}
+
+
+def _ce_grad(ins, attrs):
+    """fluid's cross_entropy_grad: -label * dY / X with soft labels (0 / 0 where both are 0, as fluid's)."""
+    x, label, g = ins["X"][0], ins["Label"][0], ins["Y@GRAD"][0]
+    if attrs["soft_label"]:
+        return {"X@GRAD": [-(label * g) / x]}
+    rows, ignore_index = _label_rows(label), attrs["ignore_index"]
+    return {"X@GRAD": [_hard_ce_grad(g, _picked(x, rows, ignore_index), rows, ignore_index, x.shape)]}
 
 
 def _ce2_kernel(ins, attrs):
@@ -82,17 +127,9 @@ def _ce2_kernel(ins, attrs):
 
 
 def _ce2_grad(ins, attrs):
-    """dX is -dY / X[label] at the label, 0 elsewhere (and for ignored rows)."""
     label, match, g = ins["Label"][0], ins["MatchX"][0], ins["Y@GRAD"][0]
-    label = label if label.dtype == torch.int64 else label.long()
     xshape = ins["XShape"][0].shape[1:]
-    if label.dim() == len(xshape):
-        label = label.squeeze(-1)
-    label = label.unsqueeze(-1)
-    ignored = label == attrs["ignore_index"]
-    vals = torch.div(g, match).neg_().masked_fill_(ignored, 0.0)
-    dx = torch.zeros(xshape, dtype=match.dtype, device=match.device).scatter_(-1, label.masked_fill(ignored, 0), vals)
-    return {"X@GRAD": [dx]}
+    return {"X@GRAD": [_hard_ce_grad(g, match, _label_rows(label), attrs["ignore_index"], xshape)]}
 
 
 register(
@@ -103,7 +140,7 @@ register(
         {"soft_label": False, "ignore_index": -100},
         _ce_infer(False),
         _ce_kernel,
-        grad=GradDef(out_grads=("Y",), in_grads=("X",)),
+        grad=GradDef(("X", "Label"), out_grads=("Y",), in_grads=("X",), kernel=_ce_grad),
     )
 )
 register(
@@ -129,12 +166,12 @@ def _swce_infer(ins, attrs):
     x, label = first(ins, "Logits"), first(ins, "Label")
     axis = norm_axis(attrs["axis"], len(x.shape))
     if attrs["soft_label"]:
-        if not _same_dims(label.shape, x.shape):
+        if not dims_agree(label.shape, x.shape):
             raise ValueError(f"with soft_label, Label must have Logits' shape. Received: {x.shape} vs {label.shape}")
     else:
         want = list(x.shape)
         want[axis] = 1
-        if not _same_dims(label.shape, want):
+        if not dims_agree(label.shape, want):
             raise ValueError(
                 "Label must have Logits' shape with the axis dim 1. "
                 f"Received: Logits.shape={tuple(x.shape)}, Label.shape={tuple(label.shape)}, axis={attrs['axis']}"
@@ -147,7 +184,7 @@ def _swce_infer(ins, attrs):
 def _swce_kernel(ins, attrs):
     x, label = ins["Logits"][0], ins["Label"][0]
     axis = attrs["axis"] % x.dim()
-    logp = torch.log_softmax(x, dim=axis)
+    logp = torch.log_softmax(clipped_logits(x, axis), dim=axis)
     if attrs["soft_label"]:
         loss = -(label * logp).sum(dim=axis, keepdim=True)
     else:
@@ -206,6 +243,17 @@ def _sigce_kernel(ins, attrs):
     return {"Out": [loss]}
 
 
+def _sigce_grad(ins, attrs):
+    """fluid's: (sigmoid(X) - Label) * dOut, 0 where Label is ignore_index (and / the count of the others
+    with normalize); a VJP through max(X, 0) and |X| would give 1 - Label at X = 0, not 0.5 - Label."""
+    x, z, g = ins["X"][0], ins["Label"][0], ins["Out@GRAD"][0]
+    ignored = z == attrs["ignore_index"]
+    dx = ((torch.sigmoid(x) - z) * g).masked_fill_(ignored, 0.0)
+    if attrs["normalize"]:
+        dx = dx / torch.clamp((~ignored).sum(), min=1)
+    return {"X@GRAD": [dx]}
+
+
 register(
     OpDef(
         "sigmoid_cross_entropy_with_logits",
@@ -214,7 +262,7 @@ register(
         {"ignore_index": -100, "normalize": False},
         _sigce_infer,
         _sigce_kernel,
-        grad=GradDef(in_grads=("X",)),
+        grad=GradDef(("X", "Label"), in_grads=("X",), kernel=lambda i, a: _sigce_grad(i, a)),
     )
 )
 

@@ -152,10 +152,31 @@ def _mul_elementwise_grad(ins, attrs):
     return res
 
 
+def _max_min_grad(x_wins):
+    """fluid's: dOut goes to X where ``x_wins(X, Y)`` (strictly greater for max, less for min), to Y
+    elsewhere: a tie's gradient goes to Y whole (a VJP through torch.maximum halves it)."""
+
+    def kernel(ins, attrs):
+        x, y, g = ins["X"][0], ins["Y"][0], ins["Out@GRAD"][0]
+        xa, ya = _align(x, y, attrs["axis"])
+        to_x = x_wins(xa, ya)
+        wanted = attrs["_wanted"]
+        res = {}
+        if "X" in wanted:
+            res["X@GRAD"] = [_sum_to(g * to_x, xa.shape).reshape(x.shape)]
+        if "Y" in wanted:
+            res["Y@GRAD"] = [_sum_to(g * ~to_x, ya.shape).reshape(y.shape)]
+        return res
+
+    return kernel
+
+
 _ELEMENTWISE_GRADS = {
     "elementwise_add": _add_sub_grad(1),
     "elementwise_sub": _add_sub_grad(-1),
     "elementwise_mul": _mul_elementwise_grad,
+    "elementwise_max": _max_min_grad(lambda x, y: x > y),
+    "elementwise_min": _max_min_grad(lambda x, y: x < y),
 }
 _TORCH_FN = {"elementwise_add": "add", "elementwise_sub": "sub", "elementwise_mul": "mul"}
 
@@ -403,6 +424,17 @@ def _prod(x, dims, keep):
     return x
 
 
+def _reduce_extreme_grad(ins, attrs):
+    """fluid's reduce_max / reduce_min gradient: dOut to every element equal to the result (each of tied
+    elements gets all of it; a VJP through torch.amax shares it out)."""
+    x, o, g = ins["X"][0], ins["Out"][0], ins["Out@GRAD"][0]
+    rank = x.dim()
+    dims = range(rank) if attrs["reduce_all"] else {d % rank for d in attrs["dim"]}
+    kept = [1 if i in dims else n for i, n in enumerate(x.shape)]
+    return {"X@GRAD": [(x == o.reshape(kept)) * g.reshape(kept)]}
+
+
+_EXTREMES = ("reduce_max", "reduce_min")
 _REDUCE = {
     "reduce_sum": lambda x, dims, keep: torch.sum(x, dim=dims, keepdim=keep),
     "reduce_mean": lambda x, dims, keep: torch.mean(x, dim=dims, keepdim=keep),
@@ -419,7 +451,7 @@ for _name, _fn in _REDUCE.items():
             {"dim": [0], "keep_dim": False, "reduce_all": False, "in_dtype": -1, "out_dtype": -1},
             _reduce_infer,
             _reduce_kernel(_fn),
-            grad=GradDef(),
+            grad=GradDef(("X", "Out"), kernel=_reduce_extreme_grad) if _name in _EXTREMES else GradDef(),
         )
     )
 
@@ -565,12 +597,19 @@ register(
 
 
 # -- activations ---------------------------------------------------------------------------------------
-def _unary(name, fn, attrs=None, out_grad=None, differentiable=True, x_grad=None):
+def _zero_grad(ins, a):
+    return {"X@GRAD": [torch.zeros_like(ins["Out@GRAD"][0])]}
+
+
+def _unary(name, fn, attrs=None, out_grad=None, zero_grad=False, x_grad=None):
     """A one-input activation. ``out_grad(out, g, attrs)`` computes its gradient from its output, as
     fluid's ``<name>_grad`` does, ``x_grad(x, g, attrs)`` from its input; without either the gradient
-    is a VJP from X."""
-    grad = None
-    if x_grad is not None:
+    is a VJP from X. ``zero_grad``: fluid's ``<name>_grad`` gives zeros (floor, ceil, round). Where an
+    activation has edges (relu6, brelu, hard_sigmoid, ...) fluid's gradient there is 0: the explicit
+    grads keep fluid's strict comparisons, which a VJP through torch.clamp would not."""
+    if zero_grad:
+        grad = GradDef((), in_grads=("X",), kernel=_zero_grad)
+    elif x_grad is not None:
         grad = GradDef(("X",), kernel=lambda ins, a: {"X@GRAD": [x_grad(ins["X"][0], ins["Out@GRAD"][0], a)]})
     elif out_grad is not None:
         grad = GradDef(
@@ -578,7 +617,7 @@ def _unary(name, fn, attrs=None, out_grad=None, differentiable=True, x_grad=None
             in_grads=("X",),
             kernel=lambda ins, a: {"X@GRAD": [out_grad(ins["Out"][0], ins["Out@GRAD"][0], a)]},
         )
-    elif differentiable:
+    else:
         grad = GradDef()
     kernel = lambda ins, a: {"Out": [fn(ins["X"][0], a)]}  # noqa: E731
     register(OpDef(name, ("X",), ("Out",), attrs or {}, same_as(), kernel, grad=grad))
@@ -595,9 +634,11 @@ _unary("square", lambda x, a: torch.square(x), x_grad=lambda x, g, a: g * 2.0 * 
 _unary("abs", lambda x, a: torch.abs(x), x_grad=lambda x, g, a: g * torch.sign(x))
 _unary("sin", lambda x, a: torch.sin(x), x_grad=lambda x, g, a: g * torch.cos(x))
 _unary("cos", lambda x, a: torch.cos(x), x_grad=lambda x, g, a: -g * torch.sin(x))
-_unary("ceil", lambda x, a: torch.ceil(x), differentiable=False)
-_unary("floor", lambda x, a: torch.floor(x), differentiable=False)
-_unary("round", lambda x, a: torch.round(x), differentiable=False)
+_unary("ceil", lambda x, a: torch.ceil(x), zero_grad=True)
+_unary("floor", lambda x, a: torch.floor(x), zero_grad=True)
+# torch rounds halves to even, as fluid 1.8.5's vectorized loop did for all but an array's last few
+# elements (those it rounded away from zero: the result depended on the position)
+_unary("round", lambda x, a: torch.round(x), zero_grad=True)
 _unary("reciprocal", lambda x, a: torch.reciprocal(x))
 _unary("softsign", lambda x, a: F.softsign(x))
 _unary("logsigmoid", lambda x, a: F.logsigmoid(x))
@@ -605,17 +646,55 @@ _unary("softplus", lambda x, a: F.softplus(x))
 _unary("gelu", lambda x, a: F.gelu(x, approximate="tanh" if a["approximate"] else "none"), {"approximate": False})
 _unary("leaky_relu", lambda x, a: F.leaky_relu(x, a["alpha"]), {"alpha": 0.02})
 _unary("elu", lambda x, a: F.elu(x, a["alpha"]), {"alpha": 1.0})
-_unary("relu6", lambda x, a: torch.clamp(x, 0.0, a["threshold"]), {"threshold": 6.0})
+_unary(
+    "relu6",
+    lambda x, a: torch.clamp(x, 0.0, a["threshold"]),
+    {"threshold": 6.0},
+    out_grad=lambda o, g, a: g * ((o > 0) & (o < a["threshold"])).to(g.dtype),
+)
 _unary("swish", lambda x, a: x * torch.sigmoid(a["beta"] * x), {"beta": 1.0})
-_unary("hard_sigmoid", lambda x, a: torch.clamp(a["slope"] * x + a["offset"], 0.0, 1.0), {"slope": 0.2, "offset": 0.5})
+_unary(
+    "hard_sigmoid",
+    lambda x, a: torch.clamp(a["slope"] * x + a["offset"], 0.0, 1.0),
+    {"slope": 0.2, "offset": 0.5},
+    out_grad=lambda o, g, a: g * ((o > 0) & (o < 1)).to(g.dtype) * a["slope"],
+)
 _unary(
     "hard_swish",
     lambda x, a: x * torch.clamp(x + a["offset"], 0.0, a["threshold"]) / a["scale"],
     {"threshold": 6.0, "scale": 6.0, "offset": 3.0},
+    x_grad=lambda x, g, a: g * _hard_swish_slope(x, a),
 )
+
+
+def _hard_swish_slope(x, a):
+    """(2x + offset) / scale strictly between the edges, 1 from the upper one on, 0 below."""
+    shifted = x + a["offset"]
+    inside = ((shifted > 0) & (shifted < a["threshold"])).to(x.dtype)
+    return inside * (2 * x + a["offset"]) / a["scale"] + (shifted >= a["threshold"]).to(x.dtype)
+
+
+def clipped_logits(x, axis):
+    """``x`` minus its maximum along ``axis``, clipped at -64: what fluid's softmax exponentiates, so that no
+    probability underflows to 0 (the least is e^-64 / the sum) and a cross entropy of it stays finite."""
+    if x.numel() == 0:
+        return x
+    return (x - x.amax(axis, keepdim=True).detach()).clamp_min_(-64.0)
+
+
+def _softmax(x, axis):
+    """fluid's softmax: exp of the clipped logits times 1 / their sum. On the CPU along fewer than 16
+    classes spelled out (torch's softmax kernel takes up to 5x longer there), else torch's softmax."""
+    z = clipped_logits(x, axis)
+    if x.device.type == "cpu" and x.dim() and x.shape[axis] < 16 and not z.requires_grad:
+        z = z.exp() if z is x else z.exp_()
+        return z.mul_(z.sum(axis, keepdim=True).reciprocal_())
+    return torch.softmax(z, axis)  # dygraph: torch's softmax, which autograd differentiates
+
+
 _unary(
     "softmax",
-    lambda x, a: torch.softmax(x, a["axis"]),
+    lambda x, a: _softmax(x, a["axis"]),
     {"axis": -1, "use_cudnn": False, "data_format": "AnyLayout", "is_test": False},
     out_grad=lambda o, g, a: torch._softmax_backward_data(g.to(o.dtype), o, a["axis"] % max(o.dim(), 1), o.dtype),
 )
@@ -642,10 +721,22 @@ register(
 )
 
 
-def _clip_kernel(ins, attrs):
+def _clip_bounds(ins, attrs):
     mn, mx = first(ins, "Min"), first(ins, "Max")
     lo = mn.reshape(-1)[0].item() if mn is not None else attrs["min"]
     hi = mx.reshape(-1)[0].item() if mx is not None else attrs["max"]
+    return lo, hi
+
+
+def _clip_grad(ins, attrs):
+    """fluid's: dOut strictly inside (min, max), 0 at and beyond the bounds."""
+    lo, hi = _clip_bounds(ins, attrs)
+    x, g = ins["X"][0], ins["Out@GRAD"][0]
+    return {"X@GRAD": [g * ((x > lo) & (x < hi))]}
+
+
+def _clip_kernel(ins, attrs):
+    lo, hi = _clip_bounds(ins, attrs)
     x = ins["X"][0]
     if isinstance(x, SelectedRows):  # a sparse gradient: its rows merged, then clipped
         m = x.merged()
@@ -670,7 +761,7 @@ register(
         _clip_infer,
         _clip_kernel,
         host_inputs=frozenset({"Min", "Max"}),
-        grad=GradDef(),
+        grad=GradDef(("X", "Min", "Max"), in_grads=("X",), kernel=_clip_grad),
     )
 )
 
@@ -892,7 +983,22 @@ def _increment_infer(ins, attrs):
 register(OpDef("increment", ("X",), ("Out",), {"step": 1.0}, _increment_infer, _increment_kernel))
 
 
-register(OpDef("sign", ("X",), ("Out",), {}, same_as(), lambda ins, attrs: {"Out": [torch.sign(ins["X"][0])]}))
+def _sign_grad_maker(op, out_grads, in_grads):
+    # fluid differentiates sign with a scale op by 0
+    return [("scale", {"X": out_grads["Out"]}, {"Out": [name]}, {"scale": 0.0}) for name in in_grads["X"] if name]
+
+
+register(
+    OpDef(
+        "sign",
+        ("X",),
+        ("Out",),
+        {},
+        same_as(),
+        lambda ins, attrs: {"Out": [torch.sign(ins["X"][0])]},
+        grad=GradDef(in_grads=("X",), maker=_sign_grad_maker),
+    )
+)
 
 
 def _clip_by_norm_kernel(ins, attrs):

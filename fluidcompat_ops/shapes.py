@@ -33,6 +33,11 @@ def norm_axis(axis: int, rank: int, what: str = "axis") -> int:
     return axis + rank if axis < 0 else axis
 
 
+def dims_agree(a: Sequence[int], b: Sequence[int]) -> bool:
+    """Shapes that agree where both are known (a -1 dimension matches any, as fluid's build-time check)."""
+    return len(a) == len(b) and all(x == y or x < 0 or y < 0 for x, y in zip(a, b))
+
+
 def prod(dims: Sequence[int]) -> int:
     p = 1
     for d in dims:

@@ -85,7 +85,13 @@ def make_cases(G):
         G("pad_constant_like", lambda a: L.pad_constant_like(c64(np.zeros((3, 5))), a, 0.5), a),
         G("multiplex", lambda a, b: L.multiplex([a, b], L.assign(np.array([[1], [0]], "int32"))), ab),
         G("label_smooth", lambda p: L.label_smooth(p, epsilon=0.2), {"p": P}),
-        G("log_loss", lambda p, q: L.log_loss(p, q), {"p": P, "q": rng.uniform(0, 1, (2, 3))}),
+        # fluid's floor_grad / ceil_grad / round_grad and sign's scale by 0: zeros (finite differences
+        # away from the steps agree)
+        G("floor", lambda a: L.floor(a), {"a": A}),
+        G("ceil", lambda a: L.ceil(a), {"a": A}),
+        G("round", lambda a: L.round(a), {"a": A}),
+        G("sign", lambda a: L.sign(a), {"a": A}),
+        G("log_loss", lambda p, q: L.log_loss(p, q), {"p": P[:, :1], "q": rng.uniform(0, 1, (2, 1))}),
         G("smooth_l1", lambda a, b: L.smooth_l1(a, b, sigma=0.7), ab),
         # as fluid 1.8.5, Target gets no gradient
         G("kldiv_loss", lambda a, p: L.kldiv_loss(a, p, "batchmean"), {"a": A, "p": P}, wrt=["a"]),

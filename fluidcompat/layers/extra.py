@@ -720,14 +720,16 @@ def group_norm(input, groups, epsilon=1e-05, param_attr=None, bias_attr=None, ac
     helper = LayerHelper("group_norm", act=act, name=name)
     c = input.shape[1]
     ins = {"X": [input]}
-    scale = helper.create_parameter(
-        attr=param_attr, shape=[c], dtype=input.dtype, default_initializer=ConstantInitializer(1.0)
-    )
-    if scale is not None:
-        ins["Scale"] = [scale]
-    bias = helper.create_parameter(attr=bias_attr, shape=[c], dtype=input.dtype, is_bias=True)
-    if bias is not None:
-        ins["Bias"] = [bias]
+    # as fluid 1.8.5: a scale and a bias only when their attributes are given (its layer tests them for
+    # truth), so a program's parameters and its checkpoints are fluid's
+    if param_attr:
+        ins["Scale"] = [
+            helper.create_parameter(
+                attr=param_attr, shape=[c], dtype=input.dtype, default_initializer=ConstantInitializer(1.0)
+            )
+        ]
+    if bias_attr:
+        ins["Bias"] = [helper.create_parameter(attr=bias_attr, shape=[c], dtype=input.dtype, is_bias=True)]
     y, mean, var = (helper.create_variable_for_type_inference(dtype=input.dtype) for _ in range(3))
     mean.stop_gradient = var.stop_gradient = True
     helper.append_op(
