@@ -433,12 +433,23 @@ def _append_backward(loss: Variable, parameter_list, no_grad_set, callbacks, che
     return params_grads
 
 
-def gradients(targets, inputs, target_gradients=None, no_grad_set=None):
-    """Gradients of ``targets`` with respect to ``inputs`` (``fluid.gradients``); when it raises, the
+def calc_gradient(targets, inputs, target_gradients=None, no_grad_set=None):
+    """Gradients of ``targets`` with respect to ``inputs``: a list with None for an input the targets do
+    not depend on, or for one input its gradient (or None) itself, as fluid 1.8.5; when it raises, the
     program is left as it was."""
     targets = [targets] if isinstance(targets, Variable) else list(targets)
     with program_transaction(targets[0].block.program):
-        return _gradients(targets, inputs, target_gradients, no_grad_set)
+        result = _gradients(targets, inputs, target_gradients, no_grad_set)
+    return result[0] if len(result) == 1 else result
+
+
+def gradients(targets, inputs, target_gradients=None, no_grad_set=None):
+    """``fluid.gradients``: calc_gradient's result as a list; for one input the targets do not depend
+    on, an empty list (fluid 1.8.5's)."""
+    result = calc_gradient(targets, inputs, target_gradients, no_grad_set)
+    if result is None:
+        return []
+    return result if isinstance(result, list) else [result]
 
 
 def _gradients(targets, inputs, target_gradients, no_grad_set):
@@ -485,9 +496,6 @@ def _gradients(targets, inputs, target_gradients, no_grad_set):
         g = renamed.get(_grad_name(v.name), _grad_name(v.name))
         result.append(block.var(g) if g in written and block.has_var(g) else None)
     return result
-
-
-calc_gradient = gradients
 
 
 def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError

@@ -880,10 +880,74 @@ def _topk_infer(ins, attrs):
     return {"Out": [(shape, x.dtype)], "Indices": [(shape, VarType.INT64)]}
 
 
+def _partial_sort_order(values, k):
+    """The first k indices of ``values`` in the order fluid 1.8.5's CPU top_k gives them: libstdc++'s
+    std::partial_sort (a heap of the first k, then sorted) with comp(a, b) = a > b. It differs from a
+    sorted order only among equal values: which of them are kept and in what order."""
+    vec = list(range(len(values)))
+
+    def comp(a, b):
+        return values[a] > values[b]
+
+    def push(hole, top, value):
+        parent = (hole - 1) // 2
+        while hole > top and comp(vec[parent], value):
+            vec[hole] = vec[parent]
+            hole = parent
+            parent = (hole - 1) // 2
+        vec[hole] = value
+
+    def adjust(hole, length, value):
+        top = second = hole
+        while second < (length - 1) // 2:
+            second = 2 * (second + 1)
+            if comp(vec[second], vec[second - 1]):
+                second -= 1
+            vec[hole] = vec[second]
+            hole = second
+        if length % 2 == 0 and second == (length - 2) // 2:
+            second = 2 * (second + 1)
+            vec[hole] = vec[second - 1]
+            hole = second - 1
+        push(hole, top, value)
+
+    def pop(last, result):  # __pop_heap(first, last, result)
+        value = vec[result]
+        vec[result] = vec[0]
+        adjust(0, last, value)
+
+    if k >= 2:  # make_heap(first, first + k)
+        parent = (k - 2) // 2
+        while True:
+            adjust(parent, k, vec[parent])
+            if parent == 0:
+                break
+            parent -= 1
+    for i in range(k, len(values)):
+        if comp(vec[i], vec[0]):
+            pop(k, i)
+    last = k
+    while last > 1:  # sort_heap
+        last -= 1
+        pop(last, last)
+    return vec[:k]
+
+
 def _topk_kernel(ins, attrs):
     kt = first(ins, "K")
     k = int(kt.reshape(-1)[0]) if kt is not None else attrs["k"]
-    v, i = torch.topk(ins["X"][0], k, dim=-1, largest=True, sorted=True)
+    x = ins["X"][0]
+    n = x.shape[-1] if x.dim() else 1
+    v, i = torch.topk(x, min(k + 1, n), dim=-1, largest=True, sorted=True)
+    if x.device.type == "cpu" and k and v.numel():
+        # rows with equal values among the k + 1 largest: the kept indices and their order are fluid's
+        tied = (v[..., 1:] == v[..., :-1]).any(-1).reshape(-1)
+        if bool(tied.any()):
+            i = i[..., :k].clone()
+            rows, flat_x = i.reshape(-1, k), x.reshape(-1, n)
+            for r in tied.nonzero().reshape(-1).tolist():
+                rows[r] = torch.tensor(_partial_sort_order(flat_x[r].tolist(), k), dtype=i.dtype)
+    v, i = v[..., :k], i[..., :k]
     return {"Out": [v], "Indices": [i]}
 
 

@@ -918,3 +918,13 @@ def test_group_norm_makes_parameters_as_fluid():
         if case != "defaults":
             for p in w["params"]:
                 np.testing.assert_allclose(g["values"][p], w["values"][p], rtol=1e-5, atol=1e-6, err_msg=p)
+
+
+def test_topk_and_accuracy_with_ties_match_fluid():
+    """Tied predictions (uniform rows, as from zero weights): top_k's indices for k = 1, 2, 3, 5, 10 and
+    on a 3-D input, and accuracy for k = 1, 2, 5, exactly as fluid 1.8.5's CPU top_k (libstdc++'s
+    partial_sort: which equal values it keeps and their order); rows without ties as torch's topk.
+    gradients() of top_k's values (which stop gradients) is [] as in fluid."""
+    got, want = run_fluidcompat("topk_ties.py"), load("topk_ties.json")
+    assert len(want) == 15
+    assert got == want

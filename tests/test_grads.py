@@ -458,3 +458,23 @@ def test_grad_kernels_stay_on_their_device(case, monkeypatch):
         exe.run(main, feed=_fed(case, feed), fetch_list=grads, scope=scope, return_numpy=False)
     except Exception as e:  # noqa: BLE001  (only a read of values that meta tensors lack may stop it)
         assert case.name in _READS_VALUES and any(m in str(e) for m in _NO_DATA), f"{case.name}: {e}"
+
+
+def test_gradients_and_calc_gradient_return_fluids_forms():
+    """fluid 1.8.5: calc_gradient returns one input's gradient itself (None when the targets do not
+    depend on it) and a list for several; gradients always a list, empty for one unreached input."""
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        x = fluid.data("x", [2], "float32")
+        z = fluid.data("z", [2], "float32")
+        x.stop_gradient = z.stop_gradient = False
+        loss = L.reduce_sum(x * 3.0)
+        g = fluid.backward.calc_gradient(loss, x)
+        assert isinstance(g, fluid.Variable) and g.name == "x@GRAD"
+        assert fluid.backward.calc_gradient(loss, z) is None
+        both = fluid.backward.calc_gradient(loss, [x, z])
+        assert isinstance(both, list) and both[1] is None and both[0].name.endswith("x@GRAD")
+        assert fluid.gradients(loss, z) == []
+        (gx,) = fluid.gradients([loss], [x])
+    got = fluid.Executor(fluid.CPUPlace()).run(main, feed={"x": np.ones(2, "float32")}, fetch_list=[gx])
+    np.testing.assert_array_equal(got[0], [3.0, 3.0])
