@@ -88,10 +88,16 @@ def _hard_ce(x, label, ignore_index):
     """Y = -log X[label] and MatchX = X[label], both X's shape with the last dim 1; rows whose label is
     ignore_index: Y 0 and MatchX 0 (fluid leaves it unset)."""
     rows = _label_rows(label)
+    shape = tuple(x.shape[:-1]) + (1,)
+    if x.requires_grad:  # dygraph, which autograd differentiates: fewer autograd nodes
+        ignored = (rows == ignore_index).reshape(shape)
+        picked = _gather_labels(x, -1, rows.reshape(shape).masked_fill(ignored, 0), rows, ignore_index)
+        logs = torch.log(picked)
+        logs.data.clamp_(-1e20, 1e20)  # out of autograd's sight (log's backward reads its input)
+        return logs.neg_().masked_fill_(ignored, 0.0), picked.masked_fill(ignored, 0.0)
     picked = _picked(x, rows, ignore_index)
     logs = _tolerable_log(picked).reshape(-1, 1).expand(-1, x.shape[-1])
     y = torch._C._nn.nll_loss(logs, rows, None, 0, ignore_index)  # -log X[label], 0 in ignored rows
-    shape = tuple(x.shape[:-1]) + (1,)
     return y.reshape(shape), picked.reshape(shape)
 
 

@@ -87,4 +87,17 @@ first = exe.run(train, feed=batch, fetch_list=[loss])
 second = exe.run(train, feed=batch, fetch_list=[loss])
 out["train losses"] = [float(first[0][0]), float(second[0][0])]
 out["train weights"] = np.array(scope.find_var("fc_w").get_tensor()).astype("float64").tolist()
+
+# the same in dygraph mode: softmax + cross_entropy and softmax_with_cross_entropy, values and gradients
+with fluid.dygraph.guard(fluid.CPUPlace()):
+    for name in ("dygraph softmax + cross_entropy", "dygraph swce"):
+        logits = fluid.dygraph.to_variable(LOGITS)
+        logits.stop_gradient = False
+        label = fluid.dygraph.to_variable(np.array([[0], [1], [0], [2]], "int64"))
+        if name == "dygraph swce":
+            loss = fluid.layers.softmax_with_cross_entropy(logits, label)
+        else:
+            loss = fluid.layers.cross_entropy(fluid.layers.softmax(logits), label)
+        fluid.layers.reduce_sum(loss).backward()
+        out[name] = [loss.numpy().astype("float64").tolist(), logits.gradient().astype("float64").tolist()]
 print(json.dumps(out))
