@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from fluidcompat_ops.math import _unary
+from fluidcompat_ops.math import _unary, same_int_dtype
 from fluidcompat_ops.nn import (
     _avg_pooled,
     _bn_infer,
@@ -97,7 +97,7 @@ def _cumsum(ins, a):
     axis = a["axis"] if not a["flatten"] else 0
     if a["reverse"]:
         x = torch.flip(x, [axis])
-    y = torch.cumsum(x, axis)
+    y = torch.cumsum(x, axis, dtype=same_int_dtype(x))
     if a["exclusive"]:
         y = y - x
     if a["reverse"]:

@@ -420,10 +420,26 @@ def _reduce_kernel(fn):
     return kernel
 
 
+def same_int_dtype(x):
+    """``dtype=`` for a torch sum, product or cumulative sum that keeps an integer tensor's dtype (torch
+    would widen int32 to int64; fluid's kernels keep it), None for floats."""
+    return None if x.dtype.is_floating_point else x.dtype
+
+
 def _prod(x, dims, keep):
     for d in sorted(dims, reverse=True):
-        x = torch.prod(x, dim=d, keepdim=keep)
+        x = torch.prod(x, dim=d, keepdim=keep, dtype=same_int_dtype(x))
     return x
+
+
+def _mean(x, dims, keep):
+    if x.dtype.is_floating_point:
+        return torch.mean(x, dim=dims, keepdim=keep)
+    count = 1
+    for d in dims:
+        count *= x.shape[d]
+    # fluid's integer mean: the sum divided by the count in integers (truncated)
+    return torch.div(torch.sum(x, dim=dims, keepdim=keep, dtype=x.dtype), max(count, 1), rounding_mode="trunc")
 
 
 def _reduce_extreme_grad(ins, attrs):
@@ -438,8 +454,8 @@ def _reduce_extreme_grad(ins, attrs):
 
 _EXTREMES = ("reduce_max", "reduce_min")
 _REDUCE = {
-    "reduce_sum": lambda x, dims, keep: torch.sum(x, dim=dims, keepdim=keep),
-    "reduce_mean": lambda x, dims, keep: torch.mean(x, dim=dims, keepdim=keep),
+    "reduce_sum": lambda x, dims, keep: torch.sum(x, dim=dims, keepdim=keep, dtype=same_int_dtype(x)),
+    "reduce_mean": _mean,
     "reduce_max": lambda x, dims, keep: torch.amax(x, dim=dims, keepdim=keep),
     "reduce_min": lambda x, dims, keep: torch.amin(x, dim=dims, keepdim=keep),
     "reduce_prod": _prod,

@@ -933,3 +933,12 @@ def test_topk_and_accuracy_with_ties_match_fluid():
     got, want = run_fluidcompat("topk_ties.py"), load("topk_ties.json")
     assert len(want) == 15
     assert got == want
+
+
+def test_integer_reductions_match_fluid():
+    """reduce_sum / reduce_prod / cumsum of int32 stay int32 (torch widens them to int64, so the fetched
+    dtype differed from the declared one), reduce_mean of integers divides in integers, truncated (it
+    failed), and mean / clip refuse an integer input with fluid's message."""
+    got, want = run_fluidcompat("int_reductions.py"), load("int_reductions.json")
+    assert sorted(want) == ["errors", "int32", "int64"] and len(want["int32"]) == 9
+    assert got == want

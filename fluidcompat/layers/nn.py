@@ -147,6 +147,7 @@ def scale(x, scale=1.0, bias=0.0, bias_after_scale=True, act=None, name=None) ->
 def mean(x, name=None) -> Variable:
     """Mean of all elements, shape [1] (op ``mean``)."""
     check_variable(x, "x", "mean")
+    check_dtype(x.dtype, "x", ["float16", "float32", "float64"], "mean")
     helper = LayerHelper("mean", **locals())
     out = helper.create_variable_for_type_inference(dtype=x.dtype)
     helper.append_op(type="mean", inputs={"X": [x]}, outputs={"Out": [out]})
@@ -343,6 +344,8 @@ def gelu(x, approximate=False) -> Variable:
 
 @layer
 def clip(x, min, max, name=None) -> Variable:
+    check_variable(x, "x", "clip")
+    check_dtype(x.dtype, "x", ["float16", "float32", "float64"], "clip")
     return _activation("clip", x, {"min": float(min), "max": float(max)}, name)
 
 
