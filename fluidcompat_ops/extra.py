@@ -1300,8 +1300,13 @@ def _linear_from_origin(x, size):
 
 def _interp(mode):
     def kernel(ins, a):
+        """data_layout NHWC (fluid's value for NHWC and NDHWC): channels moved in front and back."""
         x = _x(ins)
-        size_t = first(ins, "OutSize")
+        if a["data_layout"] == "NHWC":
+            return {"Out": [resize(x.movedim(-1, 1), first(ins, "OutSize"), a).movedim(1, -1)]}
+        return {"Out": [resize(x, first(ins, "OutSize"), a)]}
+
+    def resize(x, size_t, a):
         nd = x.dim() - 2
         if size_t is not None:
             size = [int(v) for v in size_t.reshape(-1).tolist()]
@@ -1320,14 +1325,12 @@ def _interp(mode):
             y = x
             for k, ix in enumerate(idx):
                 y = torch.index_select(y, 2 + k, ix)
-            return {"Out": [y]}
+            return y
         tmode = {"bilinear": "bilinear", "trilinear": "trilinear", "linear": "linear"}[mode]
         if a["align_corners"] or a.get("align_mode", 1) == 0:
             # corners aligned, or align_mode 0: half-pixel centres, as torch's align_corners=False
-            y = F.interpolate(x, size=size, mode=tmode, align_corners=bool(a["align_corners"]))
-        else:
-            y = _linear_from_origin(x, size)
-        return {"Out": [y]}
+            return F.interpolate(x, size=size, mode=tmode, align_corners=bool(a["align_corners"]))
+        return _linear_from_origin(x, size)
 
     return kernel
 
@@ -1335,13 +1338,16 @@ def _interp(mode):
 def _interp_infer(nd):
     def infer(ins, a):
         x = first(ins, "X")
+        last = a.get("data_layout", "NCHW") == "NHWC"
+        spatial = x.shape[1:-1] if last else x.shape[2:]
         if first(ins, "OutSize") is not None:
             dims = [-1] * nd
         elif a.get("scale", 0) and a["scale"] > 0:
-            dims = [int(s * a["scale"]) if s >= 0 else -1 for s in x.shape[2:]]
+            dims = [int(s * a["scale"]) if s >= 0 else -1 for s in spatial]
         else:
             dims = [a["out_d"], a["out_h"], a["out_w"]][3 - nd :]
-        return out("Out", list(x.shape[:2]) + dims, x.dtype)
+        shape = [x.shape[0]] + dims + [x.shape[-1]] if last else list(x.shape[:2]) + dims
+        return out("Out", shape, x.dtype)
 
     return infer
 

@@ -942,3 +942,20 @@ def test_integer_reductions_match_fluid():
     got, want = run_fluidcompat("int_reductions.py"), load("int_reductions.json")
     assert sorted(want) == ["errors", "int32", "int64"] and len(want["int32"]) == 9
     assert got == want
+
+
+def test_channels_last_resize_matches_fluid():
+    """resize_bilinear / resize_nearest / image_resize with NHWC input and resize_trilinear with NDHWC:
+    build-time and run shapes, values and input gradients (out_shape, scale, a shape tensor, the
+    corner modes), and fluid's refusal of a data_format that does not fit the rank. They were resized
+    as if channels-first: a [2, 4, 5, 3] NHWC input came out [2, 4, 7, 8]."""
+    got, want = run_fluidcompat("resize_nhwc.py"), load("resize_nhwc.json")
+    assert sorted(got) == sorted(want) and len(want) == 10
+    assert got["errors"] == want["errors"]
+    for key in want:
+        if key == "errors":
+            continue
+        shapes = 1 if key == "trilinear" else 2
+        assert got[key][:shapes] == want[key][:shapes], key
+        for g, w in zip(got[key][shapes:], want[key][shapes:]):
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=key)

@@ -925,8 +925,14 @@ def image_resize(
     op_type, nd = _RESAMPLE[resample]
     if out_shape is None and scale is None:
         raise ValueError("One of out_shape and scale must not be None.")
+    formats = ("NCHW", "NHWC") if len(input.shape) == 4 else ("NCDHW", "NDHWC")
+    if len(input.shape) in (4, 5) and data_format not in formats:
+        raise ValueError(
+            f"Got wrong value for param `data_format`: {data_format} received but only `{formats[0]}` or "
+            f"`{formats[1]}` supported for {len(input.shape)}-D input."
+        )
     attrs = {"align_corners": align_corners, "align_mode": align_mode, "interp_method": op_type.split("_")[0]}
-    attrs["data_layout"] = data_format
+    attrs["data_layout"] = "NHWC" if data_format in ("NHWC", "NDHWC") else "NCHW"  # fluid's two values
     ins = {"X": [input]}
     if actual_shape is not None:
         ins["OutSize"] = [actual_shape]
