@@ -89,6 +89,35 @@ def _x(ins):
     return ins["X"][0]
 
 
+class _Dims:
+    """A variable's shape and dtype, as a shape function reads them, in another layout."""
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = shape, dtype
+
+
+def _channels_first(kernel, infer, slot, outs, attr, last):
+    """The kernel and shape function of an op whose ``attr`` says ``last`` (channels-last input: NHWC,
+    NDHWC) from its channels-first ones: ``slot``'s input with its last dim moved to 1, the outputs in
+    ``outs`` with their dim 1 moved last (torch's convolutions and pools want channels first)."""
+
+    def run(ins, a):
+        if a[attr] != last:
+            return kernel(ins, a)
+        res = kernel(dict(ins, **{slot: [ins[slot][0].movedim(-1, 1)]}), a)
+        return {k: [v.movedim(1, -1) for v in vs] if k in outs else vs for k, vs in res.items()}
+
+    def shape(ins, a):
+        if a[attr] != last:
+            return infer(ins, a)
+        x = first(ins, slot)
+        dims = list(x.shape)
+        res = infer(dict(ins, **{slot: [_Dims([dims[0], dims[-1]] + dims[1:-1], x.dtype)]}), a)
+        return {k: [((s[0], *s[2:], s[1]), dt) for s, dt in vs] if k in outs else vs for k, vs in res.items()}
+
+    return run, shape
+
+
 # -- shape-preserving ops -------------------------------------------------------------------------
 def _cumsum(ins, a):
     x = _x(ins)
@@ -1171,7 +1200,7 @@ register(
         ("Out", "MidOut"),
         {"n": 5, "k": 1.0, "alpha": 1e-4, "beta": 0.75, "data_format": "AnyLayout", "is_test": False},
         same_as("X", "Out", "MidOut"),
-        _lrn,
+        _channels_first(_lrn, None, "X", ("Out", "MidOut"), "data_format", "NHWC")[0],
         grad=GradDef(),
     )
 )
@@ -1224,8 +1253,7 @@ register(
             "use_cudnn": True,
             "is_test": False,
         },
-        _conv3d_infer,
-        _conv3d,
+        *reversed(_channels_first(_conv3d, _conv3d_infer, "Input", ("Output",), "data_format", "NDHWC")),
         grad=GradDef(out_grads=("Output",)),
     )
 )
@@ -1276,7 +1304,8 @@ _POOL = {
     "use_cudnn": True,
     "padding_algorithm": "EXPLICIT",
 }
-_op("pool3d", ("X",), ("Out",), dict(_POOL), _pool_infer(3), _pool3d)
+_pool3d_ndhwc, _pool3d_ndhwc_infer = _channels_first(_pool3d, _pool_infer(3), "X", ("Out",), "data_format", "NDHWC")
+_op("pool3d", ("X",), ("Out",), dict(_POOL), _pool3d_ndhwc_infer, _pool3d_ndhwc)
 
 
 def _linear_from_origin(x, size):
@@ -1531,8 +1560,9 @@ register(
             "padding_algorithm": "EXPLICIT",
             "use_cudnn": True,
         },
-        _conv3d_transpose_infer,
-        _conv3d_transpose,
+        *reversed(
+            _channels_first(_conv3d_transpose, _conv3d_transpose_infer, "Input", ("Output",), "data_format", "NDHWC")
+        ),
         grad=GradDef(out_grads=("Output",)),
     )
 )

@@ -951,11 +951,28 @@ def test_channels_last_resize_matches_fluid():
     as if channels-first: a [2, 4, 5, 3] NHWC input came out [2, 4, 7, 8]."""
     got, want = run_fluidcompat("resize_nhwc.py"), load("resize_nhwc.json")
     assert sorted(got) == sorted(want) and len(want) == 10
+    _same_shapes_and_values(got, want, lambda key: 1 if key == "trilinear" else 2, atol=1e-6)
+
+
+def _same_shapes_and_values(got, want, shapes, atol):
+    """Per case but "errors" (compared whole): the first ``shapes(case)`` entries (shapes) equal, the
+    rest (flat values) close."""
     assert got["errors"] == want["errors"]
     for key in want:
         if key == "errors":
             continue
-        shapes = 1 if key == "trilinear" else 2
-        assert got[key][:shapes] == want[key][:shapes], key
-        for g, w in zip(got[key][shapes:], want[key][shapes:]):
-            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=key)
+        n = shapes(key)
+        assert got[key][:n] == want[key][:n], key
+        for g, w in zip(got[key][n:], want[key][n:]):
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=atol, err_msg=key)
+
+
+def test_channels_last_3d_ops_match_fluid():
+    """pool3d (max, avg with padding and ceil_mode, SAME, global), conv3d (bias along the channels,
+    SAME with stride) and conv3d_transpose (bias, output_size) on NDHWC input, lrn on NHWC: shapes,
+    values and input gradients, and fluid's refusals of a wrong data_format. pool3d and lrn computed
+    channels-last input as channels-first; conv3d(_transpose) refused NDHWC; conv3d_transpose ignored
+    bias_attr (a zero bias always)."""
+    got, want = run_fluidcompat("channels_last_3d.py"), load("channels_last_3d.json")
+    assert sorted(got) == sorted(want) and len(want) == 11
+    _same_shapes_and_values(got, want, lambda key: 2, atol=1e-5)

@@ -764,6 +764,10 @@ def instance_norm(input, epsilon=1e-05, param_attr=None, bias_attr=None, name=No
 def lrn(input, n=5, k=1.0, alpha=0.0001, beta=0.75, name=None, data_format="NCHW"):
     if len(input.shape) != 4:
         raise ValueError(f"Input's dimension size of Op(lrn) must be 4, but received {len(input.shape)}.")
+    if data_format not in ("NCHW", "NHWC"):
+        raise ValueError(
+            f"Attr(data_format) of Op(lrn) got wrong value: received {data_format} but only NCHW or NHWC supported."
+        )
     helper = LayerHelper("lrn", name=name)
     out = helper.create_variable_for_type_inference(dtype=input.dtype)
     mid = helper.create_variable_for_type_inference(dtype=input.dtype)
@@ -814,10 +818,11 @@ def conv3d(
     name=None,
     data_format="NCDHW",
 ):
-    if data_format != "NCDHW":
-        raise ValueError(f"conv3d in fluidcompat takes NCDHW input. Received: data_format={data_format!r}")
+    if data_format not in ("NCDHW", "NDHWC"):
+        raise ValueError(f"Attr(data_format) should be 'NCDHW' or 'NDHWC'. Received Attr(data_format): {data_format}.")
     helper = LayerHelper("conv3d", act=act, name=name, param_attr=param_attr, bias_attr=bias_attr)
-    c = input.shape[1]
+    last = data_format == "NDHWC"
+    c = input.shape[-1 if last else 1]
     groups = groups or 1
     w = conv_filter(helper, param_attr, num_filters, c, groups, _triple(filter_size, "filter_size"), input.dtype)
     pre = helper.create_variable_for_type_inference(dtype=input.dtype)
@@ -836,7 +841,8 @@ def conv3d(
             "data_format": data_format,
         },
     )
-    return helper.append_activation(helper.append_bias_op(pre, dim_start=1, dim_end=2))
+    start = 4 if last else 1  # the bias runs along the channels
+    return helper.append_activation(helper.append_bias_op(pre, dim_start=start, dim_end=start + 1))
 
 
 @_export
@@ -1092,8 +1098,13 @@ def conv3d_transpose(
     name=None,
     data_format="NCDHW",
 ):
-    if data_format != "NCDHW":
-        raise ValueError(f"conv3d_transpose in fluidcompat takes NCDHW input. Received: data_format={data_format!r}")
+    if data_format not in ("NCDHW", "NDHWC"):
+        raise ValueError(
+            "Param(data_format) of Op(fluid.layers.conv3d_transpose) got wrong value: received "
+            f"{data_format} but only NCDHW or NDHWC supported."
+        )
+    last = data_format == "NDHWC"
+    spatial = input.shape[1:4] if last else input.shape[2:5]
     if filter_size is None:
         if output_size is None:
             raise ValueError("output_size must be set when filter_size is None")
@@ -1103,12 +1114,12 @@ def conv3d_transpose(
             _triple(padding, "padding"),
             _triple(dilation, "dilation"),
         )
-        filter_size = [(out3[i] - (input.shape[2 + i] - 1) * s[i] + 2 * p[i] - 1) // d[i] + 1 for i in range(3)]
-    helper = LayerHelper("conv3d_transpose", act=act, name=name)
+        filter_size = [(out3[i] - (spatial[i] - 1) * s[i] + 2 * p[i] - 1) // d[i] + 1 for i in range(3)]
+    helper = LayerHelper("conv3d_transpose", act=act, name=name, param_attr=param_attr, bias_attr=bias_attr)
     groups = groups or 1
     w = helper.create_parameter(
         attr=param_attr,
-        shape=[input.shape[1], num_filters // groups] + _triple(filter_size, "filter_size"),
+        shape=[input.shape[-1 if last else 1], num_filters // groups] + _triple(filter_size, "filter_size"),
         dtype=input.dtype,
     )
     pre = helper.create_variable_for_type_inference(dtype=input.dtype)
@@ -1123,9 +1134,11 @@ def conv3d_transpose(
             "dilations": _triple(dilation, "dilation"),
             "groups": groups,
             "use_cudnn": use_cudnn,
+            "data_format": data_format,
         },
     )
-    return helper.append_activation(helper.append_bias_op(pre, dim_start=1, dim_end=2))
+    start = 4 if last else 1  # the bias runs along the channels
+    return helper.append_activation(helper.append_bias_op(pre, dim_start=start, dim_end=start + 1))
 
 
 @_export
