@@ -50,16 +50,21 @@ def _bad_label(lab, classes, ignore_index):
     )
 
 
-def _gather_labels(x, axis, index, lab, ignore_index):
-    """``torch.gather(x, axis, index)``; a label outside [0, classes) (and not ignore_index) gets fluid's
-    message instead of torch's index error (checked only when the gather fails: no cost otherwise)."""
+def _label_checked(call, lab, classes, ignore_index):
+    """``call()``, whose torch index error for a label outside [0, classes) (and not ignore_index) becomes
+    fluid's message (checked only when torch refuses: no cost otherwise)."""
     try:
-        return torch.gather(x, axis, index)
+        return call()
     except (RuntimeError, IndexError):
-        error = _bad_label(lab, x.shape[axis], ignore_index)
+        error = _bad_label(lab, classes, ignore_index)
         if error is None:
             raise
         raise error from None
+
+
+def _gather_labels(x, axis, index, lab, ignore_index):
+    """``torch.gather(x, axis, index)`` with fluid's message for a label out of range."""
+    return _label_checked(lambda: torch.gather(x, axis, index), lab, x.shape[axis], ignore_index)
 
 
 def _label_rows(label):
@@ -69,14 +74,11 @@ def _label_rows(label):
 
 def _picked(x, rows, ignore_index):
     """X[row, label] per row of X (its last dim the classes), 0 for rows whose label is ignore_index; a
-    label out of range gets fluid's message (checked only when torch refuses it)."""
-    try:
-        return torch._C._nn.nll_loss(x.reshape(-1, x.shape[-1]), rows, None, 0, ignore_index).neg_()
-    except (RuntimeError, IndexError):
-        error = _bad_label(rows, x.shape[-1], ignore_index)
-        if error is None:
-            raise
-        raise error from None
+    label out of range gets fluid's message."""
+    flat = x.reshape(-1, x.shape[-1])
+    loss = lambda: torch._C._nn.nll_loss(flat, rows, None, 0, ignore_index)  # noqa: E731
+    nll = _label_checked(loss, rows, flat.shape[1], ignore_index)
+    return nll.neg_()
 
 
 def _tolerable_log(t):

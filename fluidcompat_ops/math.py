@@ -364,9 +364,13 @@ def _sum_kernel(ins, attrs):
     return {"Out": [acc]}
 
 
-def _sum_grad_maker(op, out_grads, in_grads):
-    # fluid differentiates sum with one scale op per input
-    return [("scale", {"X": out_grads["Out"]}, {"Out": [name]}, {"scale": 1.0}) for name in in_grads["X"] if name]
+def _scaled_copies(factor):
+    """fluid differentiates sum (factor 1) and sign (factor 0) with one scale op of dOut per input."""
+
+    def maker(op, out_grads, in_grads):
+        return [("scale", {"X": out_grads["Out"]}, {"Out": [n]}, {"scale": factor}) for n in in_grads["X"] if n]
+
+    return maker
 
 
 register(
@@ -377,7 +381,7 @@ register(
         {"use_mkldnn": False},
         _sum_infer,
         _sum_kernel,
-        grad=GradDef(in_grads=("X",), maker=_sum_grad_maker),
+        grad=GradDef(in_grads=("X",), maker=_scaled_copies(1.0)),
     )
 )
 
@@ -1074,11 +1078,6 @@ def _increment_infer(ins, attrs):
 register(OpDef("increment", ("X",), ("Out",), {"step": 1.0}, _increment_infer, _increment_kernel))
 
 
-def _sign_grad_maker(op, out_grads, in_grads):
-    # fluid differentiates sign with a scale op by 0
-    return [("scale", {"X": out_grads["Out"]}, {"Out": [name]}, {"scale": 0.0}) for name in in_grads["X"] if name]
-
-
 register(
     OpDef(
         "sign",
@@ -1087,7 +1086,7 @@ register(
         {},
         same_as(),
         lambda ins, attrs: {"Out": [torch.sign(ins["X"][0])]},
-        grad=GradDef(in_grads=("X",), maker=_sign_grad_maker),
+        grad=GradDef(in_grads=("X",), maker=_scaled_copies(0.0)),
     )
 )
 
