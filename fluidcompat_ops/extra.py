@@ -1142,8 +1142,7 @@ register(
         ("X", "Scale", "Bias"),
         ("Y", "Mean", "Variance"),
         {"epsilon": 1e-5, "groups": 1, "data_layout": "NCHW"},
-        _group_norm_infer,
-        _group_norm,
+        *reversed(_channels_first(_group_norm, _group_norm_infer, "X", ("Y",), "data_layout", "NHWC")),
         grad=GradDef(out_grads=("Y",)),
     )
 )

@@ -569,11 +569,20 @@ register(
 
 
 def _squeeze_dims(shape, axes):
+    """``shape`` without the axes (all of size 1 when none are given). An axis of unknown size (-1, when
+    a program is built) goes, as in fluid 1.8.5; one whose size is not 1 is refused, when built if it
+    is known then (fluid 1.8.5 refused only when the program ran)."""
     rank = len(shape)
     if not axes:
         return [d for d in shape if d != 1]
     drop = {norm_axis(a, rank, "axes") for a in axes}
-    return [d for i, d in enumerate(shape) if not (i in drop and d == 1)]
+    for i in sorted(drop):
+        if shape[i] not in (1, -1):
+            raise ValueError(
+                f"The size of axis that will be squeezed should be equal to 1. But current axis = {shape[i]},"
+                f"input tensor's shape = {list(shape)}. (squeeze axes={list(axes)}: axis {i} has size {shape[i]})"
+            )
+    return [d for i, d in enumerate(shape) if i not in drop]
 
 
 def _squeeze_infer(ins, attrs):

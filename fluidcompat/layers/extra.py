@@ -717,8 +717,13 @@ def npair_loss(anchor, positive, labels, l2_reg=0.002):
 # -- normalization, 3-D conv and pooling, resizing ---------------------------------------------------
 @_export
 def group_norm(input, groups, epsilon=1e-05, param_attr=None, bias_attr=None, act=None, data_layout="NCHW", name=None):
+    if data_layout not in ("NCHW", "NHWC"):
+        raise ValueError(
+            "Param(data_layout) of Op(fluid.layers.group_norm) got wrong value: received "
+            f"{data_layout} but only NCHW or NHWC supported."
+        )
     helper = LayerHelper("group_norm", act=act, name=name)
-    c = input.shape[1]
+    c = input.shape[-1 if data_layout == "NHWC" else 1]
     ins = {"X": [input]}
     # as fluid 1.8.5: a scale and a bias only when their attributes are given (its layer tests them for
     # truth), so a program's parameters and its checkpoints are fluid's

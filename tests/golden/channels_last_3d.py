@@ -1,5 +1,5 @@
-# Golden script: pool3d, conv3d and conv3d_transpose with NDHWC input and lrn with NHWC input: shapes,
-# values (bias along the channels) and input gradients; and the refusals of a wrong data_format.
+# Golden script: pool3d, conv3d and conv3d_transpose with NDHWC input, lrn and group_norm with NHWC
+# input: shapes, values (bias along the channels) and input gradients; the refusals of a wrong format.
 import json
 
 import numpy as np
@@ -37,24 +37,32 @@ CASES = {
 }
 out = {}
 exe = fluid.Executor(fluid.CPUPlace())
-for name, build in list(CASES.items()) + [("lrn", None)]:
+NHWC = {
+    "lrn": lambda x: L.lrn(x, 3, data_format="NHWC"),
+    "group_norm": lambda x: L.group_norm(x, 5, data_layout="NHWC"),
+    "group_norm affine": lambda x: L.group_norm(
+        x, 5, param_attr=weights([5]), bias_attr=weights([5]), data_layout="NHWC", act="relu"
+    ),
+}
+for name, build in list(CASES.items()) + list(NHWC.items()):
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup):
-        if name == "lrn":
+        if name in NHWC:
             x = fluid.data("x", [2, 3, 3, 5], "float32")
             x.stop_gradient = False
-            y = L.lrn(x, 3, data_format="NHWC")
+            y = build(x)
         else:
             x = fluid.data("x", [2, 3, 4, 5, 3], "float32")
             x.stop_gradient = False
             y = build(x)
-        (g,) = fluid.backward.gradients([L.reduce_sum(y * y)], [x])
+        w = L.assign(rng.rand(*y.shape).astype("float32"))  # a weighted sum: not a constant of x
+        (g,) = fluid.backward.gradients([L.reduce_sum(y * w)], [x])
     exe.run(startup)
     if name == "conv3d_transpose output_size":  # a default-initialized filter: set it from numpy
         for p in main.global_block().all_parameters():
             shape = np.array(fluid.global_scope().find_var(p.name).get_tensor()).shape
             fluid.global_scope().find_var(p.name).get_tensor().set(rng.rand(*shape).astype("float32"), fluid.CPUPlace())
-    values = exe.run(main, feed={"x": X4 if name == "lrn" else X5}, fetch_list=[y, g])
+    values = exe.run(main, feed={"x": X4 if name in NHWC else X5}, fetch_list=[y, g])
     out[name] = [list(y.shape), [list(v.shape) for v in values]] + [
         v.reshape(-1).astype("float64").tolist() for v in values
     ]
@@ -73,6 +81,7 @@ out["errors"] = errors_of(
         wrong(lambda x, x4: L.conv3d(x, 2, 2, data_format="NHWC")),
         wrong(lambda x, x4: L.conv3d_transpose(x, 2, filter_size=2, data_format="NCHW")),
         wrong(lambda x, x4: L.lrn(x4, data_format="NCDHW")),
+        wrong(lambda x, x4: L.group_norm(x4, 5, data_layout="NDHWC")),
     ]
 )
 print(json.dumps(out))
