@@ -97,8 +97,8 @@ class _Dims:
 
 
 def _channels_first(kernel, infer, slot, outs, attr, last):
-    """The kernel and shape function of an op whose ``attr`` says ``last`` (channels-last input: NHWC,
-    NDHWC) from its channels-first ones: ``slot``'s input with its last dim moved to 1, the outputs in
+    """The shape function and kernel (OpDef's order) of an op whose ``attr`` says ``last`` (channels-last
+    input: NHWC, NDHWC) from its channels-first ones: ``slot``'s input with its last dim moved to 1, the outputs in
     ``outs`` with their dim 1 moved last (torch's convolutions and pools want channels first)."""
 
     def run(ins, a):
@@ -115,7 +115,7 @@ def _channels_first(kernel, infer, slot, outs, attr, last):
         res = infer(dict(ins, **{slot: [_Dims([dims[0], dims[-1]] + dims[1:-1], x.dtype)]}), a)
         return {k: [((s[0], *s[2:], s[1]), dt) for s, dt in vs] if k in outs else vs for k, vs in res.items()}
 
-    return run, shape
+    return shape, run
 
 
 # -- shape-preserving ops -------------------------------------------------------------------------
@@ -1142,7 +1142,7 @@ register(
         ("X", "Scale", "Bias"),
         ("Y", "Mean", "Variance"),
         {"epsilon": 1e-5, "groups": 1, "data_layout": "NCHW"},
-        *reversed(_channels_first(_group_norm, _group_norm_infer, "X", ("Y",), "data_layout", "NHWC")),
+        *_channels_first(_group_norm, _group_norm_infer, "X", ("Y",), "data_layout", "NHWC"),
         grad=GradDef(out_grads=("Y",)),
     )
 )
@@ -1199,7 +1199,7 @@ register(
         ("Out", "MidOut"),
         {"n": 5, "k": 1.0, "alpha": 1e-4, "beta": 0.75, "data_format": "AnyLayout", "is_test": False},
         same_as("X", "Out", "MidOut"),
-        _channels_first(_lrn, None, "X", ("Out", "MidOut"), "data_format", "NHWC")[0],
+        _channels_first(_lrn, None, "X", ("Out", "MidOut"), "data_format", "NHWC")[1],
         grad=GradDef(),
     )
 )
@@ -1252,7 +1252,7 @@ register(
             "use_cudnn": True,
             "is_test": False,
         },
-        *reversed(_channels_first(_conv3d, _conv3d_infer, "Input", ("Output",), "data_format", "NDHWC")),
+        *_channels_first(_conv3d, _conv3d_infer, "Input", ("Output",), "data_format", "NDHWC"),
         grad=GradDef(out_grads=("Output",)),
     )
 )
@@ -1303,8 +1303,13 @@ _POOL = {
     "use_cudnn": True,
     "padding_algorithm": "EXPLICIT",
 }
-_pool3d_ndhwc, _pool3d_ndhwc_infer = _channels_first(_pool3d, _pool_infer(3), "X", ("Out",), "data_format", "NDHWC")
-_op("pool3d", ("X",), ("Out",), dict(_POOL), _pool3d_ndhwc_infer, _pool3d_ndhwc)
+_op(
+    "pool3d",
+    ("X",),
+    ("Out",),
+    dict(_POOL),
+    *_channels_first(_pool3d, _pool_infer(3), "X", ("Out",), "data_format", "NDHWC"),
+)
 
 
 def _linear_from_origin(x, size):
@@ -1328,11 +1333,7 @@ def _linear_from_origin(x, size):
 
 def _interp(mode):
     def kernel(ins, a):
-        """data_layout NHWC (fluid's value for NHWC and NDHWC): channels moved in front and back."""
-        x = _x(ins)
-        if a["data_layout"] == "NHWC":
-            return {"Out": [resize(x.movedim(-1, 1), first(ins, "OutSize"), a).movedim(1, -1)]}
-        return {"Out": [resize(x, first(ins, "OutSize"), a)]}
+        return {"Out": [resize(_x(ins), first(ins, "OutSize"), a)]}
 
     def resize(x, size_t, a):
         nd = x.dim() - 2
@@ -1366,16 +1367,13 @@ def _interp(mode):
 def _interp_infer(nd):
     def infer(ins, a):
         x = first(ins, "X")
-        last = a.get("data_layout", "NCHW") == "NHWC"
-        spatial = x.shape[1:-1] if last else x.shape[2:]
         if first(ins, "OutSize") is not None:
             dims = [-1] * nd
         elif a.get("scale", 0) and a["scale"] > 0:
-            dims = [int(s * a["scale"]) if s >= 0 else -1 for s in spatial]
+            dims = [int(s * a["scale"]) if s >= 0 else -1 for s in x.shape[2:]]
         else:
             dims = [a["out_d"], a["out_h"], a["out_w"]][3 - nd :]
-        shape = [x.shape[0]] + dims + [x.shape[-1]] if last else list(x.shape[:2]) + dims
-        return out("Out", shape, x.dtype)
+        return out("Out", list(x.shape[:2]) + dims, x.dtype)
 
     return infer
 
@@ -1400,8 +1398,8 @@ for _name, _mode, _nd in (
         ("X", "OutSize"),
         ("Out",),
         dict(_INTERP, interp_method=_mode),
-        _interp_infer(_nd),
-        _interp(_mode),
+        # data_layout NHWC: fluid's value for NHWC and NDHWC input
+        *_channels_first(_interp(_mode), _interp_infer(_nd), "X", ("Out",), "data_layout", "NHWC"),
         host_inputs=frozenset({"OutSize"}),
     )
 
@@ -1559,9 +1557,7 @@ register(
             "padding_algorithm": "EXPLICIT",
             "use_cudnn": True,
         },
-        *reversed(
-            _channels_first(_conv3d_transpose, _conv3d_transpose_infer, "Input", ("Output",), "data_format", "NDHWC")
-        ),
+        *_channels_first(_conv3d_transpose, _conv3d_transpose_infer, "Input", ("Output",), "data_format", "NDHWC"),
         grad=GradDef(out_grads=("Output",)),
     )
 )

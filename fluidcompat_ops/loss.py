@@ -81,9 +81,12 @@ def _picked(x, rows, ignore_index):
     return nll.neg_()
 
 
+_LOG_BOUND = 1e20  # fluid's TolerableValue
+
+
 def _tolerable_log(t):
     """log, with -inf and inf as -1e20 and 1e20: fluid's cross entropies clip it so (0 * log 0 is 0)."""
-    return torch.log(t).clamp_(-1e20, 1e20)
+    return torch.log(t).clamp_(-_LOG_BOUND, _LOG_BOUND)
 
 
 def _hard_ce(x, label, ignore_index):
@@ -95,7 +98,7 @@ def _hard_ce(x, label, ignore_index):
         ignored = (rows == ignore_index).reshape(shape)
         picked = _gather_labels(x, -1, rows.reshape(shape).masked_fill(ignored, 0), rows, ignore_index)
         logs = torch.log(picked)
-        logs.data.clamp_(-1e20, 1e20)  # out of autograd's sight (log's backward reads its input)
+        logs.data.clamp_(-_LOG_BOUND, _LOG_BOUND)  # out of autograd's sight (log's backward reads its input)
         return logs.neg_().masked_fill_(ignored, 0.0), picked.masked_fill(ignored, 0.0)
     picked = _picked(x, rows, ignore_index)
     logs = _tolerable_log(picked).reshape(-1, 1).expand(-1, x.shape[-1])
@@ -244,22 +247,24 @@ def _sigce_infer(ins, attrs):
 def _sigce_kernel(ins, attrs):
     x, z = ins["X"][0], ins["Label"][0]
     loss = torch.clamp(x, min=0) - x * z + torch.log1p(torch.exp(-torch.abs(x)))
+    return {"Out": [_sigce_masked(loss, z, attrs)]}
+
+
+def _sigce_masked(values, z, attrs):
+    """``values`` (the loss or its gradient) 0 where Label is ignore_index, and with normalize divided by
+    the count of the other labels (at least 1)."""
     ignored = z == attrs["ignore_index"]
-    loss = torch.where(ignored, torch.zeros_like(loss), loss)
+    values = torch.where(ignored, torch.zeros_like(values), values)
     if attrs["normalize"]:
-        loss = loss / torch.clamp((~ignored).sum(), min=1)
-    return {"Out": [loss]}
+        values = values / torch.clamp((~ignored).sum(), min=1)
+    return values
 
 
 def _sigce_grad(ins, attrs):
     """fluid's: (sigmoid(X) - Label) * dOut, 0 where Label is ignore_index (and / the count of the others
     with normalize); a VJP through max(X, 0) and |X| would give 1 - Label at X = 0, not 0.5 - Label."""
     x, z, g = ins["X"][0], ins["Label"][0], ins["Out@GRAD"][0]
-    ignored = z == attrs["ignore_index"]
-    dx = ((torch.sigmoid(x) - z) * g).masked_fill_(ignored, 0.0)
-    if attrs["normalize"]:
-        dx = dx / torch.clamp((~ignored).sum(), min=1)
-    return {"X@GRAD": [dx]}
+    return {"X@GRAD": [_sigce_masked((torch.sigmoid(x) - z) * g, z, attrs)]}
 
 
 register(

@@ -15,6 +15,7 @@ from fluidcompat.layers.nn import (
     _conv_padding,
     _pair,
     _reduce,
+    channel_bias,
     conv_filter,
     elementwise_mul,
     reduce_mean,
@@ -846,8 +847,7 @@ def conv3d(
             "data_format": data_format,
         },
     )
-    start = 4 if last else 1  # the bias runs along the channels
-    return helper.append_activation(helper.append_bias_op(pre, dim_start=start, dim_end=start + 1))
+    return helper.append_activation(channel_bias(helper, pre, data_format))
 
 
 @_export
@@ -1142,8 +1142,7 @@ def conv3d_transpose(
             "data_format": data_format,
         },
     )
-    start = 4 if last else 1  # the bias runs along the channels
-    return helper.append_activation(helper.append_bias_op(pre, dim_start=start, dim_end=start + 1))
+    return helper.append_activation(channel_bias(helper, pre, data_format))
 
 
 @_export

@@ -524,6 +524,13 @@ def _conv_padding(padding, data_format, nd=2, what="padding"):
     return padding, "EXPLICIT"
 
 
+def channel_bias(helper, pre_bias, data_format):
+    """``pre_bias`` plus the layer's bias (when it has one) along the channels: axis 1, or the last axis
+    for channels-last data (NHWC, NDHWC)."""
+    dim = len(pre_bias.shape) - 1 if data_format in ("NHWC", "NDHWC") else 1
+    return helper.append_bias_op(pre_bias, dim_start=dim, dim_end=dim + 1)
+
+
 def _check_format(data_format):
     if data_format not in ("NCHW", "NHWC"):
         raise ValueError(f"Attr(data_format) should be 'NCHW' or 'NHWC'. Received Attr(data_format): {data_format}.")
@@ -580,9 +587,7 @@ def conv2d(
             "data_format": data_format,
         },
     )
-    dim = 1 if data_format == "NCHW" else 3
-    pre_act = helper.append_bias_op(pre_bias, dim_start=dim, dim_end=dim + 1)
-    return helper.append_activation(pre_act)
+    return helper.append_activation(channel_bias(helper, pre_bias, data_format))
 
 
 @layer
@@ -637,9 +642,7 @@ def conv2d_transpose(
             "data_format": data_format,
         },
     )
-    dim = 1 if data_format == "NCHW" else 3
-    pre_act = helper.append_bias_op(pre_bias, dim_start=dim, dim_end=dim + 1)
-    return helper.append_activation(pre_act)
+    return helper.append_activation(channel_bias(helper, pre_bias, data_format))
 
 
 @layer
