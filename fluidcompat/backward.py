@@ -477,8 +477,9 @@ def _gradients(targets, inputs, target_gradients, no_grad_set):
             continue
         grad = _grad_name(target.name)
         shape_name = target.name + "_shape"
-        block.create_var(name=shape_name, dtype=VarType.INT32, shape=[len(target.shape)])
-        block.create_var(name=grad, shape=target.shape, dtype=target.dtype)
+        # a second backward over the same target reuses its seed's variables, as they are
+        block._reuse_or_create_var(name=shape_name, dtype=VarType.INT32, shape=[len(target.shape)])
+        block._reuse_or_create_var(name=grad, shape=target.shape, dtype=target.dtype)
         role = {"op_role": OpRole.Backward}
         block.append_op(type="shape", inputs={"Input": [target]}, outputs={"Out": [shape_name]}, attrs=role)
         block.append_op(

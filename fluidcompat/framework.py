@@ -188,6 +188,39 @@ class Parameter(Variable):
     __repr__ = to_string
 
 
+def _check_recreated(var: Variable, kwargs: Dict[str, Any]) -> None:
+    """A variable created again by name must agree with the first in what the new call states
+    (type, shape, dtype, lod_level, persistable), as fluid 1.8 checks, with its messages; fluid's
+    irregular spacing and full stops are its own. Nothing is changed either way."""
+    name = var.name
+    given = {k: kwargs.get(k) for k in ("type", "shape", "dtype", "lod_level", "persistable")}
+    if given["type"] is not None and VarType(given["type"]) != var.type:
+        raise ValueError(
+            f"Variable {name} has been created before. The previous type is {var.type}; the new type is "
+            f"{VarType(given['type'])}. They are not matched"
+        )
+    if given["shape"] is not None and _shape_tuple(given["shape"]) != tuple(var.shape):
+        raise ValueError(
+            f"Variable {name} has been created before. the previous shape is {tuple(var.shape)}; the new shape "
+            f"is {_shape_tuple(given['shape'])}. They are not matched."
+        )
+    if given["dtype"] is not None and to_vartype(given["dtype"]) != var.dtype:
+        raise ValueError(
+            f"Variable {name} has been created before. The previous data type is {var.dtype}; the new data "
+            f"type is {to_vartype(given['dtype'])}. They are not matched."
+        )
+    if given["lod_level"] is not None and given["lod_level"] != var.lod_level:
+        raise ValueError(
+            f"Variable {name} has been created before. The previous lod_level is {var.lod_level}; the new "
+            f"lod_level is {given['lod_level']}. They are not matched"
+        )
+    if given["persistable"] is not None and bool(given["persistable"]) != var.persistable:
+        raise ValueError(
+            f"Variable {name} has been created before.The previous persistable is {var.persistable}; the new "
+            f"persistable is {bool(given['persistable'])}. They are not matched"
+        )
+
+
 class Operator:
     """One op in a Block: ``type``, slot -> variable-name lists, and attributes."""
 
@@ -326,21 +359,28 @@ class Block:
         name = kwargs.get("name")
         if name is not None and name in self.vars:
             var = self.vars[name]
-            if kwargs.get("persistable"):
-                var.persistable = True
+            _check_recreated(var, kwargs)
             return var
         var = Variable(self, **kwargs)
         self.vars[var.name] = var
         self.program._bump()
         return var
 
+    def _reuse_or_create_var(self, **kwargs: Any) -> Variable:
+        """The block's variable of this name as it is, else a new one: for the library's own
+        variables, whose shapes inference may have refined since they were made."""
+        var = self.vars.get(kwargs["name"])
+        return var if var is not None and _dygraph_tracer_ is None else self.create_var(**kwargs)
+
     def create_parameter(self, **kwargs: Any) -> Parameter:
         if _dygraph_tracer_ is not None:
             return _dygraph_tracer_.create_parameter(self, kwargs)
         glob = self.program.global_block()
         name = kwargs.get("name")
-        if name is not None and name in glob.vars and isinstance(glob.vars[name], Parameter):
-            return glob.vars[name]
+        if name is not None and name in glob.vars:
+            _check_recreated(glob.vars[name], dict(kwargs, persistable=True))
+            if isinstance(glob.vars[name], Parameter):
+                return glob.vars[name]
         kwargs.pop("initializer", None)
         param = Parameter(glob, **kwargs)
         glob.vars[param.name] = param
@@ -594,8 +634,11 @@ def _normalize_slots(op_type: str, kind: str, known: Sequence[str], given) -> Di
             elif isinstance(v, str):
                 names.append(v)
             else:
+                # None: a parameter a layer did not make (its param_attr or bias_attr was False)
+                hint = " (was the layer's param_attr or bias_attr False?)" if v is None else ""
                 raise TypeError(
-                    f"Op '{op_type}' {kind} slot '{slot}' expects Variables or names, received: {type(v).__name__}"
+                    f"Op '{op_type}' {kind} slot '{slot}' expects Variables or names, received: "
+                    f"{type(v).__name__}{hint}"
                 )
         result[slot] = names
     return result
@@ -717,13 +760,20 @@ class Program:
             p.blocks.append(nb)
         if for_test:
             p._is_test = True
+            pruned = False
             for b in p.blocks:
-                b.ops = [op for op in b.ops if not (op.attrs.get("op_role", 0) & (OpRole.Backward | OpRole.Optimize))]
+                kept = [op for op in b.ops if not (op.attrs.get("op_role", 0) & (OpRole.Backward | OpRole.Optimize))]
+                pruned = pruned or len(kept) < len(b.ops)
+                b.ops = kept
                 for op in b.ops:
                     if "is_test" in op.attrs:
                         op.attrs["is_test"] = True
-                used = {n for op in b.ops for n in op.input_arg_names + op.output_arg_names}
-                for name in [n for n in b.vars if GRAD_VAR_SUFFIX in n and n not in used]:
+            # as fluid 1.8, once backward or optimizer ops went, so did every variable no op left uses
+            # (gradients, optimizer state, learning rate): save/load_persistables of the test program
+            # then read and write the files fluid's would
+            used = {n for b in p.blocks for op in b.ops for n in op.input_arg_names + op.output_arg_names}
+            for b in p.blocks if pruned else ():
+                for name in [n for n in b.vars if n not in used]:
                     del b.vars[name]
         for b in p.blocks:
             for op in b.ops:

@@ -17,6 +17,13 @@ def check_variable(value, arg: str, api: str) -> None:
         raise TypeError(f"The type of '{arg}' in {api} must be {framework.Variable!r}, but received {type(value)!r}. ")
 
 
+def refuse_false(attr, arg: str, where: str) -> None:
+    """fluid 1.8's check for a layer whose op needs the parameter ``arg`` (param_attr / bias_attr)
+    names: ``False`` would make none. Its message; a ValueError where fluid asserted."""
+    if attr is False:
+        raise ValueError(f"{arg} should not be False {where}.")
+
+
 def check_dtype(value, arg: str, allowed, api: str) -> None:
     from fluidcompat.dtypes import np_name
 

@@ -27,7 +27,7 @@ from fluidcompat_ops.nn import (
 )
 from fluidcompat_ops.registry import GradDef, OpDef, lookup, register
 from fluidcompat_ops.sequence import _last_level, _padded, lengths_of, lod_of, offsets_of, with_lod
-from fluidcompat_ops.shapes import dims_agree, first, norm_axis, out, prod_or_unknown, same_as
+from fluidcompat_ops.shapes import dims_agree, first, norm_axis, out, same_as
 from fluidcompat_ops.tensor import _bounds, _generator, _tdtype
 
 torch = None  # NOTE: [Lazy torch] in registry.py
@@ -121,9 +121,7 @@ def _channels_first(kernel, infer, slot, outs, attr, last):
 # -- shape-preserving ops -------------------------------------------------------------------------
 def _cumsum(ins, a):
     x = _x(ins)
-    if a["flatten"]:
-        x = x.reshape(-1)
-    axis = a["axis"] if not a["flatten"] else 0
+    axis = a["axis"]
     if a["reverse"]:
         x = torch.flip(x, [axis])
     y = torch.cumsum(x, axis, dtype=same_int_dtype(x))
@@ -134,17 +132,12 @@ def _cumsum(ins, a):
     return {"Out": [y]}
 
 
-def _cumsum_infer(ins, a):
-    x = first(ins, "X")
-    return out("Out", (prod_or_unknown(x.shape),) if a["flatten"] else x.shape, x.dtype)
-
-
 _op(
     "cumsum",
     ("X",),
     ("Out",),
-    {"axis": -1, "exclusive": False, "reverse": False, "flatten": False},
-    _cumsum_infer,
+    {"axis": -1, "exclusive": False, "reverse": False},
+    same_as(),
     _cumsum,
 )
 _op("flip", ("X",), ("Out",), {"dims": []}, same_as(), lambda ins, a: {"Out": [torch.flip(_x(ins), list(a["dims"]))]})

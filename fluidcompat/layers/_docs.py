@@ -44,7 +44,7 @@ DOCS = {
     "softmax": "Softmax over ``axis`` (op ``softmax``).",
     "pow": "``x ** factor`` (op ``pow``; ``factor`` may be a Variable).",
     "clip": "``x`` clipped to ``[min, max]`` (op ``clip``).",
-    "cumsum": "Cumulative sum over ``axis`` (flattened when None), optionally exclusive or reversed (op ``cumsum``).",
+    "cumsum": "Cumulative sum over ``axis`` (default the last), optionally exclusive or reversed (op ``cumsum``).",
     "addcmul": "``input + value * tensor1 * tensor2``.",
     "addmm": "``beta * input + alpha * (x @ y)`` (op ``addmm``).",
     "scale": "``scale * x + bias`` (or ``scale * (x + bias)``), op ``scale``.",

@@ -9,7 +9,7 @@ from fluidcompat import unique_name
 from fluidcompat.dtypes import VarType, to_vartype
 from fluidcompat.framework import Variable, layer
 from fluidcompat.initializer import ConstantInitializer, NormalInitializer
-from fluidcompat.layer_helper import LayerHelper, check_dtype, check_variable
+from fluidcompat.layer_helper import LayerHelper, check_dtype, check_variable, refuse_false
 from fluidcompat.layers.nn import (
     _activation,
     _conv_padding,
@@ -124,7 +124,8 @@ def sign(x):
 
 @_export
 def cumsum(x, axis=None, exclusive=None, reverse=None):
-    attrs = {"flatten": axis is None, "axis": -1 if axis is None else axis}
+    # fluid 1.8's cumsum has no flatten: without an axis it runs along the last one.
+    attrs = {"axis": -1 if axis is None else axis}
     if exclusive is not None:
         attrs["exclusive"] = exclusive
     if reverse is not None:
@@ -749,6 +750,7 @@ def group_norm(input, groups, epsilon=1e-05, param_attr=None, bias_attr=None, ac
 
 @_export
 def instance_norm(input, epsilon=1e-05, param_attr=None, bias_attr=None, name=None):
+    refuse_false(bias_attr, "bias_attr", "in instance_norm")
     helper = LayerHelper("instance_norm", name=name)
     c = input.shape[1]
     scale = helper.create_parameter(
@@ -826,6 +828,7 @@ def conv3d(
 ):
     if data_format not in ("NCDHW", "NDHWC"):
         raise ValueError(f"Attr(data_format) should be 'NCDHW' or 'NDHWC'. Received Attr(data_format): {data_format}.")
+    refuse_false(param_attr, "param_attr", "here")
     helper = LayerHelper("conv3d", act=act, name=name, param_attr=param_attr, bias_attr=bias_attr)
     last = data_format == "NDHWC"
     c = input.shape[-1 if last else 1]
@@ -1108,6 +1111,7 @@ def conv3d_transpose(
             "Param(data_format) of Op(fluid.layers.conv3d_transpose) got wrong value: received "
             f"{data_format} but only NCDHW or NDHWC supported."
         )
+    refuse_false(param_attr, "param_attr", "in conv3d_transpose")
     last = data_format == "NDHWC"
     spatial = input.shape[1:4] if last else input.shape[2:5]
     if filter_size is None:
@@ -1341,6 +1345,7 @@ def inplace_abn(
         raise ValueError(
             f"inplace_abn only supports activation type in ['identity', 'leaky_relu', 'elu']. Received: {act!r}"
         )
+    refuse_false(bias_attr, "bias_attr", "in inplace_abn")
     y = batch_norm(
         input,
         None,
@@ -1857,8 +1862,7 @@ def deformable_conv(
         raise TypeError(
             f"The type of 'mask' in deformable_conv must be (Variable, NoneType), but received {type(mask)!r}. "
         )
-    if param_attr is False:
-        raise ValueError("deformable_conv: param_attr should not be False here.")
+    refuse_false(param_attr, "param_attr", "here")
     if modulated and mask is None:
         raise ValueError("deformable_conv: modulated=True needs a mask; pass modulated=False for offsets alone")
     channels = input.shape[1]

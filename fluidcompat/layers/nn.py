@@ -8,7 +8,7 @@ from fluidcompat import framework
 from fluidcompat.dtypes import VarType, to_vartype
 from fluidcompat.framework import Variable, layer
 from fluidcompat.initializer import ConstantInitializer, NormalInitializer
-from fluidcompat.layer_helper import LayerHelper, check_dtype, check_variable
+from fluidcompat.layer_helper import LayerHelper, check_dtype, check_variable, refuse_false
 from fluidcompat.param_attr import ParamAttr
 
 __all__ = [
@@ -554,6 +554,7 @@ def conv2d(
 ) -> Variable:
     """2-D convolution (op ``conv2d`` or ``depthwise_conv2d``) + bias + activation."""
     check_variable(input, "input", "conv2d")
+    refuse_false(param_attr, "param_attr", "here")
     _check_format(data_format)
     if len(input.shape) != 4:
         raise ValueError(f"Input of conv2d must be 4-D. Received: input.shape={input.shape}")
@@ -608,6 +609,7 @@ def conv2d_transpose(
     data_format="NCHW",
 ) -> Variable:
     check_variable(input, "input", "conv2d_transpose")
+    refuse_false(param_attr, "param_attr", "in conv2d_transpose")
     _check_format(data_format)
     channels = input.shape[1] if data_format == "NCHW" else input.shape[3]
     groups = 1 if groups is None else groups
@@ -710,6 +712,7 @@ def batch_norm(
     use_global_stats=False,
 ) -> Variable:
     check_variable(input, "input", "batch_norm")
+    refuse_false(bias_attr, "bias_attr", "in batch_norm")
     helper = LayerHelper("batch_norm", **locals())
     dtype = input.dtype
     c = input.shape[1] if data_layout == "NCHW" else input.shape[-1]
@@ -779,6 +782,10 @@ def layer_norm(
     name=None,
 ) -> Variable:
     check_variable(input, "input", "layer_norm")
+    if scale:
+        refuse_false(param_attr, "param_attr", "when using scale")
+    if shift:
+        refuse_false(bias_attr, "bias_attr", "when using shift")
     helper = LayerHelper("layer_norm", **locals())
     dtype = input.dtype
     n = 1

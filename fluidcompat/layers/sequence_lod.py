@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from fluidcompat.dtypes import VarType
 from fluidcompat.framework import layer
-from fluidcompat.layer_helper import LayerHelper, check_variable
+from fluidcompat.layer_helper import LayerHelper, check_variable, refuse_false
 from fluidcompat.layers.extra import _one
 from fluidcompat.layers.rnn import swap_batch_time
 from fluidcompat_ops.sequence import POOL_TYPES
@@ -241,6 +241,7 @@ def _lstm_layer(op_type, input, size, proj_size, param_attr, bias_attr, use_peep
     temporaries fluid made (lstmp's six, the third unused) and the op."""
     layer = "dynamic_lstmp" if proj_size else "dynamic_lstm"
     _checked(input, "input", layer)
+    refuse_false(bias_attr, "bias_attr", f"in {layer}")
     helper = LayerHelper(op_type, param_attr=param_attr, bias_attr=bias_attr, name=name)
     size = size // 4
     if size <= 0:
