@@ -16,7 +16,17 @@ __all__ = [
 
 
 class GradientClipBase:
-    """Base class: calling it on ``[(param, grad)]`` appends the clip ops and returns the new pairs."""
+    """Base class: calling it on ``[(param, grad)]`` appends the clip ops and returns the new pairs.
+    ``need_clip(param) -> bool`` leaves out the parameters for which it is False."""
+
+    def __init__(self, need_clip=None) -> None:
+        if need_clip is not None and not callable(need_clip):
+            raise TypeError(
+                "The type of need_clip must be funciton, and it can filter out parameter that does't need gradient "
+                "clip. This function must return True or False, and True means that clipping is required. Please "
+                "refer to API documention of GradientClipByGlobalNorm / GradientClipByNorm /GradientClipByValue."
+            )
+        self._need_clip_func = need_clip
 
     def __call__(self, params_grads):
         with framework.name_scope("gradient_clip"):
@@ -25,15 +35,16 @@ class GradientClipBase:
     def _static_clip(self, params_grads):
         raise NotImplementedError(f"{type(self).__name__} does not define how it clips")
 
-    @staticmethod
-    def _clipped(p) -> bool:
-        return getattr(p, "need_clip", True)
+    def _clipped(self, p) -> bool:
+        need = getattr(self, "_need_clip_func", None)
+        return getattr(p, "need_clip", True) and (need is None or bool(need(p)))
 
 
 class GradientClipByValue(GradientClipBase):
     """Clip each gradient element to [min, max] (op ``clip``); ``min`` defaults to ``-max``."""
 
-    def __init__(self, max: float, min: float = None) -> None:
+    def __init__(self, max: float, min: float = None, need_clip=None) -> None:
+        super().__init__(need_clip)
         max = float(max)
         min = -max if min is None else float(min)
         if min > max:
@@ -57,7 +68,8 @@ class GradientClipByValue(GradientClipBase):
 class GradientClipByNorm(GradientClipBase):
     """Scale each gradient so its L2 norm is at most ``clip_norm`` (op ``clip_by_norm``)."""
 
-    def __init__(self, clip_norm: float) -> None:
+    def __init__(self, clip_norm: float, need_clip=None) -> None:
+        super().__init__(need_clip)
         self.clip_norm = float(clip_norm)
 
     def __str__(self) -> str:
@@ -77,7 +89,8 @@ class GradientClipByNorm(GradientClipBase):
 class GradientClipByGlobalNorm(GradientClipBase):
     """Scale all gradients by ``clip_norm / max(clip_norm, global_norm)``."""
 
-    def __init__(self, clip_norm: float, group_name: str = "default_group") -> None:
+    def __init__(self, clip_norm: float, group_name: str = "default_group", need_clip=None) -> None:
+        super().__init__(need_clip)
         self.clip_norm = float(clip_norm)
         self.group_name = group_name
 

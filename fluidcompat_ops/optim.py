@@ -322,7 +322,10 @@ def _lars_kernel(ins, attrs):
     p, g, v, lr = ins["Param"][0], _dense(ins["Grad"][0]), ins["Velocity"][0], _lr(ins)
     mu, coeff, wd = attrs["mu"], attrs["lars_coeff"], attrs["lars_weight_decay"]
     p_norm, g_norm = torch.linalg.vector_norm(p), torch.linalg.vector_norm(g)
-    local_lr = lr * coeff * p_norm / (g_norm + wd * p_norm)
+    # fluid 1.8.5 takes the plain learning rate where either norm is 0 (a zero-initialised bias, a
+    # zero gradient): the ratio would stop the parameter for ever, or be 0 / 0
+    both = (p_norm > 0) & (g_norm > 0)
+    local_lr = torch.where(both, lr * coeff * p_norm / torch.where(both, g_norm + wd * p_norm, 1.0), lr)
     v.mul_(mu).add_(local_lr * (g + wd * p))
     p.sub_(v)
     return {"ParamOut": [p], "VelocityOut": [v]}
