@@ -82,8 +82,21 @@ _LAZY_ATTRS = {
     "disable_imperative": "fluidcompat.dygraph.base",
     "DistributeTranspiler": "fluidcompat.transpiler",
     "DistributeTranspilerConfig": "fluidcompat.transpiler",
+    "load_program_state": "fluidcompat.io",
+    "set_program_state": "fluidcompat.io",
 }
+# fluid 1.8 also published its dygraph layers at the top (``fluid.Linear``, ``fluid.Layer``, ...).
+_LAZY_ATTRS.update(
+    (name, "fluidcompat.dygraph")
+    for name in (
+        "BCELoss BatchNorm BilinearTensorProduct Conv2D Conv2DTranspose Conv3D Conv3DTranspose Dropout Embedding "
+        "GRUUnit GroupNorm InstanceNorm L1Loss Layer LayerNorm Linear MSELoss NCE NLLLoss PRelu Pool2D SpectralNorm "
+        "TreeConv"
+    ).split()
+)
 _LAZY_MODULES = {
+    "average",
+    "input",
     "contrib",
     "core",
     "dygraph",
@@ -161,6 +174,8 @@ __all__ = [
 def __getattr__(name):
     if name in _LAZY_MODULES:
         return importlib.import_module(f"fluidcompat.{name}")
+    if name == "dataset":  # fluid.dataset is the slot-file datasets; paddle.dataset the downloads
+        return importlib.import_module("fluidcompat.fluid_dataset")
     module = _LAZY_ATTRS.get(name)
     if module is None:
         from fluidcompat.coverage import unsupported

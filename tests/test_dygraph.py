@@ -809,3 +809,19 @@ def test_translated_control_flow_programs_and_errors():
         v = np.array(v, "float32")
         got = exe.run(prog, feed={"x": v}, fetch_list=[scaled])[0]
         np.testing.assert_allclose(got, v * (2.0 if v.sum() > 0 else 1.0))
+
+
+def test_backward_after_eval_names_eval_mode():
+    """A Layer's eval() turns gradient recording off for the whole tracer (fluid 1.8 too, which then
+    gave zero gradients without a word): backward then says so, and train() brings gradients back."""
+    with fluid.dygraph.guard(fluid.CPUPlace()):
+        layer = Linear(3, 2)
+        x = to_variable(np.ones((2, 3), "float32"))
+        layer.eval()
+        loss = fluid.layers.reduce_sum(layer(x))
+        with pytest.raises(ValueError, match=r"eval\(\) turned gradient recording off.*train\(\)"):
+            loss.backward()
+        layer.train()
+        loss = fluid.layers.reduce_sum(layer(x))
+        loss.backward()
+        np.testing.assert_allclose(layer.weight.gradient(), np.full((3, 2), 2.0, "float32"))

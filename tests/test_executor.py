@@ -90,6 +90,11 @@ class TestFeedAndFetch:
             exe.run(feed="x", fetch_list=[y])
         with pytest.raises(AssertionError, match="Not compiled with data parallel"):
             exe.run(feed=[{}, {}], fetch_list=[y])
+        # fluid 1.8.5 ignored a key that is not a name and failed in the first op that read it
+        with pytest.raises(TypeError, match=r"received the Variable 'x': feed=\{'x': \.\.\.\}"):
+            exe.run(feed={x: np.ones((3, 4), "float32")}, fetch_list=[y])
+        with pytest.raises(TypeError, match="variable names \\(str\\); received int 0"):
+            exe.run(feed={0: np.ones((3, 4), "float32")}, fetch_list=[y])
 
     def test_unfed_unknown_name_warns(self, net):
         x, y, exe = net

@@ -998,3 +998,78 @@ def test_squeeze_refuses_an_axis_whose_size_is_not_1():
             assert fluid_text in got[key][1][0] and "axis 1 has size 3" in got[key][1][0], key
         else:
             assert got[key] == w, key
+
+
+def test_var_recreate_matches_fluid():
+    """A variable created again by name must agree in type, shape, dtype, lod_level and persistable,
+    with fluid 1.8.5's messages (it used to return the first one silently, and create_parameter over
+    a data variable replaced it); a layer whose op needs a parameter refuses param_attr / bias_attr
+    False with fluid's message. fluid asserted (AssertionError) and, for layer_norm's bias, had already
+    added the scale; fluidcompat raises ValueError and leaves the program as it was."""
+    got, want = run_fluidcompat("var_recreate.py"), load("var_recreate.json")
+    assert sorted(got) == sorted(want) and len(want) == 34
+    for key, (kind, msg, _) in want.items():
+        expected = ["ValueError" if kind == "AssertionError" else kind, msg, True]
+        assert got[key] == expected, key
+
+
+def test_tensor_edges_match_fluid():
+    """Ties (argmax / argmin / argsort), cumsum with and without an axis (fluid 1.8.5's runs along
+    the last axis; fluidcompat used to flatten), negative reduce dims, unique's order, scatter with
+    repeated indices, range / linspace bounds, integer division and remainder of negative numbers,
+    casts out of range: dtypes, shapes and values as fluid's."""
+    got, want = run_fluidcompat("tensor_edges.py"), load("tensor_edges.json")
+    assert sorted(got) == sorted(want) and len(want) == 20
+    for key, w in want.items():
+        assert got[key] == w, key
+
+
+def test_optimizer_edges_match_fluid():
+    """Three steps under each optimizer option at its edge (28 cases): losses and every weight as
+    fluid 1.8.5's. Found by it: GradientClipBy* took no ``need_clip``, and LarsMomentum divided by
+    zero norms (a zero-initialised bias never moved; a zero gradient gave NaN) where fluid uses the
+    plain learning rate. A clip whose min is over its max is refused when it is made (fluid failed
+    in the clip op at run time)."""
+    got, want = run_fluidcompat("optimizer_edges.py"), load("optimizer_edges.json")
+    assert sorted(got) == sorted(want) and len(want) == 28
+    for key, w in want.items():
+        if key == "clip_value_min_over_max":
+            assert w[:2] == ["error", "EnforceNotMet"] and got[key][:2] == ["error", "ValueError"]
+            assert "min=0.02, max=0.01" in got[key][2]
+        elif w[0] == "error":
+            assert got[key] == w, key
+        else:
+            np.testing.assert_allclose(got[key][0], w[0], rtol=1e-4, err_msg=key)
+            assert sorted(got[key][1]) == sorted(w[1])
+            for name, value in w[1].items():
+                np.testing.assert_allclose(got[key][1][name], value, rtol=1e-4, atol=2e-4, err_msg=f"{key} {name}")
+
+
+def test_toplevel_api_matches_fluid():
+    """What fluid 1.8 published at the top of paddle.fluid beyond its static API, which fluidcompat
+    refused: the dygraph layers (fluid.Linear ...), fluid.input, fluid.average.WeightedAverage,
+    fluid.dataset (it was paddle.dataset's downloads), load_program_state / set_program_state. A
+    state of the wrong shape is refused naming the variable and both shapes (fluid asserted) and
+    leaves the scope as it was."""
+    got, want = run_fluidcompat("toplevel_api.py"), load("toplevel_api.json")
+    assert sorted(got) == sorted(want) and len(want["dygraph_layers"]) == 23
+    for key, w in want.items():
+        if key == "set_program_state_shape":
+            assert w[0] == "AssertionError" and "namely [ table ]" in w[1]
+            assert got[key] == [
+                "ValueError",
+                "Shape of variable 'table' in the state dict is [4, 3], but the program declares [5, 3]",
+            ]
+        else:
+            assert got[key] == w, key
+
+
+def test_clone_for_test_matches_fluid():
+    """clone(for_test=True) after minimize drops, with the backward and optimizer ops, every variable
+    no op left uses, as fluid 1.8.5: save_persistables of the test program writes the parameters and
+    batch-norm statistics only (it wrote the Adam moments, beta powers and learning rate too, and
+    load_persistables of a fluid-saved test checkpoint looked for them). Before minimize nothing is
+    dropped; ops, is_test attributes and the test program's results are fluid's."""
+    got, want = run_fluidcompat("program_clone.py"), load("program_clone.json")
+    assert got == want
+    assert "fc_0.w_0_moment1_0" in want["plain"]["vars"] and "fc_0.w_0_moment1_0" not in want["after"]["vars"]

@@ -16,6 +16,7 @@ from typing import Optional
 _ALIASES = {
     "paddle": "fluidcompat.compat.paddle",
     "paddle.fluid": "fluidcompat",
+    "paddle.fluid.dataset": "fluidcompat.fluid_dataset",
     "paddle.dataset": "fluidcompat.dataset",
     "paddle.reader": "fluidcompat.reader",
     "paddle.device": "fluidcompat.compat.device",

@@ -216,13 +216,20 @@ class VarBase(framework.Variable):
         """Gradients of this value (all ones as its own gradient) into every VarBase it comes from."""
         from fluidcompat.dygraph import base
 
-        if base.current_tracer() is None:
+        tracer = base.current_tracer()
+        if tracer is None:
             raise ValueError("VarBase.backward() is only available in dygraph mode (inside fluid.dygraph.guard())")
         t = self._tensor()
         if not t.requires_grad:
+            why = (
+                "(every input has stop_gradient=True)"
+                if tracer._train_mode
+                else "(a Layer's eval() turned gradient recording off for every layer until a Layer's train() is "
+                "called; fluid 1.8 then gave zero gradients silently)"
+            )
             raise ValueError(
-                f"Variable '{self.name}' does not depend on any value that needs a gradient "
-                "(every input has stop_gradient=True): there is nothing to backward"
+                f"Variable '{self.name}' does not depend on any value that needs a gradient {why}: there is "
+                "nothing to backward"
             )
         _forget_leaf_grads(t)
         t.backward(torch.ones_like(t), retain_graph=retain_graph)

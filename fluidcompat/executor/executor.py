@@ -180,6 +180,12 @@ def _shape_fits(vshape, shape) -> bool:
     return len(shape) == len(vshape) and all(v < 0 or v == s for v, s in zip(vshape, shape))
 
 
+def _feed_key_error(key) -> str:
+    if isinstance(key, Variable):
+        return f"The keys of feed are variable names; received the Variable '{key.name}': feed={{'{key.name}': ...}}"
+    return f"The keys of feed are variable names (str); received {type(key).__name__} {key!r}"
+
+
 def _check_feed(var: Variable, shape, dtype_name: str) -> None:
     vshape = tuple(var.shape)
     if not _shape_fits(vshape, shape):
@@ -401,6 +407,8 @@ class Executor:
         fed: Dict[str, torch.Tensor] = {}
         # fluid prepends one feed op per name, so the last name is fed first
         for col, (name, value) in reversed(list(enumerate(feed.items()))):
+            if not isinstance(name, str):
+                raise TypeError(_feed_key_error(name))
             var = block.vars.get(name)
             if var is None:
                 warnings.warn(
