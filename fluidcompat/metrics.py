@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import warnings
 
 import numpy as np
 
@@ -80,9 +81,10 @@ class CompositeMetric(MetricBase):
 
 def _binary(preds, labels, name):
     preds, labels = np.asarray(preds), np.asarray(labels)
-    if preds.shape[0] != labels.shape[0]:
+    if preds.shape[0] != labels.shape[0] or preds.size != labels.size:
         raise ValueError(
-            f"{name}: preds and labels must have the same batch size. Received: {preds.shape}, {labels.shape}"
+            f"{name}: preds and labels must hold one value per sample, as many of each (preds [N, 1] of "
+            f"probabilities, labels [N, 1]). Received: preds {preds.shape}, labels {labels.shape}"
         )
     return np.rint(preds).astype("int32").reshape(-1), labels.astype("int32").reshape(-1)
 
@@ -152,6 +154,19 @@ class Accuracy(MetricBase):
         return self.value / self.weight
 
 
+def _count(value, arg: str):
+    """A count as given (a number, or an array such as a fetched [1] one), checked to be one."""
+    a = np.asarray(value)
+    if a.dtype.kind not in "iuf":
+        raise ValueError(f"The '{arg}' must be a number(int) or a numpy ndarray. Received: {value!r}")
+    return a if a.ndim else a.item()
+
+
+def _plain(value):
+    """A 0-d result as a Python float; arrays (from [1] counts) as they are."""
+    return float(value) if np.ndim(value) == 0 else value
+
+
 class ChunkEvaluator(MetricBase):
     """Precision, recall and F1 of chunks from ``chunk_eval``'s counts."""
 
@@ -162,15 +177,17 @@ class ChunkEvaluator(MetricBase):
         self.num_correct_chunks = 0
 
     def update(self, num_infer_chunks, num_label_chunks, num_correct_chunks):
-        self.num_infer_chunks += int(np.sum(num_infer_chunks))
-        self.num_label_chunks += int(np.sum(num_label_chunks))
-        self.num_correct_chunks += int(np.sum(num_correct_chunks))
+        # summed as given, as fluid 1.8: counts fetched as [1] arrays give [1] arrays from eval()
+        self.num_infer_chunks = self.num_infer_chunks + _count(num_infer_chunks, "num_infer_chunks")
+        self.num_label_chunks = self.num_label_chunks + _count(num_label_chunks, "num_label_chunks")
+        self.num_correct_chunks = self.num_correct_chunks + _count(num_correct_chunks, "num_correct_chunks")
 
     def eval(self):
-        precision = float(self.num_correct_chunks) / self.num_infer_chunks if self.num_infer_chunks else 0.0
-        recall = float(self.num_correct_chunks) / self.num_label_chunks if self.num_label_chunks else 0.0
-        f1 = 2 * precision * recall / (precision + recall) if self.num_correct_chunks else 0.0
-        return precision, recall, f1
+        correct = np.asarray(self.num_correct_chunks, "float64")
+        precision = correct / self.num_infer_chunks if np.any(self.num_infer_chunks) else 0.0
+        recall = correct / self.num_label_chunks if np.any(self.num_label_chunks) else 0.0
+        f1 = 2 * precision * recall / (precision + recall) if np.any(self.num_correct_chunks) else 0.0
+        return _plain(precision), _plain(recall), _plain(f1)
 
 
 class EditDistance(MetricBase):
@@ -185,16 +202,16 @@ class EditDistance(MetricBase):
     def update(self, distances, seq_num):
         distances = np.asarray(distances)
         self.total_distance += float(np.sum(distances))
-        self.seq_num += int(np.sum(seq_num))
+        self.seq_num = self.seq_num + _count(seq_num, "seq_num")  # a [1] array stays one, as fluid's
         self.instance_error += int(np.sum(distances != 0))
 
     def eval(self):
-        if self.seq_num == 0:
+        if not np.any(self.seq_num):
             raise ValueError(
                 "There is no data in EditDistance Metric. Please check layers.edit_distance output has "
                 "been added to EditDistance."
             )
-        return self.total_distance / self.seq_num, float(self.instance_error) / self.seq_num
+        return _plain(self.total_distance / self.seq_num), _plain(self.instance_error / self.seq_num)
 
 
 class Auc(MetricBase):
@@ -204,7 +221,10 @@ class Auc(MetricBase):
     def __init__(self, name, curve="ROC", num_thresholds=4095):
         super().__init__(name=name)
         if curve != "ROC":
-            raise ValueError(f"fluidcompat's Auc computes the ROC curve only. Received: curve={curve!r}")
+            warnings.warn(
+                f"Auc(curve={curve!r}) computes the area under the ROC curve: fluid 1.8's Auc did so for every curve",
+                stacklevel=2,
+            )
         self._curve = curve
         self._num_thresholds = num_thresholds
         self._stat_pos = [0] * (num_thresholds + 1)

@@ -1073,3 +1073,18 @@ def test_clone_for_test_matches_fluid():
     got, want = run_fluidcompat("program_clone.py"), load("program_clone.json")
     assert got == want
     assert "fc_0.w_0_moment1_0" in want["plain"]["vars"] and "fc_0.w_0_moment1_0" not in want["after"]["vars"]
+
+
+def test_metrics_forms_match_fluid():
+    """fluid.metrics as fluid 1.8.5: values, errors and the forms of results (ChunkEvaluator and
+    EditDistance return [1] arrays for fetched [1] counts; they returned floats), Auc with curve='PR'
+    (fluid computed the ROC area for any curve; fluidcompat refused it, now warns and does the same).
+    Precision given two columns of predictions names the shapes (fluid: numpy's truth-value error)."""
+    got, want = run_fluidcompat("metrics_forms.py"), load("metrics_forms.json")
+    assert sorted(got) == sorted(want) and len(want) == 19
+    for key, w in want.items():
+        if key == "precision_shape":
+            assert w[0] == "ValueError" and got[key][0] == "ValueError"
+            assert "Received: preds (3, 2), labels (3, 1)" in got[key][1]
+        else:
+            assert got[key] == w, key

@@ -100,11 +100,15 @@ def test_metrics():
     comp.update(preds, labels)
     assert comp.eval() == [2 / 3, 2 / 3]
     chunk = fluid.metrics.ChunkEvaluator()
-    chunk.update(np.array([4]), np.array([5]), np.array([2]))
+    chunk.update(4, 5, 2)
     assert chunk.eval() == pytest.approx((0.5, 0.4, 2 * 0.5 * 0.4 / 0.9))
+    chunk.update(np.array([4]), np.array([5]), np.array([2]))  # fetched counts: [1] arrays, as fluid's
+    assert [v.shape for v in chunk.eval()] == [(1,)] * 3
     ed = fluid.metrics.EditDistance("ed")
     ed.update(np.array([[0.0], [2.0], [1.0]]), 3)
     assert ed.eval() == (1.0, 2 / 3)
+    with pytest.raises(ValueError, match="'seq_num' must be a number"):
+        ed.update(np.array([[1.0]]), "1")
     auc = fluid.metrics.Auc("auc", num_thresholds=100)
     scores = np.array([0.1, 0.4, 0.35, 0.8])
     auc.update(np.stack([1 - scores, scores], 1), np.array([0, 0, 1, 1]))
