@@ -634,8 +634,8 @@ def _normalize_slots(op_type: str, kind: str, known: Sequence[str], given) -> Di
             elif isinstance(v, str):
                 names.append(v)
             else:
-                # None: a parameter a layer did not make (its param_attr or bias_attr was False)
-                hint = " (was the layer's param_attr or bias_attr False?)" if v is None else ""
+                # None: an input the layer was not given, or a parameter it did not make (attr False)
+                hint = " (an input of the layer left out, or its param_attr / bias_attr False?)" if v is None else ""
                 raise TypeError(
                     f"Op '{op_type}' {kind} slot '{slot}' expects Variables or names, received: "
                     f"{type(v).__name__}{hint}"

@@ -8,7 +8,7 @@ from typing import Any, Optional
 from fluidcompat import framework, unique_name
 from fluidcompat.dtypes import VarType
 from fluidcompat.initializer import ConstantInitializer, XavierInitializer
-from fluidcompat.param_attr import ParamAttr
+from fluidcompat.param_attr import ParamAttr, WeightNormParamAttr
 from fluidcompat_ops import registry
 
 
@@ -105,6 +105,10 @@ class LayerHelper:
                 raise ValueError(
                     f"Each dimension of parameter {attr.name} must be greater than 0. Received: shape={shape}"
                 )
+        if isinstance(attr, WeightNormParamAttr) and not framework.in_dygraph_mode():
+            param = self._weight_normalized(attr, shape, dtype)
+            WeightNormParamAttr.params_with_weight_norm.append(param)
+            return param
         if framework.in_dygraph_mode():  # created and initialized at once
             param = self.main_program.global_block().create_parameter(
                 shape=shape, dtype=dtype, stop_gradient=stop_gradient, **attr._to_kwargs(with_initializer=True)
@@ -118,6 +122,85 @@ class LayerHelper:
         if stop_gradient:
             param.stop_gradient = True
         return param
+
+    def _weight_normalized(self, attr: WeightNormParamAttr, shape, dtype) -> framework.Variable:
+        """fluid 1.8's weight normalisation: parameters ``<name>_g`` (size 1 on every dim but
+        ``attr.dim``) and ``<name>_v`` (``shape``, the attribute's initializer); the startup program sets
+        g to v's L2 norm over every dim but ``dim``, so that w starts as that initializer made it; the
+        main program computes w = v * g / norm(v), with fluid's ops and variable names."""
+        dim = attr.dim
+        g_shape = [1] * len(shape)
+        if dim is not None:
+            g_shape[dim] = shape[dim]
+        g_attr, v_attr = copy.deepcopy(attr), copy.deepcopy(attr)
+        g_attr.name, v_attr.name = attr.name + "_g", attr.name + "_v"
+        startup = self.startup_program.global_block()
+        g0 = startup.create_var(name=g_attr.name, shape=g_shape, dtype=dtype, persistable=True)
+        v0 = startup.create_var(name=v_attr.name, shape=list(shape), dtype=dtype, persistable=True)
+        v_attr.initializer(v0, startup)
+        self._norm_except_dim(startup, v0, dim, dtype, out=g0)
+        self._wn_op(startup, "reshape", g0, {"shape": g_shape}, dtype, out=g0)
+        main = self.main_program.global_block()
+        g = main.create_parameter(shape=g_shape, dtype=dtype, **g_attr._to_kwargs())
+        v = main.create_parameter(shape=list(shape), dtype=dtype, **v_attr._to_kwargs())
+        block = self.main_program.current_block()
+        norm = self._norm_except_dim(block, v, dim, dtype)
+        from fluidcompat.layers import elementwise_div, elementwise_mul, reshape
+
+        scale = elementwise_div(x=g, y=norm)
+        if dim is not None:
+            scale = reshape(x=scale, shape=[shape[dim]])
+        return elementwise_mul(x=v, y=scale, axis=-1 if dim is None else dim)
+
+    def _wn_op(self, block, op_type: str, x, attrs, dtype, out=None, tag: str = ""):
+        """One op of the weight-norm computation, into ``out`` or a new ``<layer>.weight_norm_<tag>``."""
+        if out is None:
+            name = unique_name.generate_with_ignorable_key(f"{self.name}.weight_norm_{tag or op_type}")
+            out = block.create_var(name=name, dtype=dtype, persistable=False)
+        block.append_op(type=op_type, inputs={"X": [x]}, outputs={"Out": [out]}, attrs=attrs)
+        return out
+
+    def _norm_except_dim(self, block, x, dim, dtype, out=None):
+        """The L2 norm of ``x`` over every dim but ``dim`` (all of them for None), keeping ``dim``:
+        fluid's abs, pow, reduce_sum, pow, around a reshape (and a transpose for an inner dim)."""
+        rank = len(x.shape)
+
+        def norm(t, dims, into=None):
+            t = self._wn_op(block, "abs", t, {}, dtype)
+            t = self._wn_op(block, "pow", t, {"factor": 2.0}, dtype)
+            t = self._wn_op(block, "reduce_sum", t, {"dim": dims or [0], "keep_dim": False, "reduce_all": not dims},
+                            dtype, tag="sum")  # fmt: skip
+            if into is None:
+                into = block.create_var(
+                    name=unique_name.generate_with_ignorable_key(f"{self.name}.weight_norm_norm"),
+                    dtype=dtype,
+                    persistable=False,
+                )
+            return self._wn_op(block, "pow", t, {"factor": 0.5}, dtype, out=into)
+
+        if dim is None:
+            return norm(x, None, out)
+        if out is None:
+            out = block.create_var(
+                name=unique_name.generate_with_ignorable_key(f"{self.name}.weight_norm_norm"),
+                dtype=dtype,
+                persistable=False,
+            )
+        if dim == rank - 1:
+            flat = self._wn_op(block, "reshape", x, {"shape": [-1, x.shape[-1]]}, dtype)
+            n = norm(flat, [0])
+            return self._wn_op(block, "reshape", n, {"shape": [1] * (rank - 1) + [x.shape[-1]]}, dtype, out=out)
+        perm = list(range(rank))
+        perm[0], perm[dim] = dim, 0
+        t = x if dim == 0 else self._wn_op(block, "transpose", x, {"axis": perm}, dtype)
+        lead = t.shape[0]
+        flat = self._wn_op(block, "reshape", t, {"shape": [lead, -1]}, dtype)
+        n = norm(flat, [1])
+        kept = [lead] + [1] * (rank - 1)
+        if dim == 0:
+            return self._wn_op(block, "reshape", n, {"shape": kept}, dtype, out=out)
+        n = self._wn_op(block, "reshape", n, {"shape": kept}, dtype)
+        return self._wn_op(block, "transpose", n, {"axis": perm}, dtype, out=out)
 
     def append_bias_op(self, input_var: framework.Variable, dim_start: int = 1, dim_end=None):
         size = list(input_var.shape[dim_start:dim_end])

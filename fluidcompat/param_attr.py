@@ -63,7 +63,12 @@ class ParamAttr:
 
 
 class WeightNormParamAttr(ParamAttr):
-    """Accepted for compatibility; weight normalisation itself is not applied."""
+    """A parameter ``w = g * v / ||v||`` (the norm over every dim but ``dim``) trained as ``g`` and
+    ``v``, as fluid 1.8 built it in static programs (``LayerHelper._weight_normalized``); in dygraph
+    mode a plain parameter."""
+
+    # every weight-normalised parameter made, as fluid 1.8 kept them
+    params_with_weight_norm: list = []
 
     def __init__(self, dim=None, **kwargs: Any) -> None:
         super().__init__(**kwargs)

@@ -361,8 +361,8 @@ def _crop_infer(ins, attrs):
     shp = first(ins, "Shape")
     if shp is not None:
         return out("Out", [-1] * rank, x.dtype)
-    if ins.get("ShapeTensor"):
-        return out("Out", [-1] * len(ins["ShapeTensor"]), x.dtype)
+    if ins.get("ShapeTensor"):  # the dims given as numbers are known (-1: a Variable's)
+        return out("Out", [int(d) for d in attrs["shape"]] or [-1] * len(ins["ShapeTensor"]), x.dtype)
     shape = list(attrs["shape"])
     if len(shape) != rank:
         raise ValueError(
@@ -474,7 +474,10 @@ def _reshape_target(in_shape, shape):
 
 def _reshape_infer(ins, attrs):
     x = first(ins, "X")
-    if ins.get("Shape") or ins.get("ShapeTensor"):
+    if ins.get("Shape") and attrs["shape"] and not ins.get("ShapeTensor"):
+        # actual_shape: fluid infers from the shape attribute while building and uses the tensor when it runs
+        res = _reshape_target(list(x.shape), list(attrs["shape"]))
+    elif ins.get("Shape") or ins.get("ShapeTensor"):
         n = len(attrs["shape"]) or (first(ins, "Shape").shape[0] if ins.get("Shape") else len(ins["ShapeTensor"]))
         res = [-1] * max(n, 1)
     else:
@@ -514,6 +517,31 @@ register(
 )
 
 
+# fluid 1.8's first reshape and transpose: no XShape (the weight-norm programs fluid builds use them, and
+# so may programs saved by older fluid); the gradient reads X's shape from X itself.
+def _v1(infer):
+    return lambda ins, attrs: {"Out": infer(ins, attrs)["Out"]}
+
+
+register(
+    OpDef(
+        "reshape",
+        ("X", "Shape"),
+        ("Out",),
+        {"shape": []},
+        _v1(_reshape_infer),
+        lambda ins, attrs: {"Out": _reshape_kernel(ins, attrs)["Out"]},
+        host_inputs=frozenset({"Shape"}),
+        grad=GradDef(
+            ("X",),
+            in_grads=("X",),
+            kernel=lambda ins, a: {"X@GRAD": [ins["Out@GRAD"][0].reshape(ins["X"][0].shape)]},
+            shape_only=("X",),
+        ),
+    )
+)
+
+
 def _transpose_infer(ins, attrs):
     x = first(ins, "X")
     perm = list(attrs["axis"])
@@ -531,6 +559,19 @@ register(
         _transpose_infer,
         lambda ins, attrs: _with_xshape(ins["X"][0], ins["X"][0].permute(list(attrs["axis"]))),
         grad=GradDef(("XShape",), in_grads=("X",), kernel=lambda ins, a: _transpose_grad(ins, a)),
+    )
+)
+
+
+register(
+    OpDef(
+        "transpose",
+        ("X",),
+        ("Out",),
+        {"axis": []},
+        _v1(_transpose_infer),
+        lambda ins, attrs: {"Out": [ins["X"][0].permute(list(attrs["axis"]))]},
+        grad=GradDef((), in_grads=("X",), kernel=lambda ins, a: _transpose_grad(ins, a)),
     )
 )
 
@@ -622,8 +663,11 @@ def _unsqueeze_axes(ins, attrs):
 
 def _unsqueeze_infer(ins, attrs):
     x = first(ins, "X")
-    if ins.get("AxesTensor") or ins.get("AxesTensorList"):
-        raise ValueError("unsqueeze2 with tensor axes is not supported at build time")
+    tensors = ins.get("AxesTensorList") or []
+    if ins.get("AxesTensor") or tensors:  # the axes are known when the program runs
+        n = len(tensors) or max(first(ins, "AxesTensor").shape[0], 0)
+        rank = len(x.shape) + n if n else -1
+        return {"Out": [([-1] * max(rank, 1), x.dtype)], "XShape": [((0,) + tuple(x.shape), x.dtype)]}
     return {
         "Out": [(_unsqueeze_dims(x.shape, attrs["axes"]), x.dtype)],
         "XShape": [((0,) + tuple(x.shape), x.dtype)],
@@ -652,6 +696,8 @@ def _concat_infer(ins, attrs):
     if not xs:
         raise ValueError("concat needs at least one input")
     rank = len(xs[0].shape)
+    if ins.get("AxisTensor"):  # the axis is known when the program runs: every dim may change
+        return out("Out", [-1] * rank, xs[0].dtype)
     axis = norm_axis(attrs["axis"], rank)
     res = list(xs[0].shape)
     for v in xs[1:]:
@@ -707,26 +753,32 @@ def _split_sizes(dim, num, sections):
     return [dim // num if dim >= 0 else -1] * num
 
 
+def _with_dim(shape, axis, size):
+    shape = list(shape)
+    shape[axis] = size
+    return shape
+
+
 def _split_infer(ins, attrs):
     x = first(ins, "X")
+    n_out = attrs["num"] or len(attrs["sections"])
+    if ins.get("AxisTensor"):  # as fluid: nothing known until the axis is
+        return {"Out": [([-1] * len(x.shape), x.dtype)] * n_out}
     axis = norm_axis(attrs["axis"], len(x.shape))
+    if ins.get("SectionsTensorList"):  # the sections given as numbers are known (-1: a Variable's)
+        return {"Out": [(_with_dim(x.shape, axis, s), x.dtype) for s in attrs["sections"]]}
     sizes = _split_sizes(x.shape[axis], attrs["num"], attrs["sections"])
     if x.shape[axis] >= 0 and attrs["sections"] and sum(sizes) != x.shape[axis]:
         raise ValueError(
             f"sections must add up to the dim. Received: sections={attrs['sections']}, dim={x.shape[axis]}"
         )
-    res = []
-    for s in sizes:
-        shape = list(x.shape)
-        shape[axis] = s
-        res.append((shape, x.dtype))
-    return {"Out": res}
+    return {"Out": [(_with_dim(x.shape, axis, s), x.dtype) for s in sizes]}
 
 
 def _split_kernel(ins, attrs):
     x = ins["X"][0]
-    axis = attrs["axis"] % x.dim()
-    sizes = _split_sizes(x.shape[axis], attrs["num"], attrs["sections"])
+    axis = _bounds(ins, "AxisTensor", "", [attrs["axis"]])[0] % x.dim()
+    sizes = _split_sizes(x.shape[axis], attrs["num"], _bounds(ins, "", "SectionsTensorList", attrs["sections"]))
     return {"Out": list(torch.split(x, sizes, dim=axis))}
 
 
@@ -772,8 +824,10 @@ register(
 def _expand_infer(ins, attrs):
     x = first(ins, "X")
     times = attrs["expand_times"]
-    if ins.get("ExpandTimes") or ins.get("expand_times_tensor"):
+    if ins.get("ExpandTimes"):
         return out("Out", [-1] * len(x.shape), x.dtype)
+    if ins.get("expand_times_tensor"):  # the times given as numbers are known (-1: a Variable's)
+        return out("Out", [d * t if d >= 0 and t >= 0 else -1 for d, t in zip(x.shape, times)], x.dtype)
     if len(times) != len(x.shape):
         raise ValueError(
             f"expand_times must have one value per dim of X. Received: expand_times={times}, X.shape={x.shape}"

@@ -39,6 +39,12 @@ def _rank_attention_raw(x, ro, p):
     return out
 
 
+def v1_op(op_type, x, attrs):
+    from tests.ops_extra_cases import v1_op as append_v1
+
+    return append_v1(op_type, x, attrs)
+
+
 def c64(a):
     """A float64 constant (assign_value has no float64: cast a float32 one)."""
     return L.cast(L.assign(np.asarray(a, "float32")), "float64")
@@ -56,6 +62,11 @@ def make_cases(G):
         G("brelu", lambda a: L.brelu(a, -1.6, 1.6), a),
         G("soft_relu", lambda a: L.soft_relu(a, 5.0), a),
         G("cumsum", lambda a: L.cumsum(a, axis=1, exclusive=True), a),
+        G(
+            "reshape_transpose_v1",
+            lambda a: v1_op("transpose", v1_op("reshape", a, {"shape": [3, 2]}), {"axis": [1, 0]}),
+            a,
+        ),
         G("flip_roll", lambda a: L.roll(L.flip(a, [1]), [1], [0]), a),
         G("reverse_strided", lambda a: L.reverse(a, [0, 1]) * 2.0 + a[::-1] + L.reverse(a[0:2:2], 1), a),
         G("tril_triu", lambda s: L.tril(s) + L.triu(s, 1) * 2.0, {"s": SQ}),

@@ -161,6 +161,12 @@ EXTRA_CASES = [
         lambda x: np.flip(np.cumsum(np.flip(x, 2), 2), 2) - x,
         atol=1e-5,
     ),
+    Case(
+        "reshape_transpose_v1",
+        lambda x: v1_op("transpose", v1_op("reshape", x, {"shape": [4, -1]}), {"axis": [1, 0]}),
+        {"x": X},
+        lambda x: x.reshape(4, 6).T,
+    ),
     Case("cumsum_no_axis", lambda x: L.cumsum(x), {"x": X}, lambda x: np.cumsum(x, -1), atol=1e-5),
     Case("flip", lambda x: L.flip(x, [0, 2]), {"x": X}, lambda x: x[::-1, :, ::-1]),
     Case("reverse", lambda x: L.reverse(x, 1), {"x": X}, lambda x: x[:, ::-1]),
@@ -1696,6 +1702,15 @@ _MINE = {
     "mi": np.array([[-1, 0, -1, -1, 1, -1], [2, -1, -1, -1, -1, -1]], "int32"),
     "md": rng.uniform(0, 0.8, (2, 6)).astype("float32"),
 }
+
+
+def v1_op(op_type, x, attrs):
+    """fluid 1.8's first reshape / transpose (no XShape), which only weight normalisation and
+    older saved programs hold: appended as they are."""
+    block = fluid.default_main_program().current_block()
+    out = block.create_var(name=fluid.unique_name.generate(op_type + ".out"), dtype=x.dtype)
+    block.append_op(type=op_type, inputs={"X": [x]}, outputs={"Out": [out]}, attrs=attrs)
+    return out
 
 
 def _mine(cls, mi, md):

@@ -1088,3 +1088,28 @@ def test_metrics_forms_match_fluid():
             assert "Received: preds (3, 2), labels (3, 1)" in got[key][1]
         else:
             assert got[key] == w, key
+
+
+def test_weight_norm_matches_fluid():
+    """WeightNormParamAttr normalises the weight (it was a plain parameter): parameters <name>_g and
+    <name>_v, fluid 1.8.5's ops in both programs, g's starting values, and three SGD steps, for dim
+    None, 0, the last and an inner one (fc and conv2d)."""
+    got, want = run_fluidcompat("weight_norm.py"), load("weight_norm.json")
+    for key in ("params", "startup_ops", "main_ops"):
+        assert got[key] == want[key], key
+    np.testing.assert_allclose(got["losses"], want["losses"], rtol=1e-4)
+    for stage in ("initial", "after"):
+        assert sorted(got[stage]) == sorted(want[stage]) and len(want[stage]) == 13
+        for name, value in want[stage].items():
+            np.testing.assert_allclose(got[stage][name], value, atol=2e-5, err_msg=f"{stage} {name}")
+
+
+def test_variable_args_match_fluid():
+    """Layers given Variables where fluid 1.8.5 took them: split's dim and sections, unsqueeze's axes
+    and strided_slice's bounds were refused (TypeError), concat with a Variable axis declared the
+    shape of axis 0; the shapes known when the program is built (fluid's: the numbers given are
+    known, a Variable's dims are -1) and the values, as fluid's."""
+    got, want = run_fluidcompat("variable_args.py"), load("variable_args.json")
+    assert sorted(got) == sorted(want) and len(want) == 28
+    for key, w in want.items():
+        assert got[key] == w, key

@@ -375,9 +375,15 @@ def pad_constant_like(x, y, pad_value=0.0, name=None):
 
 @_export
 def strided_slice(input, axes, starts, ends, strides):
-    attrs = {"axes": list(axes), "starts": list(starts), "ends": list(ends), "strides": list(strides)}
-    attrs["infer_flags"] = [1] * len(axes)
-    return _one("strided_slice", {"Input": [input]}, attrs)
+    """starts / ends / strides: lists of ints, lists with Variables, or Variables (as ``slice``)."""
+    from fluidcompat.layers.tensor import _bound_inputs
+
+    inputs, attrs = {"Input": [input]}, {"axes": list(axes)}
+    flags = [1] * len(axes)
+    for values, name in ((starts, "starts"), (ends, "ends"), (strides, "strides")):
+        _bound_inputs(values, name, inputs, attrs, flags)
+    attrs["infer_flags"] = flags
+    return _one("strided_slice", inputs, attrs)
 
 
 @_export

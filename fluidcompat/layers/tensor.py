@@ -332,23 +332,46 @@ def concat(input, axis=0, name=None) -> Variable:
 def split(input, num_or_sections, dim=-1, name=None) -> List[Variable]:
     check_variable(input, "input", "split")
     helper = LayerHelper("split", **locals())
+    inputs = {"X": [input]}
+    attrs = {}
+    if isinstance(dim, Variable):  # read when the program runs
+        dim.stop_gradient = True
+        inputs["AxisTensor"] = [dim]
+        size = -1
+    else:
+        dim = dim + len(input.shape) if dim < 0 else dim  # fluid stores the axis counted from 0
+        attrs["axis"] = dim
+        size = input.shape[dim]
     if isinstance(num_or_sections, int):
-        num, sections = num_or_sections, []
-        n_out = num
+        if num_or_sections <= 1:
+            raise ValueError(f"num_or_sections must be more than 1. Received: {num_or_sections}")
+        if size > 0 and size % num_or_sections:
+            raise ValueError(
+                "The input's size along the split dimension must be evenly divisible by Attr(num_or_sections). "
+                f"But {num_or_sections} is not evenly divisible by {size}. "
+            )
+        attrs.update(num=num_or_sections, sections=[])
+        n_out = num_or_sections
     elif isinstance(num_or_sections, (list, tuple)):
-        num, sections = 0, list(num_or_sections)
+        sections = list(num_or_sections)
+        if size > 0 and len(sections) > size:
+            raise ValueError("len(num_or_sections) must not be more than input.shape[dim].")
+        if [s for s in sections if not isinstance(s, Variable)].count(-1) > 1:
+            raise ValueError(f"Only one value of 'num_or_section' in split can be -1. Received: {sections}")
+        attrs.update(num=0, sections=[-1 if isinstance(s, Variable) else int(s) for s in sections])
+        if any(isinstance(s, Variable) for s in sections):
+            inputs["SectionsTensorList"] = [
+                s if isinstance(s, Variable) else fill_constant([1], "int32", s, force_cpu=True) for s in sections
+            ]
+            for s in inputs["SectionsTensorList"]:
+                s.stop_gradient = True
         n_out = len(sections)
     else:
         raise TypeError(
             f"The type of 'num_or_sections' in split must be int or list, but received {type(num_or_sections)}."
         )
     outs = [helper.create_variable_for_type_inference(dtype=input.dtype) for _ in builtins_range(n_out)]
-    helper.append_op(
-        type="split",
-        inputs={"X": [input]},
-        outputs={"Out": outs},
-        attrs={"num": num, "sections": sections, "axis": dim},
-    )
+    helper.append_op(type="split", inputs=inputs, outputs={"Out": outs}, attrs=attrs)
     return outs
 
 
@@ -368,14 +391,19 @@ def unsqueeze(input, axes, name=None) -> Variable:
     helper = LayerHelper("unsqueeze2", **locals())
     if isinstance(axes, int):
         axes = [axes]
+    inputs, attrs = {"X": [input]}, {}
+    if isinstance(axes, Variable):  # axes read when the program runs
+        axes.stop_gradient = True
+        inputs["AxesTensor"] = [axes]
+    elif any(isinstance(a, Variable) for a in axes):
+        inputs["AxesTensorList"] = [
+            a if isinstance(a, Variable) else fill_constant([1], "int32", a, force_cpu=True) for a in axes
+        ]
+    else:
+        attrs["axes"] = list(axes)
     out = helper.create_variable_for_type_inference(dtype=input.dtype)
     x_shape = helper.create_variable_for_type_inference(dtype=input.dtype)
-    helper.append_op(
-        type="unsqueeze2",
-        inputs={"X": [input]},
-        outputs={"Out": [out], "XShape": [x_shape]},
-        attrs={"axes": list(axes)},
-    )
+    helper.append_op(type="unsqueeze2", inputs=inputs, outputs={"Out": [out], "XShape": [x_shape]}, attrs=attrs)
     return out
 
 
