@@ -105,6 +105,29 @@ class Variable:
         self.belong_to_optimizer = belong_to_optimizer
         self.op: Optional[Operator] = None
 
+    @property
+    def grad_name(self) -> str:
+        return self.name + GRAD_VAR_SUFFIX
+
+    # dygraph's VarBase methods, which a static Variable refuses with fluid's message
+    def _dygraph_only(name: str):  # noqa: N805  (a function making methods)
+        def refuse(self, *args, **kwargs):
+            raise ValueError(
+                f"'{name}' should be called by imperative Varible in imperative mode, please use "
+                "fluid.dygraph.guard() as context to run it in imperative mode"
+            )
+
+        refuse.__name__ = name
+        return refuse
+
+    numpy = _dygraph_only("numpy")
+    backward = _dygraph_only("backward")
+    gradient = _dygraph_only("gradient")
+    clear_gradient = _dygraph_only("clear_gradient")
+    detach = _dygraph_only("detach")
+    set_value = _dygraph_only("set_value")
+    del _dygraph_only
+
     # fluid exposes these through the desc; scripts call them.
     def _set_shape(self, shape) -> None:
         self.shape = _shape_tuple(shape)
@@ -345,6 +368,7 @@ class Block:
         self.idx = idx
         self.parent_idx = parent_idx
         self.forward_block_idx = -1
+        self.backward_block_idx = -1
         self.vars: Dict[str, Variable] = {}
         self.ops: List[Operator] = []
 
@@ -654,6 +678,9 @@ class _ProgramDesc:
         return proto.program_to_bytes(self._program)
 
 
+_global_seed = 0  # Program.global_seed's: the random_seed of new programs
+
+
 class Program:
     """A fluid Program: a list of Blocks, block 0 global.
 
@@ -664,7 +691,7 @@ class Program:
     def __init__(self) -> None:
         self.blocks: List[Block] = [Block(self, 0)]
         self.current_block_idx = 0
-        self.random_seed = 0
+        self.random_seed = _global_seed
         self._version = 0
         self._op_role = OpRole.Forward
         self._op_role_var: List[str] = []
@@ -673,6 +700,11 @@ class Program:
 
     def _bump(self) -> None:
         self._version += 1
+
+    def global_seed(self, seed: int = 0) -> None:
+        """This program's random seed, and that of every Program made after (fluid 1.8)."""
+        global _global_seed
+        _global_seed = self.random_seed = seed
 
     def global_block(self) -> Block:
         return self.blocks[0]

@@ -365,3 +365,29 @@ def test_inserting_and_removing_ops_keeps_grad_ops_linked_to_their_forward_ops()
     block._remove_op(at)
     [g] = [op for op in block.ops if op.type == "sigmoid_grad"]
     assert g._fwd_at is None and forward_of("tanh_grad") == "tanh"
+
+
+def test_static_variable_refuses_dygraph_methods_and_has_grad_name():
+    """fluid 1.8.5's texts (recorded there): a static Variable's numpy() / backward() / ... say they
+    need dygraph mode (fluidcompat raised AttributeError); grad_name is name@GRAD."""
+    main = fluid.Program()
+    with fluid.program_guard(main):
+        x = fluid.data("x", [2], "float32")
+    for name in ("numpy", "backward", "gradient", "clear_gradient", "detach"):
+        with pytest.raises(ValueError, match=f"^'{name}' should be called by imperative Varible in imperative mode"):
+            getattr(x, name)()
+    with pytest.raises(ValueError, match="please use fluid.dygraph.guard"):
+        x.set_value(np.ones(2, "float32"))
+    assert x.grad_name == "x@GRAD" and main.global_block().backward_block_idx == -1
+
+
+def test_global_seed_seeds_this_and_later_programs():
+    """fluid 1.8.5: Program.global_seed(5) sets the program's random_seed and that of every Program
+    made after it, the default programs made before keep theirs."""
+    before = fluid.Program()
+    try:
+        before.global_seed(5)
+        assert before.random_seed == 5 and fluid.Program().random_seed == 5
+    finally:
+        fluid.Program().global_seed(0)
+    assert fluid.Program().random_seed == 0

@@ -1113,3 +1113,38 @@ def test_variable_args_match_fluid():
     assert sorted(got) == sorted(want) and len(want) == 28
     for key, w in want.items():
         assert got[key] == w, key
+
+
+# fluidcompat's error where fluid 1.8.5 gave another: [exception type, words of the message]
+ARG_CHECK_DELIBERATE = {
+    "concat_mixed": ["ValueError", "Data Type mismatch: VarType.FP32 to VarType.INT64"],  # fluid: "5 to 3"
+    "sum_mixed": ["ValueError", "Data Type mismatch: VarType.FP32 to VarType.INT64"],
+    "cross_entropy_int": ["TypeError", "The data type of 'input' in cross_entropy must be"],  # fluid: cross_entropy2
+    "fill_constant_bad_dtype": ["TypeError", "Unsupported data type: 'str'"],
+    "zeros_bad": ["TypeError", "Unsupported data type: 'complex64'"],
+    "gather_float_index": ["ValueError", "Index must be 1-D or [N, 1]"],  # fluid: when run, no words
+    "increment_float": ["ValueError", "increment needs a tensor with one element"],
+    "slice_np": ["TypeError", "The type of 'input' in slice must be"],  # fluid: to_variable's assertion
+    "split_np": ["TypeError", "The type of 'input' in split must be"],  # fluid: a divisibility assertion
+    "unsqueeze_np": ["TypeError", "The type of 'input' in unsqueeze must be"],  # fluid: printed the array
+    "assign_int_list": ["ok", ""],  # a list is taken as an array (fluid refused it)
+}
+
+
+def test_layer_arg_checks_match_fluid():
+    """Layers given a Variable of a dtype fluid 1.8.5 refuses while building (relu / fc / matmul of
+    int64, reduce_sum of bool, logical_and of float32, ...) raise its TypeError word for word; they
+    used to build, and the kernel failed when the program ran (or, for relu of int64, ran). A numpy
+    array where a Variable is due names the argument and layer as fluid's (whose type list names its
+    own classes)."""
+    got, want = run_fluidcompat("layer_arg_checks.py"), load("layer_arg_checks.json")
+    assert sorted(got) == sorted(want) and len(want) == 51
+    for key, (kind, msg) in want.items():
+        if key in ARG_CHECK_DELIBERATE:
+            expected_kind, words = ARG_CHECK_DELIBERATE[key]
+            assert got[key][0] == expected_kind and words in got[key][1], key
+        elif msg.startswith("The type of '"):
+            assert got[key][0] == kind and got[key][1].startswith(msg.split(" must be ")[0] + " must be "), key
+            assert got[key][1].endswith(msg[msg.rindex(", but received") :]), key
+        else:
+            assert got[key] == [kind, msg], key

@@ -2,6 +2,7 @@
 
 from fluidcompat.layers import (
     _docs,
+    _dtype_checks,
     control_flow,
     decode,
     detection,
@@ -33,6 +34,7 @@ from fluidcompat.layers.tensor import *  # noqa: F401,F403
 
 math_op_patch.monkey_patch_variable()
 _docs.apply(globals())
+_dtype_checks.apply(globals(), "paddle.fluid.layers")
 
 __all__ = (
     control_flow.__all__

@@ -65,6 +65,7 @@ def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=Non
     inputs = [input] if isinstance(input, Variable) else list(input)
     for x in inputs:
         check_variable(x, "input", "fc")
+        check_dtype(x.dtype, "input", ["float16", "float32", "float64"], "fc")
     attrs = param_attr if isinstance(param_attr, (list, tuple)) else [param_attr] * len(inputs)
     dtype = helper.input_dtype()
     mul_results = []

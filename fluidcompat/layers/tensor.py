@@ -388,6 +388,7 @@ def squeeze(input, axes, name=None) -> Variable:
 
 @layer
 def unsqueeze(input, axes, name=None) -> Variable:
+    check_variable(input, "input", "unsqueeze")
     helper = LayerHelper("unsqueeze2", **locals())
     if isinstance(axes, int):
         axes = [axes]
