@@ -120,7 +120,8 @@ def glu(input, dim=-1):
 
 
 def scaled_dot_product_attention(queries, keys, values, num_heads=1, dropout_rate=0.0):
-    """Multi-head scaled dot-product attention over [batch, length, size] queries, keys and values."""
+    """Multi-head scaled dot-product attention over [batch, length, size] queries, keys and values;
+    with more than one head each input is first projected by an ``fc`` (weights and bias), as fluid 1.8."""
     if not (len(queries.shape) == len(keys.shape) == len(values.shape) == 3):
         raise ValueError("Inputs queries, keys and values should all be 3-D tensors.")
     if queries.shape[-1] != keys.shape[-1]:
@@ -151,11 +152,16 @@ def scaled_dot_product_attention(queries, keys, values, num_heads=1, dropout_rat
         x = layers.transpose(x, [0, 2, 1, 3])
         return layers.reshape(x, [0, 0, x.shape[2] * x.shape[3]])
 
-    q, k, v = split_heads(queries), split_heads(keys), split_heads(values)
+    inputs = (queries, keys, values)
+    if num_heads > 1:  # as fluid 1.8: each input projected (an fc over its last dim) before the split
+        inputs = tuple(layers.fc(input=x, size=x.shape[-1], num_flatten_dims=2) for x in inputs)
+    q, k, v = (split_heads(x) for x in inputs)
     key_dim_per_head = keys.shape[-1] // num_heads
     scaled_q = layers.scale(x=q, scale=key_dim_per_head**-0.5)
     product = layers.matmul(x=scaled_q, y=k, transpose_y=True)
-    weights = layers.softmax(product)
+    # softmax over the last dim, built as fluid's: reshaped to 2-D with the activation, and back
+    flat = layers.reshape(x=product, shape=[-1, product.shape[-1]], act="softmax")
+    weights = layers.reshape(x=flat, shape=list(product.shape))
     if dropout_rate:
         weights = layers.dropout(weights, dropout_prob=dropout_rate, is_test=False)
     ctx_multiheads = layers.matmul(weights, v)

@@ -1148,3 +1148,17 @@ def test_layer_arg_checks_match_fluid():
             assert got[key][1].endswith(msg[msg.rindex(", but received") :]), key
         else:
             assert got[key] == [kind, msg], key
+
+
+def test_nets_attention_matches_fluid():
+    """scaled_dot_product_attention with two heads projects each input by an fc first, as fluid
+    1.8.5 (fluidcompat did not: no parameters, other values); its softmax is built as fluid's
+    (reshape, softmax, reshape). Parameters, ops and values for one and two heads, and glu."""
+    got, want = run_fluidcompat("nets_attention.py"), load("nets_attention.json")
+    assert sorted(got) == ["heads_1", "heads_2"] == sorted(want)
+    for heads, w in want.items():
+        for key in ("params", "ops", "shape"):
+            assert got[heads][key] == w[key], (heads, key)
+        for key in ("out", "glu"):
+            np.testing.assert_allclose(got[heads][key], w[key], atol=1e-5, err_msg=f"{heads} {key}")
+    assert len(want["heads_2"]["params"]) == 6 and want["heads_1"]["params"] == []

@@ -130,12 +130,23 @@ def test_nets_build_and_run():
     assert ra.shape == (2, 4, 3, 3) and rb.shape == (2, 3, 4, 4) and ratt.shape == (2, 5, 8)
     np.testing.assert_allclose(rg, sv[..., :4] / (1 + np.exp(-sv[..., 4:])), rtol=1e-5)
 
-    def attention(q):  # two heads of 4
-        heads = q.reshape(2, 5, 2, 4).transpose(0, 2, 1, 3)
-        w = heads @ heads.transpose(0, 1, 3, 2) / 2.0
+    # with two heads each input first goes through an fc (fluid 1.8): queries', keys', values' in order
+    fcs = sorted(
+        {p.name.split(".")[0] for p in fluid.default_main_program().all_parameters() if p.name.startswith("fc_")},
+        key=lambda n: int(n.split("_")[1]),
+    )
+    assert len(fcs) == 3
+
+    def project(x, fc):
+        w, bias = (np.array(fluid.global_scope().find_var(f"{fc}.{p}_0").get_tensor()) for p in ("w", "b"))
+        return x @ w + bias
+
+    def attention(x):  # two heads of 4
+        q, k, v = (project(x, fc).reshape(2, 5, 2, 4).transpose(0, 2, 1, 3) for fc in fcs)
+        w = q @ k.transpose(0, 1, 3, 2) / 2.0
         w = np.exp(w - w.max(-1, keepdims=True))
         w /= w.sum(-1, keepdims=True)
-        return (w @ heads).transpose(0, 2, 1, 3).reshape(2, 5, 8)
+        return (w @ v).transpose(0, 2, 1, 3).reshape(2, 5, 8)
 
     np.testing.assert_allclose(ratt, attention(sv), rtol=1e-5)
 
