@@ -416,6 +416,9 @@ def _append_backward(loss: Variable, parameter_list, no_grad_set, callbacks, che
     program._bump()
 
     if parameter_list is not None:
+        unknown = [p for p in parameter_list if isinstance(p, str) and p not in block.vars]
+        if unknown:  # fluid 1.8.5 left them out silently, and a typo trained nothing
+            raise ValueError(f"parameter_list names variables the program does not have: {unknown}")
         params = [block.var(p) if isinstance(p, str) else p for p in parameter_list]
     else:
         params = [p for p in block.all_parameters() if p.trainable]

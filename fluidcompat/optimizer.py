@@ -250,6 +250,11 @@ class Optimizer:
 
     def backward(self, loss, startup_program=None, parameter_list=None, no_grad_set=None, callbacks=None):
         """Append the backward pass; returns ``[(param, grad)]``."""
+        if tuple(loss.shape) != (1,):  # fluid 1.8's check, with its message
+            raise ValueError(
+                f"The loss.shape should be (1L,), but the current loss.shape is {tuple(loss.shape)}. Maybe that you "
+                "should call fluid.layers.mean to process the current loss."
+            )
         parameter_list = parameter_list if parameter_list is not None else self._parameter_list
         with program_guard(loss.block.program, startup_program or framework.default_startup_program()):
             return append_backward(loss, parameter_list, no_grad_set, callbacks)

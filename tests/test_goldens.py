@@ -1162,3 +1162,20 @@ def test_nets_attention_matches_fluid():
         for key in ("out", "glu"):
             np.testing.assert_allclose(got[heads][key], w[key], atol=1e-5, err_msg=f"{heads} {key}")
     assert len(want["heads_2"]["params"]) == 6 and want["heads_1"]["params"] == []
+
+
+def test_minimize_args_match_fluid():
+    """minimize / backward / apply_gradients / append_backward with their arguments build fluid
+    1.8.5's ops and pairs. A loss that is not one value is refused with fluid's message (as a
+    ValueError; fluid asserted; fluidcompat seeded it with ones when its batch dim was unknown), and a
+    parameter_list naming an unknown variable is refused (fluid appended the backward ops and
+    trained nothing)."""
+    got, want = run_fluidcompat("minimize_args.py"), load("minimize_args.json")
+    assert sorted(got) == sorted(want) and len(want) == 9
+    for key, w in want.items():
+        if key == "loss_not_scalar":
+            assert w[:2] == ["error", "AssertionError"] and got[key] == ["error", "ValueError", w[2]]
+        elif key == "plist_unknown":
+            assert w[:2] == [[], []] and got[key][:2] == ["error", "ValueError"] and "['nope']" in got[key][2]
+        else:
+            assert got[key] == w, key

@@ -96,8 +96,11 @@ class TestBackwardNames:
         x = fluid.data("x", [2, 3])
         h = L.fc(x, 2)
         before = str(fluid.default_main_program())
-        with pytest.raises(ValueError, match=r"loss must hold a single value.*shape \(2, 2\)"):
+        with pytest.raises(ValueError, match=r"loss.shape should be \(1L,\), but the current loss.shape is \(2, 2\)"):
             fluid.optimizer.SGD(0.1).minimize(h)
+        assert str(fluid.default_main_program()) == before
+        with pytest.raises(ValueError, match=r"loss must hold a single value.*shape \(2, 2\)"):
+            fluid.backward.append_backward(h)  # its own check: a fully known shape of more than one value
         assert str(fluid.default_main_program()) == before
 
     def test_optimizer_argument_checks(self):
