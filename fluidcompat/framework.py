@@ -211,37 +211,30 @@ class Parameter(Variable):
     __repr__ = to_string
 
 
+# What a variable created again is checked for: (argument, its normal form, the variable's, fluid's
+# words before "previous", what fluid calls it, fluid's ending); the spacing and full stops are fluid's.
+_RECREATE_CHECKS = (
+    ("type", VarType, lambda v: v.type, " The", "type", ""),
+    ("shape", _shape_tuple, lambda v: tuple(v.shape), " the", "shape", "."),
+    ("dtype", to_vartype, lambda v: v.dtype, " The", "data type", "."),
+    ("lod_level", int, lambda v: v.lod_level, " The", "lod_level", ""),
+    ("persistable", bool, lambda v: v.persistable, "The", "persistable", ""),
+)
+
+
 def _check_recreated(var: Variable, kwargs: Dict[str, Any]) -> None:
     """A variable created again by name must agree with the first in what the new call states
-    (type, shape, dtype, lod_level, persistable), as fluid 1.8 checks, with its messages; fluid's
-    irregular spacing and full stops are its own. Nothing is changed either way."""
-    name = var.name
-    given = {k: kwargs.get(k) for k in ("type", "shape", "dtype", "lod_level", "persistable")}
-    if given["type"] is not None and VarType(given["type"]) != var.type:
-        raise ValueError(
-            f"Variable {name} has been created before. The previous type is {var.type}; the new type is "
-            f"{VarType(given['type'])}. They are not matched"
-        )
-    if given["shape"] is not None and _shape_tuple(given["shape"]) != tuple(var.shape):
-        raise ValueError(
-            f"Variable {name} has been created before. the previous shape is {tuple(var.shape)}; the new shape "
-            f"is {_shape_tuple(given['shape'])}. They are not matched."
-        )
-    if given["dtype"] is not None and to_vartype(given["dtype"]) != var.dtype:
-        raise ValueError(
-            f"Variable {name} has been created before. The previous data type is {var.dtype}; the new data "
-            f"type is {to_vartype(given['dtype'])}. They are not matched."
-        )
-    if given["lod_level"] is not None and given["lod_level"] != var.lod_level:
-        raise ValueError(
-            f"Variable {name} has been created before. The previous lod_level is {var.lod_level}; the new "
-            f"lod_level is {given['lod_level']}. They are not matched"
-        )
-    if given["persistable"] is not None and bool(given["persistable"]) != var.persistable:
-        raise ValueError(
-            f"Variable {name} has been created before.The previous persistable is {var.persistable}; the new "
-            f"persistable is {bool(given['persistable'])}. They are not matched"
-        )
+    (type, shape, dtype, lod_level, persistable), as fluid 1.8 checks, with its messages. Nothing is
+    changed either way."""
+    for key, normal, current, opening, what, ending in _RECREATE_CHECKS:
+        if kwargs.get(key) is None:
+            continue
+        old, new = current(var), normal(kwargs[key])
+        if new != old:
+            raise ValueError(
+                f"Variable {var.name} has been created before.{opening} previous {what} is {old}; the new {what} "
+                f"is {new}. They are not matched{ending}"
+            )
 
 
 class Operator:

@@ -152,11 +152,13 @@ class LayerHelper:
             scale = reshape(x=scale, shape=[shape[dim]])
         return elementwise_mul(x=v, y=scale, axis=-1 if dim is None else dim)
 
+    def _wn_var(self, block, tag: str, dtype):
+        name = unique_name.generate_with_ignorable_key(f"{self.name}.weight_norm_{tag}")
+        return block.create_var(name=name, dtype=dtype, persistable=False)
+
     def _wn_op(self, block, op_type: str, x, attrs, dtype, out=None, tag: str = ""):
         """One op of the weight-norm computation, into ``out`` or a new ``<layer>.weight_norm_<tag>``."""
-        if out is None:
-            name = unique_name.generate_with_ignorable_key(f"{self.name}.weight_norm_{tag or op_type}")
-            out = block.create_var(name=name, dtype=dtype, persistable=False)
+        out = out if out is not None else self._wn_var(block, tag or op_type, dtype)
         block.append_op(type=op_type, inputs={"X": [x]}, outputs={"Out": [out]}, attrs=attrs)
         return out
 
@@ -170,22 +172,12 @@ class LayerHelper:
             t = self._wn_op(block, "pow", t, {"factor": 2.0}, dtype)
             t = self._wn_op(block, "reduce_sum", t, {"dim": dims or [0], "keep_dim": False, "reduce_all": not dims},
                             dtype, tag="sum")  # fmt: skip
-            if into is None:
-                into = block.create_var(
-                    name=unique_name.generate_with_ignorable_key(f"{self.name}.weight_norm_norm"),
-                    dtype=dtype,
-                    persistable=False,
-                )
+            into = into if into is not None else self._wn_var(block, "norm", dtype)
             return self._wn_op(block, "pow", t, {"factor": 0.5}, dtype, out=into)
 
         if dim is None:
             return norm(x, None, out)
-        if out is None:
-            out = block.create_var(
-                name=unique_name.generate_with_ignorable_key(f"{self.name}.weight_norm_norm"),
-                dtype=dtype,
-                persistable=False,
-            )
+        out = out if out is not None else self._wn_var(block, "norm", dtype)
         if dim == rank - 1:
             flat = self._wn_op(block, "reshape", x, {"shape": [-1, x.shape[-1]]}, dtype)
             n = norm(flat, [0])
