@@ -182,7 +182,10 @@ class BilinearInitializer(Initializer):
             x = i % size
             y = (i // size) % size
             weight[i] = (1 - abs(x / f - c)) * (1 - abs(y / f - c))
-        return NumpyArrayInitializer(weight.reshape(shape))(var, block)
+        # fluid 1.8 appends this one op to the startup program (the other initializers prepend theirs)
+        return block.append_op(
+            type="assign_value", outputs={"Out": [var]}, attrs=assign_value_attrs(weight.reshape(shape), var.dtype)
+        )
 
 
 Constant = ConstantInitializer

@@ -65,6 +65,15 @@ def test_bilinear_matches_the_upsampling_kernel():
     np.testing.assert_allclose(v[1, 0], one, rtol=1e-6)
 
 
+def test_bilinear_op_goes_last_in_the_startup_program():
+    """fluid 1.8.5 (recorded there): Bilinear appends its assign_value, the other initializers
+    prepend their ops, so a parameter made after it still initialises first."""
+    L.create_parameter([1, 1, 2, 2], "float32", name="up", default_initializer=init.Bilinear())
+    L.create_parameter([3], "float32", name="after", default_initializer=init.Constant(1.0))
+    ops = fluid.default_startup_program().global_block().ops
+    assert [(op.type, op.output("Out")) for op in ops] == [("fill_constant", ["after"]), ("assign_value", ["up"])]
+
+
 def test_numpy_array_initializer():
     a = np.arange(6, dtype="float32").reshape(2, 3)
     np.testing.assert_array_equal(init_value([2, 3], init.NumpyArrayInitializer(a)), a)
