@@ -255,7 +255,8 @@ def fed_batches(reader, feed_list):
 
 class _GeneratorLoader:
     """``DataLoader.from_generator``: iterating gives, per batch, a list with one feed dict (one per
-    place in fluid; fluidcompat runs one place) or, with ``return_list``, the list of arrays."""
+    place in fluid; fluidcompat runs one place) or, with ``return_list``, a list with the list of
+    arrays (in dygraph mode the list of VarBases itself)."""
 
     def __init__(
         self, feed_list=None, capacity=None, use_double_buffer=True, iterable=True, return_list=False, drop_last=True
@@ -327,8 +328,8 @@ class _GeneratorLoader:
 
                 yield [to_variable(np.asarray(a)) for a in arrays]
                 continue
-            if self.return_list:
-                yield list(arrays)
+            if self.return_list:  # one list of arrays per place, as fluid 1.8's static mode
+                yield [list(arrays)]
                 continue
             if len(arrays) != len(names):
                 raise ValueError(

@@ -1179,3 +1179,11 @@ def test_minimize_args_match_fluid():
             assert w[:2] == [[], []] and got[key][:2] == ["error", "ValueError"] and "['nope']" in got[key][2]
         else:
             assert got[key] == w, key
+
+
+def test_static_loader_matches_fluid():
+    """Static-mode DataLoader.from_generator as fluid 1.8.5: start / EOFException / reset epochs,
+    feed dicts per place, and with return_list=True a list per place holding the list of arrays
+    (fluidcompat gave the arrays' list itself)."""
+    got = json.loads("\n".join(run_lines("static_loader.py")))
+    assert got == load("static_loader.json")
