@@ -713,17 +713,21 @@ def _concat_infer(ins, attrs):
     return out("Out", res, xs[0].dtype)
 
 
-def _concat_kernel(ins, attrs):
+def _axis(ins, attrs) -> int:
+    """concat's and split's axis: the AxisTensor's value when given (read when the program runs),
+    else the attribute."""
     axis_t = first(ins, "AxisTensor")
-    axis = int(axis_t.reshape(-1)[0]) if axis_t is not None else attrs["axis"]
-    return {"Out": [torch.cat(ins["X"], dim=axis)]}
+    return int(axis_t.reshape(-1)[0]) if axis_t is not None else attrs["axis"]
+
+
+def _concat_kernel(ins, attrs):
+    return {"Out": [torch.cat(ins["X"], dim=_axis(ins, attrs))]}
 
 
 def _concat_grad(ins, attrs):
     # the inputs' shapes only (fluid: NoNeedBufferVars)
     xs, g = ins["X"], ins["Out@GRAD"][0]
-    axis_t = first(ins, "AxisTensor")
-    axis = int(axis_t.reshape(-1)[0]) if axis_t is not None else attrs["axis"]
+    axis = _axis(ins, attrs)
     axis = axis + g.dim() if axis < 0 else axis
     return {"X@GRAD": list(torch.split(g, [x.shape[axis] for x in xs], dim=axis))}
 
@@ -777,8 +781,10 @@ def _split_infer(ins, attrs):
 
 def _split_kernel(ins, attrs):
     x = ins["X"][0]
-    axis = _bounds(ins, "AxisTensor", "", [attrs["axis"]])[0] % x.dim()
-    sizes = _split_sizes(x.shape[axis], attrs["num"], _bounds(ins, "", "SectionsTensorList", attrs["sections"]))
+    axis = _axis(ins, attrs) % x.dim()
+    tensors = ins.get("SectionsTensorList")
+    sections = [int(t.reshape(-1)[0]) for t in tensors] if tensors else attrs["sections"]
+    sizes = _split_sizes(x.shape[axis], attrs["num"], sections)
     return {"Out": list(torch.split(x, sizes, dim=axis))}
 
 

@@ -11,6 +11,7 @@ from fluidcompat.dtypes import VarType
 from fluidcompat.dygraph.layers import Layer
 from fluidcompat.dygraph.varbase import VarBase
 from fluidcompat.initializer import ConstantInitializer, NormalInitializer
+from fluidcompat.layer_helper import refuse_false
 from fluidcompat.layers.nn import append_batch_norm, bn_statistics
 from fluidcompat.param_attr import ParamAttr
 
@@ -184,8 +185,7 @@ class Conv3D(_Conv):
         act=None,
         dtype="float32",
     ):
-        if param_attr is False:
-            raise ValueError("param_attr should not be False here.")
+        refuse_false(param_attr, "param_attr", "here")
         super().__init__(3, "conv3d", num_channels, num_filters, filter_size, stride, padding, dilation, groups,
                          param_attr, bias_attr, use_cudnn, act, dtype)  # fmt: skip
 
@@ -198,8 +198,7 @@ class _ConvTranspose(Layer):
                  param_attr, bias_attr, use_cudnn, act, dtype):  # fmt: skip
         if not isinstance(use_cudnn, bool):
             raise ValueError("use_cudnn should be True or False")
-        if param_attr is False:
-            raise ValueError(f"param_attr should not be False in conv{nd}d_transpose.")
+        refuse_false(param_attr, "param_attr", f"in conv{nd}d_transpose")
         super().__init__()
         groups = 1 if groups is None else groups
         self._op_type = f"conv{nd}d_transpose"
@@ -343,8 +342,7 @@ class BatchNorm(Layer):
         use_global_stats=False,
         trainable_statistics=False,
     ):
-        if bias_attr is False:
-            raise ValueError("bias_attr should not be False in batch_norm.")
+        refuse_false(bias_attr, "bias_attr", "in batch_norm")
         super().__init__()
         self._act = act
         self._dtype = "float32" if dtype == "float16" else dtype
@@ -521,8 +519,7 @@ class InstanceNorm(Layer):
     """Instance normalization (per sample and channel)."""
 
     def __init__(self, num_channels, epsilon=1e-5, param_attr=None, bias_attr=None, dtype="float32"):
-        if bias_attr is False:
-            raise ValueError("bias_attr should not be False in InstanceNorm.")
+        refuse_false(bias_attr, "bias_attr", "in InstanceNorm")
         super().__init__()
         self._epsilon = epsilon
         self._dtype = dtype

@@ -1,7 +1,8 @@
 """fluid 1.8's build-time argument checks of its layers: which argument must be a Variable of which
 dtypes (``fluid18_dtype_checks.json``, read from fluid 1.8.5's layer sources), with fluid's messages.
 
-``apply`` wraps the layers of a namespace (``fluid.layers``, ``fluid.input``); a wrapped layer checks
+``apply`` wraps the layers of a namespace (``fluid.layers``; ``fluid.embedding``, the table's one
+``paddle.fluid.input`` entry, checks itself in ``layers.nn``); a wrapped layer checks
 its arguments while a static program is built and not in dygraph mode, as fluid 1.8 did. Without
 them an integer input reached a float kernel and failed when the program ran, far from the line.
 One widening: float64 passes wherever float32 does (fluid 1.8 kept some layers to float32; the
