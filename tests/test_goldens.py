@@ -1187,3 +1187,18 @@ def test_static_loader_matches_fluid():
     (fluidcompat gave the arrays' list itself)."""
     got = json.loads("\n".join(run_lines("static_loader.py")))
     assert got == load("static_loader.json")
+
+
+def test_lodtensor_api_matches_fluid():
+    """The LoDTensor / Scope API at its edges: a tensor that holds no value yet has shape [0] and
+    reads as an empty float64 array (fluidcompat raised); str() prints numbers as fluid's C++ stream
+    did (1.5 2 1e-07 1.23457e+08, bools as 1/0; fluidcompat printed 2.0 and 1.0000000116860974e-07).
+    A LoD that does not fit the rows is refused (fluid: EnforceNotMet, fluidcompat: ValueError naming
+    the LoD and the rows) and leaves the tensor's LoD as it was."""
+    got, want = run_fluidcompat("lodtensor_api.py"), load("lodtensor_api.json")
+    assert sorted(got) == sorted(want)
+    for key, w in want.items():
+        if key in ("create_bad", "lod_covering_too_many_rows"):
+            assert w == ["error", "EnforceNotMet"] and got[key] == ["error", "ValueError"]
+        else:
+            assert got[key] == w, key

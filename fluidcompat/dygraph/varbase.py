@@ -14,7 +14,8 @@ from typing import Optional
 import numpy as np
 
 from fluidcompat import framework
-from fluidcompat.dtypes import CPP_NAMES, FLOAT_TYPES, VarType, np_dtype, to_vartype
+from fluidcompat.dtypes import FLOAT_TYPES, VarType, np_dtype, to_vartype
+from fluidcompat.logging import tensor_text
 
 torch = None  # bound on first use (no torch import when building static programs)
 
@@ -312,14 +313,8 @@ class VarBase(framework.Variable):
     def to_string(self, throw_on_error: bool = True, with_details: bool = False) -> str:
         if self._value is None:
             return f"name {self.name}, no value"
-        t = self._value.detach().cpu()
-        dims = ", ".join(str(d) for d in t.shape)
-        flat = t.reshape(-1).numpy()
-        data = " ".join(_cpp_number(v) for v in flat)
-        return (
-            f"name {self.name}, dtype: VarType.{self.dtype.name} shape: {list(t.shape)} \tlod: {{}}\n"
-            f"\tdim: {dims}\n\tlayout: NCHW\n\tdtype: {CPP_NAMES[self.dtype]}\n\tdata: [{data}]\n"
-        )
+        text = tensor_text(self._value, [], self.dtype)
+        return f"name {self.name}, dtype: VarType.{self.dtype.name} shape: {list(self._value.shape)} {text}"
 
     __str__ = to_string
 
@@ -344,15 +339,6 @@ def _forget_leaf_grads(t) -> None:
         if leaf is not None:
             leaf.grad = None
         stack.extend(n for n, _ in node.next_functions)
-
-
-def _cpp_number(v) -> str:
-    """A number as C++'s ostream prints it (6 significant digits, no trailing zeros)."""
-    if isinstance(v, (np.bool_, bool)):
-        return str(int(v))
-    if isinstance(v, np.integer):
-        return str(int(v))
-    return f"{float(v):g}"
 
 
 class ParamBase(VarBase, framework.Parameter):

@@ -687,18 +687,11 @@ _DATASET_BATCHES = 0
 def _dataset_print(label: str, name: str, value, dense_lod=None) -> str:
     """One fetched variable as fluid's dataset trainer printed it (C++ stream formatting: six
     significant digits); ``dense_lod``: the LoD fluid's data feed gave a dense slot."""
-    from fluidcompat.dtypes import CPP_NAMES
-    from fluidcompat.logging import lod_text
+    from fluidcompat.logging import tensor_text
 
     t = value.torch() if isinstance(value, LoDTensor) else torch.as_tensor(np.asarray(value))
     lod = (value._lod if isinstance(value, LoDTensor) else []) or dense_lod or []
-    flat = t.detach().cpu().reshape(-1).tolist()
-    data = " ".join(format(v, "g") if isinstance(v, float) else str(v) for v in flat)
-    dims = ", ".join(str(d) for d in t.shape)
-    return (
-        f"{label}\t{name}\t\tlod: {lod_text(lod)}\n\tdim: {dims}\n\tlayout: NCHW\n"
-        f"\tdtype: {CPP_NAMES[vartype_of(t)]}\n\tdata: [{data}]\n\t\n"
-    )
+    return f"{label}\t{name}\t{tensor_text(t, lod, vartype_of(t))}\t\n"
 
 
 def _fetch_key(fetch_list):

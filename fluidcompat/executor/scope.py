@@ -9,8 +9,8 @@ import numpy as np
 import torch
 
 from fluidcompat import places
-from fluidcompat.dtypes import CPP_NAMES, VarType, to_vartype
-from fluidcompat.logging import lod_text
+from fluidcompat.dtypes import VarType, to_vartype
+from fluidcompat.logging import tensor_text
 from fluidcompat_ops.registry import TORCH_DTYPES, bind_torch
 from fluidcompat_ops.sequence import lengths_of
 
@@ -54,8 +54,8 @@ class LoDTensor:
         return self._t is not None
 
     def shape(self) -> List[int]:
-        self._require()
-        return list(self._t.shape)
+        # fluid 1.8: a tensor that holds no value yet has dims [0]
+        return [0] if self._t is None else list(self._t.shape)
 
     def _dtype(self) -> VarType:
         self._require()
@@ -113,7 +113,8 @@ class LoDTensor:
 
     def __array__(self, dtype=None, copy=None):
         # a snapshot: the tensor itself may be updated in place by the next run
-        self._require()
+        if self._t is None:  # fluid 1.8 gave an empty float64 array
+            return np.empty((0,), dtype=dtype or np.float64)
         arr = self._t.detach().cpu().numpy()
         if copy is not False:
             arr = arr.copy()
@@ -127,12 +128,7 @@ class LoDTensor:
     def __str__(self) -> str:
         if self._t is None:
             return "\tlod: {}\n\tdim: \n\tlayout: NCHW\n\tdtype: \n\tdata: []\n"
-        dims = ", ".join(str(d) for d in self._t.shape)
-        data = " ".join(str(v) for v in self._t.detach().cpu().reshape(-1).tolist())
-        return (
-            f"\tlod: {lod_text(self._lod)}\n\tdim: {dims}\n\tlayout: NCHW\n\tdtype: {CPP_NAMES[vartype_of(self._t)]}\n"
-            f"\tdata: [{data}]\n"
-        )
+        return tensor_text(self._t, self._lod, vartype_of(self._t))
 
     __repr__ = __str__
 
