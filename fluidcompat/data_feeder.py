@@ -6,12 +6,13 @@ import numpy as np
 
 from fluidcompat.dtypes import np_name
 from fluidcompat.framework import Variable, default_main_program
+from fluidcompat.lod_tensor import create_lod_tensor
 
 __all__ = ["DataFeeder"]
 
 
 class DataFeeder:
-    """Converts a list of samples into ``{name: array}`` for ``Executor.run(feed=...)``: field k of
+    """Converts a list of samples into ``{name: LoDTensor}`` for ``Executor.run(feed=...)``: field k of
     every sample is stacked into variable k's dtype and shape (batch dimension first)."""
 
     def __init__(self, feed_list, place, program=None):
@@ -27,6 +28,9 @@ class DataFeeder:
                 raise TypeError(f"Feed list should contain a list of variable. Received: {type(v)}")
             self.feed_vars.append(v)
         self.feed_names = [v.name for v in self.feed_vars]
+        self.feed_dtypes = [v.dtype for v in self.feed_vars]
+        self.feed_shapes = [tuple(v.shape) for v in self.feed_vars]
+        self.feed_lod_level = [v.lod_level for v in self.feed_vars]
         self.place = place
 
     def feed(self, iterable):
@@ -44,7 +48,19 @@ class DataFeeder:
             lengths = []
             if var.lod_level:  # each sample's field is a sequence (of sequences ...): rows and their lengths
                 col, lengths = _flattened(var, col)
-            arr = np.asarray(col, dtype=np_name(var.dtype))
+            try:
+                arr = np.asarray(col, dtype=np_name(var.dtype))
+            except ValueError:
+                shapes = [_shape_of(field) for field in col]
+                k = next((k for k, s in enumerate(shapes) if s != shapes[0] or isinstance(s, str)), None)
+                if k is None:
+                    raise
+                raise ValueError(
+                    f"DataFeeder: the samples of '{var.name}' differ in shape: sample 0 has {shapes[0]}, "
+                    f"sample {k} has {shapes[k]}"
+                    if k
+                    else f"DataFeeder: sample 0's field for '{var.name}' is {shapes[0]} (rows of different lengths)"
+                ) from None
             shape = list(var.shape)
             if shape and all(d >= 0 for d in shape[1:]):
                 want = [-1] + shape[1:]
@@ -55,11 +71,7 @@ class DataFeeder:
                         f"DataFeeder: the samples of '{var.name}' have shape {list(arr.shape[1:])}, which does not "
                         f"fit the variable's shape {shape}"
                     ) from None
-            result[var.name] = arr
-            if var.lod_level:
-                from fluidcompat.lod_tensor import create_lod_tensor
-
-                result[var.name] = create_lod_tensor(arr, lengths, self.place)
+            result[var.name] = create_lod_tensor(arr, lengths, self.place)
         return result
 
     def feed_parallel(self, iterable, num_places=None):
@@ -74,6 +86,14 @@ class DataFeeder:
         if multi_devices:
             raise NotImplementedError("DataFeeder.decorate_reader(multi_devices=True): fluidcompat runs one place")
         return decorated
+
+
+def _shape_of(field):
+    """A sample field's shape, or 'a ragged nesting' when its rows differ in length."""
+    try:
+        return list(np.shape(field))
+    except ValueError:
+        return "a ragged nesting"
 
 
 def _flattened(var, samples):

@@ -1202,3 +1202,35 @@ def test_lodtensor_api_matches_fluid():
             assert w == ["error", "EnforceNotMet"] and got[key] == ["error", "ValueError"]
         else:
             assert got[key] == w, key
+
+
+def test_data_feeder_matches_fluid():
+    """DataFeeder.feed returns LoDTensors for every variable, dense ones too (fluidcompat returned
+    ndarrays, so ``.lod()`` / ``.shape()`` on them failed); feed_shapes / feed_dtypes /
+    feed_lod_level exist. A sample with the wrong number of fields is refused with fluid's words plus
+    the sample's index (fluid: AssertionError, fluidcompat: ValueError); ragged fields name the
+    variable and the samples' shapes (fluid: numpy's "setting an array element with a sequence")."""
+    got, want = run_fluidcompat("data_feeder.py"), load("data_feeder.json")
+    assert sorted(got) == sorted(want)
+    for key, w in want.items():
+        if key in ("too_few_fields", "too_many_fields"):
+            assert w == ["error", "AssertionError"] and got[key] == ["error", "ValueError"]
+        else:
+            assert got[key] == w, key
+
+
+def test_data_feeder_refuses_fields_that_do_not_fit():
+    """fluid 1.8.5 fed a [1, 2] batch to a [-1, 3] variable and failed later inside an op; a field
+    that does not fit the variable's shape, or ragged fields, are refused at feed() naming both."""
+    import fluidcompat as fluid
+
+    x = fluid.data("x", [None, 3], "float32")
+    img = fluid.data("img", [None, 2, 2], "float32")
+    f = fluid.DataFeeder([x], fluid.CPUPlace())
+    with pytest.raises(ValueError, match=r"samples of 'x' have shape \[2\], which does not fit .*\[-1, 3\]"):
+        f.feed([([1, 2],)])
+    with pytest.raises(ValueError, match=r"samples of 'x' differ in shape: sample 0 has \[3\], sample 1 has \[2\]"):
+        f.feed([([1, 2, 3],), ([1, 2],)])
+    g = fluid.DataFeeder([img], fluid.CPUPlace())
+    with pytest.raises(ValueError, match=r"sample 0's field for 'img' is a ragged nesting"):
+        g.feed([([[1, 2], [3]],)])

@@ -66,7 +66,7 @@ def test_data_loader_from_generator_and_data_feeder_feed_the_executor():
     assert got == [0.5, 2.5, 2.0]
     feeder = fluid.DataFeeder(feed_list=[x, "y"], place=fluid.CPUPlace())
     feed = feeder.feed(list(_samples())[:2])
-    assert feed["x"].shape == (2, 3) and feed["y"].dtype == np.float32
+    assert feed["x"].shape() == [2, 3] and np.array(feed["y"]).dtype == np.float32 and feed["x"].lod() == []
     np.testing.assert_allclose(exe.run(feed=feed, fetch_list=[out])[0], [0.5])
     with pytest.raises(ValueError, match=r"The number of fields in data \(1\) does not match len\(feed_list\) \(2\)"):
         feeder.feed([(np.zeros(3),)])
