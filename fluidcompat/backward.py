@@ -282,7 +282,16 @@ def _create_grad_vars(block: Block, ops: Sequence[_GradOp]) -> None:
 
 
 def _append(block: Block, ops: Sequence[_GradOp], callbacks) -> None:
+    """Append ``ops``; after each, call every callback with the block and fluid's context: the pass's
+    gradient -> forward variable names, and the op just appended as ``__current_op_desc__``."""
     positions: Dict[int, Dict[int, int]] = {}  # forward block -> op -> index
+    context: Dict[str, object] = {
+        n: _forward_name(n)
+        for g in ops
+        for names in g.outputs.values()
+        for n in names
+        if GRAD_VAR_SUFFIX in n and "@RENAME@" not in n
+    }
     for g in ops:
         attrs = dict(g.attrs)
         if g.fwd is not None:
@@ -295,7 +304,8 @@ def _append(block: Block, ops: Sequence[_GradOp], callbacks) -> None:
                 positions[id(fwd_block)] = {id(o): i for i, o in enumerate(fwd_block.ops)}
             op._fwd_at = (fwd_block.idx, positions[id(fwd_block)][id(g.fwd)])
         for cb in callbacks or ():
-            cb(block=block, context={})
+            context["__current_op_desc__"] = op.desc
+            cb(block=block, context=context)
 
 
 def _backward(

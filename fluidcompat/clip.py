@@ -10,6 +10,7 @@ __all__ = [
     "GradientClipByNorm",
     "GradientClipByGlobalNorm",
     "ErrorClipByValue",
+    "error_clip_callback",
     "set_gradient_clip",
     "append_gradient_clip_ops",
 ]
@@ -125,12 +126,48 @@ class GradientClipByGlobalNorm(GradientClipBase):
         return result
 
 
-class ErrorClipByValue:
-    """Accepted for compatibility: error clipping of intermediate gradients is not applied."""
+class BaseErrorClipAttr:
+    """How the gradient of a variable (``var._set_error_clip(...)``) is clipped in the backward pass."""
+
+    def _append_clip_op(self, block, grad_name: str) -> None:
+        raise NotImplementedError()
+
+
+class ErrorClipByValue(BaseErrorClipAttr):
+    """Clip the gradient of the variable it is set on to [min, max] (min defaults to -max) as soon
+    as the backward pass has made it, before it flows further back."""
 
     def __init__(self, max: float, min: float = None) -> None:
         self.max = float(max)
         self.min = -self.max if min is None else float(min)
+
+    def __str__(self) -> str:
+        return f"ByValue, min={self.min:f}, max={self.max:f}"
+
+    def _append_clip_op(self, block, grad_name: str) -> None:
+        block.append_op(
+            type="clip",
+            inputs={"X": [grad_name]},
+            outputs={"Out": [grad_name]},
+            attrs={"min": self.min, "max": self.max, "op_role": framework.OpRole.Backward},
+        )
+
+
+def error_clip_callback(block, context) -> None:
+    """append_backward callback (the one minimize passes): after a grad op, clip each gradient it
+    made whose forward variable has an error clip."""
+    op = context["__current_op_desc__"]
+    for grad in [n for n in op.output_arg_names() if n in context]:
+        fwd = block._var_recursive(context[grad])
+        error_clip = getattr(fwd, "error_clip", None)
+        if error_clip is None:
+            continue
+        if not isinstance(error_clip, BaseErrorClipAttr):
+            raise TypeError(
+                "Variable's error_clip should be an instance of BaseErrorClipAttr or None. "
+                f"Received: {type(error_clip).__name__} on variable '{fwd.name}'"
+            )
+        error_clip._append_clip_op(block, grad)
 
 
 def set_gradient_clip(clip, param_list=None, program=None) -> None:

@@ -109,6 +109,10 @@ class Variable:
     def grad_name(self) -> str:
         return self.name + GRAD_VAR_SUFFIX
 
+    def _set_error_clip(self, error_clip) -> None:
+        """Clip this variable's gradient in the backward pass minimize appends (``clip.ErrorClipByValue``)."""
+        self.error_clip = error_clip
+
     # dygraph's VarBase methods, which a static Variable refuses with fluid's message
     def _dygraph_only(name: str):  # noqa: N805  (a function making methods)
         def refuse(self, *args, **kwargs):
@@ -266,21 +270,22 @@ class Operator:
     def output(self, name: str) -> List[str]:
         return list(self.outputs.get(name, []))
 
+    # fluid's OpDesc keeps its slots in a sorted map: names and arguments come in slot-name order
     @property
     def input_names(self) -> List[str]:
-        return list(self.inputs)
+        return sorted(self.inputs)
 
     @property
     def output_names(self) -> List[str]:
-        return list(self.outputs)
+        return sorted(self.outputs)
 
     @property
     def input_arg_names(self) -> List[str]:
-        return [n for names in self.inputs.values() for n in names]
+        return [n for slot in sorted(self.inputs) for n in self.inputs[slot]]
 
     @property
     def output_arg_names(self) -> List[str]:
-        return [n for names in self.outputs.values() for n in names]
+        return [n for slot in sorted(self.outputs) for n in self.outputs[slot]]
 
     @property
     def attr_names(self) -> List[str]:
@@ -293,6 +298,19 @@ class Operator:
 
     def has_attr(self, name: str) -> bool:
         return name in self.attrs
+
+    def attr_type(self, name: str):
+        """The ``core.AttrType`` a ProgramDesc records attribute ``name`` as (what fluid declared)."""
+        from fluidcompat.proto import AttrType, attr_kind
+
+        value = self.attr(name)
+        like = self._def.attrs.get(name) if self._def is not None else None
+        return AttrType(attr_kind(name, value, like, self.type))
+
+    @property
+    def desc(self) -> "OpDesc":
+        """The op as fluid's ``core.OpDesc`` showed it (methods, not properties)."""
+        return OpDesc(self)
 
     def all_attrs(self) -> Dict[str, Any]:
         return dict(self.attrs)
@@ -659,6 +677,71 @@ def _normalize_slots(op_type: str, kind: str, known: Sequence[str], given) -> Di
                 )
         result[slot] = names
     return result
+
+
+class OpDesc:
+    """An Operator seen through fluid's ``core.OpDesc`` interface (``op.desc``, the
+    ``__current_op_desc__`` of append_backward's callbacks): ``type()``, ``input(slot)``,
+    ``output_arg_names()``, ``attr(name)``, ``_set_attr(name, value)`` ... act on the op itself."""
+
+    def __init__(self, op: Operator) -> None:
+        self._op = op
+
+    def type(self) -> str:
+        return self._op.type
+
+    def set_type(self, op_type: str) -> None:
+        self._op.type = op_type
+        self._op.block.program._bump()
+
+    def input(self, slot: str) -> List[str]:
+        return self._op.input(slot)
+
+    def output(self, slot: str) -> List[str]:
+        return self._op.output(slot)
+
+    def input_names(self) -> List[str]:
+        return self._op.input_names
+
+    def output_names(self) -> List[str]:
+        return self._op.output_names
+
+    def input_arg_names(self) -> List[str]:
+        return self._op.input_arg_names
+
+    def output_arg_names(self) -> List[str]:
+        return self._op.output_arg_names
+
+    def set_input(self, slot: str, names: List[str]) -> None:
+        self._op.inputs[slot] = list(names)
+        self._op.block.program._bump()
+
+    def set_output(self, slot: str, names: List[str]) -> None:
+        self._op.outputs[slot] = list(names)
+        self._op.block.program._bump()
+
+    def attr_names(self) -> List[str]:
+        return self._op.attr_names
+
+    def has_attr(self, name: str) -> bool:
+        return self._op.has_attr(name)
+
+    def attr(self, name: str) -> Any:
+        return self._op.attr(name)
+
+    def attr_type(self, name: str):
+        return self._op.attr_type(name)
+
+    def _set_attr(self, name: str, value: Any) -> None:
+        self._op._set_attr(name, value)
+
+    set_attr = _set_attr
+
+    def _rename_input(self, old: str, new: str) -> None:
+        self._op._rename_input(old, new)
+
+    def _rename_output(self, old: str, new: str) -> None:
+        self._op._rename_output(old, new)
 
 
 class _ProgramDesc:

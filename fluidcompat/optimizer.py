@@ -256,6 +256,10 @@ class Optimizer:
                 "should call fluid.layers.mean to process the current loss."
             )
         parameter_list = parameter_list if parameter_list is not None else self._parameter_list
+        if callbacks is None:  # fluid 1.8: variables' error clips apply unless callbacks are given
+            from fluidcompat.clip import error_clip_callback
+
+            callbacks = [error_clip_callback]
         with program_guard(loss.block.program, startup_program or framework.default_startup_program()):
             return append_backward(loss, parameter_list, no_grad_set, callbacks)
 

@@ -7,6 +7,7 @@ are not packed.
 
 from __future__ import annotations
 
+import enum
 import io
 import struct
 from typing import Any, Dict, List, Tuple
@@ -102,6 +103,28 @@ def _signed32(v: int) -> int:
 
 
 # -- ProgramDesc ------------------------------------------------------------------------------------
+class AttrType(enum.IntEnum):
+    """``fluid.core.AttrType``: an attribute's type as a ProgramDesc records it."""
+
+    INT = 0
+    FLOAT = 1
+    STRING = 2
+    INTS = 3
+    FLOATS = 4
+    STRINGS = 5
+    BOOL = 6
+    BOOLS = 7
+    BLOCK = 8
+    LONG = 9
+    BLOCKS = 10
+    LONGS = 11
+
+    def __str__(self) -> str:
+        return f"AttrType.{self.name}"
+
+    __repr__ = __str__
+
+
 ATTR_INT, ATTR_FLOAT, ATTR_STRING, ATTR_INTS, ATTR_FLOATS, ATTR_STRINGS = 0, 1, 2, 3, 4, 5
 ATTR_BOOLEAN, ATTR_BOOLEANS, ATTR_BLOCK, ATTR_LONG, ATTR_BLOCKS, ATTR_LONGS = 6, 7, 8, 9, 10, 11
 # list attributes whose element type an empty (or integer-valued) list does not tell: fluid 1.8.5's types
@@ -121,47 +144,68 @@ _LONGS_OF = {
 }  # fmt: skip
 
 
-def _attr_bytes(name: str, value, like=None, op_type: str = "") -> bytes:
-    """One attribute; ``like`` (the op's default) gives its type where the value alone does not: fluid
-    reads an attribute only as the type it declared (a float attribute given as 2 must be written 2.0)."""
-    if isinstance(like, float) and isinstance(value, int) and not isinstance(value, bool):
-        value = float(value)
-    elif isinstance(like, bool) and isinstance(value, int) and not isinstance(value, bool):
-        value = bool(value)
-    out = _bytes_field(1, name.encode())
+def attr_kind(name: str, value, like=None, op_type: str = "") -> int:
+    """The AttrType fluid 1.8.5 declared for attribute ``name`` of ``op_type`` holding ``value``;
+    ``like`` (the op's default) tells it where the value alone does not (a float attribute given 2)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        if isinstance(like, float):
+            return ATTR_FLOAT
+        if isinstance(like, bool):
+            return ATTR_BOOLEAN
     base = op_type[: -len("_grad")] if op_type.endswith("_grad") else op_type
     if (base, name) in _LONG_OF and isinstance(value, int) and not isinstance(value, bool):
-        return out + _int_field(2, ATTR_LONG) + _int_field(13, value)
+        return ATTR_LONG
     if (base, name) in _LONGS_OF and isinstance(value, (list, tuple)):
-        return out + _int_field(2, ATTR_LONGS) + b"".join(_int_field(15, int(v)) for v in value)
+        return ATTR_LONGS
     if name in _BLOCK_ATTRS and isinstance(value, int):
-        return out + _int_field(2, ATTR_BLOCK) + _int_field(12, value)
+        return ATTR_BLOCK
     if isinstance(value, bool):
-        return out + _int_field(2, ATTR_BOOLEAN) + _int_field(10, int(value))
+        return ATTR_BOOLEAN
     if isinstance(value, int):
-        if -(1 << 31) <= value < (1 << 31):
-            return out + _int_field(2, ATTR_INT) + _int_field(3, value)
-        return out + _int_field(2, ATTR_LONG) + _int_field(13, value)
+        return ATTR_INT if -(1 << 31) <= value < (1 << 31) else ATTR_LONG
     if isinstance(value, float):
-        return out + _int_field(2, ATTR_FLOAT) + _float_field(4, value)
+        return ATTR_FLOAT
     if isinstance(value, str):
-        return out + _int_field(2, ATTR_STRING) + _bytes_field(5, value.encode())
+        return ATTR_STRING
     if isinstance(value, (list, tuple)):
         items = list(value)
         like_items = list(like) if isinstance(like, (list, tuple)) else []
         if name in _STRING_LISTS or (items and all(isinstance(v, str) for v in items)):
-            return out + _int_field(2, ATTR_STRINGS) + b"".join(_bytes_field(8, v.encode()) for v in items)
+            return ATTR_STRINGS
         if name == "bool_values":  # fluid keeps assign_value's booleans as ints
-            return out + _int_field(2, ATTR_INTS) + b"".join(_int_field(6, int(v)) for v in items)
+            return ATTR_INTS
         if items and all(isinstance(v, bool) for v in items):
-            return out + _int_field(2, ATTR_BOOLEANS) + b"".join(_int_field(11, int(v)) for v in items)
+            return ATTR_BOOLEANS
         floats = any(isinstance(v, float) for v in items) or any(isinstance(v, float) for v in like_items)
         if name in _FLOAT_LISTS or floats:
-            return out + _int_field(2, ATTR_FLOATS) + b"".join(_float_field(7, float(v)) for v in items)
+            return ATTR_FLOATS
         if name in _LONG_LISTS or any(not -(1 << 31) <= v < (1 << 31) for v in items):
-            return out + _int_field(2, ATTR_LONGS) + b"".join(_int_field(15, v) for v in items)
-        return out + _int_field(2, ATTR_INTS) + b"".join(_int_field(6, v) for v in items)
+            return ATTR_LONGS
+        return ATTR_INTS
     raise TypeError(f"attribute {name!r} of type {type(value).__name__} cannot be written to a ProgramDesc")
+
+
+# AttrType -> (field number, how one value is written)
+_ATTR_FIELDS = {
+    ATTR_INT: (3, int), ATTR_FLOAT: (4, float), ATTR_STRING: (5, str), ATTR_INTS: (6, int), ATTR_FLOATS: (7, float),
+    ATTR_STRINGS: (8, str), ATTR_BOOLEAN: (10, int), ATTR_BOOLEANS: (11, int), ATTR_BLOCK: (12, int),
+    ATTR_LONG: (13, int), ATTR_LONGS: (15, int),
+}  # fmt: skip
+
+
+def _attr_bytes(name: str, value, like=None, op_type: str = "") -> bytes:
+    """One attribute, written as the type fluid declared it (fluid reads an attribute only as that)."""
+    kind = attr_kind(name, value, like, op_type)
+    field, cast = _ATTR_FIELDS[kind]
+    out = _bytes_field(1, name.encode()) + _int_field(2, kind)
+    for v in value if isinstance(value, (list, tuple)) else [value]:
+        if cast is str:
+            out += _bytes_field(field, v.encode())
+        elif cast is float:
+            out += _float_field(field, float(v))
+        else:
+            out += _int_field(field, int(v))
+    return out
 
 
 def _attr_value(f: Dict[int, List[Any]]):

@@ -1234,3 +1234,57 @@ def test_data_feeder_refuses_fields_that_do_not_fit():
     g = fluid.DataFeeder([img], fluid.CPUPlace())
     with pytest.raises(ValueError, match=r"sample 0's field for 'img' is a ragged nesting"):
         g.feed([([[1, 2], [3]],)])
+
+
+def test_error_clip_and_backward_callbacks_match_fluid():
+    """ErrorClipByValue set on a variable (``_set_error_clip``) clips its gradient in minimize's
+    backward pass (fluidcompat accepted it and clipped nothing): ops, gradients and the trained
+    weights match fluid 1.8.5. append_backward's callbacks get fluid's context (the grad -> forward
+    variable map and ``__current_op_desc__``; fluidcompat passed {}). Departure: the clip op is a
+    backward op, so ``clone(for_test=True)`` drops it; fluid 1.8.5 kept it in the test program, which
+    then failed to run ("operator < clip > error")."""
+    got, want = run_fluidcompat("error_clip.py"), load("error_clip.json")
+    assert sorted(got) == sorted(want)
+    for key, w in want.items():
+        if key in ("max_only", "min_max"):
+            assert w["test_ops"][-1] == "clip" and got[key]["test_ops"] == w["test_ops"][:-1]
+            assert got[key]["ops"] == w["ops"] and "clip" in w["ops"]
+            np.testing.assert_allclose(np.concatenate(got[key]["values"]), np.concatenate(w["values"]), atol=2e-5)
+        elif key == "none":
+            assert got[key]["ops"] == w["ops"] and got[key]["test_ops"] == w["test_ops"]
+            np.testing.assert_allclose(np.concatenate(got[key]["values"]), np.concatenate(w["values"]), atol=2e-5)
+        else:
+            assert got[key] == w, key
+
+
+def test_error_clip_of_the_wrong_type_is_refused():
+    """An error clip that is not a BaseErrorClipAttr names the variable; the program is unchanged."""
+    import fluidcompat as fluid
+
+    x = fluid.data("x", [None, 3], "float32")
+    h = fluid.layers.fc(x, 2)
+    loss = fluid.layers.mean(h)
+    h._set_error_clip(0.5)
+    before = [op.type for op in fluid.default_main_program().global_block().ops]
+    with pytest.raises(TypeError, match=rf"error_clip should be an instance of BaseErrorClipAttr.*'{h.name}'"):
+        fluid.optimizer.SGD(0.1).minimize(loss)
+    assert [op.type for op in fluid.default_main_program().global_block().ops] == before
+
+
+def test_operator_api_matches_fluid():
+    """Operator.attr_type (missing) gives the AttrType fluid 1.8.5 declared for every attribute the
+    ops share; op.desc (missing) answers fluid's OpDesc methods (type(), input(), _set_attr ...) on
+    the op itself; slot and argument names come in fluid's sorted slot order. Attributes fluid's ops
+    carried for MKL-DNN / cuDNN kernels are not kept (fluidcompat has no such kernels); arg_max has
+    its ``flatten`` attribute (fluid 1.8.5 loads programs that carry it)."""
+    got, want = run_fluidcompat("operator_api.py"), load("operator_api.json")
+    assert sorted(got) == sorted(want)
+    for key, w in want.items():
+        if key != "attr_types":
+            assert got[key] == w, key
+    for op, types in want["attr_types"].items():
+        mine = got["attr_types"][op]
+        shared = set(types) & set(mine)
+        assert {n: mine[n] for n in shared} == {n: types[n] for n in shared}, op
+        assert set(types) - set(mine) <= {"use_mkldnn", "use_cudnn", "use_quantizer", "data_format"}, op
+        assert set(mine) - set(types) <= ({"flatten"} if op == "arg_max" else set()), op
