@@ -118,10 +118,22 @@ def _value(scope, var_name: str):
 def _select(main_program, vars, predicate) -> List[Variable]:
     program = main_program if main_program is not None else default_main_program()
     if not isinstance(program, Program):
-        raise TypeError(f"main_program should be a Program, but received {type(program).__name__}")
+        raise TypeError(
+            f"The type of input main_program is invalid, expected type is fluid.Program, but received {type(program)}"
+        )
     if vars is None:
         vars = [v for v in program.list_vars() if predicate is None or predicate(v)]
-    return [v for v in vars if v.type not in _SKIPPED_TYPES]
+    found = []
+    for v in vars:  # fluid 1.8.5 failed on names ("'str' object has no attribute 'type'")
+        if isinstance(v, str):
+            var = program.global_block()._find_var_recursive(v)
+            if var is None:
+                raise ValueError(f"vars names '{v}', which is not a variable of the program")
+            v = var
+        if not isinstance(v, Variable):
+            raise TypeError(f"vars should hold Variables or their names. Received: {type(v).__name__}")
+        found.append(v)
+    return [v for v in found if v.type not in _SKIPPED_TYPES]
 
 
 def save_vars(executor, dirname, main_program=None, vars=None, predicate=None, filename=None) -> None:

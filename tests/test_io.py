@@ -197,6 +197,27 @@ def test_save_needs_values(tmp_path):
     assert os.listdir(tmp_path) == []
 
 
+def test_save_and_load_vars_take_names(tmp_path):
+    """save_vars / load_vars take variable names in ``vars`` (fluid 1.8.5 failed: "'str' object has
+    no attribute 'type'"); a name not in the program, or a non-variable, is refused before any file is
+    written; a main_program that is not a Program gets fluid's message."""
+    exe, *_ = build_net()
+    scope = fluid.global_scope()
+    w = np.array(scope.find_var("fc_0.w_0").get_tensor())
+    fio.save_vars(exe, str(tmp_path / "a"), vars=["fc_0.w_0", "fc_0.b_0"])
+    assert sorted(os.listdir(tmp_path / "a")) == ["fc_0.b_0", "fc_0.w_0"]
+    scope.find_var("fc_0.w_0").get_tensor().set(np.zeros_like(w), fluid.CPUPlace())
+    fio.load_vars(exe, str(tmp_path / "a"), vars=["fc_0.w_0"])
+    np.testing.assert_array_equal(np.array(scope.find_var("fc_0.w_0").get_tensor()), w)
+    with pytest.raises(ValueError, match="vars names 'fc_9.w_0', which is not a variable of the program"):
+        fio.save_vars(exe, str(tmp_path / "b"), vars=["fc_0.w_0", "fc_9.w_0"])
+    with pytest.raises(TypeError, match="vars should hold Variables or their names. Received: int"):
+        fio.save_vars(exe, str(tmp_path / "b"), vars=[3])
+    assert not os.path.exists(tmp_path / "b")
+    with pytest.raises(TypeError, match="expected type is fluid.Program, but received <class 'int'>"):
+        fio.save_vars(exe, str(tmp_path / "b"), main_program=3)
+
+
 def test_save_inference_model_leaves_the_program(tmp_path):
     exe, z, _, _ = build_net()
     before = str(fluid.default_main_program())
