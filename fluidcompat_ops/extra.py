@@ -1651,10 +1651,14 @@ _op(
 
 
 def _random_crop(ins, a):
+    """Crops at random offsets drawn from the seed the Seed variable carries from the last run
+    (``startup_seed`` on the first); SeedOut gets the next seed, so each run crops afresh."""
     x = _x(ins)
     shape = list(a["shape"])
     k = len(shape)
-    g = _generator({"seed": a.get("startup_seed", 0)}, x.device)
+    carried = (ins.get("Seed") or [None])[0]
+    seed = int(carried.reshape(-1)[0]) if carried is not None and carried.numel() else int(a.get("startup_seed", 0))
+    g = torch.Generator().manual_seed(seed)
     lead = x.shape[: x.dim() - k]
     flat = x.reshape((-1,) + tuple(x.shape[x.dim() - k :]))
     outs = []
@@ -1665,9 +1669,10 @@ def _random_crop(ins, a):
             off = int(torch.randint(0, hi + 1, (1,), generator=g).item()) if hi > 0 else 0
             idx.append(slice(off, off + s))
         outs.append(inst[tuple(idx)])
+    next_seed = torch.randint(1, 2**62, (1,), generator=g, dtype=torch.int64)
     return {
         "Out": [torch.stack(outs).reshape(tuple(lead) + tuple(shape))],
-        "SeedOut": [torch.zeros(1, dtype=torch.int64, device=x.device)],
+        "SeedOut": [next_seed.to(x.device)],
     }
 
 
@@ -1685,6 +1690,8 @@ _op(
     _random_crop_infer,
     _random_crop,
     grad=False,
+    optional_inputs=frozenset({"Seed"}),  # the carried seed holds no value before the first run
+    host_inputs=frozenset({"Seed"}),
 )
 
 

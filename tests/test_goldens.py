@@ -1288,3 +1288,27 @@ def test_operator_api_matches_fluid():
         assert {n: mine[n] for n in shared} == {n: types[n] for n in shared}, op
         assert set(types) - set(mine) <= {"use_mkldnn", "use_cudnn", "use_quantizer", "data_format"}, op
         assert set(mine) - set(types) <= ({"flatten"} if op == "arg_max" else set()), op
+
+
+def test_var_names_match_fluid():
+    """The names of ~150 layers' outputs, with and without name=, and the variables a program and its
+    startup program hold match fluid 1.8.5: group_norm / data_norm / spectral_norm /
+    teacher_student_sigmoid_loss outputs are _generated_var_N, instance_norm's and lrn's come after
+    their statistics, adaptive max pooling is max_pool2d_with_index, rank is a 0-D assign,
+    random_crop's seed is the persistable random_crop_seed_N, mse_loss goes through
+    square_error_cost, piecewise_decay / linear_lr_warmup write the persistable learning_rate /
+    learning_rate_warmup. Departure: those two schedules are arithmetic, not fluid's Switch blocks
+    (no host round trip per step), so the temporaries after them are numbered differently."""
+    import ast
+
+    with open(os.path.join(GOLDEN, "var_names.txt")) as f:
+        want = f.read().strip().splitlines()
+    got = run_lines("var_names.py")
+    assert len(got) == len(want)
+    for g, w in zip(got[:-2], want[:-2]):
+        assert g == w or (g.startswith("cosine_decay ") and w.startswith("cosine_decay ")), (g, w)
+    assert got[-1] == want[-1]  # the startup program
+    mine, theirs = set(ast.literal_eval(got[-2])), set(ast.literal_eval(want[-2]))
+    assert all(n.startswith(("_generated_var_", "logical_not_")) for n in theirs - mine), theirs - mine
+    assert all(n.startswith(("cast_", "tmp_")) for n in mine - theirs), mine - theirs
+    assert {"learning_rate", "learning_rate_warmup", "random_crop_seed_0"} <= mine

@@ -799,6 +799,38 @@ def test_seeded_random_ops_repeat():
     np.testing.assert_array_equal(a[1], b[1])
 
 
+def test_random_crop_carries_its_seed_from_run_to_run():
+    """As in fluid 1.8.5, random_crop keeps its seed in a persistable random_crop_seed_N that each run
+    advances, so every run crops afresh (fluidcompat reseeded each run: the same crop every step),
+    while the same startup seed in a fresh scope repeats the same sequence."""
+    X = np.arange(2 * 36, dtype="float32").reshape(2, 6, 6)
+
+    def crops():
+        main, startup = fluid.Program(), fluid.Program()
+        with fluid.program_guard(main, startup):
+            x = fluid.data("x", [None, 6, 6], "float32")
+            c = L.random_crop(x, [3, 3], seed=11)
+        assert [v.name for v in main.list_vars() if v.persistable] == ["random_crop_seed_0"]
+        exe = fluid.Executor(fluid.CPUPlace())
+        with fluid.scope_guard(fluid.Scope()):
+            got = [exe.run(main, feed={"x": X}, fetch_list=[c])[0] for _ in range(6)]
+        for out in got:
+            for i in range(2):
+                r, q = divmod(int(out[i, 0, 0]) - 36 * i, 6)
+                np.testing.assert_array_equal(out[i], X[i, r : r + 3, q : q + 3])
+        return [tuple(o.reshape(-1)) for o in got]
+
+    from fluidcompat import unique_name
+
+    with unique_name.guard():
+        first = crops()
+    with unique_name.guard():
+        again = crops()
+    assert len(set(first)) > 1 and first == again
+    with pytest.raises(ValueError, match="'seed' must be a Variable or an int. Received: str"):
+        L.random_crop(fluid.data("y", [None, 6, 6], "float32"), [3, 3], seed="7")
+
+
 @pytest.mark.parametrize("case", CASES + RANDOM_CASES, ids=str)
 def test_op_plans_for_cuda(case, monkeypatch):
     """Without a GPU, every case's program still plans for cuda:0 (the planner is pure): each op gets

@@ -234,11 +234,11 @@ def elementwise_equal(x, y, name=None):
 # -- shapes, creation ------------------------------------------------------------------------------
 @_export
 def rank(input):
-    """The number of dimensions of ``input``, as an int32 constant of shape [1]."""
-    from fluidcompat.layers.tensor import fill_constant
+    """The number of dimensions of ``input``: a 0-D int32 constant (an assign op, as in fluid 1.8.5)."""
+    from fluidcompat.layers.tensor import assign
 
     check_variable(input, "input", "rank")
-    return fill_constant([1], "int32", len(input.shape))
+    return assign(np.array(len(input.shape), "int32"))
 
 
 @_export
@@ -629,11 +629,10 @@ def smooth_l1(x, y, inside_weight=None, outside_weight=None, sigma=None):
 
 @_export
 def mse_loss(input, label):
-    """mean((input - label)^2), built as fluid 1.8 did (elementwise_sub, square, reduce_mean)."""
-    from fluidcompat.layers.nn import elementwise_sub
-    from fluidcompat.layers.ops import square
+    """mean((input - label)^2), built as fluid 1.8 did: reduce_mean of square_error_cost."""
+    from fluidcompat.layers.loss import square_error_cost
 
-    return reduce_mean(square(elementwise_sub(input, label)))
+    return reduce_mean(square_error_cost(input, label))
 
 
 @_export
@@ -684,7 +683,12 @@ def bpr_loss(input, label, name=None):
 @_export
 def teacher_student_sigmoid_loss(input, label, soft_max_up_bound=15.0, soft_max_lower_bound=-15.0):
     attrs = {"soft_max_up_bound": float(soft_max_up_bound), "soft_max_lower_bound": float(soft_max_lower_bound)}
-    return _one("teacher_student_sigmoid_loss", {"X": [input], "Label": [label]}, attrs, out_slot="Y")
+    helper = LayerHelper("teacher_student_sigmoid_loss")
+    out = helper.create_variable(dtype=input.dtype)  # unnamed, as fluid 1.8.5 made it
+    helper.append_op(
+        type="teacher_student_sigmoid_loss", inputs={"X": [input], "Label": [label]}, outputs={"Y": [out]}, attrs=attrs
+    )
+    return out
 
 
 @_export
@@ -743,7 +747,8 @@ def group_norm(input, groups, epsilon=1e-05, param_attr=None, bias_attr=None, ac
         ]
     if bias_attr:
         ins["Bias"] = [helper.create_parameter(attr=bias_attr, shape=[c], dtype=input.dtype, is_bias=True)]
-    y, mean, var = (helper.create_variable_for_type_inference(dtype=input.dtype) for _ in range(3))
+    # fluid 1.8.5 made all three without a name: _generated_var_N
+    mean, var, y = (helper.create_variable(dtype=input.dtype) for _ in range(3))
     mean.stop_gradient = var.stop_gradient = True
     helper.append_op(
         type="group_norm",
@@ -763,7 +768,7 @@ def instance_norm(input, epsilon=1e-05, param_attr=None, bias_attr=None, name=No
         attr=param_attr, shape=[c], dtype=input.dtype, default_initializer=ConstantInitializer(1.0)
     )
     bias = helper.create_parameter(attr=bias_attr, shape=[c], dtype=input.dtype, is_bias=True)
-    y, mean, var = (helper.create_variable_for_type_inference(dtype=input.dtype) for _ in range(3))
+    mean, var, y = (helper.create_variable_for_type_inference(dtype=input.dtype) for _ in range(3))  # fluid's order
     mean.stop_gradient = var.stop_gradient = True
     helper.append_op(
         type="instance_norm",
@@ -783,8 +788,8 @@ def lrn(input, n=5, k=1.0, alpha=0.0001, beta=0.75, name=None, data_format="NCHW
             f"Attr(data_format) of Op(lrn) got wrong value: received {data_format} but only NCHW or NHWC supported."
         )
     helper = LayerHelper("lrn", name=name)
-    out = helper.create_variable_for_type_inference(dtype=input.dtype)
     mid = helper.create_variable_for_type_inference(dtype=input.dtype)
+    out = helper.create_variable_for_type_inference(dtype=input.dtype)
     helper.append_op(
         type="lrn",
         inputs={"X": [input]},
@@ -895,9 +900,9 @@ def _adaptive(op_type, input, pool_size, pool_type, require_index, nd):
     if pool_type not in ("max", "avg"):
         raise ValueError(f"Unknown Attr(pool_type): '{pool_type}'. It can only be 'max' or 'avg'.")
     size = [pool_size] * nd if isinstance(pool_size, int) else list(pool_size)
-    if require_index:  # max pooling that also gives each maximum's index (max_poolNd_with_index)
-        if pool_type != "max":
-            raise ValueError("require_index is only supported with pool_type='max'")
+    if require_index and pool_type != "max":
+        raise ValueError("require_index is only supported with pool_type='max'")
+    if pool_type == "max":  # fluid 1.8.5: max_poolNd_with_index, which also gives each maximum's index
         helper = LayerHelper(f"max_pool{nd}d_with_index")
         out = helper.create_variable_for_type_inference(dtype=input.dtype)
         mask = helper.create_variable_for_type_inference(dtype="int32")
@@ -908,7 +913,7 @@ def _adaptive(op_type, input, pool_size, pool_type, require_index, nd):
             attrs={"pooling_type": "max", "ksize": size, "adaptive": True},
         )
         mask.stop_gradient = True
-        return out, mask
+        return (out, mask) if require_index else out
     attrs = {"pooling_type": pool_type, "ksize": size, "adaptive": True}
     if nd == 2:
         attrs.update(strides=[1, 1], paddings=[0, 0])
@@ -1197,20 +1202,21 @@ def mean_iou(input, label, num_classes):
 
 @_export
 def random_crop(x, shape, seed=None):
+    """Crop ``x``'s last ``len(shape)`` dims to ``shape`` at random offsets, fresh each run: as in fluid
+    1.8.5 the seed is carried from run to run in ``seed`` (a Variable) or, for an int or None, in a
+    persistable ``random_crop_seed_N`` that starts from it."""
     helper = LayerHelper("random_crop")
     out = helper.create_variable_for_type_inference(dtype=x.dtype)
-    seed_out = helper.create_variable_for_type_inference(dtype="int64")
-    seed_value = (
-        int(np.random.randint(0, 2**31 - 1)) if seed is None else int(seed) if not isinstance(seed, Variable) else 0
-    )
-    ins = {"X": [x]}
-    if isinstance(seed, Variable):
-        ins["Seed"] = [seed]
+    attrs = {"shape": list(shape), "startup_seed": 0}
+    if seed is None:
+        seed = int(np.random.randint(0, 2**31 - 1))
+    if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
+        attrs["startup_seed"] = int(seed)
+        seed = helper.create_variable(name=unique_name.generate("random_crop_seed"), dtype="int64", persistable=True)
+    elif not isinstance(seed, Variable):
+        raise ValueError(f"'seed' must be a Variable or an int. Received: {type(seed).__name__}")
     helper.append_op(
-        type="random_crop",
-        inputs=ins,
-        outputs={"Out": [out], "SeedOut": [seed_out]},
-        attrs={"shape": list(shape), "startup_seed": seed_value},
+        type="random_crop", inputs={"X": [x], "Seed": [seed]}, outputs={"Out": [out], "SeedOut": [seed]}, attrs=attrs
     )
     return out
 
@@ -1238,7 +1244,7 @@ def spectral_norm(weight, dim=0, power_iters=1, eps=1e-12, name=None):
         attr=ParamAttr(), shape=[w], dtype=weight.dtype, default_initializer=NormalInitializer(0.0, 1.0)
     )
     u.stop_gradient = v.stop_gradient = True
-    out = helper.create_variable_for_type_inference(dtype=weight.dtype)
+    out = helper.create_variable(dtype=weight.dtype)  # unnamed, as fluid 1.8.5 made it
     helper.append_op(
         type="spectral_norm",
         inputs={"Weight": [weight], "U": [u], "V": [v]},
@@ -1663,9 +1669,9 @@ def data_norm(
         param("batch_square", "batch_square_sum"),
     )
     ins.update(X=[input], BatchSize=[size], BatchSum=[total], BatchSquareSum=[square])
-    means = helper.create_variable_for_type_inference(dtype=input.dtype)
-    scales = helper.create_variable_for_type_inference(dtype=input.dtype)
-    y = helper.create_variable_for_type_inference(dtype=input.dtype)
+    # as fluid 1.8.5: unnamed (_generated_var_N), and the input itself when in_place
+    means, scales = (helper.create_variable(dtype=input.dtype, stop_gradient=True) for _ in range(2))
+    y = input if in_place else helper.create_variable(dtype=input.dtype)
     helper.append_op(
         type="data_norm",
         inputs=ins,

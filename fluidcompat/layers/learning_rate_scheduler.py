@@ -92,7 +92,7 @@ def piecewise_decay(boundaries, values):
     """``values[i]`` while ``boundaries[i-1] <= step < boundaries[i]``.
 
     Compat: built from comparisons and arithmetic rather than fluid's Switch block; the values
-    are the same.
+    are the same, and they land in fluid's persistable ``learning_rate`` (so checkpoints match).
     """
     if in_dygraph_mode():  # a schedule the optimizer asks at each minimize
         return dygraph_lr.PiecewiseDecay(boundaries, values, 0)
@@ -105,7 +105,15 @@ def piecewise_decay(boundaries, values):
             bound_var = tensor.fill_constant(shape=[1], dtype="float32", value=float(bound))
             passed = tensor.cast(step >= bound_var, "float32")
             lr = lr + passed * float(after - before)
-        return lr
+        return _persisted(lr, "learning_rate")
+
+
+def _persisted(lr, name: str):
+    """``lr`` assigned to the persistable global variable ``name`` that fluid 1.8.5's Switch-built
+    schedules wrote (saved with the persistables, so fluid's checkpoints and ours hold the same files)."""
+    out = tensor.create_global_var(shape=[1], value=0.0, dtype=lr.dtype, persistable=True, name=name)
+    tensor.assign(lr, out)
+    return out
 
 
 def cosine_decay(learning_rate, step_each_epoch, epochs):
@@ -120,7 +128,8 @@ def cosine_decay(learning_rate, step_each_epoch, epochs):
 def linear_lr_warmup(learning_rate, warmup_steps, start_lr, end_lr):
     """Rise linearly from ``start_lr`` to ``end_lr`` over ``warmup_steps``, then ``learning_rate``.
 
-    Compat: built from a comparison and arithmetic rather than fluid's Switch block.
+    Compat: built from a comparison and arithmetic rather than fluid's Switch block; the value lands
+    in fluid's persistable ``learning_rate_warmup``.
     """
     if in_dygraph_mode():  # a schedule the optimizer asks at each minimize
         return dygraph_lr.LinearLrWarmup(learning_rate, warmup_steps, start_lr, end_lr)
@@ -131,4 +140,4 @@ def linear_lr_warmup(learning_rate, warmup_steps, start_lr, end_lr):
         in_warmup = tensor.cast(step < bound, "float32")
         if not hasattr(learning_rate, "block"):
             learning_rate = tensor.fill_constant(shape=[1], dtype="float32", value=float(learning_rate))
-        return in_warmup * warm + (1.0 - in_warmup) * learning_rate
+        return _persisted(in_warmup * warm + (1.0 - in_warmup) * learning_rate, "learning_rate_warmup")
