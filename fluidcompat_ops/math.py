@@ -300,7 +300,9 @@ def _scale_kernel(ins, attrs):
     if _is_int(x):
         s, b = int(s), int(b)
     if attrs["bias_after_scale"]:
-        y = x * s + b if b else x * s
+        y = x * s
+        if b or y.is_floating_point():  # floats get the bias even when 0, as in fluid: -x of 0 is 0, not -0
+            y.add_(b)  # x * s is a new tensor
     else:
         y = (x + b) * s
     return {"Out": [y if y.dtype == x.dtype else y.to(x.dtype)]}

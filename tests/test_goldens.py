@@ -1128,6 +1128,8 @@ ARG_CHECK_DELIBERATE = {
     "split_np": ["TypeError", "The type of 'input' in split must be"],  # fluid: a divisibility assertion
     "unsqueeze_np": ["TypeError", "The type of 'input' in unsqueeze must be"],  # fluid: printed the array
     "assign_int_list": ["ok", ""],  # a list is taken as an array (fluid refused it)
+    # fluid built it and failed when run ("Tensor holds the wrong type")
+    "elementwise_add_mixed": ["TypeError", "The data types of 'x' and 'y' of elementwise_add must be the same"],
 }
 
 

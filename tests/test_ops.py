@@ -799,6 +799,19 @@ def test_seeded_random_ops_repeat():
     np.testing.assert_array_equal(a[1], b[1])
 
 
+def test_negating_zero_gives_zero_as_fluid():
+    """-x is scale(x, -1, bias 0) and fluid's kernel added the bias: -0 becomes +0, so 1 / -x at 0 is
+    +inf as in fluid 1.8.5 (fluidcompat skipped a zero bias and gave -0, -inf)."""
+    x = fluid.data("x", [3], "float32")
+    neg = -x
+    inv = 1.0 / neg
+    got_neg, got_inv = fluid.Executor(fluid.CPUPlace()).run(
+        feed={"x": np.array([0.0, -0.0, 2.0], "float32")}, fetch_list=[neg, inv]
+    )
+    assert not np.signbit(got_neg[:2]).any() and got_neg[2] == -2.0
+    np.testing.assert_array_equal(got_inv, [np.inf, np.inf, -0.5])
+
+
 def test_random_crop_carries_its_seed_from_run_to_run():
     """As in fluid 1.8.5, random_crop keeps its seed in a persistable random_crop_seed_N that each run
     advances, so every run crops afresh (fluidcompat reseeded each run: the same crop every step),

@@ -24,10 +24,13 @@ def _program(layers, bidi, dtype="float64", **kw):
         v.stop_gradient = False
     out, h, c = L.lstm(x, h0, c0, 6, 4, layers, is_bidirec=bidi, **kw)
     rs = np.random.RandomState(1)
-    weights = [rs.uniform(-1, 1, v.shape).astype(dtype) for v in (out, h, c)]
-    loss = L.reduce_sum(L.elementwise_mul(out, L.assign(weights[0])))
-    loss = loss + L.reduce_sum(L.elementwise_mul(h, L.assign(weights[1])))
-    loss = loss + L.reduce_sum(L.elementwise_mul(c, L.assign(weights[2])))
+    # float32 constants (what assign_value holds) cast to the LSTM's dtype: elementwise ops take one dtype
+    weights = [rs.uniform(-1, 1, v.shape).astype("float32") for v in (out, h, c)]
+    consts = [L.cast(L.assign(w), dtype) for w in weights]
+    weights = [w.astype(dtype) for w in weights]
+    loss = L.reduce_sum(L.elementwise_mul(out, consts[0]))
+    loss = loss + L.reduce_sum(L.elementwise_mul(h, consts[1]))
+    loss = loss + L.reduce_sum(L.elementwise_mul(c, consts[2]))
     fluid.backward.append_backward(loss)
     return (out, h, c, loss), weights
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import warnings
 
 from fluidcompat import framework
-from fluidcompat.dtypes import VarType, to_vartype
+from fluidcompat.dtypes import VarType, np_name, to_vartype
 from fluidcompat.framework import Variable, layer
 from fluidcompat.initializer import ConstantInitializer, NormalInitializer
 from fluidcompat.layer_helper import LayerHelper, check_dtype, check_variable, refuse_false
@@ -199,6 +199,11 @@ def reduce_prod(input, dim=None, keep_dim=False, name=None) -> Variable:
 def _elementwise(op_type, x, y, axis, act, name):
     check_variable(x, "x", op_type)
     check_variable(y, "y", op_type)
+    if x.dtype != y.dtype:  # fluid 1.8.5's kernel failed at run time: "Tensor holds the wrong type"
+        raise TypeError(
+            f"The data types of 'x' and 'y' of {op_type} must be the same, but received x ({x.name}): "
+            f"{np_name(x.dtype)}, y ({y.name}): {np_name(y.dtype)}. Cast one of them with fluid.layers.cast."
+        )
     helper = LayerHelper(op_type, act=act, name=name)
     out = helper.create_variable_for_type_inference(dtype=x.dtype)
     helper.append_op(type=op_type, inputs={"X": [x], "Y": [y]}, outputs={"Out": [out]}, attrs={"axis": axis})
