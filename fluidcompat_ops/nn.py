@@ -620,6 +620,9 @@ register(
         _dropout_infer,
         _dropout_kernel,
         host_inputs=frozenset({"Seed"}),
+        # the grad op's Mask: an is_test dropout makes none (its gradient is the scaling alone; fluid
+        # 1.8.5 refused it, "GradOp is only callable when is_test is false")
+        optional_inputs=frozenset({"Mask"}),
         grad=GradDef(("Mask",), in_grads=("X",), kernel=lambda ins, a: _dropout_grad(ins, a)),
     )
 )

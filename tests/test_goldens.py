@@ -1314,3 +1314,34 @@ def test_var_names_match_fluid():
     assert all(n.startswith(("_generated_var_", "logical_not_")) for n in theirs - mine), theirs - mine
     assert all(n.startswith(("cast_", "tmp_")) for n in mine - theirs), mine - theirs
     assert {"learning_rate", "learning_rate_warmup", "random_crop_seed_0"} <= mine
+
+
+def _close(got, want) -> bool:
+    """Same structure, numbers within 2e-5."""
+    if isinstance(want, dict):
+        return isinstance(got, dict) and sorted(got) == sorted(want) and all(_close(got[k], want[k]) for k in want)
+    if isinstance(want, list):
+        return isinstance(got, list) and len(got) == len(want) and all(_close(g, w) for g, w in zip(got, want))
+    if isinstance(want, float):
+        return isinstance(got, (int, float)) and abs(got - want) <= 2e-5
+    return got == want
+
+
+def test_norm_layers_train_as_fluid():
+    """batch_norm (momentum, act, use_global_stats, NHWC, named parameters and statistics),
+    inplace_abn (its parameters are inplace_abn_N.*, they were batch_norm_N.*), dropout, layer_norm,
+    instance_norm and group_norm: three SGD steps' losses, the persistables after them and the test
+    clone's output match fluid 1.8.5. Departure: an is_test batch_norm or dropout in a program that
+    trains trains (with the running statistics, as use_global_stats; with dropout's scaling), where
+    fluid 1.8.5 failed in the grad op (an is_test dropout's grad op read a Mask nothing made)."""
+    got, want = run_fluidcompat("norm_layers.py"), load("norm_layers.json")
+    assert sorted(got) == sorted(want)
+    for key, w in want.items():
+        if key in ("bn_is_test", "dropout_test"):
+            assert w == ["error", "EnforceNotMet"]
+        else:
+            assert _close(got[key], w), key
+    assert got["bn_is_test"][0] == got["bn_global"][0][:3]
+    x = np.random.RandomState(0).uniform(-1, 2, (4, 3, 5, 5)).astype("float32")
+    want_dropout = [float(np.mean(np.square(0.7 * (x + i)))) for i in range(3)]
+    np.testing.assert_allclose(got["dropout_test"][0], want_dropout, atol=2e-5)

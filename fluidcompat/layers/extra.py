@@ -1351,35 +1351,27 @@ def inplace_abn(
 ):
     """batch_norm with its activation (identity, leaky_relu or elu) in one op (``inplace_abn``); the
     memory saving of fluid's in-place version is not reproduced."""
-    from fluidcompat.layers.nn import batch_norm
+    from fluidcompat.layers.nn import normalized_by_batch
 
     if act not in (None, "identity", "leaky_relu", "elu"):
         raise ValueError(
             f"inplace_abn only supports activation type in ['identity', 'leaky_relu', 'elu']. Received: {act!r}"
         )
     refuse_false(bias_attr, "bias_attr", "in inplace_abn")
-    y = batch_norm(
-        input,
-        None,
-        is_test,
-        momentum,
-        epsilon,
-        param_attr,
-        bias_attr,
-        data_layout,
-        False,
-        name,
-        moving_mean_name,
-        moving_variance_name,
-        do_model_average_for_mean_and_var,
-        use_global_stats,
-    )
-    op = y.op
-    op.type = "inplace_abn"
-    op._def = __import__("fluidcompat_ops").lookup("inplace_abn")
-    op.attrs["activation"] = act or "identity"
-    op.attrs["alpha"] = float(act_alpha)
-    return y
+    helper = LayerHelper("inplace_abn", param_attr=param_attr, bias_attr=bias_attr, name=name)
+    attrs = {
+        "momentum": momentum,
+        "epsilon": epsilon,
+        "is_test": is_test,
+        "data_layout": data_layout,
+        "use_global_stats": use_global_stats,
+        "activation": act or "identity",
+        "alpha": float(act_alpha),
+    }
+    return normalized_by_batch(
+        helper, input, attrs, None, moving_mean_name, moving_variance_name, do_model_average_for_mean_and_var,
+        op_type="inplace_abn",
+    )  # fmt: skip
 
 
 @_export

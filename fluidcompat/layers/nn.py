@@ -720,15 +720,6 @@ def batch_norm(
     check_variable(input, "input", "batch_norm")
     refuse_false(bias_attr, "bias_attr", "in batch_norm")
     helper = LayerHelper("batch_norm", **locals())
-    dtype = input.dtype
-    c = input.shape[1] if data_layout == "NCHW" else input.shape[-1]
-    scale = helper.create_parameter(
-        attr=ParamAttr._to_attr(param_attr), shape=[c], dtype=dtype, default_initializer=ConstantInitializer(1.0)
-    )
-    bias = helper.create_parameter(attr=ParamAttr._to_attr(bias_attr), shape=[c], dtype=dtype, is_bias=True)
-    mean, variance = bn_statistics(
-        helper, [c], dtype, moving_mean_name, moving_variance_name, do_model_average_for_mean_and_var
-    )
     attrs = {
         "momentum": momentum,
         "epsilon": epsilon,
@@ -736,8 +727,25 @@ def batch_norm(
         "data_layout": data_layout,
         "use_global_stats": use_global_stats,
     }
-    out = append_batch_norm(helper, input, scale, bias, mean, variance, attrs, dtype, input if in_place else None)
+    out = normalized_by_batch(
+        helper, input, attrs, input if in_place else None, moving_mean_name, moving_variance_name,
+        do_model_average_for_mean_and_var,
+    )  # fmt: skip
     return helper.append_activation(out)
+
+
+def normalized_by_batch(helper, input, attrs, out, mean_name, variance_name, model_average, op_type="batch_norm"):
+    """batch_norm's parameters (named by ``helper``'s layer and attrs), statistics and op."""
+    param_attr, bias_attr = helper.kwargs.get("param_attr"), helper.kwargs.get("bias_attr")
+    dtype = input.dtype
+    data_layout = attrs["data_layout"]
+    c = input.shape[1] if data_layout == "NCHW" else input.shape[-1]
+    scale = helper.create_parameter(
+        attr=ParamAttr._to_attr(param_attr), shape=[c], dtype=dtype, default_initializer=ConstantInitializer(1.0)
+    )
+    bias = helper.create_parameter(attr=ParamAttr._to_attr(bias_attr), shape=[c], dtype=dtype, is_bias=True)
+    mean, variance = bn_statistics(helper, [c], dtype, mean_name, variance_name, model_average)
+    return append_batch_norm(helper, input, scale, bias, mean, variance, attrs, dtype, out, op_type)
 
 
 def bn_statistics(helper, shape, dtype, mean_name, variance_name, model_average):
@@ -753,15 +761,15 @@ def bn_statistics(helper, shape, dtype, mean_name, variance_name, model_average)
     return stats
 
 
-def append_batch_norm(helper, input, scale, bias, mean, variance, attrs, dtype, out=None):
-    """The batch_norm op updating ``mean`` / ``variance`` in place; returns its output (``out``, else a
-    new variable named after the saved statistics', as fluid named them)."""
+def append_batch_norm(helper, input, scale, bias, mean, variance, attrs, dtype, out=None, op_type="batch_norm"):
+    """The batch_norm (or inplace_abn) op updating ``mean`` / ``variance`` in place; returns its output
+    (``out``, else a new variable named after the saved statistics', as fluid named them)."""
     saved_mean = helper.create_variable_for_type_inference(dtype=dtype, stop_gradient=True)
     saved_variance = helper.create_variable_for_type_inference(dtype=dtype, stop_gradient=True)
     if out is None:
         out = helper.create_variable_for_type_inference(dtype)
     helper.append_op(
-        type="batch_norm",
+        type=op_type,
         inputs={"X": [input], "Scale": [scale], "Bias": [bias], "Mean": [mean], "Variance": [variance]},
         outputs={
             "Y": [out],
