@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from fluidcompat.dtypes import np_name
-from fluidcompat.framework import Variable, default_main_program
+from fluidcompat.framework import default_main_program, variables_of
 from fluidcompat.lod_tensor import create_lod_tensor
 
 __all__ = ["DataFeeder"]
@@ -17,16 +17,12 @@ class DataFeeder:
 
     def __init__(self, feed_list, place, program=None):
         program = program or default_main_program()
-        self.feed_vars = []
-        for v in feed_list:
-            if isinstance(v, str):
-                found = program.global_block()._find_var_recursive(v)
-                if found is None:
-                    raise ValueError(f"DataFeeder: the feed variable '{v}' is not in the program")
-                v = found
-            if not isinstance(v, Variable):
-                raise TypeError(f"Feed list should contain a list of variable. Received: {type(v)}")
-            self.feed_vars.append(v)
+        self.feed_vars = variables_of(
+            program,
+            feed_list,
+            lambda name: f"DataFeeder: the feed variable '{name}' is not in the program",
+            lambda v: f"Feed list should contain a list of variable. Received: {type(v)}",
+        )
         self.feed_names = [v.name for v in self.feed_vars]
         self.feed_dtypes = [v.dtype for v in self.feed_vars]
         self.feed_shapes = [tuple(v.shape) for v in self.feed_vars]

@@ -10,7 +10,16 @@ import enum
 import numpy as np
 
 
-class VarType(enum.IntEnum):
+class FluidEnum(enum.IntEnum):
+    """An enum of fluid's core, printed as pybind printed it: ``VarType.FP32``, ``AttrType.INT``."""
+
+    def __str__(self) -> str:
+        return f"{type(self).__name__}.{self.name}"
+
+    __repr__ = __str__
+
+
+class VarType(FluidEnum):
     """``fluid.core.VarDesc.VarType``: element types and variable kinds, with fluid's codes."""
 
     BOOL = 0
@@ -34,11 +43,6 @@ class VarType(enum.IntEnum):
     SIZE_T = 19
     UINT8 = 20
     INT8 = 21
-
-    def __str__(self) -> str:
-        return "VarType." + self.name
-
-    __repr__ = __str__
 
 
 _NP_NAMES = {

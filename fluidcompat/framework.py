@@ -929,6 +929,23 @@ _main_program_ = Program()
 _startup_program_ = Program()
 
 
+def variables_of(program: Program, items, missing, not_a_variable) -> List[Variable]:
+    """``items`` (Variables or names of the global block's variables) as Variables; ``missing(name)``
+    and ``not_a_variable(item)`` give the message of the error for a name not there and for an item
+    that is neither."""
+    found = []
+    for v in items:
+        if isinstance(v, str):
+            var = program.global_block()._find_var_recursive(v)
+            if var is None:
+                raise ValueError(missing(v))
+            v = var
+        if not isinstance(v, Variable):
+            raise TypeError(not_a_variable(v))
+        found.append(v)
+    return found
+
+
 def default_main_program() -> Program:
     """The program layers append their ops to unless ``program_guard`` names another."""
     return _main_program_

@@ -19,7 +19,7 @@ import numpy as np
 from fluidcompat import proto
 from fluidcompat.dtypes import VarType, np_name, to_vartype
 from fluidcompat.executor.scope import global_scope
-from fluidcompat.framework import Parameter, Program, Variable, default_main_program, program_guard
+from fluidcompat.framework import Parameter, Program, Variable, default_main_program, program_guard, variables_of
 from fluidcompat.reader import (  # noqa: F401  (fluid.io re-exports the reader decorators)
     ComposeNotAligned,
     DataLoader,
@@ -123,16 +123,12 @@ def _select(main_program, vars, predicate) -> List[Variable]:
         )
     if vars is None:
         vars = [v for v in program.list_vars() if predicate is None or predicate(v)]
-    found = []
-    for v in vars:  # fluid 1.8.5 failed on names ("'str' object has no attribute 'type'")
-        if isinstance(v, str):
-            var = program.global_block()._find_var_recursive(v)
-            if var is None:
-                raise ValueError(f"vars names '{v}', which is not a variable of the program")
-            v = var
-        if not isinstance(v, Variable):
-            raise TypeError(f"vars should hold Variables or their names. Received: {type(v).__name__}")
-        found.append(v)
+    found = variables_of(  # names too (fluid 1.8.5 failed on them: "'str' object has no attribute 'type'")
+        program,
+        vars,
+        lambda name: f"vars names '{name}', which is not a variable of the program",
+        lambda v: f"vars should hold Variables or their names. Received: {type(v).__name__}",
+    )
     return [v for v in found if v.type not in _SKIPPED_TYPES]
 
 

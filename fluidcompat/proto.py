@@ -7,14 +7,13 @@ are not packed.
 
 from __future__ import annotations
 
-import enum
 import io
 import struct
 from typing import Any, Dict, List, Tuple
 
 import numpy as np
 
-from fluidcompat.dtypes import VarType, np_dtype, to_vartype
+from fluidcompat.dtypes import FluidEnum, VarType, np_dtype, to_vartype
 
 
 class FormatError(ValueError):
@@ -103,7 +102,7 @@ def _signed32(v: int) -> int:
 
 
 # -- ProgramDesc ------------------------------------------------------------------------------------
-class AttrType(enum.IntEnum):
+class AttrType(FluidEnum):
     """``fluid.core.AttrType``: an attribute's type as a ProgramDesc records it."""
 
     INT = 0
@@ -118,11 +117,6 @@ class AttrType(enum.IntEnum):
     LONG = 9
     BLOCKS = 10
     LONGS = 11
-
-    def __str__(self) -> str:
-        return f"AttrType.{self.name}"
-
-    __repr__ = __str__
 
 
 ATTR_INT, ATTR_FLOAT, ATTR_STRING, ATTR_INTS, ATTR_FLOATS, ATTR_STRINGS = 0, 1, 2, 3, 4, 5

@@ -1358,19 +1358,11 @@ def inplace_abn(
             f"inplace_abn only supports activation type in ['identity', 'leaky_relu', 'elu']. Received: {act!r}"
         )
     refuse_false(bias_attr, "bias_attr", "in inplace_abn")
-    helper = LayerHelper("inplace_abn", param_attr=param_attr, bias_attr=bias_attr, name=name)
-    attrs = {
-        "momentum": momentum,
-        "epsilon": epsilon,
-        "is_test": is_test,
-        "data_layout": data_layout,
-        "use_global_stats": use_global_stats,
-        "activation": act or "identity",
-        "alpha": float(act_alpha),
-    }
+    helper = LayerHelper("inplace_abn", name=name)
     return normalized_by_batch(
-        helper, input, attrs, None, moving_mean_name, moving_variance_name, do_model_average_for_mean_and_var,
-        op_type="inplace_abn",
+        helper, None, input, momentum, epsilon, is_test, data_layout, moving_mean_name, moving_variance_name,
+        do_model_average_for_mean_and_var, use_global_stats, param_attr, bias_attr, op_type="inplace_abn",
+        activation=act or "identity", alpha=float(act_alpha),
     )  # fmt: skip
 
 

@@ -720,31 +720,37 @@ def batch_norm(
     check_variable(input, "input", "batch_norm")
     refuse_false(bias_attr, "bias_attr", "in batch_norm")
     helper = LayerHelper("batch_norm", **locals())
+    out = normalized_by_batch(
+        helper, input if in_place else None, input, momentum, epsilon, is_test, data_layout, moving_mean_name,
+        moving_variance_name, do_model_average_for_mean_and_var, use_global_stats, param_attr, bias_attr,
+    )  # fmt: skip
+    return helper.append_activation(out)
+
+
+def normalized_by_batch(
+    helper, out, input, momentum, epsilon, is_test, data_layout, moving_mean_name, moving_variance_name,
+    do_model_average_for_mean_and_var, use_global_stats, param_attr=None, bias_attr=None, op_type="batch_norm",
+    **more_attrs,
+):  # fmt: skip
+    """batch_norm's (or inplace_abn's) parameters, named after ``helper``'s layer, its running
+    statistics and its op; ``more_attrs``: inplace_abn's activation."""
     attrs = {
         "momentum": momentum,
         "epsilon": epsilon,
         "is_test": is_test,
         "data_layout": data_layout,
         "use_global_stats": use_global_stats,
+        **more_attrs,
     }
-    out = normalized_by_batch(
-        helper, input, attrs, input if in_place else None, moving_mean_name, moving_variance_name,
-        do_model_average_for_mean_and_var,
-    )  # fmt: skip
-    return helper.append_activation(out)
-
-
-def normalized_by_batch(helper, input, attrs, out, mean_name, variance_name, model_average, op_type="batch_norm"):
-    """batch_norm's parameters (named by ``helper``'s layer and attrs), statistics and op."""
-    param_attr, bias_attr = helper.kwargs.get("param_attr"), helper.kwargs.get("bias_attr")
     dtype = input.dtype
-    data_layout = attrs["data_layout"]
     c = input.shape[1] if data_layout == "NCHW" else input.shape[-1]
     scale = helper.create_parameter(
         attr=ParamAttr._to_attr(param_attr), shape=[c], dtype=dtype, default_initializer=ConstantInitializer(1.0)
     )
     bias = helper.create_parameter(attr=ParamAttr._to_attr(bias_attr), shape=[c], dtype=dtype, is_bias=True)
-    mean, variance = bn_statistics(helper, [c], dtype, mean_name, variance_name, model_average)
+    mean, variance = bn_statistics(
+        helper, [c], dtype, moving_mean_name, moving_variance_name, do_model_average_for_mean_and_var
+    )
     return append_batch_norm(helper, input, scale, bias, mean, variance, attrs, dtype, out, op_type)
 
 

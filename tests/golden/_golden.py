@@ -15,6 +15,14 @@ def errors_of(calls):
     return found
 
 
+def attempt(fn):
+    """What ``fn()`` returns, or ["error", its exception's type name]."""
+    try:
+        return fn()
+    except Exception as e:
+        return ["error", type(e).__name__]
+
+
 def set_params(program, scope):
     """Every parameter of ``program`` set from numpy (seeded by its rank in name order), so that both
     runs start alike."""
