@@ -66,6 +66,16 @@ def _shape_tuple(shape) -> Tuple[int, ...]:
     return tuple(-1 if d is None else int(d) for d in shape)
 
 
+def _refuse_set(name: str):
+    def refuse(var, value) -> None:
+        raise AttributeError(
+            f"can't set attribute '{name}' of Variable '{var.name}': a variable keeps the {name} it was created "
+            "with (fluid 1.8's is read-only too); make a new variable, e.g. with fluid.layers.reshape / cast"
+        )
+
+    return refuse
+
+
 class Variable:
     """A named slot in a Block: shape, dtype, persistable, stop_gradient.
 
@@ -94,9 +104,9 @@ class Variable:
         self.block = block
         self.name = name if name is not None else unique_name.generate("_generated_var")
         self.type = type
-        self.shape = _shape_tuple(shape)
-        self.dtype = to_vartype(dtype) if dtype is not None else VarType.FP32
-        self.lod_level = lod_level if lod_level is not None else 0
+        self._shape = _shape_tuple(shape)
+        self._dtype = to_vartype(dtype) if dtype is not None else VarType.FP32
+        self._lod_level = lod_level if lod_level is not None else 0
         self.persistable = bool(persistable)
         self.stop_gradient = stop_gradient
         self.is_data = is_data
@@ -132,9 +142,14 @@ class Variable:
     set_value = _dygraph_only("set_value")
     del _dygraph_only
 
+    # read-only, as in fluid 1.8 (its properties have no setter): fluidcompat itself sets the _ names
+    shape = property(lambda self: self._shape, _refuse_set("shape"))
+    dtype = property(lambda self: self._dtype, _refuse_set("dtype"))
+    lod_level = property(lambda self: self._lod_level, _refuse_set("lod_level"))
+
     # fluid exposes these through the desc; scripts call them.
     def _set_shape(self, shape) -> None:
-        self.shape = _shape_tuple(shape)
+        self._shape = _shape_tuple(shape)
 
     @property
     def ndim(self) -> int:
@@ -579,9 +594,9 @@ class Block:
                     continue
                 shape, dtype = spec
                 if shape is not None:
-                    v.shape = _shape_tuple(shape)
+                    v._shape = _shape_tuple(shape)
                 if dtype is not None:
-                    v.dtype = to_vartype(dtype)
+                    v._dtype = to_vartype(dtype)
 
     def _link_outputs(self, op: Operator) -> None:
         for name in op.output_arg_names:
@@ -1064,7 +1079,7 @@ def _restore(program: Program, snap) -> None:
         for op, ins, outs, attrs in edits[0]:
             op.inputs, op.outputs, op.attrs = ins, outs, attrs
         for v, shape, dtype, producer in edits[1]:
-            v.shape, v.dtype, v.op = shape, dtype, producer
+            v._shape, v._dtype, v.op = shape, dtype, producer
     program.current_block_idx = cur
     program._version = version + 1  # anything cached against the failed state is stale
 

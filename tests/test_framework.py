@@ -381,6 +381,22 @@ def test_static_variable_refuses_dygraph_methods_and_has_grad_name():
     assert x.grad_name == "x@GRAD" and main.global_block().backward_block_idx == -1
 
 
+def test_static_variable_shape_dtype_and_lod_level_are_read_only():
+    """As in fluid 1.8.5 ("can't set attribute"): setting them is refused naming the variable, and the
+    variable and the layers built on it are as they were (a dtype set to a string broke later layers)."""
+    main = fluid.Program()
+    with fluid.program_guard(main):
+        x = fluid.data("x", [None, 3], "float32")
+        h = fluid.layers.fc(x, 2)
+        for attr, value in (("shape", (3, 3)), ("dtype", "float64"), ("lod_level", 1)):
+            with pytest.raises(AttributeError, match=f"can't set attribute '{attr}' of Variable '{h.name}'"):
+                setattr(h, attr, value)
+        assert (h.shape, h.dtype, h.lod_level) == ((-1, 2), fluid.core.VarDesc.VarType.FP32, 0)
+        assert h.astype("float64").dtype == fluid.core.VarDesc.VarType.FP64
+    h.persistable = True  # fluid lets this one be set
+    assert h.persistable
+
+
 def test_global_seed_seeds_this_and_later_programs():
     """fluid 1.8.5: Program.global_seed(5) sets the program's random_seed and that of every Program
     made after it, the default programs made before keep theirs."""

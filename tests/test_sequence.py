@@ -222,14 +222,16 @@ def test_a_persistable_keeps_its_scope_lod_in_the_program():
     rows = np.arange(10, dtype="float32").reshape(5, 2)
     main, start = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, start):
-        table = L.create_global_var([5, 2], 0.0, "float32", persistable=True, name="table")
-        table.lod_level = 1
+        # its value is set in the scope below
+        table = main.global_block().create_var(
+            name="table", shape=[5, 2], dtype="float32", persistable=True, lod_level=1
+        )
         pooled = L.sequence_pool(table, "sum")
         kept = L.create_global_var([5, 2], 0.0, "float32", persistable=True, name="kept")
         L.assign(L.scale(table, 2.0), kept)
     exe = fluid.Executor(fluid.CPUPlace())
     exe.run(start)
-    tensor = fluid.global_scope().find_var("table").get_tensor()
+    tensor = fluid.global_scope().var("table").get_tensor()
     tensor.set(rows, fluid.CPUPlace())
     tensor.set_recursive_sequence_lengths([[2, 3]])
     out = exe.run(main, fetch_list=[pooled])[0]

@@ -85,7 +85,7 @@ class VarBase(framework.Variable):
         self.block = block if block is not None else framework.default_main_program().current_block()
         self.name = name if name is not None else unique_name.generate("generated_var")
         self.type = type
-        self.lod_level = lod_level or 0
+        self._lod_level = lod_level or 0
         self.persistable = bool(persistable)
         self.error_clip = None
         self.is_data = False

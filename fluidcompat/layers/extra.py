@@ -1378,7 +1378,7 @@ def im2sequence(input, filter_size=1, stride=1, padding=0, input_image_size=None
     attrs["out_stride"] = _pair(out_stride, "out_stride")
     inputs = {"X": [input]} if input_image_size is None else {"X": [input], "Y": [input_image_size]}
     out = _one("im2sequence", inputs, attrs, name=name)
-    out.lod_level = 1
+    out._lod_level = 1
     return out
 
 

@@ -149,7 +149,7 @@ def read_file(reader):
         outs = []
         for shape, dtype in zip(reader._reader_shapes, reader._reader_dtypes):
             v = helper.create_variable_for_type_inference(dtype=dtype)
-            v.shape = tuple(shape)
+            v._set_shape(shape)
             v.stop_gradient = True
             outs.append(v)
     helper.append_op(type="read", outputs={"Out": outs}, attrs={"reader_id": register_callable(state)})

@@ -23,7 +23,7 @@ def _export(fn):
 def _seq_op(op_type, inputs, attrs=None, out_slot="Out", name=None, lod_level=1):
     """``_one``'s op of one output, the output declared with ``lod_level``."""
     out = _one(op_type, inputs, attrs, out_slot=out_slot, name=name)
-    out.lod_level = lod_level
+    out._lod_level = lod_level
     return out
 
 
@@ -45,7 +45,7 @@ def sequence_pool(input, pool_type, is_test=False, pad_value=0.0):
     helper = LayerHelper("sequence_pool")
     pool_out = helper.create_variable_for_type_inference(input.dtype)
     max_index = helper.create_variable_for_type_inference(VarType.INT32, stop_gradient=True)
-    pool_out.lod_level = max(input.lod_level - 1, 0)
+    pool_out._lod_level = max(input.lod_level - 1, 0)
     helper.append_op(
         type="sequence_pool",
         inputs={"X": [input]},
@@ -98,7 +98,7 @@ def sequence_conv(
         attr=helper.kwargs.get("param_attr"), shape=[filter_size * width, num_filters], dtype=input.dtype
     )
     pre_bias = helper.create_variable_for_type_inference(input.dtype)
-    pre_bias.lod_level = input.lod_level
+    pre_bias._lod_level = input.lod_level
     if padding_start is None:
         padding_start = -int(filter_size // 2)
     helper.append_op(
@@ -261,7 +261,7 @@ def _lstm_layer(op_type, input, size, proj_size, param_attr, bias_attr, use_peep
     slots = ("Projection", "Cell", None, "BatchHidden") if proj_size else ("Hidden", "Cell")
     slots += ("BatchGate", "BatchCellPreAct")
     outputs = {slot: [v] for slot, v in zip(slots, temps) if slot}
-    temps[0].lod_level = temps[1].lod_level = input.lod_level
+    temps[0]._lod_level = temps[1]._lod_level = input.lod_level
     attrs = dict(attrs, use_peepholes=bool(use_peepholes), is_reverse=bool(is_reverse))
     helper.append_op(type=op_type, inputs=inputs, outputs=outputs, attrs=attrs)
     return temps[0], temps[1]
@@ -291,7 +291,7 @@ def dynamic_gru(
     hidden, batch_gate, batch_reset_hidden_prev, batch_hidden = (
         helper.create_variable_for_type_inference(dtype) for _ in range(4)
     )
-    hidden.lod_level = input.lod_level
+    hidden._lod_level = input.lod_level
     helper.append_op(
         type="gru",
         inputs=inputs,

@@ -100,7 +100,7 @@ def _insert_casts(block: Block, op: Operator, idx: int, src: VarType, dest: VarT
                 var = block._find_var_recursive(name)
                 if var is None or var.type not in _CASTABLE or var.dtype != VarType.FP32:
                     continue
-                var.dtype = VarType.FP16
+                var._dtype = VarType.FP16
                 if op.has_attr("out_dtype"):
                     op._set_attr("out_dtype", int(VarType.FP16))
     return inserted
