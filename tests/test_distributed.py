@@ -39,7 +39,8 @@ def launched(nproc, script, *args, cwd, log_dir="logs"):
 
 
 @pytest.mark.parametrize(
-    "mode,opt", [("dygraph", "sgd"), ("dygraph", "adam"), ("static", "sgd"), ("static", "adam"), ("nccl2", "adam")]
+    "mode,opt",
+    [("dygraph", "sgd"), ("dygraph", "adam"), ("static", "sgd"), ("static", "adam"), ("nccl2", "adam"), ("fleet", "adam")],
 )
 def test_two_workers_reach_the_one_process_full_batch_parameters(tmp_path, mode, opt):
     """Each worker trains on half of every batch; with gradients averaged (DataParallel) or summed after
@@ -56,6 +57,9 @@ def test_two_workers_reach_the_one_process_full_batch_parameters(tmp_path, mode,
         np.testing.assert_allclose(b[k], a[k], atol=1e-6, rtol=0, err_msg=k)
     start = np.load(tmp_path / "one.npz")
     assert any(np.abs(start[k]).max() > 0 for k in start.files)
+    if mode == "fleet":  # worker 0 saved the persistables of the program before it was compiled
+        saved = sorted(os.listdir(tmp_path / "two.npz.persistables"))
+        assert set(a.files) <= set(saved) and any(n.endswith("_moment1_0") for n in saved), saved
 
 
 @pytest.mark.cuda

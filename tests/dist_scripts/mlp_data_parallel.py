@@ -1,7 +1,8 @@
 # Trains a small MLP for a few steps, on one worker's share of a fixed batch when launched with
 # several workers, and saves the final parameters (rank 0) to OUT.npz.
-# usage: mlp_data_parallel.py dygraph|static|nccl2 OUT [--optimizer sgd|adam]
-# (nccl2: DistributeTranspiler's nccl2 mode and ParallelExecutor(num_trainers, trainer_id))
+# usage: mlp_data_parallel.py dygraph|static|nccl2|fleet OUT [--optimizer sgd|adam]
+# (nccl2: DistributeTranspiler's nccl2 mode and ParallelExecutor(num_trainers, trainer_id);
+#  fleet: fluid.incubate.fleet.collective's fleet.distributed_optimizer and fleet.main_program)
 import sys
 
 import numpy as np
@@ -56,11 +57,17 @@ def dygraph():
     return {k: v.numpy() for k, v in model.state_dict().items()}
 
 
-def static(nccl2=False):
+def static(nccl2=False, use_fleet=False):
     import os
 
     import paddle.distributed as dist
     import paddle.fluid as fluid
+    from paddle.fluid.incubate.fleet.base import role_maker
+    from paddle.fluid.incubate.fleet.collective import DistributedStrategy, fleet
+
+    if use_fleet:
+        fleet.init(role_maker.PaddleCloudRoleMaker(is_collective=True))
+        assert (fleet.worker_index(), fleet.worker_num()) == (dist.get_rank(), dist.get_world_size())
 
     main, startup = fluid.Program(), fluid.Program()
     startup.random_seed = 11 + dist.get_rank()  # different per worker: rank 0's values are broadcast
@@ -70,10 +77,10 @@ def static(nccl2=False):
         h = fluid.layers.fc(x, 16, act="relu")
         logits = fluid.layers.fc(h, 4)
         loss = fluid.layers.mean(fluid.layers.softmax_with_cross_entropy(logits, y))
-        if OPT == "adam":
-            fluid.optimizer.Adam(learning_rate=0.05).minimize(loss)
-        else:
-            fluid.optimizer.SGD(learning_rate=0.5).minimize(loss)
+        opt = fluid.optimizer.Adam(learning_rate=0.05) if OPT == "adam" else fluid.optimizer.SGD(learning_rate=0.5)
+        if use_fleet:
+            opt = fleet.distributed_optimizer(opt, strategy=DistributedStrategy())
+        opt.minimize(loss)
     if nccl2:
         config = fluid.DistributeTranspilerConfig()
         config.mode = "nccl2"
@@ -84,8 +91,13 @@ def static(nccl2=False):
             dist.get_rank(), program=main, startup_program=startup, trainers=endpoints, current_endpoint=current
         )
     exe = fluid.Executor(fluid.CPUPlace())
-    exe.run(startup)
-    if nccl2:
+    exe.run(fleet.startup_program if use_fleet else startup)
+    if use_fleet:
+        for step in range(STEPS):
+            exe.run(fleet.main_program, feed={"x": shard(X[step]), "y": shard(Y[step])}, fetch_list=[loss])
+        if fleet.is_first_worker():
+            fleet.save_persistables(exe, OUT + ".persistables")
+    elif nccl2:
         pe = fluid.ParallelExecutor(False, loss_name=loss.name, main_program=main, num_trainers=dist.get_world_size(),
                                     trainer_id=dist.get_rank())  # fmt: skip
         for step in range(STEPS):
@@ -98,7 +110,7 @@ def static(nccl2=False):
     return {p.name: np.array(scope.find_var(p.name).get_tensor()) for p in main.all_parameters()}
 
 
-params = dygraph() if MODE == "dygraph" else static(nccl2=MODE == "nccl2")
+params = dygraph() if MODE == "dygraph" else static(nccl2=MODE == "nccl2", use_fleet=MODE == "fleet")
 import paddle.distributed as dist  # noqa: E402
 
 print("rank", dist.get_rank(), "of", dist.get_world_size(), "trained", len(params), "parameters")
