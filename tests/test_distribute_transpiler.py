@@ -143,6 +143,27 @@ def test_checkpoint_and_resume_match_fluid(tmp_path, kind):
     _same_records(golden[kind + "_resume"], _job(tmp_path / "b", kind, True, 2, 2, DIST_RESUME=str(ckpt)))
 
 
+@pytest.mark.parametrize("case,kind,sync,trainers", [("adam", "adam", True, 2), ("async", "sgd", False, 1)])
+def test_fleet_jobs_train_as_the_transpiler_jobs(tmp_path, case, kind, sync, trainers):
+    """The same jobs built through fluid.incubate.fleet's parameter-server fleet (PaddleCloudRoleMaker
+    from launch_ps's environment, distributed_optimizer with a DistributeTranspilerConfig,
+    init_server / run_server, fleet.main_program, stop_worker): fluid 1.8.5's losses and parameters."""
+    _same_records(load("dist_train.json")[case], _job(tmp_path, kind, sync, trainers, 2, DIST_FLEET="1"))
+
+
+def test_fleet_checkpoint_and_resume(tmp_path):
+    """fleet.save_persistables of the trainer program and fleet.init_server(model_dir) resume as the
+    transpiler's save_persistables / load_persistables."""
+    ckpt = tmp_path / "ckpt"
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    golden = load("dist_train.json")
+    _same_records(golden["adam_ckpt"], _job(tmp_path / "a", "adam", True, 2, 2, DIST_CKPT=str(ckpt), DIST_FLEET="1"))
+    _same_records(
+        golden["adam_resume"], _job(tmp_path / "b", "adam", True, 2, 2, DIST_RESUME=str(ckpt), DIST_FLEET="1")
+    )
+
+
 def test_launch_ps_stops_the_job_when_a_process_fails(tmp_path):
     """A trainer that fails stops the job (its servers would wait for it): exit 1 naming it and its log."""
     script = tmp_path / "job.py"

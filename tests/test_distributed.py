@@ -40,7 +40,14 @@ def launched(nproc, script, *args, cwd, log_dir="logs"):
 
 @pytest.mark.parametrize(
     "mode,opt",
-    [("dygraph", "sgd"), ("dygraph", "adam"), ("static", "sgd"), ("static", "adam"), ("nccl2", "adam"), ("fleet", "adam")],
+    [
+        ("dygraph", "sgd"),
+        ("dygraph", "adam"),
+        ("static", "sgd"),
+        ("static", "adam"),
+        ("nccl2", "adam"),
+        ("fleet", "adam"),
+    ],
 )
 def test_two_workers_reach_the_one_process_full_batch_parameters(tmp_path, mode, opt):
     """Each worker trains on half of every batch; with gradients averaged (DataParallel) or summed after

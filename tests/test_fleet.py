@@ -129,3 +129,34 @@ def test_saving_before_minimize_names_the_missing_program(tmp_path):
         fresh.save_persistables(fluid.Executor(fluid.CPUPlace()), str(tmp_path))
     with pytest.raises(TypeError, match="executor must be as Executor type"):
         fresh.save_persistables("exe", str(tmp_path))
+
+
+def test_parameter_server_fleet_checks(env, tmp_path):
+    """Jobs: tests/test_distribute_transpiler.py. Here what is refused, with fluid's words where it
+    had them, and the strategies: synchronous by default, asynchronous, a DistributeTranspilerConfig."""
+    from fluidcompat.incubate.fleet.parameter_server.distribute_transpiler import (
+        DistributedTranspiler,
+        StrategyFactory,
+        TranspilerOptimizer,
+    )
+
+    ps = DistributedTranspiler()
+    with pytest.raises(ValueError, match=r"use fleet.init\(role\) to initialize the role"):
+        ps.distributed_optimizer(fluid.optimizer.SGD(0.1))
+    ps.init(role_maker.UserDefinedRoleMaker(0, Role.WORKER, 2, ["127.0.0.1:6001"]))
+    assert ps.distributed_optimizer(fluid.optimizer.SGD(0.1))._strategy.get_program_config().sync_mode
+    assert not StrategyFactory.create_async_strategy().get_program_config().sync_mode
+    for make, words in (("create_half_async_strategy", "half-asynchronous"), ("create_geo_strategy", "GEO-SGD")):
+        with pytest.raises(NotImplementedError, match=f"fluid 1.8's {words} communicator is not supported"):
+            getattr(StrategyFactory, make)()
+    with pytest.raises(TypeError, match="strategy must be an instance of DistributeTranspilerConfig"):
+        TranspilerOptimizer(fluid.optimizer.SGD(0.1), DistributedStrategy())
+    with pytest.raises(ValueError, match="startup_program is None, need invoke DistributedOptimizer.minimize first"):
+        ps.init_server()
+    with pytest.raises(ValueError, match="main_program is None, need invoke DistributedOptimizer.minimize first"):
+        ps.run_server()
+    exe = fluid.Executor(fluid.CPUPlace())
+    with pytest.raises(TypeError, match="CompiledProgram is not allowed"):
+        ps.save_persistables(exe, str(tmp_path), fluid.CompiledProgram(fluid.Program()))
+    with pytest.raises(ValueError, match="main_program is for local, may not use fleet.save_persistables"):
+        ps.save_persistables(exe, str(tmp_path), fluid.Program())

@@ -8,6 +8,9 @@
 # which only the pservers hold). With DIST_CKPT=DIR trainer 0 then saves the job's persistables there
 # (fluid.io.save_persistables of its program: its own, and what only the pservers hold) and prints
 # each file's values; with DIST_RESUME=DIR the pservers start from DIR (fluid.io.load_persistables).
+# With DIST_FLEET=1 the job is built and run through fluid.incubate.fleet's parameter-server fleet
+# (fleet.distributed_optimizer with a DistributeTranspilerConfig, init_server / run_server,
+# fleet.main_program, stop_worker) instead of DistributeTranspiler itself.
 import json
 import os
 
@@ -36,34 +39,53 @@ with fluid.program_guard(main, startup):
     loss = fluid.layers.reduce_mean(fluid.layers.square(p - y))
     if kind == "adam":
         lr = fluid.layers.exponential_decay(0.01, decay_steps=2, decay_rate=0.5, staircase=True)
-        fluid.optimizer.Adam(lr).minimize(loss)
+        opt = fluid.optimizer.Adam(lr)
     else:
-        fluid.optimizer.SGD(0.1).minimize(loss)
+        opt = fluid.optimizer.SGD(0.1)
+    config = fluid.DistributeTranspilerConfig()
+    config.sync_mode = sync
+    if os.environ.get("DIST_FLEET"):
+        from paddle.fluid.incubate.fleet.base import role_maker
+        from paddle.fluid.incubate.fleet.parameter_server.distribute_transpiler import fleet
 
-origin = main.clone()
+        fleet.init(role_maker.PaddleCloudRoleMaker())
+        fleet.distributed_optimizer(opt, config).minimize(loss)
+    else:
+        opt.minimize(loss)
+        origin = main.clone()
+
 ep = os.environ.get("POD_IP", "127.0.0.1") + ":" + os.environ.get("PADDLE_PORT", "0")
-config = fluid.DistributeTranspilerConfig()
-config.sync_mode = sync
-t = fluid.DistributeTranspiler(config=config)
-t.transpile(
-    index,
-    program=main,
-    pservers=endpoints,
-    trainers=trainers,
-    sync_mode=sync,
-    startup_program=startup,
-    current_endpoint=ep,
-)
 exe = fluid.Executor(fluid.CPUPlace())
-if role == "PSERVER":
-    prog, pstartup = t.get_pserver_programs(ep)
-    exe.run(pstartup)
-    if os.environ.get("DIST_RESUME"):
-        fluid.io.load_persistables(exe, os.environ["DIST_RESUME"], prog)
-    exe.run(prog)
+if os.environ.get("DIST_FLEET"):
+    origin = fleet._origin_program
+    if fleet.is_server():
+        fleet.init_server(os.environ.get("DIST_RESUME"))
+        fleet.run_server()
+    else:
+        fleet.init_worker()
+        prog = fleet.main_program
+        exe.run(fleet.startup_program)
 else:
-    prog = t.get_trainer_program()
-    exe.run(startup)
+    t = fluid.DistributeTranspiler(config=config)
+    t.transpile(
+        index,
+        program=main,
+        pservers=endpoints,
+        trainers=trainers,
+        sync_mode=sync,
+        startup_program=startup,
+        current_endpoint=ep,
+    )
+    if role == "PSERVER":
+        prog, pstartup = t.get_pserver_programs(ep)
+        exe.run(pstartup)
+        if os.environ.get("DIST_RESUME"):
+            fluid.io.load_persistables(exe, os.environ["DIST_RESUME"], prog)
+        exe.run(prog)
+    else:
+        prog = t.get_trainer_program()
+        exe.run(startup)
+if role == "TRAINER":
     rs = np.random.RandomState(100 + index)
     losses = []
     for _ in range(4):
@@ -92,5 +114,7 @@ else:
                 fluid.io.load_vars(exe, ckpt, main_program=origin, vars=[origin.global_block().var(name)])
                 a = np.array(fluid.global_scope().find_var(name).get_tensor()).astype("float64")
             record["saved"][name] = [list(a.shape), round(float(a.sum()), 4), np.round(a.reshape(-1)[:3], 6).tolist()]
+    if os.environ.get("DIST_FLEET"):
+        fleet.stop_worker()
     exe.close()
     print(json.dumps(record, sort_keys=True))
