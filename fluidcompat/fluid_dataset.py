@@ -12,8 +12,10 @@ padding feasign); ``QueueDataset`` streams the files as they are. Runs are singl
 
 from __future__ import annotations
 
+import os
 import random
 import subprocess
+import sys
 import warnings
 from typing import Iterator, List
 
@@ -25,6 +27,19 @@ from fluidcompat.framework import Variable
 __all__ = ["DatasetFactory", "InMemoryDataset", "QueueDataset"]
 
 _VALUE_TYPES = {VarType.INT64: int, VarType.INT32: int, VarType.FP32: float, VarType.FP64: float}
+
+
+def _pipe_env() -> dict:
+    """The environment of a pipe command: ``python`` is this interpreter, in which ``import paddle``
+    gives fluidcompat (a data generator script imports paddle.fluid.incubate.data_generator)."""
+    import fluidcompat
+    from fluidcompat.compat import pipe_site
+
+    env = dict(os.environ)
+    env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")])
+    root = os.path.dirname(os.path.dirname(os.path.abspath(fluidcompat.__file__)))
+    env["PYTHONPATH"] = os.pathsep.join([pipe_site.DIR, root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    return env
 
 
 class DatasetFactory:
@@ -110,7 +125,9 @@ class DatasetBase:
         for path in self.filelist if files is None else files:
             try:
                 with open(path, "rb") as f:
-                    proc = subprocess.run(self.pipe_command, shell=True, stdin=f, capture_output=True, check=False)
+                    proc = subprocess.run(
+                        self.pipe_command, shell=True, stdin=f, capture_output=True, check=False, env=_pipe_env()
+                    )
             except OSError as e:
                 raise OSError(f"dataset file '{path}' cannot be read: {e}") from None
             if proc.returncode != 0:

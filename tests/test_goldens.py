@@ -1345,3 +1345,33 @@ def test_norm_layers_train_as_fluid():
     x = np.random.RandomState(0).uniform(-1, 2, (4, 3, 5, 5)).astype("float32")
     want_dropout = [float(np.mean(np.square(0.7 * (x + i)))) for i in range(3)]
     np.testing.assert_allclose(got["dropout_test"][0], want_dropout, atol=2e-5)
+
+
+def test_data_generator_matches_fluid():
+    """fluid.incubate.data_generator (missing): a MultiSlotDataGenerator script's slot lines, batches,
+    float slots and checks, and a QueueDataset piping its files through it (run with the script's
+    interpreter) training to fluid 1.8.5's printed values."""
+    with open(os.path.join(GOLDEN, "data_generator.txt")) as f:
+        want = f.read().splitlines()
+    assert "\n".join(run_lines("data_generator.py")) == "\n".join(want).strip()
+
+
+def test_a_pipe_command_python_is_fluidcompats(tmp_path):
+    """`dataset.set_pipe_command("python gen.py")`, as fluid's examples write it: `python` is the
+    interpreter running the job and `import paddle` works in it; a failing command names itself,
+    the file and its error."""
+    import fluidcompat as fluid
+
+    (tmp_path / "data.txt").write_text("0.5 1 2 3\n2 7\n")
+    words = fluid.data("words", [None, 1], "int64", lod_level=1)
+    score = fluid.data("score", [None, 1], "float32", lod_level=1)
+    label = fluid.data("label", [None, 1], "int64", lod_level=1)
+    ds = fluid.DatasetFactory().create_dataset("QueueDataset")
+    ds.set_use_var([words, score, label])
+    ds.set_filelist([str(tmp_path / "data.txt")])
+    ds.set_pipe_command(f"cd {GOLDEN} && python slot_generator.py stdin")
+    lines = [text for _, _, text in ds._lines()]
+    assert lines == ["1 7 1 2.0 1 0", "3 1 2 3 1 0.5 1 0"]
+    ds.set_pipe_command("python -c 'import sys; sys.exit(\"no such slots\")'")
+    with pytest.raises(RuntimeError, match=r"the pipe command .* failed on '.*data.txt' \(exit 1\): no such slots"):
+        list(ds._lines())
