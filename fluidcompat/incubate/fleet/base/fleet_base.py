@@ -22,6 +22,7 @@ class Fleet:
         self._mode = mode
         self._role_maker = None
         self._optimizer = None
+        self._origin_program = None
 
     def _role(self) -> RoleMakerBase:
         if self._role_maker is None:
@@ -76,6 +77,36 @@ class Fleet:
 
     def barrier_worker(self) -> None:
         self._role().barrier_worker()
+
+    def _checked(self, executor, main_program, default, what: str):
+        """The program a save works on (``main_program``, else ``default``), after fluid's checks."""
+        from fluidcompat.executor.executor import CompiledProgram, Executor
+        from fluidcompat.framework import Program
+
+        if not isinstance(executor, Executor):
+            raise TypeError(f"In fleet.{what}() function, executor must be as Executor type.")
+        program = default if main_program is None else main_program
+        if isinstance(program, CompiledProgram):
+            raise TypeError(
+                f"In fleet.{what}() function, main_program must be as Program type, CompiledProgram is not allowed"
+            )
+        if not isinstance(program, Program):
+            raise TypeError(
+                f"In fleet.{what}() function, main_program must be as Program type (call minimize first, or pass "
+                f"one). Received: {type(program).__name__}"
+            )
+        return program
+
+    def save_inference_model(
+        self, executor, dirname, feeded_var_names=None, target_vars=None, main_program=None, export_for_deployment=True
+    ):
+        """The inference part of the program minimize was given (``_origin_program``)."""
+        from fluidcompat import io
+
+        program = self._checked(executor, main_program, self._origin_program, "save_inference_model")
+        return io.save_inference_model(
+            dirname, feeded_var_names, target_vars, executor, program, None, None, export_for_deployment
+        )
 
 
 class DistributedOptimizer:

@@ -9,8 +9,8 @@ from __future__ import annotations
 import logging
 
 from fluidcompat import io
-from fluidcompat.executor.executor import BuildStrategy, CompiledProgram, ExecutionStrategy, Executor
-from fluidcompat.framework import Program, default_startup_program
+from fluidcompat.executor.executor import BuildStrategy, CompiledProgram, ExecutionStrategy
+from fluidcompat.framework import default_startup_program
 from fluidcompat.incubate.fleet.base.fleet_base import DistributedOptimizer, Fleet, Mode
 
 __all__ = ["fleet", "Collective", "DistributedStrategy", "CollectiveOptimizer"]
@@ -43,7 +43,6 @@ class Collective(Fleet):
         super().__init__(Mode.COLLECTIVE)
         self.startup_program = None
         self.main_program = None
-        self._origin_program = None
 
     def _not_for_collective(self, name: str) -> None:
         _log.warning("You should not call '%s' method for collective mode.", name)
@@ -67,27 +66,8 @@ class Collective(Fleet):
         self._optimizer = CollectiveOptimizer(optimizer, strategy)
         return self._optimizer
 
-    def _program(self, executor, main_program, what: str) -> Program:
-        if not isinstance(executor, Executor):
-            raise TypeError(f"In fleet.{what}() function, executor must be as Executor type.")
-        main_program = self._origin_program if main_program is None else main_program
-        if not isinstance(main_program, Program):
-            raise TypeError(
-                f"In fleet.{what}() function, main_program must be as Program type (call minimize first, or pass "
-                f"one). Received: {type(main_program).__name__}"
-            )
-        return main_program
-
-    def save_inference_model(
-        self, executor, dirname, feeded_var_names=None, target_vars=None, main_program=None, export_for_deployment=True
-    ):
-        program = self._program(executor, main_program, "save_inference_model")
-        return io.save_inference_model(
-            dirname, feeded_var_names, target_vars, executor, program, None, None, export_for_deployment
-        )
-
     def save_persistables(self, executor, dirname, main_program=None, filename=None):
-        program = self._program(executor, main_program, "save_persistables")
+        program = self._checked(executor, main_program, self._origin_program, "save_persistables")
         return io.save_persistables(executor, dirname, program, filename=filename)
 
 

@@ -10,8 +10,8 @@ from __future__ import annotations
 import os
 
 from fluidcompat import io
-from fluidcompat.executor.executor import CompiledProgram, Executor
-from fluidcompat.framework import Program, default_main_program, default_startup_program
+from fluidcompat.executor.executor import Executor
+from fluidcompat.framework import default_main_program, default_startup_program
 from fluidcompat.incubate.fleet.base.fleet_base import DistributedOptimizer, Fleet, Mode
 from fluidcompat.incubate.fleet.parameter_server.distribute_transpiler.distributed_strategy import (
     AsyncStrategy,
@@ -29,7 +29,6 @@ class DistributedTranspiler(Fleet):
     def __init__(self) -> None:
         super().__init__(Mode.TRANSPILER)
         self._transpiler = None
-        self._origin_program = None
         self.startup_program = None
         self.main_program = None
         self._executor = None
@@ -70,33 +69,9 @@ class DistributedTranspiler(Fleet):
         self._optimizer = TranspilerOptimizer(optimizer, strategy)
         return self._optimizer
 
-    def _trained_program(self, executor, main_program, what: str) -> Program:
-        if not isinstance(executor, Executor):
-            raise TypeError(f"in fleet.{what}() function, executor must be as Executor type")
-        main_program = self.main_program if main_program is None else main_program
-        if isinstance(main_program, CompiledProgram):
-            raise TypeError(
-                f"in fleet.{what}() function, main_program must be as Program type, CompiledProgram is not allowed"
-            )
-        if not isinstance(main_program, Program):
-            raise TypeError(
-                f"in fleet.{what}() function, main_program must be as Program type (call minimize first). "
-                f"Received: {type(main_program).__name__}"
-            )
-        return main_program
-
-    def save_inference_model(
-        self, executor, dirname, feeded_var_names, target_vars, main_program=None, export_for_deployment=True
-    ):
-        program = self._origin_program if main_program is None else main_program
-        program = self._trained_program(executor, program, "save_inference_model")
-        return io.save_inference_model(
-            dirname, feeded_var_names, target_vars, executor, program, None, None, export_for_deployment
-        )
-
     def save_persistables(self, executor, dirname, main_program=None) -> None:
         """The job's persistables, those only the servers hold included (a trainer's program)."""
-        program = self._trained_program(executor, main_program, "save_persistables")
+        program = self._checked(executor, main_program, self.main_program, "save_persistables")
         if not getattr(program, "_is_distributed", False):
             raise ValueError("main_program is for local, may not use fleet.save_persistables")
         io.save_persistables(executor, dirname, program, None)
