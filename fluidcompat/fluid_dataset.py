@@ -122,11 +122,12 @@ class DatasetBase:
     def _lines(self, files=None) -> Iterator[tuple]:
         """(file, line number, text) of every line of every file (of ``files`` if given), through the
         pipe command."""
+        env = _pipe_env()
         for path in self.filelist if files is None else files:
             try:
                 with open(path, "rb") as f:
                     proc = subprocess.run(
-                        self.pipe_command, shell=True, stdin=f, capture_output=True, check=False, env=_pipe_env()
+                        self.pipe_command, shell=True, stdin=f, capture_output=True, check=False, env=env
                     )
             except OSError as e:
                 raise OSError(f"dataset file '{path}' cannot be read: {e}") from None

@@ -316,11 +316,10 @@ class Operator:
 
     def attr_type(self, name: str):
         """The ``core.AttrType`` a ProgramDesc records attribute ``name`` as (what fluid declared)."""
-        from fluidcompat.proto import AttrType, attr_kind
+        from fluidcompat.proto import attr_kind
 
-        value = self.attr(name)
         like = self._def.attrs.get(name) if self._def is not None else None
-        return AttrType(attr_kind(name, value, like, self.type))
+        return attr_kind(name, self.attr(name), like, self.type)
 
     @property
     def desc(self) -> "OpDesc":

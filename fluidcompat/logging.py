@@ -13,7 +13,8 @@ import sys
 import threading
 from typing import Dict, Optional, Tuple
 
-from fluidcompat.dtypes import CPP_NAMES
+from fluidcompat.dtypes import CPP_NAMES, VarType
+from fluidcompat_ops.python import cpp_number
 from fluidcompat_ops.sequence import lod_of
 
 __all__ = ["vlog_level", "VLog", "var_debug", "place_text"]
@@ -103,20 +104,13 @@ def lod_text(lod) -> str:
     return "{" + ", ".join("{" + ", ".join(map(str, level)) + "}" for level in lod) + "}"
 
 
-def cpp_numbers(values, vartype=None) -> str:
-    """Numbers as C++'s ostream printed them in fluid's tensor texts: six significant digits and no
-    trailing zeros for floats, 1/0 for bools, a character for (u)int8."""
-    from fluidcompat.dtypes import VarType
-
-    if vartype in (VarType.INT8, VarType.UINT8):
-        return " ".join(chr(int(v) % 256) for v in values)
-    return " ".join(str(int(v)) if isinstance(v, (bool, int)) else f"{float(v):g}" for v in values)
-
-
 def tensor_text(t, lod, vartype) -> str:
-    """A tensor as fluid's ``operator<<`` printed a LoDTensor (``str(tensor)``, dygraph ``print``)."""
+    """A tensor as fluid's ``operator<<`` printed a LoDTensor (``str(tensor)``, dygraph ``print``):
+    numbers as C++'s ostream printed them, (u)int8 as characters."""
     dtype = "::paddle::platform::float16" if CPP_NAMES[vartype] == "float16" else CPP_NAMES[vartype]
-    data = cpp_numbers(t.detach().cpu().reshape(-1).tolist(), vartype)
+    values = t.detach().cpu().reshape(-1).tolist()
+    chars = vartype in (VarType.INT8, VarType.UINT8)
+    data = " ".join(chr(int(v) % 256) if chars else cpp_number(v) for v in values)
     return f"\tlod: {lod_text(lod)}\n\tdim: {dims_text(t.shape)}\n\tlayout: NCHW\n\tdtype: {dtype}\n\tdata: [{data}]\n"
 
 

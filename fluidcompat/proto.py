@@ -119,8 +119,9 @@ class AttrType(FluidEnum):
     LONGS = 11
 
 
-ATTR_INT, ATTR_FLOAT, ATTR_STRING, ATTR_INTS, ATTR_FLOATS, ATTR_STRINGS = 0, 1, 2, 3, 4, 5
-ATTR_BOOLEAN, ATTR_BOOLEANS, ATTR_BLOCK, ATTR_LONG, ATTR_BLOCKS, ATTR_LONGS = 6, 7, 8, 9, 10, 11
+# the codes, in AttrType's order, under the names the encoder and decoder below use
+ATTR_INT, ATTR_FLOAT, ATTR_STRING, ATTR_INTS, ATTR_FLOATS, ATTR_STRINGS = list(AttrType)[:6]
+ATTR_BOOLEAN, ATTR_BOOLEANS, ATTR_BLOCK, ATTR_LONG, ATTR_BLOCKS, ATTR_LONGS = list(AttrType)[6:]
 # list attributes whose element type an empty (or integer-valued) list does not tell: fluid 1.8.5's types
 _STRING_LISTS = {
     "op_role_var", "op_callstack", "skip_eager_deletion_vars", "original_output_grad", "backward_skip_vars",
@@ -138,7 +139,7 @@ _LONGS_OF = {
 }  # fmt: skip
 
 
-def attr_kind(name: str, value, like=None, op_type: str = "") -> int:
+def attr_kind(name: str, value, like=None, op_type: str = "") -> AttrType:
     """The AttrType fluid 1.8.5 declared for attribute ``name`` of ``op_type`` holding ``value``;
     ``like`` (the op's default) tells it where the value alone does not (a float attribute given 2)."""
     if isinstance(value, int) and not isinstance(value, bool):
@@ -191,7 +192,7 @@ def _attr_bytes(name: str, value, like=None, op_type: str = "") -> bytes:
     """One attribute, written as the type fluid declared it (fluid reads an attribute only as that)."""
     kind = attr_kind(name, value, like, op_type)
     field, cast = _ATTR_FIELDS[kind]
-    out = _bytes_field(1, name.encode()) + _int_field(2, kind)
+    out = _bytes_field(1, name.encode()) + _int_field(2, int(kind))
     for v in value if isinstance(value, (list, tuple)) else [value]:
         if cast is str:
             out += _bytes_field(field, v.encode())

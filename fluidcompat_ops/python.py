@@ -39,7 +39,8 @@ def _place_text(device) -> str:
     return "CPUPlace" if device.type == "cpu" else f"CUDAPlace({device.index or 0})"
 
 
-def _number(v) -> str:
+def cpp_number(v) -> str:
+    """A number as C++'s ostream printed it in fluid's texts (the print op, LoDTensor texts)."""
     if isinstance(v, bool):
         return "1" if v else "0"
     if isinstance(v, float):
@@ -64,7 +65,7 @@ def format_tensor(
     flat = t.detach().reshape(-1)
     if summarize >= 0:
         flat = flat[:summarize]
-    lines.append("\tdata: " + "".join(_number(v) + "," for v in flat.cpu().tolist()))
+    lines.append("\tdata: " + "".join(cpp_number(v) + "," for v in flat.cpu().tolist()))
     return "\n".join(lines) + "\n"
 
 

@@ -54,6 +54,17 @@ __all__ = [
 ]
 
 
+def _host_ints(values) -> List[Variable]:
+    """Each of ``values`` as an int32 [1] tensor on the host: a Variable as it is, a number through
+    fill_constant (fluid's ``*TensorList`` inputs)."""
+    return [v if isinstance(v, Variable) else fill_constant([1], "int32", v, force_cpu=True) for v in values]
+
+
+def _known_ints(values) -> List[int]:
+    """The numbers of ``values``, -1 for each Variable (known only when the program runs)."""
+    return [-1 if isinstance(v, Variable) else int(v) for v in values]
+
+
 def _shape_inputs(shape, api: str):
     """Split a shape given as list/tuple/Variable into (attr list, inputs dict) as fluid does."""
     if isinstance(shape, Variable):
@@ -61,10 +72,8 @@ def _shape_inputs(shape, api: str):
     if not isinstance(shape, (list, tuple)):
         raise TypeError(f"The type of 'shape' in {api} must be list, tuple or Variable, but received {type(shape)}.")
     if any(isinstance(d, Variable) for d in shape):
-        tensors = []
-        for d in shape:
-            tensors.append(d if isinstance(d, Variable) else fill_constant([1], "int32", d, force_cpu=True))
-        return [-1 if isinstance(d, Variable) else int(d) for d in shape], {"ShapeTensorList": tensors}
+        tensors = _host_ints(shape)
+        return _known_ints(shape), {"ShapeTensorList": tensors}
     return [int(d) for d in shape], {}
 
 
@@ -191,15 +200,9 @@ def _bound_inputs(values, name: str, inputs: dict, attrs: dict, flags: List[int]
         flags[:] = [-1] * len(flags)
         return
     if any(isinstance(v, Variable) for v in values):
-        tensors = []
-        for i, v in enumerate(values):
-            if isinstance(v, Variable):
-                tensors.append(v)
-                flags[i] = -1
-            else:
-                tensors.append(fill_constant([1], "int32", v, force_cpu=True))
-        inputs[slot + "TensorList"] = tensors
-        attrs[name] = [-1 if isinstance(v, Variable) else int(v) for v in values]
+        inputs[slot + "TensorList"] = _host_ints(values)
+        attrs[name] = _known_ints(values)
+        flags[:] = [-1 if isinstance(v, Variable) else f for v, f in zip(values, flags)]
         return
     attrs[name] = [int(v) for v in values]
 
@@ -238,10 +241,8 @@ def crop_tensor(x, shape=None, offsets=None, name=None) -> Variable:
         attrs["shape"] = [-1] * rank
     elif isinstance(shape, (list, tuple)):
         if any(isinstance(d, Variable) for d in shape):
-            inputs["ShapeTensor"] = [
-                d if isinstance(d, Variable) else fill_constant([1], "int32", d, force_cpu=True) for d in shape
-            ]
-            attrs["shape"] = [-1 if isinstance(d, Variable) else int(d) for d in shape]
+            inputs["ShapeTensor"] = _host_ints(shape)
+            attrs["shape"] = _known_ints(shape)
         else:
             attrs["shape"] = [int(d) for d in shape]
     else:
@@ -255,10 +256,8 @@ def crop_tensor(x, shape=None, offsets=None, name=None) -> Variable:
         inputs["Offsets"] = [offsets]
         attrs["offsets"] = [-1] * rank
     elif any(isinstance(d, Variable) for d in offsets):
-        inputs["OffsetsTensor"] = [
-            d if isinstance(d, Variable) else fill_constant([1], "int32", d, force_cpu=True) for d in offsets
-        ]
-        attrs["offsets"] = [-1 if isinstance(d, Variable) else int(d) for d in offsets]
+        inputs["OffsetsTensor"] = _host_ints(offsets)
+        attrs["offsets"] = _known_ints(offsets)
     else:
         attrs["offsets"] = [int(d) for d in offsets]
     out = helper.create_variable_for_type_inference(dtype=x.dtype)
@@ -278,10 +277,8 @@ def reshape(x, shape, actual_shape=None, act=None, inplace=False, name=None) -> 
         inputs["Shape"] = [shape]
     elif isinstance(shape, (list, tuple)):
         if any(isinstance(d, Variable) for d in shape):
-            inputs["ShapeTensor"] = [
-                d if isinstance(d, Variable) else fill_constant([1], "int32", d, force_cpu=True) for d in shape
-            ]
-            attrs["shape"] = [-1 if isinstance(d, Variable) else int(d) for d in shape]
+            inputs["ShapeTensor"] = _host_ints(shape)
+            attrs["shape"] = _known_ints(shape)
         else:
             attrs["shape"] = [int(d) for d in shape]
     else:
@@ -358,11 +355,9 @@ def split(input, num_or_sections, dim=-1, name=None) -> List[Variable]:
             raise ValueError("len(num_or_sections) must not be more than input.shape[dim].")
         if [s for s in sections if not isinstance(s, Variable)].count(-1) > 1:
             raise ValueError(f"Only one value of 'num_or_section' in split can be -1. Received: {sections}")
-        attrs.update(num=0, sections=[-1 if isinstance(s, Variable) else int(s) for s in sections])
+        attrs.update(num=0, sections=_known_ints(sections))
         if any(isinstance(s, Variable) for s in sections):
-            inputs["SectionsTensorList"] = [
-                s if isinstance(s, Variable) else fill_constant([1], "int32", s, force_cpu=True) for s in sections
-            ]
+            inputs["SectionsTensorList"] = _host_ints(sections)
             for s in inputs["SectionsTensorList"]:
                 s.stop_gradient = True
         n_out = len(sections)
@@ -397,9 +392,7 @@ def unsqueeze(input, axes, name=None) -> Variable:
         axes.stop_gradient = True
         inputs["AxesTensor"] = [axes]
     elif any(isinstance(a, Variable) for a in axes):
-        inputs["AxesTensorList"] = [
-            a if isinstance(a, Variable) else fill_constant([1], "int32", a, force_cpu=True) for a in axes
-        ]
+        inputs["AxesTensorList"] = _host_ints(axes)
     else:
         attrs["axes"] = list(axes)
     out = helper.create_variable_for_type_inference(dtype=input.dtype)
@@ -427,10 +420,8 @@ def expand(x, expand_times, name=None) -> Variable:
     if isinstance(expand_times, Variable):
         inputs["ExpandTimes"] = [expand_times]
     elif any(isinstance(t, Variable) for t in expand_times):
-        inputs["expand_times_tensor"] = [
-            t if isinstance(t, Variable) else fill_constant([1], "int32", t, True) for t in expand_times
-        ]
-        attrs["expand_times"] = [-1 if isinstance(t, Variable) else int(t) for t in expand_times]
+        inputs["expand_times_tensor"] = _host_ints(expand_times)
+        attrs["expand_times"] = _known_ints(expand_times)
     else:
         attrs["expand_times"] = [int(t) for t in expand_times]
     out = helper.create_variable_for_type_inference(x.dtype)
