@@ -104,3 +104,68 @@ def test_imikolov_ngrams_and_sequences(home):
     assert list(imikolov.train(word_idx, 3)()) == [(1, 2, 3), (2, 3, 2), (3, 2, 0), (1, 3, 4), (3, 4, 0)]
     seqs = list(imikolov.test(word_idx, -1, imikolov.DataType.SEQ)())
     assert seqs == [([1, 2, 4], [2, 4, 0])]
+
+
+def test_book_dataset_ids_are_the_same_in_every_process(home):
+    """movielens title / category ids and conll05 label ids come out in sorted / file order, so a
+    second process (another string-hash seed) reads the same ids; fluid's came from a set's order."""
+    import subprocess
+    import sys
+    import zipfile
+
+    (home / "movielens").mkdir(parents=True)
+    with zipfile.ZipFile(home / "movielens" / "movielens%2Fml-1m.zip", "w") as z:
+        z.writestr("ml-1m/movies.dat", "1::Zebra Apple Mango (1990)::Drama|Action|Comedy\n2::Kiwi (1991)::Crime\n")
+        z.writestr("ml-1m/users.dat", "1::M::18::3::1\n")
+        z.writestr("ml-1m/ratings.dat", "1::1::5::0\n1::2::3::1\n")
+    (home / "conll05st").mkdir()
+    (home / "conll05st" / "conll05st%2FtargetDict.txt").write_text("B-Z\nI-Z\nB-A\nI-A\nO\n")
+    code = (
+        "from fluidcompat.dataset import movielens, conll05;"
+        "print(sorted(movielens.get_movie_title_dict().items()), sorted(movielens.movie_categories().items()),"
+        "conll05.load_label_dict(conll05._file(conll05.TRGDICT_URL)))"
+    )
+    runs = {
+        subprocess.run(
+            [sys.executable, "-c", code],
+            env={**os.environ, "PYTHONHASHSEED": seed},
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+        for seed in ("1", "2", "3")
+    }
+    assert len(runs) == 1
+    assert runs.pop().strip() == (
+        "[('apple', 0), ('kiwi', 1), ('mango', 2), ('zebra', 3)] "
+        "[('Action', 0), ('Comedy', 1), ('Crime', 2), ('Drama', 3)] "
+        "{'B-Z': 0, 'I-Z': 1, 'B-A': 2, 'I-A': 3, 'O': 4}"
+    )
+
+
+def test_split_and_cluster_files_reader_round_trip(tmp_path, capsys):
+    """common.split writes line_count samples per pickle file (fluid 1.8's wrote pickles to text-mode
+    files and failed on Python 3); cluster_files_reader gives each trainer every n-th file."""
+    from fluidcompat.dataset import common
+
+    common.split(lambda: iter(range(7)), 3, suffix=str(tmp_path / "part-%02d.pickle"))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["part-00.pickle", "part-01.pickle", "part-02.pickle"]
+    pattern = str(tmp_path / "part-*.pickle")
+    assert list(common.cluster_files_reader(pattern, 2, 0)()) == [0, 1, 2, 6]
+    assert list(common.cluster_files_reader(pattern, 2, 1)()) == [3, 4, 5]
+    assert "append file: " + str(tmp_path / "part-01.pickle") in capsys.readouterr().out
+    with pytest.raises(ValueError, match="line_count must be at least 1, received 0"):
+        common.split(lambda: iter(range(3)), 0)
+
+
+def test_download_names_fluids_cache_file(home):
+    from fluidcompat.dataset import common
+
+    with pytest.raises(FileNotFoundError, match=r"movielens/movielens%2Fml-1m.zip is missing"):
+        common.download("https://dataset.bj.bcebos.com/movielens%2Fml-1m.zip", "movielens", "md5")
+    (home / "wmt16").mkdir(parents=True)
+    (home / "wmt16" / "wmt16.tar.gz").write_bytes(b"x")
+    assert common.download("http://h/wmt/x.tgz", "wmt16", "0", save_name="wmt16.tar.gz") == str(
+        home / "wmt16" / "wmt16.tar.gz"
+    )
+    assert common.md5file(str(home / "wmt16" / "wmt16.tar.gz")) == "9dd4e461268c8034f5c8564e155c67a6"

@@ -19,6 +19,8 @@ _ALIASES = {
     "paddle.fluid.dataset": "fluidcompat.fluid_dataset",
     "paddle.dataset": "fluidcompat.dataset",
     "paddle.reader": "fluidcompat.reader",
+    "paddle.compat": "fluidcompat.compat.py3compat",
+    "paddle.version": "fluidcompat.compat.version",
     "paddle.device": "fluidcompat.compat.device",
     "paddle.nn": "fluidcompat.compat.nn",
     "paddle.nn.functional": "fluidcompat.compat.functional",

@@ -4,22 +4,14 @@ itself), the 1.x ``dataset`` / ``reader`` / ``batch``, and Paddle 2's device API
 
 import importlib
 
+from fluidcompat.compat import _ALIASES
+
 __version__ = "1.8.5"
 __path__: list = []  # a package, so that `import paddle.fluid` goes through the alias finder
 full_version = __version__
 
 
-_MODULES = {
-    "fluid": "fluidcompat",
-    "dataset": "fluidcompat.dataset",
-    "reader": "fluidcompat.reader",
-    "device": "fluidcompat.compat.device",
-    "nn": "fluidcompat.compat.nn",
-    "optimizer": "fluidcompat.compat.optimizer",
-    "io": "fluidcompat.compat.io",
-    "metric": "fluidcompat.compat.metric",
-    "distributed": "fluidcompat.compat.distributed",
-}
+_MODULES = {alias[len("paddle.") :]: real for alias, real in _ALIASES.items() if alias.count(".") == 1}
 # name -> the module that defines it
 _NAMES = {
     **{
@@ -54,6 +46,11 @@ def __getattr__(name):
     if name in tensor.DTYPES:
         return tensor.DTYPES[name]
     raise AttributeError(f"module 'paddle' (fluidcompat) has no attribute '{name}'")
+
+
+def check_import_scipy(OsName):
+    """fluid 1.8 checked scipy's DLLs on Windows at import; nothing to check here."""
+    return None
 
 
 _static = False

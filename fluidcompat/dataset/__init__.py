@@ -3,9 +3,20 @@
 says where to put it. ``python -m fluidcompat.dataset.synthetic`` writes generated stand-ins for
 mnist and uci_housing there (for trying scripts out; they are not the real data)."""
 
-from fluidcompat.dataset import cifar, common, imdb, imikolov, mnist, uci_housing  # noqa: F401
+from fluidcompat.dataset import (  # noqa: F401
+    cifar,
+    common,
+    conll05,
+    imdb,
+    imikolov,
+    mnist,
+    movielens,
+    uci_housing,
+    wmt14,
+    wmt16,
+)
 
-__all__ = ["cifar", "common", "imdb", "imikolov", "mnist", "uci_housing"]
+__all__ = ["cifar", "common", "conll05", "imdb", "imikolov", "mnist", "movielens", "uci_housing", "wmt14", "wmt16"]
 
 
 def __getattr__(name):
