@@ -15,6 +15,7 @@ from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from fluidcompat import places, unique_name
 from fluidcompat.dtypes import VarType, np_name, to_vartype
+from fluidcompat.lod_levels import share_lod_level
 from fluidcompat_ops import registry
 
 GRAD_VAR_SUFFIX = "@GRAD"
@@ -596,6 +597,7 @@ class Block:
                     v._shape = _shape_tuple(shape)
                 if dtype is not None:
                     v._dtype = to_vartype(dtype)
+        share_lod_level(op, self._find_var_recursive)
 
     def _link_outputs(self, op: Operator) -> None:
         for name in op.output_arg_names:

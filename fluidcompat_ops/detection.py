@@ -408,7 +408,13 @@ def _box_coder(ins, a):
 
 def _box_coder_infer(ins, a):
     prior, target = first(ins, "PriorBox"), first(ins, "TargetBox")
-    if a["code_type"].lower() == "encode_center_size":
+    encode = a["code_type"].lower() == "encode_center_size"
+    if len(target.shape) != (2 if encode else 3):
+        raise ValueError(
+            f"box_coder: {a['code_type']} needs TargetBox '{getattr(target, 'name', '?')}' of rank "
+            f"{2 if encode else 3} ({'[N, 4]' if encode else '[N, M, 4]'}). Received: shape {list(target.shape)}"
+        )
+    if encode:
         return out("OutputBox", (target.shape[0], prior.shape[0], 4), target.dtype)
     return out("OutputBox", target.shape, target.dtype)
 

@@ -625,6 +625,10 @@ def _zero_grad(ins, a):
     return {"X@GRAD": [torch.zeros_like(ins["Out@GRAD"][0])]}
 
 
+# The one-input activations registered by ``_unary`` (their outputs take X's LoD level when built).
+UNARY = set()
+
+
 def _unary(name, fn, attrs=None, out_grad=None, zero_grad=False, x_grad=None):
     """A one-input activation. ``out_grad(out, g, attrs)`` computes its gradient from its output, as
     fluid's ``<name>_grad`` does, ``x_grad(x, g, attrs)`` from its input; without either the gradient
@@ -644,6 +648,7 @@ def _unary(name, fn, attrs=None, out_grad=None, zero_grad=False, x_grad=None):
     else:
         grad = GradDef()
     kernel = lambda ins, a: {"Out": [fn(ins["X"][0], a)]}  # noqa: E731
+    UNARY.add(name)
     register(OpDef(name, ("X",), ("Out",), attrs or {}, same_as(), kernel, grad=grad))
 
 

@@ -1392,3 +1392,11 @@ def test_book_datasets_match_fluid():
     files as fluid 1.8.5; paddle.compat and paddle.version (missing) alike. Ids fluid numbered in a
     set's order (varying per process) are compared as the words they stand for."""
     assert run_fluidcompat("book_datasets.py") == load("book_datasets.json")
+
+
+def test_lod_levels_match_fluid():
+    """The lod_level of ~200 layers' outputs built from sequence inputs: fluid 1.8.5 gave an op's main
+    output its first input's level (embedding, fc, activations, elementwise, lstm, ...; fluidcompat
+    gave 0). Departure: sequence_expand and sequence_slice outputs carry a LoD when run, and say so
+    (lod_level 1; fluid said 0)."""
+    _same_but(run_fluidcompat("lod_levels.py"), load("lod_levels.json"), {"seq_expand": (0, 1), "seq_slice": (0, 1)})

@@ -712,10 +712,14 @@ def npair_loss(anchor, positive, labels, l2_reg=0.002):
     from fluidcompat.layers.loss import softmax_with_cross_entropy
     from fluidcompat.layers.nn import matmul
     from fluidcompat.layers.ops import square
-    from fluidcompat.layers.tensor import expand, reshape, transpose
+    from fluidcompat.layers.tensor import expand, reshape, shape, slice, transpose
 
+    # fluid 1.8 could not build this for a batch of unknown size (expand by -1); here it expands by
+    # the batch size read when it runs
     batch = labels.shape[0]
-    labels = expand(reshape(labels, [batch, 1]), [1, batch])
+    if batch < 0:
+        batch = slice(shape(labels), axes=[0], starts=[0], ends=[1])
+    labels = expand(reshape(labels, [-1, 1]), [1, batch])
     labels = equal(labels, transpose(labels, [1, 0])).astype("float32")
     labels = labels / reduce_sum(labels, dim=1, keep_dim=True)
     l2loss = reduce_mean(reduce_sum(square(anchor), 1)) + reduce_mean(reduce_sum(square(positive), 1))

@@ -414,6 +414,13 @@ def stack(x, axis=0) -> Variable:
 @layer
 def expand(x, expand_times, name=None) -> Variable:
     check_variable(x, "x", "expand")
+    if not isinstance(expand_times, Variable) and any(
+        not isinstance(t, Variable) and int(t) <= 0 for t in expand_times
+    ):
+        raise ValueError(
+            f"expand: each element of expand_times must be a positive int (or a Variable), received "
+            f"{list(expand_times)} for variable '{x.name}'"
+        )
     helper = LayerHelper("expand", **locals())
     inputs = {"X": [x]}
     attrs = {}

@@ -1,0 +1,135 @@
+"""The LoD level an op's outputs get when it is built (fluid 1.8's compile-time ``ShareLoD``): most
+ops that keep their input's rows give their main output the first input's ``lod_level``, so that
+``fc(embedding(words))`` reads as a sequence (lod_level 1) as it did in fluid. Recorded under fluid
+1.8.5 in tests/golden/lod_levels.
+
+Where fluid said 0 for an output that carries a LoD when run (``sequence_expand``, ``sequence_slice``)
+the layers set the level they produce instead.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Dict, Optional, Tuple
+
+from fluidcompat.dtypes import VarType
+from fluidcompat_ops.math import _COMPARE, _ELEMENTWISE, _LOGICAL, UNARY
+
+# op type -> (input slot, output slots that take its first variable's lod_level)
+_X_OUT = ("X", ("Out",))
+SHARED: Dict[str, Tuple[str, Tuple[str, ...]]] = {
+    **{t: _X_OUT for t in (*_ELEMENTWISE, *_COMPARE, *_LOGICAL)},
+    **{
+        t: _X_OUT
+        for t in (
+            "softmax",
+            "scale",
+            "cast",
+            "dropout",
+            "concat",
+            "sum",
+            "assign",
+            "clip",
+            "clip_by_norm",
+            "cos_sim",
+            "one_hot",
+            "mul",
+            "matmul",
+            "pow",
+            "cumsum",
+            "label_smooth",
+            "sigmoid_cross_entropy_with_logits",
+            "huber_loss",
+            "pad",
+            "pad2d",
+            "pad_constant_like",
+            "lrn",
+            "fill_zeros_like",
+            "fill_any_like",
+            "add_position_encoding",
+            "bilinear_tensor_product",
+            "sampling_id",
+            "pool2d",
+            "fsp",
+            "similarity_focus",
+            "sequence_conv",
+            "row_conv",
+            "prelu",
+            "hierarchical_sigmoid",
+            "unsqueeze2",
+            "squeeze2",
+            "flatten2",
+            "logical_not",
+            "log_softmax",
+            "sign",
+        )
+    },
+    "lookup_table": ("Ids", ("Out",)),
+    "lookup_table_v2": ("Ids", ("Out",)),
+    "layer_norm": ("X", ("Y",)),
+    "batch_norm": ("X", ("Y",)),
+    "data_norm": ("X", ("Y",)),
+    "group_norm": ("X", ("Y",)),
+    "instance_norm": ("X", ("Y",)),
+    "cross_entropy": ("X", ("Y",)),
+    "cross_entropy2": ("X", ("Y",)),
+    "bpr_loss": ("X", ("Y",)),
+    "teacher_student_sigmoid_loss": ("X", ("Y",)),
+    "softmax_with_cross_entropy": ("Logits", ("Softmax", "Loss")),
+    "log_loss": ("Predicted", ("Loss",)),
+    "top_k": ("X", ("Out", "Indices")),
+    "accuracy": ("Out", ("Accuracy",)),
+    "stack": ("X", ("Y",)),
+    "slice": ("Input", ("Out",)),
+    "strided_slice": ("Input", ("Out",)),
+    "conv2d": ("Input", ("Output",)),
+    "lstm": ("Input", ("Hidden", "Cell")),
+    "lstmp": ("Input", ("Projection", "Cell")),
+    "gru": ("Input", ("Hidden",)),
+    "crf_decoding": ("Emission", ("ViterbiPath",)),
+    "reshape2": _X_OUT,
+    "expand": _X_OUT,
+    "split": _X_OUT,
+    **{t: _X_OUT for t in ("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod")},
+}
+
+
+def _keeps_rows(op, x, out) -> bool:
+    return len(x.shape) > 0 and len(out.shape) > 0 and out.shape[0] == x.shape[0]
+
+
+# Ops that share only when their rows stay the rows of X.
+_WHEN: Dict[str, Callable] = {
+    "reshape2": _keeps_rows,
+    "expand": _keeps_rows,
+    "split": lambda op, x, out: op.attrs.get("axis", 0) % max(len(x.shape), 1) != 0,
+    **{
+        t: lambda op, x, out: not op.attrs.get("reduce_all") and (op.attrs.get("dim") or [0])[0] != 0
+        for t in ("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod")
+    },
+}
+
+
+def share_lod_level(op, find_var: Callable[[str], Optional[object]]) -> None:
+    """Give ``op``'s outputs the lod_level of its input, where fluid 1.8 did when building it."""
+    if op.type in UNARY:
+        slot, outs = _X_OUT
+    elif op.type in SHARED:
+        slot, outs = SHARED[op.type]
+    elif op.type == "multiclass_nms":  # its detections are one sequence per image
+        for name in op.outputs.get("Out", []):
+            v = find_var(name)
+            if v is not None:
+                v._lod_level = 1
+        return
+    else:
+        return
+    names = op.inputs.get(slot) or []
+    x = find_var(names[0]) if names else None
+    if x is None or x.type != VarType.LOD_TENSOR:
+        return
+    when = _WHEN.get(op.type)
+    for out_slot in outs:
+        for name in op.outputs.get(out_slot, []):
+            out = find_var(name)
+            if out is not None and out.type == VarType.LOD_TENSOR and (when is None or when(op, x, out)):
+                out._lod_level = x.lod_level
