@@ -78,9 +78,10 @@ def corpus_reader(data_path, words_name, props_name):
 
     def reader():
         with tarfile.open(data_path) as tar:
-            with gzip.GzipFile(fileobj=tar.extractfile(words_name)) as words, gzip.GzipFile(
-                fileobj=tar.extractfile(props_name)
-            ) as props:
+            with (
+                gzip.GzipFile(fileobj=tar.extractfile(words_name)) as words,
+                gzip.GzipFile(fileobj=tar.extractfile(props_name)) as props,
+            ):
                 sentence, rows = [], []
                 for word, label in zip(words, props):
                     columns = label.decode().strip().split()

@@ -88,7 +88,9 @@ class _Meta:
                 movie_id, name, kinds = line.strip().split("::")
                 match = title.match(name)
                 if match is None:
-                    raise ValueError(f"paddle.dataset.movielens: {path}: movie {movie_id}'s title {name!r} has no (year)")
+                    raise ValueError(
+                        f"paddle.dataset.movielens: {path}: movie {movie_id}'s title {name!r} has no (year)"
+                    )
                 kinds = kinds.split("|")
                 categories.update(kinds)
                 self.movies[int(movie_id)] = MovieInfo(movie_id, kinds, match.group(1))
