@@ -562,9 +562,23 @@ def _shuffle_channel(ins, a):
 _op("shuffle_channel", ("X",), ("Out",), {"group": 1}, same_as(), _shuffle_channel)
 
 
+def _check_space_to_depth(c, h, w, b):
+    """fluid 1.8.5's conditions (its InferShape): blocksize >= 1, the channels divisible by
+    blocksize^2, the height and width by blocksize (-1: not known yet)."""
+    if b < 1:
+        raise ValueError(f"space_to_depth: blocksize must be at least 1. Received: {b}")
+    for what, size, by in (("channel count", c, b * b), ("height", h, b), ("width", w, b)):
+        if size >= 0 and size % by:
+            raise ValueError(
+                f"space_to_depth: X's {what} must be divisible by {by} (blocksize {b}"
+                f"{'^2' if by != b else ''}). Received: X of shape [N, {c}, {h}, {w}]"
+            )
+
+
 def _space_to_depth_infer(ins, a):
     x, b = first(ins, "X"), a["blocksize"]
     n, c, h, w = x.shape
+    _check_space_to_depth(c, h, w, b)
     return out("Out", (n, c * b * b if c >= 0 else -1, h // b if h >= 0 else -1, w // b if w >= 0 else -1), x.dtype)
 
 
@@ -573,11 +587,7 @@ def _space_to_depth(ins, a):
     [N, C / b^2, H * b, W * b] image, whose memory is then the [N, C * b^2, H / b, W / b] output."""
     x, b = _x(ins), a["blocksize"]
     n, c, h, w = x.shape
-    if c % (b * b):
-        raise ValueError(
-            f"space_to_depth: fluid's kernel needs the channel count divisible by blocksize^2. "
-            f"Received: X's channels {c}, blocksize {b}"
-        )
+    _check_space_to_depth(c, h, w, b)
     y = x.reshape(n, b, b, c // (b * b), h, w).permute(0, 3, 4, 1, 5, 2)
     return {"Out": [y.reshape(n, c * b * b, h // b, w // b)]}
 

@@ -865,3 +865,33 @@ def test_op_plans_for_cuda(case, monkeypatch):
             assert var is None or var.type != fluid.dtypes.VarType.LOD_TENSOR_ARRAY, (case.name, c)
             if c.slot in p.op._def.host_inputs:
                 assert c.dst == "cpu", (case.name, p.op.type, c)
+
+
+@pytest.mark.parametrize(
+    "build, message",
+    [
+        (lambda L, d: L.space_to_depth(d("x", [None, 3, 8, 8]), 2), r"channel count must be divisible by 4 \(blocksize"),
+        (lambda L, d: L.space_to_depth(d("x", [None, 4, 7, 8]), 2), r"height must be divisible by 2 .*\[N, 4, 7, 8\]"),
+        (lambda L, d: L.space_to_depth(d("x", [None, 4, 8, 5]), 2), r"width must be divisible by 2"),
+        (lambda L, d: L.expand(d("x", [None, 4]), [1, -1]), r"expand_times must be a positive int .* \[1, -1\] .*'x'"),
+        (lambda L, d: L.expand(d("x", [None, 4]), [0, 2]), r"received \[0, 2\] for variable 'x'"),
+        (
+            lambda L, d: L.box_coder(d("p", [5, 4]), [0.1, 0.1, 0.2, 0.2], d("t", [3, 4]), "decode_center_size"),
+            r"decode_center_size needs TargetBox 't' of rank 3 \(\[N, M, 4\]\). Received: shape \[3, 4\]",
+        ),
+        (
+            lambda L, d: L.box_coder(d("p", [5, 4]), [0.1, 0.1, 0.2, 0.2], d("t", [3, 5, 4]), "encode_center_size"),
+            r"encode_center_size needs TargetBox 't' of rank 2",
+        ),
+    ],
+)
+def test_build_time_shape_refusals_name_the_problem_and_leave_the_program(build, message):
+    """Shapes fluid 1.8.5 refused when building (space_to_depth's divisibility, box_coder's TargetBox
+    rank) or that built an op failing when run (expand by -1 or 0): a ValueError naming the variable
+    and shape, and the program keeps no op of the call."""
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        data = lambda name, shape: fluid.data(name, shape, "float32")  # noqa: E731
+        with pytest.raises(ValueError, match=message):
+            build(fluid.layers, data)
+    assert [op.type for op in main.global_block().ops] == []
