@@ -870,7 +870,7 @@ def test_op_plans_for_cuda(case, monkeypatch):
 @pytest.mark.parametrize(
     "build, message",
     [
-        (lambda L, d: L.space_to_depth(d("x", [None, 3, 8, 8]), 2), r"channel count must be divisible by 4 \(blocksize"),
+        (lambda L, d: L.space_to_depth(d("x", [None, 3, 8, 8]), 2), r"channel count must be divisible by 4 "),
         (lambda L, d: L.space_to_depth(d("x", [None, 4, 7, 8]), 2), r"height must be divisible by 2 .*\[N, 4, 7, 8\]"),
         (lambda L, d: L.space_to_depth(d("x", [None, 4, 8, 5]), 2), r"width must be divisible by 2"),
         (lambda L, d: L.expand(d("x", [None, 4]), [1, -1]), r"expand_times must be a positive int .* \[1, -1\] .*'x'"),
