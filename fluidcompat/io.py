@@ -21,8 +21,10 @@ from fluidcompat.dtypes import VarType, np_name, to_vartype
 from fluidcompat.executor.scope import global_scope
 from fluidcompat.framework import Parameter, Program, Variable, default_main_program, program_guard, variables_of
 from fluidcompat.reader import (  # noqa: F401  (fluid.io re-exports the reader decorators)
+    BatchSampler,
     ComposeNotAligned,
     DataLoader,
+    Dataset,
     PyReader,
     batch,
     buffered,
@@ -56,6 +58,8 @@ __all__ = [
     "get_program_parameter",
     "get_program_persistable_vars",
     "DataLoader",
+    "Dataset",
+    "BatchSampler",
     "PyReader",
     "batch",
 ]

@@ -374,11 +374,93 @@ class DataLoader:
         dict (of LoDTensors) per place, for ``Executor.run(feed=...)``."""
         return _DatasetLoader(dataset, places, drop_last)
 
-    def __init__(self, *args, **kwargs):
-        raise NotImplementedError(
-            "fluid.io.DataLoader(dataset, ...) (the dygraph Dataset loader) is not supported by fluidcompat yet; "
-            "use DataLoader.from_generator"
+    def __init__(self, dataset, feed_list=None, places=None, return_list=False, batch_sampler=None, batch_size=1,
+                 shuffle=False, drop_last=False, collate_fn=None, num_workers=0, use_buffer_reader=True,
+                 use_shared_memory=True, timeout=0, worker_init_fn=None):  # fmt: skip
+        """fluid 1.8's map-style loader: batches of ``dataset`` drawn by ``batch_sampler`` (or a
+        ``BatchSampler(dataset, batch_size=, shuffle=, drop_last=)``) and merged by ``collate_fn``;
+        iterating gives what ``from_generator``'s loader gives (per batch a list with one feed dict,
+        or with ``return_list`` one list; in dygraph mode the list of VarBases). Samples load in this
+        process: ``num_workers`` is accepted."""
+        if not isinstance(dataset, Dataset):
+            raise TypeError(
+                "DataLoader: dataset should be subclass instance of paddle.io.Dataset. "
+                f"Received: {type(dataset).__name__}"
+            )
+        if num_workers < 0 or timeout < 0:
+            raise ValueError(f"DataLoader: num_workers and timeout must be >= 0. Received: {num_workers}, {timeout}")
+        if batch_sampler is not None:
+            if batch_size != 1 or shuffle or drop_last:
+                raise ValueError(
+                    "DataLoader: batch_size/shuffle/drop_last should not be set when batch_sampler is given"
+                )
+            self.batch_sampler = batch_sampler
+        else:
+            self.batch_sampler = BatchSampler(
+                dataset=dataset, batch_size=batch_size, shuffle=shuffle, drop_last=drop_last
+            )
+        self.dataset = dataset
+        self.collate_fn = collate_fn or default_collate_fn
+        self.places = places
+        self.num_workers = num_workers
+        self._loader = _GeneratorLoader(feed_list, return_list=return_list)
+        self._loader.set_batch_generator(
+            lambda: (self.collate_fn([dataset[i] for i in indices]) for indices in self.batch_sampler)
         )
+        self.feed_list, self.return_list = self._loader.feed_list, self._loader.return_list
+
+    def __len__(self) -> int:
+        return len(self.batch_sampler)
+
+    def __iter__(self):
+        return iter(self._loader)
+
+    def __call__(self):
+        return self.__iter__()
+
+
+class Dataset:
+    """Map-style data (``fluid.io.Dataset``, ``paddle.io.Dataset``): subclasses define
+    ``__getitem__(idx)`` (a sample: a tuple of fields) and ``__len__``."""
+
+    def __getitem__(self, idx):
+        raise NotImplementedError(f"{type(self).__name__} must define __getitem__")
+
+    def __len__(self) -> int:
+        raise NotImplementedError(f"{type(self).__name__} must define __len__")
+
+
+class BatchSampler:
+    """fluid 1.8's ``fluid.io.BatchSampler``: lists of ``batch_size`` indices of ``dataset`` (or of
+    the given ``indices``), shuffled in place by numpy's generator each pass when ``shuffle``, the
+    short last batch kept unless ``drop_last``."""
+
+    def __init__(self, dataset=None, indices=None, shuffle=False, batch_size=1, drop_last=False):
+        if (dataset is None) == (indices is None):
+            raise ValueError("BatchSampler: give either dataset or indices")
+        if dataset is not None and not isinstance(dataset, Dataset):
+            raise TypeError(f"BatchSampler: dataset should be an instance of paddle.io.Dataset. Received: {dataset!r}")
+        if indices is not None and not isinstance(indices, (list, tuple)):
+            raise TypeError(f"BatchSampler: indices should be a list or tuple, but got {type(indices)}")
+        if not isinstance(batch_size, int) or batch_size <= 0:
+            raise ValueError(f"BatchSampler: batch_size should be a positive integer, but got {batch_size!r}")
+        for name, flag in (("shuffle", shuffle), ("drop_last", drop_last)):
+            if not isinstance(flag, bool):
+                raise TypeError(f"BatchSampler: {name} should be a boolean value, but got {type(flag)}")
+        self.indices = list(range(len(dataset))) if dataset is not None else list(indices)
+        self.shuffle, self.batch_size, self.drop_last = shuffle, batch_size, drop_last
+
+    def __iter__(self):
+        if self.shuffle:
+            np.random.shuffle(self.indices)
+        for start in range(0, len(self.indices), self.batch_size):
+            batch = self.indices[start : start + self.batch_size]
+            if len(batch) == self.batch_size or not self.drop_last:
+                yield batch
+
+    def __len__(self) -> int:
+        n = len(self.indices)
+        return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
 
 class _DatasetLoader:

@@ -112,3 +112,13 @@ def test_distributed_batch_reader_matches_fluid(monkeypatch):
     monkeypatch.setenv("PADDLE_TRAINER_ID", "2")
     with pytest.raises(ValueError, match="PADDLE_TRAINER_ID 2 is not below PADDLE_TRAINERS_NUM 2"):
         fluid.contrib.reader.distributed_batch_reader(lambda: iter([]))
+
+
+def test_contrib_exports_mixed_precision_and_summary_names():
+    """fluid 1.8.5's contrib package re-exported mixed_precision's and model_stat's names: scripts
+    call fluid.contrib.decorate(...) and fluid.contrib.summary(program)."""
+    from fluidcompat.contrib import mixed_precision, model_stat
+
+    assert fluid.contrib.decorate is mixed_precision.decorate
+    assert fluid.contrib.AutoMixedPrecisionLists is mixed_precision.AutoMixedPrecisionLists
+    assert fluid.contrib.summary is model_stat.summary

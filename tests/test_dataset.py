@@ -169,3 +169,28 @@ def test_download_names_fluids_cache_file(home):
         home / "wmt16" / "wmt16.tar.gz"
     )
     assert common.md5file(str(home / "wmt16" / "wmt16.tar.gz")) == "9dd4e461268c8034f5c8564e155c67a6"
+
+
+def test_map_style_dataloader_refuses_bad_arguments():
+    import fluidcompat as fluid
+    from fluidcompat.io import BatchSampler, DataLoader, Dataset
+
+    class Three(Dataset):
+        def __getitem__(self, i):
+            return (np.array([i], "float32"),)
+
+        def __len__(self):
+            return 3
+
+    with pytest.raises(TypeError, match="subclass instance of paddle.io.Dataset. Received: list"):
+        DataLoader([1, 2], return_list=True)
+    with pytest.raises(ValueError, match="should not be set when batch_sampler is given"):
+        DataLoader(Three(), return_list=True, batch_sampler=BatchSampler(Three()), batch_size=2)
+    with pytest.raises(ValueError, match="batch_size should be a positive integer, but got 0"):
+        BatchSampler(Three(), batch_size=0)
+    with pytest.raises(ValueError, match="give either dataset or indices"):
+        BatchSampler()
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        with pytest.raises(ValueError, match="feed_list should be set when return_list=False"):
+            DataLoader(Three())

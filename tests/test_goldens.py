@@ -1400,3 +1400,13 @@ def test_lod_levels_match_fluid():
     gave 0). Departure: sequence_expand and sequence_slice outputs carry a LoD when run, and say so
     (lod_level 1; fluid said 0)."""
     _same_but(run_fluidcompat("lod_levels.py"), load("lod_levels.json"), {"seq_expand": (0, 1), "seq_slice": (0, 1)})
+
+
+def test_map_style_dataloader_matches_fluid():
+    """fluid.io.Dataset / BatchSampler / DataLoader(dataset, ...) (fluidcompat raised
+    NotImplementedError): index batches (shuffled by numpy's generator as fluid did), feed dicts per
+    place, return_list, a given batch_sampler, collate_fn, dygraph VarBases, and the losses of a
+    small fc trained on them, as fluid 1.8.5 printed them."""
+    with open(os.path.join(GOLDEN, "map_dataloader.txt")) as f:
+        want = f.read().strip().splitlines()
+    assert run_lines("map_dataloader.py", CPU_NUM="1") == want

@@ -7,19 +7,9 @@ import numpy as np
 
 from fluidcompat import reader as _reader
 from fluidcompat.compat.device import Tensor, to_tensor
+from fluidcompat.reader import Dataset
 
 __all__ = ["BatchSampler", "DataLoader", "Dataset", "IterableDataset", "TensorDataset"]
-
-
-class Dataset:
-    """Map-style data: subclasses define ``__getitem__(idx)`` (a sample: a tuple of fields) and
-    ``__len__``."""
-
-    def __getitem__(self, idx):
-        raise NotImplementedError(f"{type(self).__name__} must define __getitem__")
-
-    def __len__(self) -> int:
-        raise NotImplementedError(f"{type(self).__name__} must define __len__")
 
 
 class IterableDataset(Dataset):

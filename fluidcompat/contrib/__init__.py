@@ -15,6 +15,8 @@ from .decoder import *  # noqa: F401,F403  (its __all__)
 from .extend_optimizer import extend_with_decoupled_weight_decay
 from .layers import *  # noqa: F401,F403  (its __all__)
 from .memory_usage_calc import memory_usage
+from .mixed_precision import *  # noqa: F401,F403  (decorate, AutoMixedPrecisionLists: fluid's contrib had them)
+from .model_stat import summary  # noqa: F401  (fluid's contrib imported model_stat's names)
 from .op_frequence import op_freq_statistic
 from .quantize import *  # noqa: F401,F403  (its __all__)
 from .reader import *  # noqa: F401,F403  (its __all__)
