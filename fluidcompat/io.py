@@ -57,12 +57,30 @@ __all__ = [
     "is_belong_to_optimizer",
     "get_program_parameter",
     "get_program_persistable_vars",
+    "get_parameter_value",
+    "get_parameter_value_by_name",
     "DataLoader",
     "Dataset",
     "BatchSampler",
     "PyReader",
     "batch",
 ]
+
+
+def get_parameter_value(para, executor) -> np.ndarray:
+    """The value of parameter ``para`` in the global scope (where ``executor.run`` keeps it)."""
+    if not is_parameter(para):
+        raise TypeError(f"get_parameter_value: the input variable is not a parameter. Received: {para!r}")
+    found = global_scope().find_var(para.name)
+    if found is None or not found.is_initialized():
+        raise ValueError(f"get_parameter_value: parameter '{para.name}' has no value in the global scope yet")
+    return np.array(found.get_tensor())
+
+
+def get_parameter_value_by_name(name, executor, program=None) -> np.ndarray:
+    """The value of the parameter named ``name`` of ``program`` (the default main program)."""
+    program = program if program is not None else default_main_program()
+    return get_parameter_value(program.global_block().var(name), executor)
 
 
 def get_program_parameter(program) -> List[Variable]:

@@ -301,3 +301,20 @@ def test_rnn_models_saved_by_fluid_run_on_cuda(name):
         results.append(exe.run(prog, feed=feed, fetch_list=fetches))
     for cpu, gpu in zip(*results):
         np.testing.assert_allclose(gpu, cpu, rtol=1e-5, atol=1e-6)
+
+
+def test_get_parameter_value_reads_the_global_scope():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", [None, 3], "float32")
+        fluid.layers.fc(x, 2, param_attr=fluid.ParamAttr(name="gpv.w", initializer=fluid.initializer.Constant(0.5)))
+    exe = fluid.Executor(fluid.CPUPlace())
+    scope = fluid.Scope()
+    with fluid.scope_guard(scope):
+        with pytest.raises(ValueError, match="parameter 'gpv.w' has no value in the global scope yet"):
+            fluid.io.get_parameter_value_by_name("gpv.w", exe, main)
+        exe.run(startup)
+        value = fluid.io.get_parameter_value_by_name("gpv.w", exe, main)
+        assert type(value) is np.ndarray and value.tolist() == [[0.5, 0.5]] * 3
+        with pytest.raises(TypeError, match="not a parameter"):
+            fluid.io.get_parameter_value(x, exe)
