@@ -5,6 +5,7 @@ imports no torch; the executor and ``core`` are imported on first use.
 """
 
 import importlib
+import importlib.util
 
 from fluidcompat import (
     backward,
@@ -171,12 +172,21 @@ __all__ = [
 ]
 
 
+def __dir__():
+    """The module's names with those loaded on first use (``dir(fluid)``, tab completion)."""
+    return sorted(set(globals()) | _LAZY_MODULES | set(_LAZY_ATTRS) | {"dataset"})
+
+
 def __getattr__(name):
     if name in _LAZY_MODULES:
         return importlib.import_module(f"fluidcompat.{name}")
     if name == "dataset":  # fluid.dataset is the slot-file datasets; paddle.dataset the downloads
         return importlib.import_module("fluidcompat.fluid_dataset")
+    if name in ("data_generator", "fleet"):  # fluid 1.8 imported incubate's packages at top level too
+        return importlib.import_module(f"fluidcompat.incubate.{name}")
     module = _LAZY_ATTRS.get(name)
+    if module is None and importlib.util.find_spec(f"fluidcompat.{name}") is not None:
+        return importlib.import_module(f"fluidcompat.{name}")  # a submodule not imported yet (fluid.profiler)
     if module is None:
         from fluidcompat.coverage import unsupported
 

@@ -381,3 +381,28 @@ def test_multiprocess_reader_reads_in_processes():
 
     with pytest.raises(RuntimeError, match="a reader failed in its process: ValueError: bad sample"):
         list(R.multiprocess_reader([broken])())
+
+
+def test_fluid_submodules_resolve_as_attributes_in_a_fresh_process():
+    """`import paddle.fluid as fluid; fluid.profiler.profiler(...)` works without importing the
+    submodule first, as in fluid 1.8 (fluidcompat raised UnsupportedAPIError for fluid.profiler,
+    fluid.incubate, fluid.lod_tensor, ...); dir(fluid) lists the names loaded on first use."""
+    import subprocess
+    import sys
+
+    code = (
+        "import fluidcompat as fluid\n"
+        "print(fluid.profiler.__name__, fluid.incubate.__name__, fluid.lod_tensor.__name__,"
+        " fluid.data_generator.__name__, fluid.fleet.__name__, fluid.parallel_executor.__name__)\n"
+        "print(all(n in dir(fluid) for n in ('Executor', 'DataFeeder', 'profiler', 'dygraph', 'Linear')))\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == [
+        "fluidcompat.profiler",
+        "fluidcompat.incubate",
+        "fluidcompat.lod_tensor",
+        "fluidcompat.incubate.data_generator",
+        "fluidcompat.incubate.fleet",
+        "fluidcompat.parallel_executor",
+        "True",
+    ]
