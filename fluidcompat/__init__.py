@@ -5,7 +5,6 @@ imports no torch; the executor and ``core`` are imported on first use.
 """
 
 import importlib
-import importlib.util
 
 from fluidcompat import (
     backward,
@@ -185,9 +184,7 @@ def __getattr__(name):
     if name in ("data_generator", "fleet"):  # fluid 1.8 imported incubate's packages at top level too
         return importlib.import_module(f"fluidcompat.incubate.{name}")
     module = _LAZY_ATTRS.get(name)
-    if module is None and importlib.util.find_spec(f"fluidcompat.{name}") is not None:
-        return importlib.import_module(f"fluidcompat.{name}")  # a submodule not imported yet (fluid.profiler)
-    if module is None:
+    if module is None:  # a submodule not imported yet (fluid.profiler), or a name fluidcompat lacks
         from fluidcompat.coverage import unsupported
 
         return unsupported("paddle.fluid")(name)

@@ -11,6 +11,7 @@ API and the nearest supported alternative.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import json
 import os
 import sys
@@ -151,6 +152,20 @@ def _module_for(fluid_module: str):
         return None
 
 
+def _submodule(fluid_module: str, name: str):
+    """fluidcompat's module for ``<fluid_module>.<name>`` imported, or None when there is none."""
+    from fluidcompat.compat import real_name
+
+    real = real_name(fluid_module) if fluid_module != "paddle.fluid" else "fluidcompat"
+    if real is None:
+        return None
+    try:
+        found = importlib.util.find_spec(f"{real}.{name}")
+    except ModuleNotFoundError:  # the module is not a package
+        return None
+    return importlib.import_module(f"{real}.{name}") if found is not None else None
+
+
 def unsupported(fluid_module: str):
     """A module ``__getattr__``: fluid 1.8 names it lacks raise UnsupportedAPIError, others
     AttributeError."""
@@ -159,6 +174,9 @@ def unsupported(fluid_module: str):
     def __getattr__(name: str):
         if name.startswith("__"):
             raise AttributeError(name)
+        submodule = _submodule(fluid_module, name)
+        if submodule is not None:  # fluid 1.8 imported its subpackages: fluid.layers.nn, fluid.incubate.fleet
+            return submodule
         names = fluid_names()
         known = name in names.get(fluid_module, ()) or (
             fluid_module == "paddle.fluid" and name in names["paddle.fluid (dir)"]

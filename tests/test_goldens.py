@@ -1410,3 +1410,10 @@ def test_map_style_dataloader_matches_fluid():
     with open(os.path.join(GOLDEN, "map_dataloader.txt")) as f:
         want = f.read().strip().splitlines()
     assert run_lines("map_dataloader.py", CPU_NUM="1") == want
+
+
+def test_layers_utils_nest_helpers_match_fluid():
+    """fluid.layers.utils (missing: map_structure, flatten, pack_sequence_as, assert_same_structure,
+    convert_to_list, ...) over lists, tuples, namedtuples and dicts, with fluid 1.8.5's errors; the
+    RNN, decoder and cond layers now share them."""
+    assert run_fluidcompat("nest_utils.py") == load("nest_utils.json")

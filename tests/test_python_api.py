@@ -395,6 +395,7 @@ def test_fluid_submodules_resolve_as_attributes_in_a_fresh_process():
         "print(fluid.profiler.__name__, fluid.incubate.__name__, fluid.lod_tensor.__name__,"
         " fluid.data_generator.__name__, fluid.fleet.__name__, fluid.parallel_executor.__name__)\n"
         "print(all(n in dir(fluid) for n in ('Executor', 'DataFeeder', 'profiler', 'dygraph', 'Linear')))\n"
+        "print(fluid.incubate.fleet.__name__, fluid.layers.utils.__name__, fluid.contrib.reader.__name__)\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
     assert out == [
@@ -405,4 +406,7 @@ def test_fluid_submodules_resolve_as_attributes_in_a_fresh_process():
         "fluidcompat.incubate.fleet",
         "fluidcompat.parallel_executor",
         "True",
+        "fluidcompat.incubate.fleet",
+        "fluidcompat.layers.utils",
+        "fluidcompat.contrib.reader",
     ]

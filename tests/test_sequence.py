@@ -372,3 +372,63 @@ def test_while_loop_over_rank_ordered_steps_trains():
     np.testing.assert_allclose(np.array(got_sum), running, rtol=1e-5)
     np.testing.assert_allclose(np.array(got_grad), want, rtol=1e-5)
     assert got_sum.lod() == [list(offsets)]
+
+
+def _attention_translator(dtype):
+    """The fluid book's machine-translation model, small: a bidirectional dynamic_lstm encoder whose
+    states enter a DynamicRNN attention decoder as two static inputs, the memory booted from the
+    backward LSTM's first step."""
+    L = fluid.layers
+    src = fluid.data("src", [None, 3], dtype, lod_level=1)
+    trg = fluid.data("trg", [None, 3], dtype, lod_level=1)
+    fwd, _ = L.dynamic_lstm(L.fc(src, 16, param_attr="enc_fwd_w", bias_attr="enc_fwd_b"), 16, dtype=dtype)
+    bwd, _ = L.dynamic_lstm(L.fc(src, 16, param_attr="enc_bwd_w"), 16, is_reverse=True, dtype=dtype)
+    enc = L.concat([fwd, bwd], axis=1)
+    enc_proj = L.fc(enc, 4, bias_attr=False)
+    boot = L.fc(L.sequence_pool(bwd, "first"), 4, bias_attr=False, act="tanh")
+    rnn = L.DynamicRNN()
+    with rnn.block():
+        word = rnn.step_input(trg)
+        vec, proj = rnn.static_input(enc), rnn.static_input(enc_proj)
+        state = rnn.memory(init=boot, need_reorder=True)
+        mixed = L.elementwise_add(proj, L.sequence_expand(L.fc(state, 4, bias_attr=False), proj))
+        weights = L.reshape(L.sequence_softmax(L.fc(mixed, 1, bias_attr=False)), [-1])
+        context = L.sequence_pool(L.elementwise_mul(vec, weights, axis=0), "sum")
+        new_state = L.fc([word, context], 4, bias_attr=False, act="tanh")
+        rnn.update_memory(state, new_state)
+        rnn.output(new_state)
+    return L.reduce_sum(rnn() * rnn())
+
+
+def test_dynamic_rnn_static_inputs_pass_gradients_back_to_the_encoder():
+    """Gradients reach the encoder through the DynamicRNN's static inputs (checked against finite
+    differences). fluid 1.8.5 gave the book model's forward-LSTM input bias a zero gradient (it
+    feeds the decoder only through the static inputs) and a wrong embedding gradient, so its losses
+    after the first step differ from fluidcompat's in the second digit."""
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        loss = _attention_translator("float64")
+        (grad,) = fluid.gradients([loss], [main.global_block().var("enc_fwd_b")])
+    exe, scope = fluid.Executor(fluid.CPUPlace()), fluid.Scope()
+    rng = np.random.RandomState(0)
+    feed = {
+        "src": fluid.create_lod_tensor(rng.uniform(-1, 1, (7, 3)), [[3, 1, 3]], fluid.CPUPlace()),
+        "trg": fluid.create_lod_tensor(rng.uniform(-1, 1, (6, 3)), [[2, 3, 1]], fluid.CPUPlace()),
+    }
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+        tensor = scope.find_var("enc_fwd_b").get_tensor()
+        base = np.array(tensor)
+        analytic = np.array(exe.run(main, feed=feed, fetch_list=[grad])[0])
+        numeric = np.zeros_like(base)
+        for i in range(base.size):
+            values = []
+            for step in (1e-6, -1e-6):
+                shifted = base.copy()
+                shifted.flat[i] += step
+                tensor.set(shifted, fluid.CPUPlace())
+                values.append(float(exe.run(main, feed=feed, fetch_list=[loss])[0][0]))
+            numeric.flat[i] = (values[0] - values[1]) / 2e-6
+        tensor.set(base, fluid.CPUPlace())
+    assert np.abs(numeric).max() > 1e-3  # the bias matters to the loss
+    np.testing.assert_allclose(analytic, numeric, rtol=1e-5, atol=1e-8)

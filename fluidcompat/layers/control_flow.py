@@ -10,6 +10,7 @@ from fluidcompat import unique_name
 from fluidcompat.dtypes import VarType, np_name
 from fluidcompat.framework import Variable, default_main_program, layer
 from fluidcompat.layer_helper import LayerHelper, check_dtype, check_variable
+from fluidcompat.layers import utils as nest
 
 __all__ = [
     "less_than",
@@ -281,34 +282,6 @@ def _copy_to_parent(var):
     return out
 
 
-def _flatten(structure):
-    if isinstance(structure, (list, tuple)):
-        return [x for item in structure for x in _flatten(item)]
-    return [structure]
-
-
-def _pack_as(structure, flat):
-    it = iter(flat)
-
-    def build(s):
-        if isinstance(s, (list, tuple)):
-            return type(s)(build(x) for x in s)
-        return next(it)
-
-    return build(structure)
-
-
-def _same_structure(a, b) -> bool:
-    if isinstance(a, (list, tuple)) or isinstance(b, (list, tuple)):
-        return (
-            isinstance(a, (list, tuple))
-            and isinstance(b, (list, tuple))
-            and len(a) == len(b)
-            and all(_same_structure(x, y) for x, y in zip(a, b))
-        )
-    return True
-
-
 def select_input(inputs, mask):
     """``inputs[mask]`` (op ``select_input``)."""
     helper = LayerHelper("select_input")
@@ -341,14 +314,14 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
         with ConditionalBlock([pred], is_scalar_condition=True).block():
             origin = true_fn()
             if origin is not None:
-                true_out = _pack_as(origin, [_copy_to_parent(v) for v in _flatten(origin)])
+                true_out = nest.pack_sequence_as(origin, [_copy_to_parent(v) for v in nest.flatten(origin)])
     if false_fn is not None:
         if not callable(false_fn):
             raise TypeError(f"The false_fn in cond must be callable, but received {type(false_fn).__name__}")
         with ConditionalBlock([logical_not(pred)], is_scalar_condition=True).block():
             origin = false_fn()
             if origin is not None:
-                false_out = _pack_as(origin, [_copy_to_parent(v) for v in _flatten(origin)])
+                false_out = nest.pack_sequence_as(origin, [_copy_to_parent(v) for v in nest.flatten(origin)])
     if true_out is None and false_out is None:
         return None
     if true_out is None:
@@ -361,16 +334,18 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
             "Incompatible return values of true_fn and false_fn in cond: true_fn returns non-None while "
             "false_fn returns None"
         )
-    if not _same_structure(true_out, false_out):
+    try:
+        nest.assert_same_structure(true_out, false_out, check_types=False)
+    except ValueError:
         raise ValueError(
             "Incompatible return values of true_fn and false_fn in cond: the two branches return "
             f"different structures. Received: {true_out!r} and {false_out!r}"
-        )
+        ) from None
     from fluidcompat.layers.tensor import cast
 
     mask = cast(pred, dtype="int32")
-    merged = [select_input([f, t], mask) for f, t in zip(_flatten(false_out), _flatten(true_out))]
-    return _pack_as(false_out, merged)
+    merged = [select_input([f, t], mask) for f, t in zip(nest.flatten(false_out), nest.flatten(true_out))]
+    return nest.pack_sequence_as(false_out, merged)
 
 
 @layer

@@ -21,8 +21,9 @@ import numpy as np
 
 from fluidcompat.framework import Variable, program_transaction
 from fluidcompat.layer_helper import LayerHelper, check_dtype, check_variable
+from fluidcompat.layers import utils as nest
 from fluidcompat.layers.control_flow import in_parent_block
-from fluidcompat.layers.rnn import _leaves, _map, swap_batch_time
+from fluidcompat.layers.rnn import swap_batch_time
 
 __all__ = [
     "Decoder",
@@ -111,8 +112,8 @@ class BeamSearchDecoder(Decoder):
         """Start tokens, the cell states repeated per beam, log-probabilities 0 for beam 0 and
         ``-1e9`` for the others (so the first step expands beam 0 only)."""
         L = _L()
-        cell_states = _map(self._expand_to_beam_size, initial_cell_states)
-        ref = _leaves(initial_cell_states)[0]
+        cell_states = nest.map_structure(self._expand_to_beam_size, initial_cell_states)
+        ref = nest.flatten(initial_cell_states)[0]
         ids = L.fill_constant_batch_size_like(ref, [-1, self.beam_size], "int64", self.start_token)
         first = L.fill_constant_batch_size_like(ref, [-1, 1], "float32", 0.0)
         rest = L.fill_constant_batch_size_like(ref, [-1, self.beam_size - 1], "float32", -_INF)
@@ -141,7 +142,7 @@ class BeamSearchDecoder(Decoder):
         vocab_t = L.fill_constant([1], "int64", vocab)
         beam_indices = L.elementwise_floordiv(top_indices, vocab_t)
         token_indices = L.elementwise_mod(top_indices, vocab_t)
-        next_cell_states = _map(lambda x: self._gather(x, beam_indices), cell_states)
+        next_cell_states = nest.map_structure(lambda x: self._gather(x, beam_indices), cell_states)
         was_finished = self._gather(state.finished, beam_indices)
         lengths = L.elementwise_add(
             self._gather(state.lengths, beam_indices), L.cast(L.logical_not(was_finished), "int64")
@@ -155,11 +156,11 @@ class BeamSearchDecoder(Decoder):
         )
 
     def step(self, time, inputs, states, **kwargs):
-        inputs = _map(self._merge_batch_beams, inputs)
-        cell_states = _map(self._merge_batch_beams, states.cell_states)
+        inputs = nest.map_structure(self._merge_batch_beams, inputs)
+        cell_states = nest.map_structure(self._merge_batch_beams, states.cell_states)
         cell_outputs, next_cell_states = self.cell(inputs, cell_states, **kwargs)
-        cell_outputs = _map(self._split_batch_beams, cell_outputs)
-        next_cell_states = _map(self._split_batch_beams, next_cell_states)
+        cell_outputs = nest.map_structure(self._split_batch_beams, cell_outputs)
+        next_cell_states = nest.map_structure(self._split_batch_beams, next_cell_states)
         if self.output_fn is not None:
             cell_outputs = self.output_fn(cell_outputs)
         output, state = self._beam_search_step(time, cell_outputs, next_cell_states, states)
@@ -197,7 +198,7 @@ class TrainingHelper(DecodeHelper):
 
     def __init__(self, inputs, sequence_length, time_major=False) -> None:
         self.inputs, self.sequence_length, self.time_major = inputs, sequence_length, time_major
-        self._time_major = inputs if time_major else _map(swap_batch_time, inputs)
+        self._time_major = inputs if time_major else nest.map_structure(swap_batch_time, inputs)
 
     def _at(self, time):
         """Every entry's input at ``time`` (an int64 [1] tensor), the last step's past the end."""
@@ -208,7 +209,7 @@ class TrainingHelper(DecodeHelper):
             last = L.elementwise_sub(steps, L.fill_constant([1], "int64", 1))
             return L.squeeze(L.gather(x, L.elementwise_min(time, last)), [0])
 
-        return _map(one, self._time_major)
+        return nest.map_structure(one, self._time_major)
 
     def initialize(self):
         L = _L()
@@ -306,8 +307,8 @@ def _dynamic_decode(decoder, inits, max_step_num, output_time_major, impute_fini
     L = _L()
     inputs, states, finished = decoder.initialize(inits)
     # the loop's own copies, updated in place at the end of each step
-    inputs = _map(L.assign, inputs)
-    states = _map(L.assign, states)
+    inputs = nest.map_structure(L.assign, inputs)
+    states = nest.map_structure(L.assign, states)
     finished = L.assign(finished)
     finished.stop_gradient = True
     lengths = L.cast(L.zeros_like(finished), "int64")
@@ -334,27 +335,27 @@ def _dynamic_decode(decoder, inits, max_step_num, output_time_major, impute_fini
                         L.elementwise_mul(new, L.scale(mask, -1.0, 1.0), axis=0), L.elementwise_mul(old, mask, axis=0)
                     )
 
-                next_states = _map(keep, next_states, states)
+                next_states = nest.map_structure(keep, next_states, states)
         with in_parent_block(program):
-            arrays = _map(lambda x: L.create_array(x.dtype), outputs)
-        _map(lambda x, arr: L.array_write(x, step, array=arr), outputs, arrays)
+            arrays = nest.map_structure(lambda x: L.create_array(x.dtype), outputs)
+        nest.map_structure(lambda x, arr: L.array_write(x, step, array=arr), outputs, arrays)
         L.increment(step, 1.0, in_place=True)
         L.assign(next_finished, finished)
         L.assign(next_lengths, lengths)
-        _map(L.assign, next_inputs, inputs)
-        _map(L.assign, next_states, states)
+        nest.map_structure(L.assign, next_inputs, inputs)
+        nest.map_structure(L.assign, next_states, states)
         running = L.logical_not(L.reduce_all(finished))
         if limit is not None:
             running = L.logical_and(running, L.less_equal(step, limit))
         L.assign(running, cond)
-    outputs = _map(lambda arr: L.tensor_array_to_tensor(arr, axis=0, use_stack=True)[0], arrays)
+    outputs = nest.map_structure(lambda arr: L.tensor_array_to_tensor(arr, axis=0, use_stack=True)[0], arrays)
     final_states = states
     try:
         outputs, final_states = decoder.finalize(outputs, final_states, lengths)
     except NotImplementedError:
         pass
     if not output_time_major:
-        outputs = _map(swap_batch_time, outputs)
+        outputs = nest.map_structure(swap_batch_time, outputs)
     return (outputs, final_states, lengths) if return_length else (outputs, final_states)
 
 

@@ -14,18 +14,10 @@ import copy
 from fluidcompat import unique_name
 from fluidcompat.framework import Variable, _warn_at_user, layer, program_transaction
 from fluidcompat.layer_helper import LayerHelper
+from fluidcompat.layers import utils as nest
 from fluidcompat.param_attr import ParamAttr
 
 __all__ = ["RNNCell", "LSTMCell", "GRUCell", "rnn", "lstm", "lstm_unit", "gru_unit"]
-
-
-def _map(fn, *structures):
-    """``fn`` over the leaves of equally nested lists, tuples and namedtuples of variables."""
-    first = structures[0]
-    if isinstance(first, (list, tuple)):
-        parts = [_map(fn, *each) for each in zip(*structures)]
-        return type(first)(*parts) if hasattr(first, "_fields") else type(first)(parts)
-    return fn(*structures)
 
 
 def swap_batch_time(x):
@@ -33,12 +25,6 @@ def swap_batch_time(x):
     from fluidcompat.layers import tensor
 
     return tensor.transpose(x, [1, 0] + list(range(2, len(x.shape))))
-
-
-def _leaves(structure):
-    if isinstance(structure, (list, tuple)):
-        return [leaf for part in structure for leaf in _leaves(part)]
-    return [structure]
 
 
 class RNNCell:
@@ -55,7 +41,7 @@ class RNNCell:
         ``batch_ref`` (its first leaf) at ``batch_dim_idx``."""
         from fluidcompat import layers
 
-        ref = _leaves(batch_ref)[0]
+        ref = nest.flatten(batch_ref)[0]
         shape = self.state_shape if shape is None else shape
         dtype = self.state_dtype if dtype is None else dtype
 
@@ -339,36 +325,36 @@ def _rnn(cell, inputs, initial_states, sequence_length, time_major, is_reverse, 
 
     if not callable(cell) or not hasattr(cell, "call"):
         raise TypeError(f"cell must be an RNNCell. Received: {type(cell).__name__}")
-    flat_inputs = _leaves(inputs)
+    flat_inputs = nest.flatten(inputs)
     for x in flat_inputs:
         if not isinstance(x, Variable):
             raise TypeError(f"rnn's inputs must be Variables. Received: {type(x).__name__}")
     if initial_states is None:
         initial_states = cell.get_initial_states(batch_ref=inputs, batch_dim_idx=1 if time_major else 0)
     if not time_major:
-        inputs = _map(swap_batch_time, inputs)
-    steps = _leaves(inputs)[0].shape[0]
+        inputs = nest.map_structure(swap_batch_time, inputs)
+    steps = nest.flatten(inputs)[0].shape[0]
     if steps is None or steps < 0:
         outputs, states = _rnn_loop(cell, inputs, initial_states, sequence_length, is_reverse, **kwargs)
         if not time_major:
-            outputs = _map(swap_batch_time, outputs)
+            outputs = nest.map_structure(swap_batch_time, outputs)
         return outputs, states
     mask = None
     if sequence_length is not None:
-        dtype = _leaves(initial_states)[0].dtype
+        dtype = nest.flatten(initial_states)[0].dtype
         mask = L.transpose(L.sequence_mask(sequence_length, maxlen=steps, dtype=dtype), [1, 0])
     order = range(steps - 1, -1, -1) if is_reverse else range(steps)
     states, outputs = initial_states, {}
     for t in order:
-        step_in = _map(lambda x: L.squeeze(L.slice(x, axes=[0], starts=[t], ends=[t + 1]), [0]), inputs)
+        step_in = nest.map_structure(lambda x: L.squeeze(L.slice(x, axes=[0], starts=[t], ends=[t + 1]), [0]), inputs)
         out, new_states = cell(step_in, states, **kwargs)
         if mask is not None:
             m = L.squeeze(L.slice(mask, axes=[0], starts=[t], ends=[t + 1]), [0])
             new_states = _keep_past_end(states, new_states, m)
         states, outputs[t] = new_states, out
-    stacked = _map(lambda *per_step: L.stack(list(per_step), axis=0), *[outputs[t] for t in range(steps)])
+    stacked = nest.map_structure(lambda *per_step: L.stack(list(per_step), axis=0), *[outputs[t] for t in range(steps)])
     if not time_major:
-        stacked = _map(swap_batch_time, stacked)
+        stacked = nest.map_structure(swap_batch_time, stacked)
     return stacked, states
 
 
@@ -377,7 +363,7 @@ def _keep_past_end(states, new_states, m):
     end a sequence keeps its states, in fluid's form new * m - old * (m - 1)."""
     from fluidcompat import layers as L
 
-    return _map(
+    return nest.map_structure(
         lambda old, new: L.elementwise_sub(
             L.elementwise_mul(new, m, axis=0), L.elementwise_mul(old, L.scale(m, bias=-1.0), axis=0)
         ),
@@ -392,30 +378,30 @@ def _rnn_loop(cell, inputs, initial_states, sequence_length, is_reverse, **kwarg
     Returns (time-major outputs, final states)."""
     from fluidcompat import layers as L
 
-    first = _leaves(inputs)[0]
+    first = nest.flatten(inputs)[0]
     mask = None
     if sequence_length is not None:
-        dtype = _leaves(initial_states)[0].dtype
+        dtype = nest.flatten(initial_states)[0].dtype
         steps = L.slice(L.shape(first), axes=[0], starts=[0], ends=[1])
         mask = L.transpose(L.sequence_mask(sequence_length, maxlen=steps, dtype=dtype), [1, 0])
     if is_reverse:
-        inputs = _map(lambda x: L.reverse(x, axis=[0]), inputs)
+        inputs = nest.map_structure(lambda x: L.reverse(x, axis=[0]), inputs)
         mask = None if mask is None else L.reverse(mask, axis=[0])
     loop = L.StaticRNN()
     with loop.step():
-        step_in = _map(loop.step_input, inputs)
-        states = _map(lambda s: loop.memory(init=s), initial_states)
+        step_in = nest.map_structure(loop.step_input, inputs)
+        states = nest.map_structure(lambda s: loop.memory(init=s), initial_states)
         out, new_states = cell(step_in, states, **kwargs)
         if mask is not None:
             new_states = _keep_past_end(states, new_states, loop.step_input(mask))
-        _map(loop.update_memory, states, new_states)
-        flat_out, flat_states = _leaves(out), _leaves(new_states)
+        nest.map_structure(loop.update_memory, states, new_states)
+        flat_out, flat_states = nest.flatten(out), nest.flatten(new_states)
         for v in flat_out + flat_states:
             loop.step_output(v)
     stacked = loop.results
     outs = iter(stacked[: len(flat_out)])
     last = iter(L.squeeze(L.slice(s, axes=[0], starts=[-1], ends=[2**31 - 1]), [0]) for s in stacked[len(flat_out) :])
-    outputs = _map(lambda _: next(outs), out)
+    outputs = nest.map_structure(lambda _: next(outs), out)
     if is_reverse:
-        outputs = _map(lambda x: L.reverse(x, axis=[0]), outputs)
-    return outputs, _map(lambda _: next(last), new_states)
+        outputs = nest.map_structure(lambda x: L.reverse(x, axis=[0]), outputs)
+    return outputs, nest.map_structure(lambda _: next(last), new_states)
