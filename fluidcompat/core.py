@@ -3,6 +3,18 @@
 from fluidcompat.dtypes import VarType
 from fluidcompat.executor.interpreter import EnforceNotMet
 from fluidcompat.executor.scope import LoDTensor, Scope, ScopeVariable, Tensor
+from fluidcompat.inference import (
+    AnalysisConfig,
+    AnalysisPredictor,
+    NativeConfig,
+    NativePaddlePredictor,
+    PaddleBuf,
+    PaddleDType,
+    PaddlePredictor,
+    PaddleTensor,
+    ZeroCopyTensor,
+    create_paddle_predictor,
+)
 from fluidcompat.places import (
     CPUPlace,
     CUDAPinnedPlace,
@@ -36,6 +48,16 @@ _Scope = Scope
 Variable = ScopeVariable
 
 __all__ = [
+    "AnalysisConfig",
+    "AnalysisPredictor",
+    "NativeConfig",
+    "NativePaddlePredictor",
+    "PaddleBuf",
+    "PaddleDType",
+    "PaddlePredictor",
+    "PaddleTensor",
+    "ZeroCopyTensor",
+    "create_paddle_predictor",
     "CPUPlace",
     "CUDAPinnedPlace",
     "CUDAPlace",

@@ -1417,3 +1417,59 @@ def test_layers_utils_nest_helpers_match_fluid():
     convert_to_list, ...) over lists, tuples, namedtuples and dicts, with fluid 1.8.5's errors; the
     RNN, decoder and cond layers now share them."""
     assert run_fluidcompat("nest_utils.py") == load("nest_utils.json")
+
+
+def test_inference_api_matches_fluid():
+    """fluid.core's inference API (missing): AnalysisConfig over a model directory and over combined
+    files, create_paddle_predictor, run() over PaddleTensors (names, shapes, dtypes, values), the
+    zero-copy tensors, NativeConfig and clone(), as fluid 1.8.5 printed them. Departures in the last
+    three lines: a missing model is a ValueError naming the file (fluid: EnforceNotMet), run() with
+    too few inputs is refused naming the model's inputs (fluid logged an error and returned), and a
+    config used twice is a ValueError (fluid: EnforceNotMet)."""
+    with open(os.path.join(GOLDEN, "inference_api.txt")) as f:
+        want = f.read().strip().splitlines()
+    got = run_lines("inference_api.py")
+    assert got[:-3] == want[:-3]
+    assert want[-3:] == ["EnforceNotMet", "no error", "EnforceNotMet"]
+    assert got[-3:] == ["ValueError", "ValueError", "ValueError"]
+
+
+def test_inference_api_errors_name_the_problem(tmp_path):
+    import fluidcompat as fluid
+    from fluidcompat.core import AnalysisConfig, PaddleTensor, create_paddle_predictor
+
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", [None, 2], "float32")
+        y = fluid.layers.scale(x, 2.0)
+    exe = fluid.Executor(fluid.CPUPlace())
+    fluid.io.save_inference_model(str(tmp_path / "m"), ["x"], [y], exe, main_program=main)
+    with pytest.raises(ValueError, match=r"Cannot find the inference model file .*missing/__model__"):
+        create_paddle_predictor(AnalysisConfig(str(tmp_path / "missing")))
+    config = AnalysisConfig(str(tmp_path / "m"))
+    pred = create_paddle_predictor(config)
+    with pytest.raises(ValueError, match="can only be used for one predictor"):
+        create_paddle_predictor(config)
+    with pytest.raises(ValueError, match=r"takes 1 inputs \['x'\], received 2 PaddleTensors"):
+        pred.run([PaddleTensor(np.ones((1, 2), "float32"))] * 2)
+    with pytest.raises(TypeError, match="float32, int64 or int32 data .* Received: float64"):
+        PaddleTensor(np.ones((1, 2)))
+    with pytest.raises(ValueError, match=r"no data was copied into the inputs \['x'\]"):
+        pred.zero_copy_run()
+    with pytest.raises(ValueError, match="'z' is not an input of the model; its inputs: \\['x'\\]"):
+        pred.get_input_tensor("z")
+    named = AnalysisConfig(str(tmp_path / "m"))
+    named.switch_specify_input_names(True)
+    with pytest.raises(ValueError, match=r"inputs named \['w'\] are not the model's inputs \['x'\]"):
+        create_paddle_predictor(named).run([PaddleTensor(np.ones((1, 2), "float32"), name="w")])
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup):
+        s = fluid.data("s", [None, 2], "float32", lod_level=1)
+        pooled = fluid.layers.sequence_pool(fluid.layers.scale(s, 2.0), "sum")
+        doubled = fluid.layers.scale(s, 2.0)
+    fluid.io.save_inference_model(str(tmp_path / "seq"), ["s"], [pooled, doubled], exe, main_program=main)
+    pooled, doubled = create_paddle_predictor(AnalysisConfig(str(tmp_path / "seq"))).run(
+        [PaddleTensor(np.ones((3, 2), "float32"), lod=[[0, 1, 3]])]
+    )
+    assert pooled.as_ndarray().tolist() == [[2.0, 2.0], [4.0, 4.0]]
+    assert doubled.lod == [[0, 1, 3]] and doubled.shape == [3, 2]
