@@ -1473,3 +1473,19 @@ def test_inference_api_errors_name_the_problem(tmp_path):
     )
     assert pooled.as_ndarray().tolist() == [[2.0, 2.0], [4.0, 4.0]]
     assert doubled.lod == [[0, 1, 3]] and doubled.shape == [3, 2]
+
+
+def test_fluid_reads_the_inference_models_fluidcompat_writes(tmp_path):
+    """An inference model written by fluidcompat (conv, batch_norm, pool, fc, embedding, dynamic_lstm,
+    sequence_pool; combined files) loads and runs in fluid 1.8.5, through load_inference_model and its
+    inference API (load_saved.json, recorded there from tests/golden/saved_by_fluidcompat/); fluidcompat
+    gives the same outputs, and still writes those files byte for byte. If the bytes change, check the
+    new files under fluid 1.8.5 (tools/fluid18 load_saved.py) before recording them again."""
+    run_lines("saved_by_fluidcompat.py", SAVE_DIR=str(tmp_path / "m"))
+    for name in ("__model__", "__params__"):
+        with (
+            open(tmp_path / "m" / name, "rb") as got,
+            open(os.path.join(GOLDEN, "saved_by_fluidcompat", name), "rb") as want,
+        ):
+            assert got.read() == want.read(), name
+    assert _close(run_fluidcompat("load_saved.py"), load("load_saved.json"))
