@@ -3,6 +3,8 @@ nets, flags, create_lod_tensor, install_check."""
 
 from __future__ import annotations
 
+import sys
+
 import numpy as np
 import pytest
 
@@ -410,3 +412,29 @@ def test_fluid_submodules_resolve_as_attributes_in_a_fresh_process():
         "fluidcompat.layers.utils",
         "fluidcompat.contrib.reader",
     ]
+
+
+def test_ploter_keeps_the_curves_and_names_what_is_missing(monkeypatch, capsys):
+    """paddle.utils.plot.Ploter (the fluid book's training curves): append / reset as fluid 1.8 kept
+    them; without matplotlib plot() says so once (fluid failed at Ploter()) and plot(path) raises
+    naming it; DISABLE_PLOT=True draws nothing."""
+    from fluidcompat.compat.utils.plot import Ploter
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
+    monkeypatch.delenv("DISABLE_PLOT", raising=False)
+    plot = Ploter("Train cost", "Test cost")
+    for step in range(3):
+        plot.append("Train cost", step, 1.0 / (step + 1))
+    assert plot.__plot_data__["Train cost"].value == [1.0, 0.5, 1.0 / 3]
+    plot.plot()
+    plot.plot()
+    assert capsys.readouterr().err.count("matplotlib is not installed") == 1
+    with pytest.raises(ImportError, match=r"Ploter.plot\('curve.png'\) needs matplotlib"):
+        plot.plot("curve.png")
+    with pytest.raises(ValueError, match=r"'Valid cost' is not one of the titles \['Train cost', 'Test cost'\]"):
+        plot.append("Valid cost", 0, 1.0)
+    plot.reset()
+    assert plot.__plot_data__["Train cost"].step == []
+    monkeypatch.setenv("DISABLE_PLOT", "True")
+    Ploter("a").plot("never.png")  # disabled: no error, no file

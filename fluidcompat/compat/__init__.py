@@ -21,6 +21,8 @@ _ALIASES = {
     "paddle.reader": "fluidcompat.reader",
     "paddle.compat": "fluidcompat.compat.py3compat",
     "paddle.version": "fluidcompat.compat.version",
+    "paddle.utils": "fluidcompat.compat.utils",
+    "paddle.utils.plot": "fluidcompat.compat.utils.plot",
     "paddle.device": "fluidcompat.compat.device",
     "paddle.nn": "fluidcompat.compat.nn",
     "paddle.nn.functional": "fluidcompat.compat.functional",
