@@ -1489,3 +1489,11 @@ def test_fluid_reads_the_inference_models_fluidcompat_writes(tmp_path):
         ):
             assert got.read() == want.read(), name
     assert _close(run_fluidcompat("load_saved.py"), load("load_saved.json"))
+
+
+def test_fluid_evaluator_matches_fluid():
+    """fluid.evaluator.ChunkEvaluator / EditDistance (missing; older scripts use them): state
+    variable names, per-batch metrics, eval() accumulated since reset(), as fluid 1.8.5 printed."""
+    with open(os.path.join(GOLDEN, "evaluator.txt")) as f:
+        want = f.read().strip().splitlines()
+    assert run_lines("evaluator.py") == want

@@ -1,6 +1,7 @@
 # fluid.evaluator (fluid 1.x's in-program evaluators): ChunkEvaluator and EditDistance state names,
 # per-batch metrics, accumulated eval() over two batches, and reset(). Prints lines.
 import warnings
+
 import numpy as np
 import paddle.fluid as fluid
 
