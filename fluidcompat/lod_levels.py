@@ -16,6 +16,7 @@ from fluidcompat_ops.math import _COMPARE, _ELEMENTWISE, _LOGICAL, UNARY
 
 # op type -> (input slot, output slots that take its first variable's lod_level)
 _X_OUT = ("X", ("Out",))
+_REDUCE = ("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod")
 SHARED: Dict[str, Tuple[str, Tuple[str, ...]]] = {
     **{t: _X_OUT for t in (*_ELEMENTWISE, *_COMPARE, *_LOGICAL)},
     **{
@@ -65,20 +66,25 @@ SHARED: Dict[str, Tuple[str, Tuple[str, ...]]] = {
     },
     "lookup_table": ("Ids", ("Out",)),
     "lookup_table_v2": ("Ids", ("Out",)),
-    "layer_norm": ("X", ("Y",)),
-    "batch_norm": ("X", ("Y",)),
-    "data_norm": ("X", ("Y",)),
-    "group_norm": ("X", ("Y",)),
-    "instance_norm": ("X", ("Y",)),
-    "cross_entropy": ("X", ("Y",)),
-    "cross_entropy2": ("X", ("Y",)),
-    "bpr_loss": ("X", ("Y",)),
-    "teacher_student_sigmoid_loss": ("X", ("Y",)),
+    **{
+        t: ("X", ("Y",))
+        for t in (
+            "layer_norm",
+            "batch_norm",
+            "data_norm",
+            "group_norm",
+            "instance_norm",
+            "cross_entropy",
+            "cross_entropy2",
+            "bpr_loss",
+            "teacher_student_sigmoid_loss",
+            "stack",
+        )
+    },
     "softmax_with_cross_entropy": ("Logits", ("Softmax", "Loss")),
     "log_loss": ("Predicted", ("Loss",)),
     "top_k": ("X", ("Out", "Indices")),
     "accuracy": ("Out", ("Accuracy",)),
-    "stack": ("X", ("Y",)),
     "slice": ("Input", ("Out",)),
     "strided_slice": ("Input", ("Out",)),
     "conv2d": ("Input", ("Output",)),
@@ -89,7 +95,7 @@ SHARED: Dict[str, Tuple[str, Tuple[str, ...]]] = {
     "reshape2": _X_OUT,
     "expand": _X_OUT,
     "split": _X_OUT,
-    **{t: _X_OUT for t in ("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod")},
+    **{t: _X_OUT for t in _REDUCE},
 }
 
 
@@ -102,10 +108,7 @@ _WHEN: Dict[str, Callable] = {
     "reshape2": _keeps_rows,
     "expand": _keeps_rows,
     "split": lambda op, x, out: op.attrs.get("axis", 0) % max(len(x.shape), 1) != 0,
-    **{
-        t: lambda op, x, out: not op.attrs.get("reduce_all") and (op.attrs.get("dim") or [0])[0] != 0
-        for t in ("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod")
-    },
+    **{t: lambda op, x, out: not op.attrs.get("reduce_all") and (op.attrs.get("dim") or [0])[0] != 0 for t in _REDUCE},
 }
 
 
