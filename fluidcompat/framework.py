@@ -871,6 +871,68 @@ class Program:
         """The parts of fluid's ProgramDesc that scripts use: ``serialize_to_string()``."""
         return _ProgramDesc(self)
 
+    def _prune(self, targets) -> "Program":
+        """A copy holding only the ops ``targets`` (Variables, names or Operators) need."""
+        return self._prune_with_input([], targets)
+
+    def _prune_with_input(self, feeded_var_names, targets) -> "Program":
+        """A copy holding only the ops of the global block needed to compute ``targets`` (Variables,
+        variable names or Operators) when ``feeded_var_names`` are fed (the ops computing those go),
+        and the variables those ops use. A variable target stands for the first op writing it, an
+        optimizer op only when it is a target itself, as in fluid 1.8."""
+        feeds = feeded_var_names if isinstance(feeded_var_names, list) else [feeded_var_names]
+        targets = targets if isinstance(targets, list) else [targets]
+        for name in feeds:
+            if not isinstance(name, str):
+                raise ValueError(
+                    f"All feeded_var_names of Program._prune_with_input() can only be str, but received {type(name)}."
+                )
+        ops = self.global_block().ops
+        wanted = set()
+        for t in targets:
+            if isinstance(t, Operator):
+                found = [i for i, op in enumerate(ops) if op is t]
+                if not found:
+                    raise ValueError(f"Program._prune_with_input: op {t.type} is not in the program's global block")
+                wanted.add(found[0])
+                continue
+            if not isinstance(t, (Variable, str)):
+                raise ValueError(
+                    "All targets of Program._prune_with_input() can only be Variable or Operator, but received "
+                    f"{type(t)}."
+                )
+            name = t.name if isinstance(t, Variable) else t
+            if name in feeds:
+                continue
+            writer = next(
+                (
+                    i
+                    for i, op in enumerate(ops)
+                    if name in op.output_arg_names
+                    and (not op.attrs.get("op_role", 0) & OpRole.Optimize or any(op is x for x in targets))
+                ),
+                None,
+            )
+            if writer is None:
+                raise ValueError(
+                    "The target variable used for pruning should have an associated operator that generates it. "
+                    f"Received: '{name}'"
+                )
+            wanted.add(writer)
+        keep, needed = set(), set()
+        for i in range(len(ops) - 1, -1, -1):
+            outputs = set(ops[i].output_arg_names) - set(feeds)
+            if i in wanted or needed & outputs:
+                keep.add(i)
+                needed.update(n for n in ops[i].input_arg_names if n not in feeds)
+        pruned = self.clone()
+        block = pruned.global_block()
+        block.ops = [op for i, op in enumerate(block.ops) if i in keep]
+        used = {n for b in pruned.blocks for op in b.ops for n in op.input_arg_names + op.output_arg_names}
+        block.vars = {n: v for n, v in block.vars.items() if n in used or n in feeds}
+        pruned._bump()
+        return pruned
+
     def clone(self, for_test: bool = False) -> "Program":
         """Copy the program; ``for_test=True`` drops backward and optimizer ops and sets ``is_test``."""
         p = Program()

@@ -322,19 +322,7 @@ def load_persistables(executor, dirname, main_program=None, filename=None) -> No
 # -- inference models -----------------------------------------------------------------------------------
 def _prune(program: Program, feed_names, target_names) -> Program:
     """The ops of ``program`` needed to compute ``target_names`` from ``feed_names``, in test mode."""
-    pruned = program.clone(for_test=True)
-    block = pruned.global_block()
-    needed = set(target_names)
-    keep = []
-    for op in reversed(block.ops):
-        if needed.intersection(op.output_arg_names):
-            keep.append(op)
-            needed.update(n for n in op.input_arg_names if n not in feed_names)
-    block.ops = list(reversed(keep))
-    used = {n for op in block.ops for n in op.input_arg_names + op.output_arg_names} | set(feed_names)
-    block.vars = {n: v for n, v in block.vars.items() if n in used}
-    pruned._bump()
-    return pruned
+    return program.clone(for_test=True)._prune_with_input(list(feed_names), list(target_names))
 
 
 def save_inference_model(

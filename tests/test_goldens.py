@@ -1497,3 +1497,12 @@ def test_fluid_evaluator_matches_fluid():
     with open(os.path.join(GOLDEN, "evaluator.txt")) as f:
         want = f.read().strip().splitlines()
     assert run_lines("evaluator.py") == want
+
+
+def test_use_prune_and_program_prune_match_fluid():
+    """Executor.run(use_prune=True) was accepted and ignored (a branch whose input was not fed failed);
+    now it runs what the fetch list and the optimizer ops need from the fed variables, training as
+    fluid 1.8.5 did; Program._prune / _prune_with_input (missing) keep fluid's ops and variables."""
+    with open(os.path.join(GOLDEN, "use_prune.txt")) as f:
+        want = f.read().strip().splitlines()
+    assert run_lines("use_prune.py") == want

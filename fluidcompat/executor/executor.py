@@ -16,7 +16,7 @@ from fluidcompat.dtypes import np_name, to_vartype
 from fluidcompat.executor.interpreter import PreparedBlock, UninitializedVariableError
 from fluidcompat.executor.placement import plan_block
 from fluidcompat.executor.scope import LoDTensor, Scope, global_scope, vartype_of
-from fluidcompat.framework import Operator, Program, Variable, default_main_program
+from fluidcompat.framework import Operator, OpRole, Program, Variable, default_main_program
 from fluidcompat.logging import VLog, any_vlog, dims_text, place_text, var_debug
 from fluidcompat.profiler.events import ORDINARY, RECORDER, now_ns
 from fluidcompat.profiler.report import Event
@@ -353,7 +353,9 @@ class Executor:
             and not RECORDER.enabled
             and not any_vlog()
         ):
-            fast = self._runners.get((target, None if feed is None else tuple(feed), _fetch_key(fetch_list), scope))
+            fast = self._runners.get(
+                (target, None if feed is None else tuple(feed), _fetch_key(fetch_list), scope, use_prune)
+            )
             if fast is not None and fast.version == fast.program._version and not self._closed:
                 return fast.run(feed, scope if scope is not None else global_scope(), return_numpy)
         if self._closed:
@@ -394,6 +396,8 @@ class Executor:
             feed = feed[0]
         if not isinstance(feed, dict):
             raise TypeError(f"feed requires dict as its Parameter. But you passed in {type(feed)}")
+        if use_prune:
+            program = self._pruned(program, feed, fetch_list)
 
         block = program.global_block()
         recorder = RECORDER if RECORDER.enabled else None
@@ -453,7 +457,7 @@ class Executor:
         if not vlog and not recorder and fed.keys() == feed.keys() and block.ops:
             # the next run with the same program, feed names, fetch list and scope skips the checks above
             fast_key = (original_program, None if original_feed is None else tuple(feed), _fetch_key(fetch_list),
-                        original_scope)  # fmt: skip
+                        original_scope, use_prune)  # fmt: skip
             if fast_key[2] is not None:
                 if len(self._runners) > 64:
                     self._runners.clear()
@@ -516,6 +520,24 @@ class Executor:
             f"CPUPlace Op(fetch), inputs:{{X[{var_debug(name, value, vartype_of)}]}}, "
             f"outputs:{{Out[fetch:[-1]({{{{}}}})]}}.",
         )
+
+    def _pruned(self, program: Program, feed: dict, fetch_list) -> Program:
+        """``use_prune=True``: the program cut down to what the fetched variables and the optimizer ops
+        need (those fetched, else all of them, as fluid 1.8), from the fed variables; cached per
+        program version, feed names and fetch list."""
+        items = [fetch_list] if isinstance(fetch_list, (Variable, str, Operator)) else list(fetch_list or [])
+        optimize = [op for op in items if isinstance(op, Operator)] or [
+            op for op in program.global_block().ops if op.attrs.get("op_role", 0) & OpRole.Optimize
+        ]
+        targets = [t for t in items if not isinstance(t, Operator)] + optimize
+        key = (program, program._version, tuple(sorted(feed)), tuple(id(t) if isinstance(t, Operator) else
+               (t.name if isinstance(t, Variable) else t) for t in targets))  # fmt: skip
+        cache = self.__dict__.setdefault("_prune_cache", {})
+        if key not in cache:
+            if len(cache) > 32:
+                cache.clear()
+            cache[key] = program._prune_with_input(list(feed), targets)
+        return cache[key]
 
     def _prepare(self, program: Program, fed, fetch_names) -> PreparedBlock:
         block = program.global_block()
