@@ -448,6 +448,20 @@ def _bn_infer(ins, attrs):
     }
 
 
+def _inv_std(var, eps):
+    """``1 / sqrt(var + eps)`` with a correctly rounded square root, as fluid's (torch's float32
+    sqrt can be an ulp off; through float64 it rounds as Eigen's did)."""
+    return 1.0 / torch.sqrt((var + eps).to(torch.float64)).to(var.dtype)
+
+
+def _bn_affine(x, mean, inv, scale, bias, view):
+    """Normalized ``x`` in fluid 1.8's arithmetic (bit for bit on the CPU): per channel
+    ``x * (inv * scale) + (bias - mean * inv * scale)``."""
+    new_scale = inv * scale
+    new_bias = bias - mean * inv * scale
+    return x * new_scale.reshape(view) + new_bias.reshape(view)
+
+
 def _bn_kernel(ins, attrs):
     x = ins["X"][0]
     scale, bias, mean, var = (ins[k][0] for k in ("Scale", "Bias", "Mean", "Variance"))
@@ -460,14 +474,14 @@ def _bn_kernel(ins, attrs):
     view[ch_axis] = -1
     eps = attrs["epsilon"]
     if attrs["is_test"] or attrs["use_global_stats"]:
-        inv = torch.rsqrt(var + eps)
-        y = (x - mean.reshape(view)) * (inv * scale).reshape(view) + bias.reshape(view)
+        inv = _inv_std(var, eps)
+        y = _bn_affine(x, mean, inv, scale, bias, view)
         return {"Y": [y], "MeanOut": [mean], "VarianceOut": [var], "SavedMean": [mean], "SavedVariance": [inv]}
     dims = [d for d in range(x.dim()) if d != ch_axis]
     bmean = x.mean(dim=dims)
     bvar = x.var(dim=dims, unbiased=False)
-    inv = torch.rsqrt(bvar + eps)
-    y = (x - bmean.reshape(view)) * (inv * scale).reshape(view) + bias.reshape(view)
+    inv = _inv_std(bvar, eps)
+    y = _bn_affine(x, bmean, inv, scale, bias, view)
     mom = attrs["momentum"]
     mt = first(ins, "MomentumTensor")
     if mt is not None:
