@@ -174,11 +174,7 @@ class AnalysisConfig:
     Float32, Int8, Half = Precision.Float32, Precision.Int8, Precision.Half
 
     def __init__(self, model_dir_or_prog_file: str = "", params_file: Optional[str] = None) -> None:
-        self._model_dir, self._prog_file, self._params_file = "", "", ""
-        if params_file is None:
-            self._model_dir = model_dir_or_prog_file
-        else:
-            self._prog_file, self._params_file = model_dir_or_prog_file, params_file
+        self.set_model(model_dir_or_prog_file, params_file)
         self._use_gpu, self._device_id, self._pool_mb = False, 0, 100
         self._ir_optim, self._feed_fetch_ops, self._specify_input_name = True, True, False
         self._glog_disabled, self._threads = False, 1
@@ -187,7 +183,12 @@ class AnalysisConfig:
 
     # where the model is
     def set_model(self, model_dir_or_prog_file: str, params_file: Optional[str] = None) -> None:
-        self.__init__(model_dir_or_prog_file, params_file)
+        """A model directory, or (with ``params_file``) combined program and parameter files."""
+        self._model_dir, self._prog_file, self._params_file = "", "", ""
+        if params_file is None:
+            self._model_dir = model_dir_or_prog_file
+        else:
+            self._prog_file, self._params_file = model_dir_or_prog_file, params_file
 
     def set_prog_file(self, path: str) -> None:
         self._prog_file = path

@@ -1458,8 +1458,9 @@ def test_inference_api_errors_name_the_problem(tmp_path):
         pred.zero_copy_run()
     with pytest.raises(ValueError, match="'z' is not an input of the model; its inputs: \\['x'\\]"):
         pred.get_input_tensor("z")
-    named = AnalysisConfig(str(tmp_path / "m"))
+    named = AnalysisConfig()
     named.switch_specify_input_names(True)
+    named.set_model(str(tmp_path / "m"))  # keeps the switches set before it
     with pytest.raises(ValueError, match=r"inputs named \['w'\] are not the model's inputs \['x'\]"):
         create_paddle_predictor(named).run([PaddleTensor(np.ones((1, 2), "float32"), name="w")])
     main, startup = fluid.Program(), fluid.Program()
