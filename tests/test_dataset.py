@@ -182,6 +182,7 @@ def test_map_style_dataloader_refuses_bad_arguments():
         def __len__(self):
             return 3
 
+    assert fluid.dataloader.Dataset is Dataset and fluid.dataloader.BatchSampler is BatchSampler
     with pytest.raises(TypeError, match="subclass instance of paddle.io.Dataset. Received: list"):
         DataLoader([1, 2], return_list=True)
     with pytest.raises(ValueError, match="should not be set when batch_sampler is given"):
