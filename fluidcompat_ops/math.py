@@ -821,7 +821,8 @@ def _norm_grad(ins, attrs):
 
 def _norm_kernel(ins, attrs):
     x = ins["X"][0]
-    norm = torch.sqrt(torch.sum(x * x, dim=attrs["axis"], keepdim=True) + attrs["epsilon"])
+    squares = torch.sum(x * x, dim=attrs["axis"], keepdim=True) + attrs["epsilon"]
+    norm = torch.sqrt(squares.to(torch.float64)).to(x.dtype)  # correctly rounded, as fluid's
     return {"Out": [x / norm], "Norm": [norm]}
 
 

@@ -448,10 +448,14 @@ def _bn_infer(ins, attrs):
     }
 
 
+def _std(var, eps):
+    """``sqrt(var + eps)`` correctly rounded, as fluid's (torch's float32 sqrt can be an ulp off;
+    through float64 it rounds as Eigen's did)."""
+    return torch.sqrt((var + eps).to(torch.float64)).to(var.dtype)
+
+
 def _inv_std(var, eps):
-    """``1 / sqrt(var + eps)`` with a correctly rounded square root, as fluid's (torch's float32
-    sqrt can be an ulp off; through float64 it rounds as Eigen's did)."""
-    return 1.0 / torch.sqrt((var + eps).to(torch.float64)).to(var.dtype)
+    return 1.0 / _std(var, eps)
 
 
 def _bn_affine(x, mean, inv, scale, bias, view):
@@ -569,7 +573,7 @@ def _ln_kernel(ins, attrs):
     x2 = x.reshape(left, -1)
     mean = x2.mean(dim=1)
     var = x2.var(dim=1, unbiased=False)
-    y = (x2 - mean[:, None]) * torch.rsqrt(var + attrs["epsilon"])[:, None]
+    y = (x2 - mean[:, None]) / _std(var, attrs["epsilon"])[:, None]  # fluid's arithmetic, bit for bit
     scale, bias = first(ins, "Scale"), first(ins, "Bias")
     if scale is not None:
         y = y * scale

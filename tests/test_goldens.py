@@ -1509,13 +1509,14 @@ def test_use_prune_and_program_prune_match_fluid():
     assert run_lines("use_prune.py") == want
 
 
-def test_batch_norm_arithmetic_is_fluids():
+def test_batch_norm_and_layer_norm_arithmetic_is_fluids():
     """batch_norm computes as fluid 1.8.5's CPU kernel did, x * (inv * scale) + (bias - mean * inv *
     scale) with a correctly rounded square root: an is_test batch_norm (a served model's) gives
-    fluid's float32 values bit for bit, 4-D and 2-D (fluidcompat's were an ulp off in places). In
-    training the batch statistics are summed in torch's order (within a few ulps of fluid's)."""
-    got, want = run_fluidcompat("bn_arith.py"), load("bn_arith.json")
-    for key in ("test_4d", "test_2d"):
+    fluid's float32 values bit for bit, 4-D and 2-D (fluidcompat's were an ulp off in places), and so
+    does a layer_norm over short rows ((x - mean) / sqrt(var + eps) * scale + bias). In training the
+    batch statistics are summed in torch's order (within a few ulps of fluid's)."""
+    got, want = run_fluidcompat("norm_arith.py"), load("norm_arith.json")
+    for key in ("test_4d", "test_2d", "layer_norm"):
         assert got[key] == want[key], key
     for key in ("train_4d", "train_2d"):
         np.testing.assert_allclose(got[key], want[key], rtol=2e-6, atol=1e-6, err_msg=key)

@@ -1,6 +1,7 @@
-# batch_norm's arithmetic: outputs of an is_test and a training batch_norm over 4-D and 2-D inputs,
-# every float32 value printed in full (fluid 1.8.5 computed x * (inv * scale) + (bias - mean * inv *
-# scale) with a correctly rounded square root). Prints JSON.
+# batch_norm's and layer_norm's arithmetic: outputs of an is_test and a training batch_norm over 4-D
+# and 2-D inputs and of a layer_norm, every float32 value printed in full (fluid 1.8.5 computed
+# x * (inv * scale) + (bias - mean * inv * scale), and (x - mean) / sqrt(var + eps) * scale + bias,
+# with a correctly rounded square root). Prints JSON.
 import json
 import sys
 
@@ -35,4 +36,16 @@ for mode in ("test", "train"):
         a, b = exe.run(main, feed=feed, fetch_list=[y, y2])
     out[mode + "_4d"] = a.ravel().tolist()
     out[mode + "_2d"] = b.ravel().tolist()
+main, startup = fluid.Program(), fluid.Program()
+with fluid.program_guard(main, startup):
+    x = fluid.data("x", [None, 6], "float32")
+    c = fluid.initializer.Constant
+    y = fluid.layers.layer_norm(
+        x, param_attr=fluid.ParamAttr(initializer=c(1.3)), bias_attr=fluid.ParamAttr(initializer=c(0.2))
+    )
+exe = fluid.Executor(fluid.CPUPlace())
+exe.run(startup)
+rng = np.random.RandomState(0)
+(ln,) = exe.run(main, feed={"x": rng.uniform(-5, 15, (4, 6)).astype("float32")}, fetch_list=[y])
+out["layer_norm"] = ln.ravel().tolist()
 json.dump(out, sys.stdout)
