@@ -453,10 +453,7 @@ class BatchSampler:
     def __iter__(self):
         if self.shuffle:
             np.random.shuffle(self.indices)
-        for start in range(0, len(self.indices), self.batch_size):
-            batch = self.indices[start : start + self.batch_size]
-            if len(batch) == self.batch_size or not self.drop_last:
-                yield batch
+        yield from batch(lambda: iter(self.indices), self.batch_size, self.drop_last)()
 
     def __len__(self) -> int:
         n = len(self.indices)

@@ -52,14 +52,7 @@ class BatchSampler:
             indices = list(self.sampler)
         else:
             indices = np.random.permutation(len(self.dataset)).tolist() if self.shuffle else range(len(self.dataset))
-        batch = []
-        for i in indices:
-            batch.append(i)
-            if len(batch) == self.batch_size:
-                yield batch
-                batch = []
-        if batch and not self.drop_last:
-            yield batch
+        yield from _reader.batch(lambda: iter(indices), self.batch_size, self.drop_last)()
 
     def __len__(self) -> int:
         n = len(self.sampler) if self.sampler is not None else len(self.dataset)
@@ -93,13 +86,7 @@ class DataLoader(_reader.DataLoader):
             for indices in self.batch_sampler:
                 yield self.collate_fn([self.dataset[i] for i in indices])
             return
-        samples = []
-        for s in self.dataset:
-            samples.append(s)
-            if len(samples) == self.batch_size:
-                yield self.collate_fn(samples)
-                samples = []
-        if samples and not self.drop_last:
+        for samples in _reader.batch(lambda: iter(self.dataset), self.batch_size, self.drop_last)():
             yield self.collate_fn(samples)
 
     def __iter__(self):

@@ -8,6 +8,8 @@ import hashlib
 import os
 import pickle
 
+from fluidcompat.reader import batch
+
 __all__ = ["DATA_HOME", "data_file", "download", "md5file", "split", "cluster_files_reader"]
 
 DATA_HOME = os.path.expanduser("~/.cache/paddle/dataset")
@@ -47,14 +49,7 @@ def split(reader, line_count, suffix="%05d.pickle", dumper=pickle.dump):
         raise TypeError("dumper should be callable.")
     if line_count < 1:
         raise ValueError(f"split: line_count must be at least 1, received {line_count}")
-    lines, index = [], 0
-    for sample in reader():
-        lines.append(sample)
-        if len(lines) == line_count:
-            with open(suffix % index, "wb") as f:
-                dumper(lines, f)
-            lines, index = [], index + 1
-    if lines:
+    for index, lines in enumerate(batch(reader, line_count)()):
         with open(suffix % index, "wb") as f:
             dumper(lines, f)
 
