@@ -331,11 +331,17 @@ class PaddlePredictor:
     def get_output_names(self) -> List[str]:
         return [v.name for v in self._fetch_vars]
 
-    def _run(self, feed: Dict) -> list:
+    def _run(self, inputs: Dict) -> list:
+        """(name, array, LoD) of each output for ``inputs`` (name -> (array, LoD))."""
         from fluidcompat.executor.scope import scope_guard
 
+        feed = {name: self._fed(array, lod) for name, (array, lod) in inputs.items()}
         with scope_guard(self._scope):
-            return self._executor.run(self._program, feed=feed, fetch_list=self._fetch_vars, return_numpy=False)
+            values = self._executor.run(self._program, feed=feed, fetch_list=self._fetch_vars, return_numpy=False)
+        return [
+            (var.name, np.array(value), value.lod() if hasattr(value, "lod") else [])
+            for var, value in zip(self._fetch_vars, values)
+        ]
 
     @staticmethod
     def _fed(array: np.ndarray, lod) -> object:
@@ -367,12 +373,8 @@ class PaddlePredictor:
             named = {t.name: t for t in inputs}
         else:
             named = dict(zip(self._feed_names, inputs))
-        feed = {name: self._fed(t.as_ndarray(), t.lod) for name, t in named.items()}
-        outputs = []
-        for var, value in zip(self._fetch_vars, self._run(feed)):
-            lod = value.lod() if hasattr(value, "lod") else []
-            outputs.append(PaddleTensor(np.array(value), name=var.name, lod=lod, copy=False))
-        return outputs
+        results = self._run({name: (t.as_ndarray(), t.lod) for name, t in named.items()})
+        return [PaddleTensor(array, name=name, lod=lod, copy=False) for name, array, lod in results]
 
     def get_input_tensor(self, name: str) -> ZeroCopyTensor:
         if name not in self._feed_names:
@@ -391,11 +393,9 @@ class PaddlePredictor:
         missing = [n for n in self._feed_names if self._inputs.get(n, {}).get("array") is None]
         if missing:
             raise ValueError(f"zero_copy_run: no data was copied into the inputs {missing} (copy_from_cpu)")
-        feed = {n: self._fed(self._inputs[n]["array"], self._inputs[n]["lod"]) for n in self._feed_names}
-        for var, value in zip(self._fetch_vars, self._run(feed)):
-            array = np.array(value)
-            lod = value.lod() if hasattr(value, "lod") else []
-            self._outputs[var.name] = {"array": array, "shape": list(array.shape), "lod": lod}
+        results = self._run({n: (self._inputs[n]["array"], self._inputs[n]["lod"]) for n in self._feed_names})
+        for name, array, lod in results:
+            self._outputs[name] = {"array": array, "shape": list(array.shape), "lod": lod}
 
     def clone(self) -> "PaddlePredictor":
         shared = (self._scope, self._program, self._feed_names, self._fetch_vars)
