@@ -13,15 +13,9 @@ import numpy as np
 from fluidcompat import framework, unique_name
 from fluidcompat.layer_helper import LayerHelper
 from fluidcompat.metrics import DetectionMAP as _MetricsDetectionMAP
+from fluidcompat.metrics import state_in, zero_states
 
 __all__ = ["ChunkEvaluator", "EditDistance", "DetectionMAP"]
-
-
-def _state_in(block, var):
-    """``var`` (a state of the main program) declared in ``block`` of another program."""
-    return block.create_var(
-        name=var.name, shape=var.shape, dtype=var.dtype, type=var.type, lod_level=var.lod_level, persistable=True
-    )
 
 
 class Evaluator:
@@ -42,14 +36,7 @@ class Evaluator:
 
     def reset(self, executor, reset_program=None) -> None:
         """Zero the states (runs ``reset_program``, a new program when None)."""
-        from fluidcompat import layers
-
-        reset_program = reset_program if reset_program is not None else framework.Program()
-        with framework.program_guard(main_program=reset_program):
-            for var in self.states:
-                state = _state_in(reset_program.current_block(), var)
-                layers.fill_constant(shape=state.shape, value=0.0, dtype=state.dtype, out=state)
-        executor.run(reset_program)
+        zero_states(executor, reset_program, self.states)
 
     def eval(self, executor, eval_program=None):
         raise NotImplementedError()
@@ -95,7 +82,7 @@ class ChunkEvaluator(Evaluator):
         block = eval_program.current_block()
         infer, labelled, correct = (
             int(np.array(v).reshape(-1)[0])
-            for v in executor.run(eval_program, fetch_list=[_state_in(block, s) for s in self.states])
+            for v in executor.run(eval_program, fetch_list=[state_in(block, s) for s in self.states])
         )
         precision = correct / infer if infer else 0.0
         recall = correct / labelled if labelled else 0.0
@@ -130,7 +117,7 @@ class EditDistance(Evaluator):
         eval_program = eval_program if eval_program is not None else framework.Program()
         block = eval_program.current_block()
         with framework.program_guard(main_program=eval_program):
-            total, count, errors = (_state_in(block, s) for s in self.states)
+            total, count, errors = (state_in(block, s) for s in self.states)
             count = layers.cast(x=count, dtype="float32")
             errors = layers.cast(x=errors, dtype="float32")
             result = executor.run(

@@ -317,17 +317,27 @@ class DetectionMAP:
 
     def reset(self, executor, reset_program=None):
         """Start accumulating afresh: runs ``reset_program`` (a new one if None) setting the state flag to 0."""
-        from fluidcompat import framework, layers
+        zero_states(executor, reset_program, [self.has_state])
 
-        if reset_program is None:
-            reset_program = framework.Program()
-        with framework.program_guard(main_program=reset_program):
-            v = self.has_state
-            var = reset_program.current_block().create_var(
-                name=v.name, shape=v.shape, dtype=v.dtype, type=v.type, lod_level=v.lod_level, persistable=True
-            )
-            layers.fill_constant(shape=var.shape, value=0, dtype=var.dtype, out=var)
-        executor.run(reset_program)
+
+def state_in(block, var):
+    """``var`` (a persistable state of the main program) declared in ``block`` of another program."""
+    return block.create_var(
+        name=var.name, shape=var.shape, dtype=var.dtype, type=var.type, lod_level=var.lod_level, persistable=True
+    )
+
+
+def zero_states(executor, reset_program, states) -> None:
+    """Run ``reset_program`` (a new program when None) after adding to it ops setting ``states`` to 0."""
+    from fluidcompat import framework, layers
+
+    if reset_program is None:
+        reset_program = framework.Program()
+    with framework.program_guard(main_program=reset_program):
+        for var in states:
+            state = state_in(reset_program.current_block(), var)
+            layers.fill_constant(shape=state.shape, value=0, dtype=state.dtype, out=state)
+    executor.run(reset_program)
 
 
 def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError
