@@ -871,6 +871,10 @@ class Program:
         """The parts of fluid's ProgramDesc that scripts use: ``serialize_to_string()``."""
         return _ProgramDesc(self)
 
+    def _names_used(self) -> set:
+        """The names of the variables the program's ops read or write."""
+        return {n for b in self.blocks for op in b.ops for n in op.input_arg_names + op.output_arg_names}
+
     def _prune(self, targets) -> "Program":
         """A copy holding only the ops ``targets`` (Variables, names or Operators) need."""
         return self._prune_with_input([], targets)
@@ -888,6 +892,8 @@ class Program:
                     f"All feeded_var_names of Program._prune_with_input() can only be str, but received {type(name)}."
                 )
         ops = self.global_block().ops
+        fed = set(feeds)
+        target_ops = {id(t) for t in targets if isinstance(t, Operator)}
         wanted = set()
         for t in targets:
             if isinstance(t, Operator):
@@ -909,7 +915,7 @@ class Program:
                     i
                     for i, op in enumerate(ops)
                     if name in op.output_arg_names
-                    and (not op.attrs.get("op_role", 0) & OpRole.Optimize or any(op is x for x in targets))
+                    and (not op.attrs.get("op_role", 0) & OpRole.Optimize or id(op) in target_ops)
                 ),
                 None,
             )
@@ -921,15 +927,15 @@ class Program:
             wanted.add(writer)
         keep, needed = set(), set()
         for i in range(len(ops) - 1, -1, -1):
-            outputs = set(ops[i].output_arg_names) - set(feeds)
+            outputs = set(ops[i].output_arg_names) - fed
             if i in wanted or needed & outputs:
                 keep.add(i)
-                needed.update(n for n in ops[i].input_arg_names if n not in feeds)
+                needed.update(n for n in ops[i].input_arg_names if n not in fed)
         pruned = self.clone()
         block = pruned.global_block()
         block.ops = [op for i, op in enumerate(block.ops) if i in keep]
-        used = {n for b in pruned.blocks for op in b.ops for n in op.input_arg_names + op.output_arg_names}
-        block.vars = {n: v for n, v in block.vars.items() if n in used or n in feeds}
+        used = pruned._names_used()
+        block.vars = {n: v for n, v in block.vars.items() if n in used or n in fed}
         pruned._bump()
         return pruned
 
@@ -957,7 +963,7 @@ class Program:
             # as fluid 1.8, once backward or optimizer ops went, so did every variable no op left uses
             # (gradients, optimizer state, learning rate): save/load_persistables of the test program
             # then read and write the files fluid's would
-            used = {n for b in p.blocks for op in b.ops for n in op.input_arg_names + op.output_arg_names}
+            used = p._names_used()
             for b in p.blocks if pruned else ():
                 for name in [n for n in b.vars if n not in used]:
                     del b.vars[name]
