@@ -819,10 +819,15 @@ def _norm_grad(ins, attrs):
     return {"X@GRAD": [(g - y * (g * y).sum(dim=attrs["axis"], keepdim=True)) / n]}
 
 
+def rounded_sqrt(t):
+    """``sqrt(t)`` correctly rounded, as fluid's Eigen kernels computed it (torch's float32 sqrt can
+    be an ulp off; through float64 it rounds right)."""
+    return torch.sqrt(t.to(torch.float64)).to(t.dtype)
+
+
 def _norm_kernel(ins, attrs):
     x = ins["X"][0]
-    squares = torch.sum(x * x, dim=attrs["axis"], keepdim=True) + attrs["epsilon"]
-    norm = torch.sqrt(squares.to(torch.float64)).to(x.dtype)  # correctly rounded, as fluid's
+    norm = rounded_sqrt(torch.sum(x * x, dim=attrs["axis"], keepdim=True) + attrs["epsilon"])
     return {"Out": [x / norm], "Norm": [norm]}
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fluidcompat.dtypes import VarType
 from fluidcompat_ops.grad import SelectedRows
+from fluidcompat_ops.math import rounded_sqrt
 from fluidcompat_ops.registry import GradDef, OpDef, register
 from fluidcompat_ops.shapes import expand_paddings, first, out, prod, prod_or_unknown
 
@@ -448,14 +449,8 @@ def _bn_infer(ins, attrs):
     }
 
 
-def _std(var, eps):
-    """``sqrt(var + eps)`` correctly rounded, as fluid's (torch's float32 sqrt can be an ulp off;
-    through float64 it rounds as Eigen's did)."""
-    return torch.sqrt((var + eps).to(torch.float64)).to(var.dtype)
-
-
 def _inv_std(var, eps):
-    return 1.0 / _std(var, eps)
+    return 1.0 / rounded_sqrt(var + eps)
 
 
 def _bn_affine(x, mean, inv, scale, bias, view):
@@ -573,7 +568,7 @@ def _ln_kernel(ins, attrs):
     x2 = x.reshape(left, -1)
     mean = x2.mean(dim=1)
     var = x2.var(dim=1, unbiased=False)
-    y = (x2 - mean[:, None]) / _std(var, attrs["epsilon"])[:, None]  # fluid's arithmetic, bit for bit
+    y = (x2 - mean[:, None]) / rounded_sqrt(var + attrs["epsilon"])[:, None]  # fluid's arithmetic, bit for bit
     scale, bias = first(ins, "Scale"), first(ins, "Bias")
     if scale is not None:
         y = y * scale
