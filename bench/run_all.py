@@ -3,7 +3,9 @@ alternately in one process; prints the median per-step time of both and their ra
 
 Run with `make bench` (CPU; on a machine with CUDA the same table follows on cuda:0, with the CUDA
 graph lines). Speed goals are checked here, never with timed asserts in tests.
-usage: run_all.py [--quick] [--no-compile]
+usage: run_all.py [--quick] [--no-compile] [--cuda-only]
+
+--cuda-only: only the cuda:0 table and GPU peak memory (bench/gpu_check.sh runs it on a lent GPU).
 """
 
 from __future__ import annotations
@@ -173,6 +175,8 @@ def main() -> None:
     torch.set_num_threads(1)
     compile_cases = "--no-compile" not in sys.argv
     print(f"# {time.strftime('%Y-%m-%d')} {platform.machine()} torch {torch.__version__}, one torch thread")
+    if "--cuda-only" in sys.argv:
+        return cuda_table(compile_cases)
     table(fluid.CPUPlace(), "cpu", compile_cases)
     print("# profiler on / off (crop program), the ratio column is on / off")
     compare("profiler Default", *profiler_case("Default"), label=("on", "off"))
@@ -188,9 +192,18 @@ def main() -> None:
     import recompute_memory
 
     recompute_memory.main()
-    if torch.cuda.is_available():
-        print(f"# cuda:0 ({torch.cuda.get_device_name(0)})")
-        table(fluid.CUDAPlace(0), "cuda:0", compile_cases)
+    cuda_table(compile_cases)
+
+
+def cuda_table(compile_cases: bool) -> None:
+    if not torch.cuda.is_available():
+        print("# no CUDA device: no cuda:0 table")
+        return
+    print(f"# cuda:0 ({torch.cuda.get_device_name(0)})")
+    table(fluid.CUDAPlace(0), "cuda:0", compile_cases)
+    import embedding_memory
+
+    embedding_memory.main("cuda:0")
 
 
 if __name__ == "__main__":
