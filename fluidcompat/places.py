@@ -154,6 +154,22 @@ def _require_cuda(place: Place) -> None:
             f"{place} needs CUDA, but torch finds no CUDA device on this machine. Run the script with "
             f"`fluidcompat run --device cpu` (or set {ENV_DEVICE}=cpu) to run GPU places on the CPU."
         )
+    _float32_as_fluid()
+
+
+_fp32_set = False
+
+
+def _float32_as_fluid() -> None:
+    """fluid 1.8 computed float32 convolutions and cuDNN RNNs in float32; torch lets cuDNN use TF32
+    (10-bit mantissas) on Ampere and later GPUs, off by about 1e-3. Set once, at the first GPU place,
+    so that GPU results match the CPU's as they did in fluid (a script may set it back after)."""
+    global _fp32_set
+    if not _fp32_set:
+        import torch
+
+        _fp32_set = True
+        torch.backends.cudnn.allow_tf32 = False
 
 
 def is_compiled_with_cuda() -> bool:
