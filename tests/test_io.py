@@ -298,9 +298,11 @@ def test_rnn_models_saved_by_fluid_run_on_cuda(name):
                 "words": fluid.create_lod_tensor(words, [[2, 3, 1]], place),
                 "start": np.random.RandomState(2).uniform(-1, 1, (3, 3)).astype("float32"),
             }
-        results.append(exe.run(prog, feed=feed, fetch_list=fetches))
+        # DynamicRNN's first output keeps the words' LoD: fetched as LoDTensors, as fluid requires
+        results.append(exe.run(prog, feed=feed, fetch_list=fetches, return_numpy=False))
     for cpu, gpu in zip(*results):
-        np.testing.assert_allclose(gpu, cpu, rtol=1e-5, atol=1e-6)
+        assert gpu.lod() == cpu.lod()
+        np.testing.assert_allclose(np.array(gpu), np.array(cpu), rtol=1e-5, atol=1e-6)
 
 
 def test_get_parameter_value_reads_the_global_scope():

@@ -26,13 +26,15 @@ def test_to_tensor_dtype_shape_place_and_repr(monkeypatch):
     x = paddle.to_tensor(1.0, place=paddle.CPUPlace())
     # a Python number becomes shape [1], as in Paddle 2.0 - 2.4 (0-D tensors came later)
     assert (x.shape, x.dtype, str(x.place), x.stop_gradient) == ([1], "float32", "Place(cpu)", True)
+    where = "gpu:0" if places.cuda_available() else "cpu"  # Paddle 2's default device
     assert repr(paddle.to_tensor([[1, 2], [3, 4]])) == (
-        "Tensor(shape=[2, 2], dtype=int64, place=Place(cpu), stop_gradient=True,\n       [[1, 2],\n        [3, 4]])"
+        f"Tensor(shape=[2, 2], dtype=int64, place=Place({where}), stop_gradient=True,\n"
+        "       [[1, 2],\n        [3, 4]])"
     )
     y = paddle.to_tensor(np.arange(3, dtype="float64"), dtype="float32", stop_gradient=False)
     assert y.dtype == "float32" and not y.stop_gradient
     np.testing.assert_array_equal(y.numpy(), [0.0, 1.0, 2.0])
-    assert paddle.get_device() == ("gpu:0" if places.cuda_available() else "cpu")
+    assert paddle.get_device() == where
 
 
 def test_cuda_cpu_and_pinned_copies_in_cpu_mode(monkeypatch):

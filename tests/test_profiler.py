@@ -203,8 +203,10 @@ def test_vlog_lines_match_fluid():
         ]
 
     with open(os.path.join(golden, "vlog_ops.txt")) as f:
-        want = messages(f.read())
-    assert messages(proc.stderr) == want
+        text = f.read()
+    if fluid.places.cuda_available():  # fluid's CUDA build logged its copies from tensor_util.cu
+        text = text.replace("tensor_util.cc:", "tensor_util.cu:")
+    assert messages(proc.stderr) == messages(text)
 
 
 def test_vlog_off_by_default(capfd):

@@ -189,7 +189,7 @@ def test_dygraph_matches_the_static_program():
     exe = fluid.Executor(fluid.CPUPlace())
     exe.run(fluid.default_startup_program())
     s_out, s_gx = exe.run(feed={"x": feed["x"]}, fetch_list=[out, "x@GRAD"])
-    with fluid.dygraph.guard():
+    with fluid.dygraph.guard(fluid.CPUPlace()):  # (the default is the GPU where there is one)
         xv = fluid.dygraph.to_variable(feed["x"])
         xv.stop_gradient = False
         h, c = fluid.dygraph.to_variable(feed["h0"]), fluid.dygraph.to_variable(feed["c0"])
