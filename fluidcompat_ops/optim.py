@@ -147,6 +147,65 @@ register(
 )
 
 
+# NOTE: [Grouped adam]
+# A training program ends with one adam op per parameter; each op is about 16 tensor operations, and
+# on a GPU each is a kernel launch of a few microseconds on tensors of a few thousand elements. The
+# interpreter hands a run of consecutive dense adam ops with the same attributes to ``adam_group``,
+# which does each of those operations once for the whole group with torch's multi-tensor (foreach)
+# kernels: the same operations per element in the same order as ``_adam_kernel`` (so the same
+# values), a few launches in all.
+ADAM_GROUP_SLOTS = ("Param", "Grad", "LearningRate", "Moment1", "Moment2", "Beta1Pow", "Beta2Pow")
+ADAM_GROUP_OUTS = ("Beta1PowOut", "Beta2PowOut")
+
+
+def adam_groupable(op) -> bool:
+    """Whether an adam op can join a group (decided when the program is prepared): its parameter and
+    moments updated in place, constant betas (no Beta1Tensor / Beta2Tensor)."""
+    return (
+        op.type == "adam"
+        and not op.inputs.get("Beta1Tensor")
+        and not op.inputs.get("Beta2Tensor")
+        and _in_place(op, "Param", "Moment1", "Moment2")
+        and all(len(op.inputs.get(s, ())) == 1 for s in ADAM_GROUP_SLOTS)
+        and all(len(op.outputs.get(s, ())) == 1 for s in ADAM_GROUP_OUTS)
+    )
+
+
+def adam_group(env, members, attrs) -> bool:
+    """Runs the adam ops ``members`` (per op: the names of ADAM_GROUP_SLOTS, then of ADAM_GROUP_OUTS)
+    over ``env`` at once (NOTE: [Grouped adam]). Returns False, having changed nothing, when a gradient
+    is not a dense tensor or the dtypes differ: the ops then run one by one."""
+    ps, gs, lrs, m1s, m2s, b1ps, b2ps = ([env[m[k]] for m in members] for k in range(7))
+    dtype = ps[0].dtype
+    for group in (ps, gs, lrs, m1s, m2s, b1ps, b2ps):
+        for t in group:
+            if not torch.is_tensor(t) or t.dtype != dtype:
+                return False
+    f = torch
+    beta1, beta2 = attrs["beta1"], attrs["beta2"]
+    # lr_t = lr * sqrt(1 - b2p) / (1 - b1p)  (1 - x computed as -x + 1: the same rounding)
+    lr_t = f._foreach_neg(b2ps)
+    f._foreach_add_(lr_t, 1)
+    f._foreach_sqrt_(lr_t)
+    lr_t = f._foreach_mul(lrs, lr_t)
+    one_b1 = f._foreach_neg(b1ps)
+    f._foreach_add_(one_b1, 1)
+    f._foreach_div_(lr_t, one_b1)
+    f._foreach_mul_(m1s, beta1)
+    f._foreach_add_(m1s, gs, alpha=_minus(beta1, ps[0]))
+    f._foreach_mul_(m2s, beta2)
+    f._foreach_addcmul_(m2s, gs, gs, value=_minus(beta2, ps[0]))
+    # p -= lr_t * (m1 / (sqrt(m2) + epsilon))
+    step = f._foreach_sqrt(m2s)
+    f._foreach_add_(step, attrs["epsilon"])
+    step = f._foreach_div(m1s, step)
+    f._foreach_mul_(step, lr_t)
+    f._foreach_sub_(ps, step)
+    for m, b1, b2 in zip(members, f._foreach_mul(b1ps, beta1), f._foreach_mul(b2ps, beta2)):
+        env[m[7]], env[m[8]] = b1, b2
+    return True
+
+
 def _adamax_kernel(ins, attrs):
     p, g, lr = ins["Param"][0], _dense(ins["Grad"][0]), _lr(ins)
     m, inf, b1p = ins["Moment"][0], ins["InfNorm"][0], ins["Beta1Pow"][0]

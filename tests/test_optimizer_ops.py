@@ -342,3 +342,65 @@ def test_elementwise_mul_scales_a_sparse_gradient_by_a_scalar_only():
     exe.run(start)
     (got,) = exe.run(main, feed={"ids": np.array([[4], [1], [4]], "int64")}, fetch_list=[dense])
     close(got, np.array([[3.0, 3.0], [6.0, 6.0]]))  # rows 1 and 4 (4 twice): 2 * 0.5 * count * 3
+
+
+def _adam_training(place, group: bool, sparse: bool, monkeypatch):
+    """Four steps of a small model with Adam (one parameter with its own learning rate, an embedding
+    with a sparse gradient when ``sparse``); the parameters and accumulators after them, in order."""
+    from fluidcompat.executor import interpreter
+
+    if not group:
+        monkeypatch.setattr(interpreter, "_adam_groups", lambda block: {})
+    calls = []
+
+    def counting(env, members, attrs):
+        done = real(env, members, attrs)
+        calls.append((len(members), done))
+        return done
+
+    real = interpreter.adam_group
+    monkeypatch.setattr(interpreter, "adam_group", counting)
+    main, startup = fluid.Program(), fluid.Program()
+    main.random_seed = startup.random_seed = 1
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        x = fluid.data("x", [None, 6], "float32")
+        ids = fluid.data("ids", [None, 1], "int64")
+        e = fluid.embedding(ids, (10, 6), is_sparse=sparse)
+        h = fluid.layers.fc(x + fluid.layers.reshape(e, [-1, 6]), 5, act="tanh")
+        h = fluid.layers.fc(h, 3, param_attr=fluid.ParamAttr(learning_rate=0.5))
+        loss = fluid.layers.mean(h * h)
+        fluid.optimizer.Adam(learning_rate=0.01).minimize(loss)
+    exe = fluid.Executor(place)
+    scope = fluid.Scope()
+    exe.run(startup, scope=scope)
+    rng = np.random.RandomState(0)
+    for _ in range(4):
+        feed = {"x": rng.rand(4, 6).astype("float32"), "ids": rng.randint(0, 10, (4, 1)).astype("int64")}
+        exe.run(main, feed=feed, fetch_list=[loss], scope=scope)
+    state = [
+        np.array(scope.find_var(v.name).get_tensor())
+        for v in main.global_block().vars.values()
+        if v.persistable and scope.find_var(v.name) is not None and v.name not in ("feed", "fetch")
+    ]
+    return state, calls
+
+
+@pytest.mark.parametrize("sparse", [False, True])
+def test_grouped_adam_gives_the_values_of_one_op_at_a_time(sparse, monkeypatch):
+    """Consecutive adam ops run as one group with multi-tensor kernels (NOTE: [Grouped adam]): the
+    same values, bit for bit, as op by op. With a sparse gradient in the group it runs op by op."""
+    grouped, calls = _adam_training(fluid.CPUPlace(), True, sparse, monkeypatch)
+    single, none = _adam_training(fluid.CPUPlace(), False, sparse, monkeypatch)
+    assert len(grouped) == len(single) > 10 and not none
+    assert calls and all(done != sparse for _, done in calls) and max(n for n, _ in calls) >= 3
+    for a, b in zip(grouped, single):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.cuda
+def test_grouped_adam_on_cuda_matches_one_op_at_a_time(monkeypatch):
+    grouped, calls = _adam_training(fluid.CUDAPlace(0), True, False, monkeypatch)
+    single, _ = _adam_training(fluid.CUDAPlace(0), False, False, monkeypatch)
+    assert calls and all(done for _, done in calls)
+    for a, b in zip(grouped, single):
+        np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)

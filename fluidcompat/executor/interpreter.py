@@ -12,6 +12,7 @@ from fluidcompat import places
 from fluidcompat.executor.placement import BlockPlan, Copy, OpPlan
 from fluidcompat.framework import EMPTY_VAR_NAME
 from fluidcompat_ops.array import add_values, zeros_like
+from fluidcompat_ops.optim import ADAM_GROUP_OUTS, ADAM_GROUP_SLOTS, adam_group, adam_groupable
 from fluidcompat_ops.python import EOFException
 from fluidcompat_ops.registry import bind_torch
 from fluidcompat_ops.sequence import lod_of, with_lod
@@ -373,11 +374,14 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool]] 
         "_ORD": ORDINARY,
         "_INNER": INNER_OP,
         "_UNIQUE": UNIQUE_OP,
+        "_adam_group": adam_group,
     }
     head = "def run(env, add):" if profiled else "def run(env):"
     lines = [head, "    env[_EMPTY] = None", "    i = 0", "    try:"]
-    emit = lines.append
-    for i, s in enumerate(block.steps):
+
+    def step_lines(i: int, s: Step) -> List[str]:
+        out: List[str] = []
+        emit = out.append
         k = f"_K{i}"
         consts[k], consts[f"_A{i}"], consts[f"_S{i}"] = s.kernel, s.attrs, s
         emit(f"        i = {i}")
@@ -451,6 +455,32 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool]] 
             for n in s.dels:
                 emit(f"        env.pop({n!r}, None)")
             emit("        add(_mk(_Ev, ('eager_deletion', _ORD, t4, _now(), 0)))")
+        return out
+
+    groups = {} if profiled else _adam_groups(block)
+    emit = lines.append
+    i = 0
+    while i < len(block.steps):
+        end = groups.get(i)
+        if end is None:
+            lines.extend(step_lines(i, block.steps[i]))
+            i += 1
+            continue
+        # NOTE: [Grouped adam]: the group at once, or (a sparse gradient, mixed dtypes) one by one
+        members = tuple(
+            tuple(block.steps[j].plan.op.inputs[slot][0] for slot in ADAM_GROUP_SLOTS)
+            + tuple(block.steps[j].plan.op.outputs[slot][0] for slot in ADAM_GROUP_OUTS)
+            for j in range(i, end)
+        )
+        consts[f"_G{i}"], consts[f"_A{i}"] = members, block.steps[i].attrs
+        emit(f"        i = {i}")
+        emit(f"        if _adam_group(env, _G{i}, _A{i}):")
+        dels = [n for j in range(i, end) for n in block.steps[j].dels]
+        emit(f"            for n in {tuple(dels)!r}: env.pop(n, None)" if dels else "            pass")
+        emit("        else:")
+        for j in range(i, end):
+            lines.extend("    " + ln for ln in step_lines(j, block.steps[j]))
+        i = end
     emit("        pass")
     emit("    except _EOF:")
     emit("        raise")
@@ -465,6 +495,32 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool]] 
     run = namespace["run"]
     run.source = source
     return run
+
+
+def _adam_groups(block: "PreparedBlock") -> Dict[int, int]:
+    """Runs of two or more consecutive adam ops that ``adam_group`` may run at once: start -> end
+    (exclusive). Members: same attributes and device, no copies planned, nothing kept for a grad op,
+    no stubs; a block without LoD values (NOTE: [Grouped adam] in fluidcompat_ops/optim.py)."""
+    if block.lod:
+        return {}
+
+    def key(s: Step):
+        if s.sub is not None or s.saves or s.stubs or s.adds or s.copies or not adam_groupable(s.plan.op):
+            return None
+        a = s.attrs
+        return (a["_device"], a["beta1"], a["beta2"], a["epsilon"])
+
+    groups: Dict[int, int] = {}
+    keys = [key(s) for s in block.steps]
+    i = 0
+    while i < len(keys):
+        j = i + 1
+        while keys[i] is not None and j < len(keys) and keys[j] == keys[i]:
+            j += 1
+        if j - i > 1:
+            groups[i] = j
+        i = j
+    return groups
 
 
 _STUB_BYTES = 1 << 16  # smaller values stay: a stub would cost more time than it frees memory
