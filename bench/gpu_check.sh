@@ -6,6 +6,8 @@
 # 3. the cuda:0 benchmark table (CUDA graphs, torch.compile, GPU peak memory) and the devices
 #    chapter's table. Each stage has its own time limit (T_TESTS, T_BENCH seconds), so one that
 #    hangs leaves the others' results. Uses pytest-xdist and pytest-timeout where installed.
+#    OTHER_TESTS=FILE: instead of the rest of the suite, the test ids FILE lists (one a line);
+#    BENCH_ARGS: more arguments for run_all.py (--no-compile).
 set -u
 OUT=${OUT:-/tmp/gpu_check}
 mkdir -p "$OUT"
@@ -19,14 +21,16 @@ PY=${PY:-python3}
         "numpy", numpy.__version__, torch.cuda.get_device_name(0), "cpus", __import__("os").cpu_count())'
 } 2>&1 | tee "$OUT/info.txt"
 
-pytest_args=(-p no:logging -p no:cacheprovider -v tests)
+pytest_args=(-p no:logging -p no:cacheprovider -v)
+other=(-m "not cuda" tests)
+[ -n "${OTHER_TESTS:-}" ] && mapfile -t other <"$OTHER_TESTS"
 parallel() { $PY -c 'import xdist' 2>/dev/null && echo "-n $1"; }
 $PY -c 'import pytest_timeout' 2>/dev/null && pytest_args+=(--timeout 150)
 export OMP_NUM_THREADS=2 # 14 test processes share the cores
 # shellcheck disable=SC2046
-timeout "${T_TESTS:-180}" $PY -m pytest "${pytest_args[@]}" -m cuda $(parallel 6) >"$OUT/cuda_tests.log" 2>&1 &
+timeout "${T_TESTS:-180}" $PY -m pytest "${pytest_args[@]}" -m cuda $(parallel 6) tests >"$OUT/cuda_tests.log" 2>&1 &
 # shellcheck disable=SC2046
-timeout "${T_TESTS:-180}" $PY -m pytest "${pytest_args[@]}" -m "not cuda" $(parallel 8) >"$OUT/other_tests.log" 2>&1 &
+timeout "${T_TESTS:-180}" $PY -m pytest "${pytest_args[@]}" $(parallel 8) "${other[@]}" >"$OUT/other_tests.log" 2>&1 &
 wait
 unset OMP_NUM_THREADS
 
@@ -40,9 +44,11 @@ unset OMP_NUM_THREADS
     timeout 60 $PY -m fluidcompat run --device gpu --explain-placement samples/device_guard_crop.py 2>&1 >/dev/null
 } >"$OUT/reports.txt"
 
-timeout "${T_BENCH:-170}" $PY bench/run_all.py --cuda-only >"$OUT/bench.log" 2>&1
+# shellcheck disable=SC2086
+timeout "${T_BENCH:-170}" $PY bench/run_all.py --cuda-only ${BENCH_ARGS:-} >"$OUT/bench.log" 2>&1
 echo "=== rc $?" >>"$OUT/bench.log"
 timeout 40 $PY bench/paddle2_devices.py >>"$OUT/bench.log" 2>&1
+timeout 60 $PY bench/gpu_launches.py >>"$OUT/bench.log" 2>&1
 
 echo "##### summary"
 for log in cuda_tests other_tests; do

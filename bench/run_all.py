@@ -143,11 +143,11 @@ def chain_torch_graph(n: int = 200):
     return step
 
 
-def profiler_case(tracer: str, compiled=None):
+def profiler_case(tracer: str, compiled=None, **kw):
     """The crop program with the profiler on, against the same program with it off."""
     from fluidcompat.profiler.events import RECORDER
 
-    ours, _ = crop_case(compiled=compiled)
+    ours, _ = crop_case(compiled=compiled, **kw)
 
     def on():
         RECORDER.enabled = True
@@ -228,6 +228,8 @@ def table(place, device: str, compile_cases: bool) -> None:
         compare("crop program, slice on the CPU", crop_graph, crop_case(**kw)[1], cuda=True)
         compare("200-op chain, CUDA graph", chain_graph, chain_case(**kw)[1], steps=500, cuda=True)
         compare("MLP, CUDA graph", *training.mlp_case(compiled=graph, **kw), steps=300, cuda=True)
+        print("# profiler on / off (crop program on cuda:0: CUDA events time each kernel), the ratio is on / off")
+        compare("profiler Default, cuda:0", *profiler_case("Default", **kw), label=("on", "off"), cuda=True)
         print("# ... against torch's own CUDA graph of the same ops (written for it by hand):")
         try:
             compare("crop program, both graphs", crop_graph, crop_torch_graph(), cuda=True)

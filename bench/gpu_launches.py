@@ -1,0 +1,72 @@
+"""What one training step asks of the GPU, fluidcompat against the hand-written torch of run_all.py
+and training.py: CUDA kernel launches, copies and synchronizations per step (torch.profiler), and for
+the LeNet CNN the torch operations that make most of them. Needs CUDA; gpu_check.sh runs it."""
+
+from __future__ import annotations
+
+import collections
+import os
+import sys
+
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+import run_all  # noqa: E402
+import training  # noqa: E402
+
+import fluidcompat as fluid  # noqa: E402
+
+STEPS = 10
+LAUNCH = {"cudaLaunchKernel", "cudaLaunchKernelExC", "cuLaunchKernel", "cuLaunchKernelEx", "cudaGraphLaunch"}
+COPY = {"cudaMemcpyAsync", "cudaMemcpy"}
+SYNC = {"cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaEventSynchronize"}
+
+
+def profiled(fn):
+    from torch.profiler import ProfilerActivity, profile
+
+    for _ in range(3):
+        fn()
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for _ in range(STEPS):
+            fn()
+        torch.cuda.synchronize()
+    return prof
+
+
+def per_step(prof, names) -> float:
+    return sum(1 for e in prof.events() if e.name in names) / STEPS
+
+
+def main() -> None:
+    if not torch.cuda.is_available():
+        print("gpu_launches: needs a CUDA device (torch finds none here)")
+        return
+    kw = dict(place=fluid.CUDAPlace(0), device="cuda:0")
+    cases = [
+        ("crop program", run_all.crop_case(**kw)),
+        ("crop program, slice on the CPU", run_all.crop_case(guarded=True, **kw)),
+        ("MLP 784-128-10 SGD", training.mlp_case(**kw)),
+        ("LeNet CNN Adam", training.cnn_case(**kw)),
+    ]
+    print("# per step, fluidcompat / torch: kernel launches, copies, synchronizations")
+    profs = {}
+    for name, (ours, theirs) in cases:
+        a, b = profiled(ours), profiled(theirs)
+        profs[name] = (a, b)
+        print(
+            f"{name:<34} launches {per_step(a, LAUNCH):6.1f} / {per_step(b, LAUNCH):6.1f}"
+            f"   copies {per_step(a, COPY):4.1f} / {per_step(b, COPY):4.1f}"
+            f"   syncs {per_step(a, SYNC):4.1f} / {per_step(b, SYNC):4.1f}"
+        )
+    for who, prof in zip(("fluidcompat", "torch"), profs["LeNet CNN Adam"]):
+        counts = collections.Counter(e.name for e in prof.events() if e.name.startswith("aten::"))
+        top = ", ".join(f"{n[6:]} {c / STEPS:g}" for n, c in counts.most_common(18))
+        print(f"# LeNet CNN Adam, {who}: aten ops per step: {top}")
+
+
+if __name__ == "__main__":
+    main()
