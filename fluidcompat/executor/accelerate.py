@@ -35,6 +35,10 @@ class TorchCompiled:
         self.fn: Optional[Callable] = None
         self.eager = False
 
+    @staticmethod
+    def own_fetched(env, names) -> None:
+        """(The compiled function's results are new tensors each run: nothing to copy.)"""
+
     def __call__(self, env: Dict[str, torch.Tensor]) -> None:
         if self.eager:
             return self.prepared.run(env)
@@ -123,9 +127,10 @@ class CudaGraphed:
         self.eager = True
         _say(f"CUDA graph capture {why}; the program runs eagerly")
 
-    def __call__(self, env: Dict[str, torch.Tensor], persist) -> None:
+    def __call__(self, env: Dict[str, torch.Tensor]) -> None:
         if self.eager:
             return self.prepared.run(env)
+        persist = self.prepared.persist_outputs
         signature = tuple((n, tuple(t.shape), t.dtype) for n, t in sorted(env.items()) if torch.is_tensor(t))
         if self.graph is not None and signature == self.signature:
             moved = [n for n, t in self.inputs.items() if env[n] is not t]
@@ -169,8 +174,16 @@ class CudaGraphed:
         return None
 
     def _hand_out(self, env, persist) -> None:
-        """The replay's results into ``env``: persistables as the graph's buffers (the scope keeps them,
-        and the next replay updates them as a step would), fetched values as copies (the next replay
-        overwrites the buffers; a LoDTensor fetched with return_numpy=False must keep its value)."""
-        for n, t in self.outputs.items():
-            env[n] = t if n in persist else t.clone()
+        """The replay's results into ``env`` as the graph's buffers: persistables for the scope (the next
+        replay updates them as a step would), the rest for the fetch, which copies them to the host (a
+        LoDTensor fetched with return_numpy=False is a copy: see ``own_fetched``)."""
+        env.update(self.outputs)
+
+    @staticmethod
+    def own_fetched(env, names) -> None:
+        """Fetched values that are graph buffers, as copies (the next replay overwrites the buffers):
+        for a LoDTensor fetched with return_numpy=False, which keeps the tensor itself."""
+        for n in names:
+            t = env.get(n)
+            if torch.is_tensor(t):
+                env[n] = t.clone()

@@ -468,6 +468,8 @@ class Executor:
             with torch.no_grad():
                 (accelerated or prepared.run)(env)
             _write_persistables(prepared, env, scope)
+            if not return_numpy and accelerated is not None:
+                accelerated.own_fetched(env, fetch_names)
             return [self._fetched(n, env, scope, return_numpy) for n in fetch_names]
         return self._run_observed(prepared, block, env, scope, fetch_names, return_numpy, recorder, vlog, compiled)
 
@@ -676,8 +678,7 @@ def _accelerator(program, prepared: PreparedBlock):
     runners = prepared.accelerators
     if strategy.use_cuda_graph:
         if "graph" not in runners:
-            graphed = accelerate.CudaGraphed(prepared)
-            runners["graph"] = lambda env: graphed(env, prepared.persist_outputs)
+            runners["graph"] = accelerate.CudaGraphed(prepared)
         return runners["graph"]
     key = ("compile", strategy.torch_compile_backend)
     if key not in runners:
@@ -780,6 +781,8 @@ class _Runner:
         finally:
             torch._C._set_grad_enabled(prev)
         _write_persistables(self.prepared, env, scope)
+        if not return_numpy and self.accelerated is not None:
+            self.accelerated.own_fetched(env, self.fetch)
         return [Executor._fetched(n, env, scope, return_numpy) for n in self.fetch]
 
 
