@@ -359,15 +359,22 @@ def test_dygraph_step_on_cuda_matches_cpu():
     results = []
     for place in (fluid.CPUPlace(), fluid.CUDAPlace(0)):
         with fluid.dygraph.guard(place):
-            net = fluid.dygraph.Sequential(fluid.dygraph.Conv2D(1, 2, 3, act="relu"), fluid.dygraph.BatchNorm(2))
+            # (no conv bias: the batch norm after it takes its effect away, leaving a gradient of noise)
+            conv = fluid.dygraph.Conv2D(1, 2, 3, act="relu", bias_attr=False)
+            net = fluid.dygraph.Sequential(conv, fluid.dygraph.BatchNorm(2))
             for k, p in enumerate(net.parameters()):
                 p.set_value(np.random.RandomState(k).rand(*p.shape).astype("float32"))
             opt = fluid.optimizer.Adam(0.1, parameter_list=net.parameters())
             x = to_variable(np.random.RandomState(9).rand(2, 1, 5, 5).astype("float32"))
-            loss = fluid.layers.reduce_mean(net(x))
+            # weighted: the mean of a batch-normalized output alone does not depend on the conv weights,
+            # whose gradients would be rounding noise (and Adam's first step +-lr whatever their size)
+            c = to_variable(np.random.RandomState(10).uniform(-1, 1, (2, 2, 3, 3)).astype("float32"))
+            loss = fluid.layers.reduce_mean(net(x) * c)
             loss.backward()
+            grads = [np.abs(p.gradient()).min() for p in net.parameters() if p.gradient() is not None]
             opt.minimize(loss)
             results.append([p.numpy() for p in net.parameters()])
+    assert len(grads) == 3 and min(grads) > 1e-4, grads
     for a, b in zip(*results):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
 

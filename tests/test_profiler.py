@@ -197,7 +197,7 @@ def test_vlog_lines_match_fluid():
 
     def messages(text):
         return [
-            re.sub(r"^I\d{4} [\d:.]+ \d+ (\w+\.cc:\d+)\] ", r"\1] ", ln)
+            re.sub(r"^I\d{4} [\d:.]+ \d+ (\w+\.c[cu]:\d+)\] ", r"\1] ", ln)
             for ln in text.splitlines()
             if re.match(r"I\d{4} ", ln)
         ]
