@@ -21,6 +21,10 @@ PY=${PY:-python3}
         "numpy", numpy.__version__, torch.cuda.get_device_name(0), "cpus", __import__("os").cpu_count())'
 } 2>&1 | tee "$OUT/info.txt"
 
+# the console script (test_launcher runs it), over this checkout; nothing is fetched
+$PY -m pip install -q --no-deps --no-build-isolation --no-index -e . >"$OUT/install.log" 2>&1 ||
+    echo "(pip install -e . failed: see install.log; the console-script tests will fail)"
+
 pytest_args=(-p no:logging -p no:cacheprovider -v)
 other=(-m "not cuda" tests)
 [ -n "${OTHER_TESTS:-}" ] && mapfile -t other <"$OTHER_TESTS"

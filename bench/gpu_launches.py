@@ -1,12 +1,15 @@
 """What one training step asks of the GPU, fluidcompat against the hand-written torch of run_all.py
 and training.py: CUDA kernel launches, copies and synchronizations per step (torch.profiler), and for
-the LeNet CNN the torch operations that make most of them. Needs CUDA; gpu_check.sh runs it."""
+the LeNet CNN the torch operations that make most of them; then what the machine charges for the
+pieces (a launch, a small fetch two ways, a pair of timing events). Needs CUDA; gpu_check.sh runs it."""
 
 from __future__ import annotations
 
 import collections
 import os
+import statistics
 import sys
+import time
 
 import torch
 
@@ -68,5 +71,37 @@ def main() -> None:
         print(f"# LeNet CNN Adam, {who}: aten ops per step: {top}")
 
 
+def median_us(fn, n: int = 2000) -> float:
+    for _ in range(50):
+        fn()
+    times = []
+    for _ in range(n):
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+    return statistics.median(times) * 1e6
+
+
+def costs() -> None:
+    from fluidcompat.executor.executor import _to_numpy
+
+    x = torch.ones(1, device="cuda")
+    small = torch.ones(1, 3, 5, 5, device="cuda")
+
+    def events():
+        a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        a.record()
+        b.record()
+
+    print("# what the machine charges, median of 2000")
+    print(f"{'one kernel launch (x.add_(1))':<44} {median_us(lambda: x.add_(1)):7.1f} us")
+    print(f"{'fetch 75 floats: .cpu().numpy()':<44} {median_us(lambda: small.cpu().numpy().copy()):7.1f} us")
+    print(f"{'fetch 75 floats: pinned staging (_to_numpy)':<44} {median_us(lambda: _to_numpy(small)):7.1f} us")
+    print(f"{'two timing CUDA events, made and recorded':<44} {median_us(events):7.1f} us")
+    print(f"{'torch.cuda.synchronize() with nothing to wait':<44} {median_us(torch.cuda.synchronize):7.1f} us")
+
+
 if __name__ == "__main__":
     main()
+    if torch.cuda.is_available():
+        costs()
