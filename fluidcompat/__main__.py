@@ -76,8 +76,11 @@ def run_module(module: str, args: List[str], device: Optional[str]) -> int:
     sys.argv = [module] + list(args)
     try:
         runpy.run_module(real_name(module) or module, run_name="__main__", alter_sys=True)
-    except SystemExit as e:
-        return e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
+    except SystemExit as e:  # as python -m does: a message (sys.exit("...")) goes to stderr, exit 1
+        if e.code is None or isinstance(e.code, int):
+            return e.code or 0
+        sys.stderr.write(f"{e.code}\n")
+        return 1
     return 0
 
 

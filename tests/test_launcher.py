@@ -99,6 +99,23 @@ def test_exit_codes(tmp_path):
     assert "runpy" not in proc.stderr and "__main__.py" not in proc.stderr
 
 
+def test_a_module_exiting_with_a_message_prints_it(tmp_path):
+    """`fluidcompat run -m MODULE` as `python -m MODULE`: sys.exit("message") prints the message to
+    stderr and exits 1 (the launcher's own errors are such messages)."""
+    (tmp_path / "leaves.py").write_text("import sys\nsys.exit('leaves: no GPU for worker 1')\n")
+    (tmp_path / "quiet.py").write_text("import sys\nsys.exit(4)\n")
+    for module, code, err in (("leaves", 1, "leaves: no GPU for worker 1\n"), ("quiet", 4, "")):
+        proc = subprocess.run(
+            [sys.executable, "-m", "fluidcompat", "run", "--device", "cpu", "-m", module],
+            capture_output=True,
+            text=True,
+            cwd=tmp_path,
+            env=dict(os.environ, PYTHONPATH=os.pathsep.join([str(tmp_path), ROOT])),
+        )
+        assert (proc.returncode, proc.stderr.replace("fluidcompat: device cpu requested: GPU places and "
+                "device_guard('gpu') run on the CPU\n", "")) == (code, err)  # fmt: skip
+
+
 def test_missing_script(tmp_path):
     proc = subprocess.run(
         [sys.executable, "-m", "fluidcompat", "run", str(tmp_path / "nope.py")], capture_output=True, text=True
