@@ -62,7 +62,11 @@ def plan(ns) -> dict:
     and the CUDA_VISIBLE_DEVICES workers see (None: leave it)."""
     import torch
 
-    cuda = torch.cuda.is_available() and ns.device != "cpu"
+    from fluidcompat import places
+
+    # `fluidcompat run --device cpu -m paddle.distributed.launch` (FLUIDCOMPAT_DEVICE=cpu) asks for the CPU too
+    on_cpu = ns.device == "cpu" or (ns.device is None and places.cpu_mode())
+    cuda = torch.cuda.is_available() and not on_cpu
     if ns.device == "gpu" and not torch.cuda.is_available():
         raise SystemExit("fluidcompat launch: error: --device gpu was asked for, but torch finds no CUDA device here")
     asked = [g.strip() for g in ns.gpus.split(",") if g.strip()] if ns.gpus else None

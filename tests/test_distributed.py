@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import fluidcompat as fluid
-from fluidcompat import launch
+from fluidcompat import launch, places
 from fluidcompat.executor import collective
 from fluidcompat.framework import OpRole
 
@@ -198,6 +198,17 @@ def test_plan_on_the_cpu(gpus):
         launch.plan(ns(device="gpu"))
     gpus(2)
     assert launch.plan(ns(device="cpu", nproc_per_node=2))["device"] == "cpu"
+
+
+def test_plan_under_fluidcompat_run_device_cpu(gpus, monkeypatch):
+    """`fluidcompat run --device cpu -m paddle.distributed.launch` on a machine with one GPU: two CPU
+    workers, not an error for want of GPUs (seen on an H200 machine)."""
+    gpus(1)
+    monkeypatch.setenv(places.ENV_DEVICE, "cpu")
+    assert launch.plan(ns(nproc_per_node=2)) == {"nproc": 2, "device": "cpu", "visible": None}
+    monkeypatch.delenv(places.ENV_DEVICE)
+    with pytest.raises(SystemExit, match="2 workers per node but only 1 GPUs"):
+        launch.plan(ns(nproc_per_node=2))
 
 
 def test_torchrun_arguments():
