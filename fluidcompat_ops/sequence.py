@@ -206,6 +206,12 @@ def _sequence_conv(ins, a):
 
 def _sequence_conv_infer(ins, a):
     x, w = first(ins, "X"), first(ins, "Filter")
+    if len(x.shape) != 2 or len(w.shape) != 2:  # fluid 1.8.5's check, with the variables named
+        raise ValueError(
+            f"sequence_conv: Input(X, Filter) should be 2-D tensor. But received Input(X) '{x.name}': input rank "
+            f"{len(x.shape)}, input shape {list(x.shape)}; received Input(Filter) '{w.name}': input rank "
+            f"{len(w.shape)}, input shape {list(w.shape)}."
+        )
     width = x.shape[1]
     if width >= 0 and w.shape[0] != a["contextLength"] * width:
         raise ValueError(

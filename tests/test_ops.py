@@ -875,6 +875,10 @@ def test_op_plans_for_cuda(case, monkeypatch):
         (lambda L, d: L.space_to_depth(d("x", [None, 4, 8, 5]), 2), r"width must be divisible by 2"),
         (lambda L, d: L.expand(d("x", [None, 4]), [1, -1]), r"expand_times must be a positive int .* \[1, -1\] .*'x'"),
         (lambda L, d: L.expand(d("x", [None, 4]), [0, 2]), r"received \[0, 2\] for variable 'x'"),
+        (  # fluid.embedding's [N, 1, D] output of [N, 1] ids (the book used layers.embedding: [N, D])
+            lambda L, d: L.sequence_conv(d("emb", [None, 1, 8]), 8, 3),
+            r"should be 2-D tensor. But received Input\(X\) 'emb': input rank 3, input shape \[-1, 1, 8\]",
+        ),
         (
             lambda L, d: L.box_coder(d("p", [5, 4]), [0.1, 0.1, 0.2, 0.2], d("t", [3, 4]), "decode_center_size"),
             r"decode_center_size needs TargetBox 't' of rank 3 \(\[N, M, 4\]\). Received: shape \[3, 4\]",
@@ -894,4 +898,4 @@ def test_build_time_shape_refusals_name_the_problem_and_leave_the_program(build,
         data = lambda name, shape: fluid.data(name, shape, "float32")  # noqa: E731
         with pytest.raises(ValueError, match=message):
             build(fluid.layers, data)
-    assert [op.type for op in main.global_block().ops] == []
+    assert [op.type for op in main.global_block().ops] == [] and not main.global_block().all_parameters()
