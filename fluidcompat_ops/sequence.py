@@ -367,6 +367,11 @@ def _sequence_reshape(ins, a):
 
 def _sequence_reshape_infer(ins, a):
     x = first(ins, "X")
+    if len(x.shape) != 2:  # as fluid 1.8.5 refused it when built
+        raise ValueError(
+            f"sequence_reshape: Rank of Input(X) should be 2. But received ({len(x.shape)}): '{x.name}' of shape "
+            f"{list(x.shape)}"
+        )
     return out("Out", (-1, a["new_dim"]), x.dtype)
 
 

@@ -875,6 +875,10 @@ def test_op_plans_for_cuda(case, monkeypatch):
         (lambda L, d: L.space_to_depth(d("x", [None, 4, 8, 5]), 2), r"width must be divisible by 2"),
         (lambda L, d: L.expand(d("x", [None, 4]), [1, -1]), r"expand_times must be a positive int .* \[1, -1\] .*'x'"),
         (lambda L, d: L.expand(d("x", [None, 4]), [0, 2]), r"received \[0, 2\] for variable 'x'"),
+        (
+            lambda L, d: L.sequence_reshape(d("emb", [None, 1, 8]), 4),
+            r"Rank of Input\(X\) should be 2. But received \(3\): 'emb' of shape \[-1, 1, 8\]",
+        ),
         (  # fluid.embedding's [N, 1, D] output of [N, 1] ids (the book used layers.embedding: [N, D])
             lambda L, d: L.sequence_conv(d("emb", [None, 1, 8]), 8, 3),
             r"should be 2-D tensor. But received Input\(X\) 'emb': input rank 3, input shape \[-1, 1, 8\]",
