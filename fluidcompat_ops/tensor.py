@@ -899,8 +899,40 @@ def _scatter_kernel(ins, attrs):
     return {"Out": [res]}
 
 
+def _scatter_infer(ins, attrs):
+    """fluid 1.8.5's checks when built (Ids 1-D, Updates of X's rank and of Ids' length), and the rows'
+    shape, which it checked when run."""
+    x, ids, upd = first(ins, "X"), first(ins, "Ids"), first(ins, "Updates")
+    if len(ids.shape) != 1:
+        raise ValueError(f"Update Ids should be 1-D. Received: Ids '{ids.name}' of shape {list(ids.shape)}")
+    if len(upd.shape) != len(x.shape):
+        raise ValueError(
+            f"X and Updates should have the same rank. Received: X '{x.name}' of shape {list(x.shape)}, Updates "
+            f"'{upd.name}' of shape {list(upd.shape)}"
+        )
+    if upd.shape[0] >= 0 and ids.shape[0] >= 0 and upd.shape[0] != ids.shape[0]:
+        raise ValueError(
+            f"Updates and Ids should have same batch-size. Received: Updates '{upd.name}' of shape "
+            f"{list(upd.shape)}, Ids '{ids.name}' of shape {list(ids.shape)}"
+        )
+    if any(u >= 0 and d >= 0 and u != d for u, d in zip(upd.shape[1:], x.shape[1:])):
+        raise ValueError(
+            f"Each row of Updates must have X's row shape {list(x.shape[1:])}. Received: Updates '{upd.name}' of "
+            f"shape {list(upd.shape)}"
+        )
+    return same_as()(ins, attrs)
+
+
 register(
-    OpDef("scatter", ("X", "Ids", "Updates"), ("Out",), {"overwrite": True}, same_as(), _scatter_kernel, grad=GradDef())
+    OpDef(
+        "scatter",
+        ("X", "Ids", "Updates"),
+        ("Out",),
+        {"overwrite": True},
+        _scatter_infer,
+        _scatter_kernel,
+        grad=GradDef(),
+    )
 )
 
 

@@ -875,6 +875,11 @@ def test_op_plans_for_cuda(case, monkeypatch):
         (lambda L, d: L.space_to_depth(d("x", [None, 4, 8, 5]), 2), r"width must be divisible by 2"),
         (lambda L, d: L.expand(d("x", [None, 4]), [1, -1]), r"expand_times must be a positive int .* \[1, -1\] .*'x'"),
         (lambda L, d: L.expand(d("x", [None, 4]), [0, 2]), r"received \[0, 2\] for variable 'x'"),
+        (lambda L, d: L.scatter(d("x", [None, 3]), d("i", [2, 1]), d("u", [2, 3])), r"Ids should be 1-D.*'i' of shape"),
+        (lambda L, d: L.scatter(d("x", [None, 3]), d("i", [2]), d("u", [2, 3, 1])), r"the same rank"),
+        (lambda L, d: L.scatter(d("x", [None, 3]), d("i", [2]), d("u", [3, 3])), r"Updates and Ids should have same"),
+        (lambda L, d: L.scatter(d("x", [None, 3]), d("i", [2]), d("u", [2, 4])), r"X's row shape \[3\]"),
+        (lambda L, d: L.lstm_unit(d("x", [None, 3]), d("h", [None, 4]), d("c", [None, 5])), r"The 2nd dimensions"),
         (
             lambda L, d: L.sequence_reshape(d("emb", [None, 1, 8]), 4),
             r"Rank of Input\(X\) should be 2. But received \(3\): 'emb' of shape \[-1, 1, 8\]",

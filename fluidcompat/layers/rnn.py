@@ -252,6 +252,11 @@ def lstm_unit(x_t, hidden_t_prev, cell_t_prev, forget_bias=0.0, param_attr=None,
         raise ValueError(
             f"The 1st dimensions of x_t, hidden_t_prev and cell_t_prev must be the same. Received: {batch}"
         )
+    if hidden_t_prev.shape[1] != cell_t_prev.shape[1]:
+        raise ValueError(
+            "The 2nd dimensions of hidden_t_prev and cell_t_prev must be the same. Received: "
+            f"{hidden_t_prev.shape[1]} and {cell_t_prev.shape[1]}"
+        )
     size = cell_t_prev.shape[1]
     gates = L.fc(L.concat([x_t, hidden_t_prev], axis=1), 4 * size, param_attr=param_attr, bias_attr=bias_attr)
     helper = LayerHelper("lstm_unit", name=name)
