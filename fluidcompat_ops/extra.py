@@ -1338,14 +1338,15 @@ def _linear_from_origin(x, size):
 
 def _interp(mode):
     def kernel(ins, a):
-        return {"Out": [resize(_x(ins), first(ins, "OutSize"), a)]}
+        return {"Out": [resize(_x(ins), _out_size(ins), a, first(ins, "Scale"))]}
 
-    def resize(x, size_t, a):
+    def resize(x, size_t, a, scale_t=None):
         nd = x.dim() - 2
+        scale = float(scale_t.reshape(-1)[0]) if scale_t is not None else a.get("scale", 0)
         if size_t is not None:
             size = [int(v) for v in size_t.reshape(-1).tolist()]
-        elif a.get("scale", 0) and a["scale"] > 0:
-            size = [int(s * a["scale"]) for s in x.shape[2:]]
+        elif scale and scale > 0:
+            size = [int(s * scale) for s in x.shape[2:]]
         else:
             size = [a["out_d"], a["out_h"], a["out_w"]][3 - nd :]
         if mode == "nearest":
@@ -1369,10 +1370,19 @@ def _interp(mode):
     return kernel
 
 
+def _out_size(ins):
+    """The output size read when run: OutSize, else SizeTensor's [1] tensors (in that order of priority,
+    as fluid read them), else None."""
+    size_t = first(ins, "OutSize")
+    if size_t is None and ins.get("SizeTensor"):
+        size_t = torch.cat([t.reshape(-1) for t in ins["SizeTensor"]])
+    return size_t
+
+
 def _interp_infer(nd):
     def infer(ins, a):
         x = first(ins, "X")
-        if first(ins, "OutSize") is not None:
+        if first(ins, "OutSize") is not None or first(ins, "Scale") is not None:
             dims = [-1] * nd
         elif a.get("scale", 0) and a["scale"] > 0:
             dims = [int(s * a["scale"]) if s >= 0 else -1 for s in x.shape[2:]]
@@ -1400,12 +1410,12 @@ for _name, _mode, _nd in (
 ):
     _op(
         _name,
-        ("X", "OutSize"),
+        ("X", "OutSize", "SizeTensor", "Scale"),
         ("Out",),
         dict(_INTERP, interp_method=_mode),
         # data_layout NHWC: fluid's value for NHWC and NDHWC input
         *_channels_first(_interp(_mode), _interp_infer(_nd), "X", ("Out",), "data_layout", "NHWC"),
-        host_inputs=frozenset({"OutSize"}),
+        host_inputs=frozenset({"OutSize", "SizeTensor", "Scale"}),
     )
 
 

@@ -1520,3 +1520,13 @@ def test_batch_norm_and_layer_norm_arithmetic_is_fluids():
         assert got[key] == want[key], key
     for key in ("train_4d", "train_2d"):
         np.testing.assert_allclose(got[key], want[key], rtol=2e-6, atol=1e-6, err_msg=key)
+
+
+def test_resize_sizes_given_when_run_match_fluid():
+    """image_resize with ``scale`` a Variable, ``out_shape`` holding Variables (SizeTensor) or being
+    one: shapes when built and values as fluid 1.8.5's; the refusals (a BILINEAR / NEAREST input not
+    4-D, TRILINEAR not 5-D, a scale not above 0, no size, an out_shape of the wrong type) with its
+    messages. fluidcompat failed on a Variable scale or size (float() / int() of a Variable)."""
+    got, want = run_fluidcompat("resize_inputs.py"), load("resize_inputs.json")
+    assert len(want["values"]) == 7 and len(want["errors"]) == 7
+    assert _close(got, want)

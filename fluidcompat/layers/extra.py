@@ -952,6 +952,10 @@ def image_resize(
     if resample not in _RESAMPLE:
         raise ValueError("The 'resample' of image_resize can only be 'BILINEAR', 'TRILINEAR' or 'NEAREST' currently.")
     op_type, nd = _RESAMPLE[resample]
+    if resample in ("BILINEAR", "NEAREST") and len(input.shape) != 4:
+        raise ValueError("'BILINEAR' and 'NEAREST' only support 4-D tensor.")
+    if resample == "TRILINEAR" and len(input.shape) != 5:
+        raise ValueError("'TRILINEAR'only support 5-D tensor.")
     if out_shape is None and scale is None:
         raise ValueError("One of out_shape and scale must not be None.")
     formats = ("NCHW", "NHWC") if len(input.shape) == 4 else ("NCDHW", "NDHWC")
@@ -968,11 +972,31 @@ def image_resize(
     if isinstance(out_shape, Variable):
         ins["OutSize"] = [out_shape]
     elif out_shape is not None:
-        dims = [int(d) for d in out_shape]
-        if len(dims) != nd:
+        if not isinstance(out_shape, (list, tuple)):
+            raise TypeError("out_shape should be a list or tuple or Variable.")
+        if len(out_shape) != nd:
             raise ValueError(f"out_shape of {op_type} must have {nd} values. Received: {list(out_shape)}")
+        if any(not isinstance(d, Variable) and int(d) <= 0 for d in out_shape):
+            raise ValueError(f"Each dimension size given in out_shape must be greater than 0. Received: {out_shape}")
+        if any(isinstance(d, Variable) for d in out_shape):
+            # SizeTensor: one int32 [1] tensor per output dimension, a constant one where the size is known
+            sizes = []
+            for d in out_shape:
+                if isinstance(d, Variable):
+                    d.stop_gradient = True
+                else:
+                    from fluidcompat.layers.tensor import fill_constant
+
+                    d = fill_constant([1], "int32", int(d), force_cpu=True)
+                sizes.append(d)
+            ins["SizeTensor"] = sizes
+        dims = [-1 if isinstance(d, Variable) else int(d) for d in out_shape]
         attrs.update(dict(zip(["out_d", "out_h", "out_w"][3 - nd :], dims)))
+    elif isinstance(scale, Variable):
+        ins["Scale"] = [scale]
     else:
+        if float(scale) <= 0:
+            raise ValueError("Attr(scale) should be greater than zero.")
         attrs["scale"] = float(scale)
     return _one(op_type, ins, attrs, name=name, helper_name=op_type)
 
