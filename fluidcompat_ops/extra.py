@@ -292,6 +292,11 @@ _op(
 def _gather_nd_infer(ins, a):
     x, idx = first(ins, "X"), first(ins, "Index")
     k = idx.shape[-1]
+    if k > len(x.shape):
+        raise ValueError(
+            f"Input(Index).shape[-1] should be no greater than Input(X).rank. Received: Index '{idx.name}' of "
+            f"shape {list(idx.shape)}, X '{x.name}' of rank {len(x.shape)}"
+        )
     return out("Out", list(idx.shape[:-1]) + list(x.shape[k:]), x.dtype)
 
 
@@ -713,6 +718,17 @@ _op(
 )
 
 
+def _expand_as_infer(ins, a):
+    x, t = first(ins, "X"), first(ins, "target_tensor")
+    if len(x.shape) != len(t.shape):
+        raise ValueError(
+            "The rank of Input(target_tensor) must be equal to the rank of Input(X). But received Input(X): "
+            f"input rank {len(x.shape)}, input shape {list(x.shape)}; received Input(target_tensor): input rank "
+            f"{len(t.shape)}, input shape {list(t.shape)}."
+        )
+    return out("Out", t.shape, x.dtype)
+
+
 def _expand_as(ins, a):
     x, t = _x(ins), ins["target_tensor"][0]
     reps = [ts // xs for ts, xs in zip(t.shape, x.shape)]
@@ -724,7 +740,7 @@ _op(
     ("X", "target_tensor"),
     ("Out",),
     {},
-    lambda ins, a: out("Out", first(ins, "target_tensor").shape, first(ins, "X").dtype),
+    _expand_as_infer,
     _expand_as,
     no_buffer_inputs=frozenset({"target_tensor"}),
 )
@@ -920,13 +936,30 @@ def _margin_rank(ins, a):
     return {"Out": [torch.relu(act)], "Activated": [(act > 0).to(x1.dtype)]}
 
 
+def _same_shapes(a, b, a_slot: str, b_slot: str) -> None:
+    """fluid 1.8.5's check that two inputs have one shape (dims unknown when built compare as -1)."""
+    if list(a.shape) != list(b.shape):
+        raise ValueError(
+            f"The shape of Input({a_slot}) shape should equals the shape of Input({b_slot}). Received: "
+            f"Input({a_slot})'s shape: {list(a.shape)}, Input({b_slot})'s shape: {list(b.shape)}. "
+            f"({a_slot}: '{a.name}', {b_slot}: '{b.name}')"
+        )
+
+
+def _margin_rank_infer(ins, a):
+    x1, x2, label = first(ins, "X1"), first(ins, "X2"), first(ins, "Label")
+    _same_shapes(x1, x2, "X1", "X2")
+    _same_shapes(label, x1, "Label", "X1")
+    return same_as("X1", "Out", "Activated")(ins, a)
+
+
 register(
     OpDef(
         "margin_rank_loss",
         ("X1", "X2", "Label"),
         ("Out", "Activated"),
         {"margin": 0.0},
-        same_as("X1", "Out", "Activated"),
+        _margin_rank_infer,
         _margin_rank,
         grad=GradDef(),
     )
@@ -947,13 +980,30 @@ def _rank_loss_grad(ins, a):
     return {"Left@GRAD": [d], "Right@GRAD": [-d]}
 
 
+def _rank_loss_infer(ins, a):
+    label, left, right = first(ins, "Label"), first(ins, "Left"), first(ins, "Right")
+    for slot, v in (("Label", label), ("Left", left), ("Right", right)):
+        if v.shape and v.shape[-1] != 1:
+            raise ValueError(
+                f"The last dimension of Input({slot}) must be 1, but received {v.shape[-1]}. ('{v.name}' of "
+                f"shape {list(v.shape)})"
+            )
+    for slot, v in (("Left", left), ("Right", right)):
+        if label.shape[0] >= 0 and v.shape[0] >= 0 and label.shape[0] != v.shape[0]:
+            raise ValueError(
+                f"The first dimension of Input(Label) and Input({slot}) must have the same value. But received "
+                f"Label.dims[0]={label.shape[0]}, {slot}.dims[0]={v.shape[0]}."
+            )
+    return same_as("Left")(ins, a)
+
+
 register(
     OpDef(
         "rank_loss",
         ("Label", "Left", "Right"),
         ("Out",),
         {},
-        same_as("Left"),
+        _rank_loss_infer,
         _rank_loss,
         grad=GradDef(("Label", "Left", "Right"), in_grads=("Left", "Right"), kernel=_rank_loss_grad),
     )
@@ -2581,9 +2631,18 @@ def _roi_pool(ins, a):
     return {"Out": [torch.stack(outs)], "Argmax": [torch.stack(argmax)]}
 
 
-def _roi_infer(outs):
+def _roi_infer(outs, checked: bool = False):
+    """``checked``: roi_pool's checks when built in fluid 1.8.5 (roi_align had none)."""
+
     def infer(ins, a):
         x, rois = first(ins, "X"), first(ins, "ROIs")
+        if checked and len(x.shape) != 4:
+            raise ValueError(f"The format of input tensor is NCHW. Received: X '{x.name}' of shape {list(x.shape)}")
+        if checked and (len(rois.shape) != 2 or rois.shape[1] != 4):
+            raise ValueError(
+                "ROIs should be a 2-D LoDTensor of shape (num_rois, 4)given as [[x1, y1, x2, y2], ...]. Received: "
+                f"ROIs '{rois.name}' of shape {list(rois.shape)}"
+            )
         shape = (rois.shape[0], x.shape[1], a["pooled_height"], a["pooled_width"])
         result = {"Out": [(shape, x.dtype)]}
         if "Argmax" in outs:
@@ -2599,7 +2658,7 @@ register(
         ("X", "ROIs", "RoisLod"),
         ("Out", "Argmax"),
         {"pooled_height": 1, "pooled_width": 1, "spatial_scale": 1.0},
-        _roi_infer(("Out", "Argmax")),
+        _roi_infer(("Out", "Argmax"), checked=True),
         _roi_pool,
         host_inputs=frozenset({"RoisLod"}),
         grad=GradDef(("X", "ROIs", "RoisLod"), out_grads=("Out",), in_grads=("X",)),

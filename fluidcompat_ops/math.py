@@ -629,7 +629,7 @@ def _zero_grad(ins, a):
 UNARY = set()
 
 
-def _unary(name, fn, attrs=None, out_grad=None, zero_grad=False, x_grad=None):
+def _unary(name, fn, attrs=None, out_grad=None, zero_grad=False, x_grad=None, infer=None):
     """A one-input activation. ``out_grad(out, g, attrs)`` computes its gradient from its output, as
     fluid's ``<name>_grad`` does, ``x_grad(x, g, attrs)`` from its input; without either the gradient
     is a VJP from X. ``zero_grad``: fluid's ``<name>_grad`` gives zeros (floor, ceil, round). Where an
@@ -649,7 +649,17 @@ def _unary(name, fn, attrs=None, out_grad=None, zero_grad=False, x_grad=None):
         grad = GradDef()
     kernel = lambda ins, a: {"Out": [fn(ins["X"][0], a)]}  # noqa: E731
     UNARY.add(name)
-    register(OpDef(name, ("X",), ("Out",), attrs or {}, same_as(), kernel, grad=grad))
+    register(OpDef(name, ("X",), ("Out",), attrs or {}, infer or same_as(), kernel, grad=grad))
+
+
+def _softmax_infer(ins, a):
+    rank = len(first(ins, "X").shape)
+    if not -rank <= a["axis"] < rank:  # fluid 1.8.5's check when built
+        raise ValueError(
+            "Attr(axis) value should be in range [-R, R-1], R is the rank of Input(X). "
+            f"Received: axis={a['axis']}, R={rank}"
+        )
+    return same_as()(ins, a)
 
 
 _unary("relu", lambda x, a: torch.relu(x), out_grad=lambda o, g, a: torch.ops.aten.threshold_backward(g, o, 0))
@@ -735,6 +745,7 @@ _unary(
     lambda x, a: _softmax(x, a["axis"]),
     {"axis": -1, "use_cudnn": False, "data_format": "AnyLayout", "is_test": False},
     out_grad=lambda o, g, a: torch._softmax_backward_data(g.to(o.dtype), o, a["axis"] % max(o.dim(), 1), o.dtype),
+    infer=_softmax_infer,
 )
 _unary("log_softmax", lambda x, a: torch.log_softmax(x, a["axis"]), {"axis": -1})
 

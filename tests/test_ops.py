@@ -880,6 +880,13 @@ def test_op_plans_for_cuda(case, monkeypatch):
         (lambda L, d: L.scatter(d("x", [None, 3]), d("i", [2]), d("u", [3, 3])), r"Updates and Ids should have same"),
         (lambda L, d: L.scatter(d("x", [None, 3]), d("i", [2]), d("u", [2, 4])), r"X's row shape \[3\]"),
         (lambda L, d: L.lstm_unit(d("x", [None, 3]), d("h", [None, 4]), d("c", [None, 5])), r"The 2nd dimensions"),
+        (lambda L, d: L.margin_rank_loss(d("l", [None, 1]), d("a", [None, 1]), d("b", [None, 2])), r"X2\)'s .*-1, 2"),
+        (lambda L, d: L.rank_loss(d("l", [None, 1]), d("a", [None, 1]), d("b", [None, 2])), r"\(Right\) must be 1"),
+        (lambda L, d: L.rank_loss(d("l", [3, 1]), d("a", [4, 1]), d("b", [4, 1])), r"Label.dims\[0\]=3, Left.dims"),
+        (lambda L, d: L.expand_as(d("x", [None, 3]), d("y", [2, 3, 4])), r"target_tensor\): input rank 3"),
+        (lambda L, d: L.gather_nd(d("x", [None, 3]), d("i", [2, 3])), r"Index 'i' of shape \[2, 3\], X 'x' of rank 2"),
+        (lambda L, d: L.roi_pool(d("x", [None, 3, 8, 8]), d("r", [None, 5]), 2, 2), r"ROIs 'r' of shape \[-1, 5\]"),
+        (lambda L, d: L.softmax(d("x", [None, 3]), axis=-3), r"Received: axis=-3, R=2"),
         (
             lambda L, d: L.sequence_reshape(d("emb", [None, 1, 8]), 4),
             r"Rank of Input\(X\) should be 2. But received \(3\): 'emb' of shape \[-1, 1, 8\]",
