@@ -26,7 +26,9 @@ def _fill_constant_infer(ins, attrs):
     if st is not None:
         shape = [-1] * (st.shape[0] if st.shape and st.shape[0] > 0 else 1)
     elif ins.get("ShapeTensorList"):
-        shape = [-1] * len(ins["ShapeTensorList"])
+        # the sizes given as numbers are known (the layer put -1 where a Variable gives the size)
+        n = len(ins["ShapeTensorList"])
+        shape = list(attrs["shape"]) if len(attrs["shape"]) == n else [-1] * n
     else:
         shape = attrs["shape"]
     return out("Out", shape, attrs["dtype"])

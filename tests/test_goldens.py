@@ -1530,3 +1530,15 @@ def test_resize_sizes_given_when_run_match_fluid():
     got, want = run_fluidcompat("resize_inputs.py"), load("resize_inputs.json")
     assert len(want["values"]) == 7 and len(want["errors"]) == 7
     assert _close(got, want)
+
+
+def test_variable_arguments_match_fluid():
+    """27 layers given Variables where fluid 1.8 took them for attributes (shape lists holding
+    Variables, Variable starts / ends / strides / offsets / k / factor / scale / depth / axes /
+    sections): shapes when built and values as fluid 1.8.5's. fill_constant with a shape list holding
+    a Variable said -1 for the sizes given as numbers too. Departure: topk with a Variable k, where
+    fluid's shape said the last size was 1 (its attribute k's default); fluidcompat's says -1."""
+    want = load("var_args.json")
+    topk = ([[2, 3, 1], want["topk_var"][1]], [[2, 3, -1], want["topk_var"][1]])
+    assert len(want) == 27
+    _same_but(run_fluidcompat("var_args.py"), want, {"topk_var": topk})
