@@ -314,17 +314,21 @@ def test_build_time_modules_import_no_torch():
 
 def test_variable_indexing_against_numpy_and_its_errors():
     """Indices as numpy takes them (an int64 Variable too, which fluid 1.8.5 refused: "holds int, but
-    desires to be int64_t"); what fluid did not index (None, Ellipsis, a step over a whole axis, too
-    many indices) is an error naming the variable."""
+    desires to be int64_t"; a step over a whole axis, which its static mode refused with a bare
+    AssertionError and its dygraph mode took; open ends with a negative step, where fluid failed or
+    gave nothing); what fluid did not index (None, Ellipsis, too many indices) is an error naming the
+    variable."""
     x = fluid.data("x", [4, 5, 3], "float32")
     i = fluid.layers.fill_constant([1], "int64", 3)
     j = fluid.layers.fill_constant([1], "int32", 1)
-    outs = [x[i], x[1:-1, ::-1], x[-2, 1:4:2, 0], x[:, :, 1], x[j:4:2, j]]
+    outs = [x[i], x[1:-1, ::-1], x[-2, 1:4:2, 0], x[:, :, 1], x[j:4:2, j], x[::2], x[:, ::-2], x[-1::-1, :0:-1]]
     xv = np.random.RandomState(0).rand(4, 5, 3).astype("float32")
     got = fluid.Executor(fluid.CPUPlace()).run(feed={"x": xv}, fetch_list=outs)
-    for g, want in zip(got, [xv[3], xv[1:-1, ::-1], xv[-2, 1:4:2, 0], xv[:, :, 1], xv[1:4:2, 1]]):
+    wants = [xv[3], xv[1:-1, ::-1], xv[-2, 1:4:2, 0], xv[:, :, 1], xv[1:4:2, 1]]
+    wants += [xv[::2], xv[:, ::-2], xv[-1::-1, :0:-1]]
+    for g, want in zip(got, wants):
         np.testing.assert_array_equal(g, want)
-    assert [o.shape for o in outs] == [(5, 3), (2, 5, 3), (2,), (4, 5), (-1, 3)]
+    assert [o.shape for o in outs] == [(5, 3), (2, 5, 3), (2,), (4, 5), (-1, 3), (2, 5, 3), (4, 3, 3), (4, 4, 3)]
     before = len(fluid.default_main_program().global_block().ops)
     with pytest.raises(IndexError, match="too many indices for variable 'x' of shape \\[4, 5, 3\\]: 4"):
         x[0, 0, 0, 0]
@@ -332,8 +336,8 @@ def test_variable_indexing_against_numpy_and_its_errors():
         x[0, None]
     with pytest.raises(IndexError, match="variable 'x' takes .* ellipsis at position 0"):
         x[..., 0]
-    with pytest.raises(IndexError, match="variable 'x': a step of 2 over a whole axis is not supported"):
-        x[::2]
+    with pytest.raises(IndexError, match="variable 'x': slice step cannot be zero"):
+        x[::0]
     # fluid 1.8.5 failed on x[4] when building ("end should greater than start"), so list(x) did too
     with pytest.raises(IndexError, match="index 4 is out of bounds for axis 0 of variable 'x' with size 4"):
         x[4]

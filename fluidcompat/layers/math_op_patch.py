@@ -145,7 +145,9 @@ def _index_tensor(block, value):
 def _getitem(self, item):
     """``x[i]``, ``x[a:b]``, ``x[a:b:s]``, ``x[::-1]`` and tuples of them, as fluid 1.8 built them:
     ``slice`` (an int index drops its axis: ``decrease_axis``), ``strided_slice`` for a step other
-    than 1, ``reverse`` for ``::-1``. An index may be a Variable ([1] int)."""
+    than 1, ``reverse`` for ``::-1``. An index may be a Variable ([1] int). A step over a whole axis
+    (``x[::2]``), which fluid 1.8's static mode refused with a bare AssertionError and its dygraph
+    mode took, and open ends with a negative step, are numpy's."""
     items = list(item) if isinstance(item, tuple) else [item]
     if len(items) > len(self.shape):
         raise IndexError(f"too many indices for variable '{self.name}' of shape {list(self.shape)}: {len(items)}")
@@ -158,17 +160,16 @@ def _getitem(self, item):
             if it.start is None and it.stop is None and it.step in (None, 1):
                 continue
             step = 1 if it.step is None else it.step
-            if it.start is None and it.stop is None:
-                if step != -1:
-                    raise IndexError(
-                        f"variable '{self.name}': a step of {step} over a whole axis is not supported (fluid "
-                        "1.8 allowed x[::-1] only); give the start and the end"
-                    )
+            if isinstance(step, int) and step == 0:
+                raise IndexError(f"variable '{self.name}': slice step cannot be zero")
+            if it.start is None and it.stop is None and isinstance(step, int) and step == -1:
                 reverse.append(dim)
                 continue
+            backwards = isinstance(step, int) and step < 0
             axes.append(dim)
-            starts.append(0 if it.start is None else it.start)
-            ends.append(_END if it.stop is None else it.stop)
+            # open ends: from the last element and past the first when the step is negative
+            starts.append((-1 if backwards else 0) if it.start is None else it.start)
+            ends.append((-_END if backwards else _END) if it.stop is None else it.stop)
             steps.append(step)
         elif isinstance(it, Variable) or (isinstance(it, int) and not isinstance(it, bool)):
             size = self.shape[dim]
