@@ -51,19 +51,16 @@ def _train(who: str, sparse: bool, device: str) -> None:
 
 
 def _docs_step(guard: bool) -> None:
-    """The device_guard tutorial's embedding program, one SGD step on CUDAPlace(0)."""
-    import fluidcompat as fluid
+    """The device_guard tutorial's embedding program as the user's documents give it (one SGD step on
+    CUDAPlace(0)): samples/docs_embedding_guarded.py or samples/docs_embedding.py."""
+    import runpy
 
-    L = fluid.layers
-    data = L.fill_constant(shape=[1], value=128, dtype="int64")
-    label = L.fill_constant(shape=[1, 150], value=0.5, dtype="float32")
-    with fluid.device_guard("cpu" if guard else None):
-        emb = fluid.embedding(input=data, size=(10000000, 150), dtype="float32")
-    cost = L.mean(L.square_error_cost(input=L.l2_normalize(x=emb, axis=-1), label=label))
-    fluid.optimizer.SGD(learning_rate=0.001).minimize(cost)
-    exe = fluid.Executor(fluid.CUDAPlace(0))
-    exe.run(fluid.default_startup_program())
-    exe.run(fetch_list=[cost])
+    from fluidcompat.compat import install
+
+    install()  # the samples import paddle.fluid
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    name = "docs_embedding_guarded.py" if guard else "docs_embedding.py"
+    runpy.run_path(os.path.join(root, "samples", name), run_name="__main__")
 
 
 def child(what: str, arg: str, device: str) -> None:
