@@ -444,3 +444,24 @@ def test_explain_placement_reads_the_batch_from_the_feed(emulated_gpu, monkeypat
     # kept: the 1000 x 10 weight and the bias (40,040 B); the peak is at mul: x (32 x 1000, 128,000 B)
     # and its 32 x 10 result (1,280 B); x is freed after mul, its last reader
     assert line and "39.10 KiB kept, 165.35 KiB at the peak; largest: x 125.00 KiB" in line[0]
+
+
+def test_a_block_planned_for_a_gpu_turns_cudnn_tf32_off(monkeypatch):
+    """torch lets cuDNN compute float32 convolutions and RNNs in TF32 on Ampere and later GPUs (off
+    from the CPU by ~1e-3: cudnn_lstm failed its CUDA op test on an H200); fluid computed in float32.
+    Preparing a block with ops on a GPU turns it off (a CUDAPlace made does too), and a block all on
+    the CPU leaves it. Nothing runs here: the plan is enough."""
+    import torch
+
+    from fluidcompat.executor.interpreter import PreparedBlock
+
+    monkeypatch.setattr(places, "_fp32_set", False)
+    monkeypatch.setattr(torch.backends.cudnn, "allow_tf32", True)
+    x = fluid.data("x", [None, 3], "float32")
+    with fluid.device_guard("gpu"):
+        fluid.layers.relu(x)
+    block = fluid.default_main_program().global_block()
+    PreparedBlock(plan_block(block, "cpu", ["x"]), keep=())
+    assert torch.backends.cudnn.allow_tf32  # all on the CPU: left as it is
+    PreparedBlock(plan_block(block, "cuda:0", ["x"]), keep=())
+    assert not torch.backends.cudnn.allow_tf32

@@ -139,6 +139,8 @@ class PreparedBlock:
         self.steps = steps
         # whether an op runs on a GPU (its kernel's GPU time is then taken with CUDA events)
         self.on_cuda = any(s.attrs["_device"].type == "cuda" for s in steps)
+        if self.on_cuda:  # (making a CUDAPlace does it too; this covers every way onto a GPU)
+            places._float32_as_fluid()
         self._compiled = None  # the generated function run() calls (see _compile)
         self._profiled: Dict[Tuple[str, bool, bool], Any] = {}  # ... that also records profiler events
         self.accelerators: Dict[Any, Any] = {}  # torch.compile / CUDA graph runners (executor._accelerator)
