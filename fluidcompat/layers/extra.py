@@ -978,19 +978,15 @@ def image_resize(
             raise ValueError(f"out_shape of {op_type} must have {nd} values. Received: {list(out_shape)}")
         if any(not isinstance(d, Variable) and int(d) <= 0 for d in out_shape):
             raise ValueError(f"Each dimension size given in out_shape must be greater than 0. Received: {out_shape}")
+        from fluidcompat.layers.tensor import _host_ints, _known_ints
+
         if any(isinstance(d, Variable) for d in out_shape):
             # SizeTensor: one int32 [1] tensor per output dimension, a constant one where the size is known
-            sizes = []
             for d in out_shape:
                 if isinstance(d, Variable):
                     d.stop_gradient = True
-                else:
-                    from fluidcompat.layers.tensor import fill_constant
-
-                    d = fill_constant([1], "int32", int(d), force_cpu=True)
-                sizes.append(d)
-            ins["SizeTensor"] = sizes
-        dims = [-1 if isinstance(d, Variable) else int(d) for d in out_shape]
+            ins["SizeTensor"] = _host_ints(out_shape)
+        dims = _known_ints(out_shape)
         attrs.update(dict(zip(["out_d", "out_h", "out_w"][3 - nd :], dims)))
     elif isinstance(scale, Variable):
         ins["Scale"] = [scale]
