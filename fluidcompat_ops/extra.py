@@ -2631,18 +2631,9 @@ def _roi_pool(ins, a):
     return {"Out": [torch.stack(outs)], "Argmax": [torch.stack(argmax)]}
 
 
-def _roi_infer(outs, checked: bool = False):
-    """``checked``: roi_pool's checks when built in fluid 1.8.5 (roi_align had none)."""
-
+def _roi_infer(outs):
     def infer(ins, a):
         x, rois = first(ins, "X"), first(ins, "ROIs")
-        if checked and len(x.shape) != 4:
-            raise ValueError(f"The format of input tensor is NCHW. Received: X '{x.name}' of shape {list(x.shape)}")
-        if checked and (len(rois.shape) != 2 or rois.shape[1] != 4):
-            raise ValueError(
-                "ROIs should be a 2-D LoDTensor of shape (num_rois, 4)given as [[x1, y1, x2, y2], ...]. Received: "
-                f"ROIs '{rois.name}' of shape {list(rois.shape)}"
-            )
         shape = (rois.shape[0], x.shape[1], a["pooled_height"], a["pooled_width"])
         result = {"Out": [(shape, x.dtype)]}
         if "Argmax" in outs:
@@ -2652,13 +2643,26 @@ def _roi_infer(outs, checked: bool = False):
     return infer
 
 
+def _roi_pool_infer(ins, a):
+    """roi_pool's checks when built in fluid 1.8.5 (roi_align had none), then the shared shapes."""
+    x, rois = first(ins, "X"), first(ins, "ROIs")
+    if len(x.shape) != 4:
+        raise ValueError(f"The format of input tensor is NCHW. Received: X '{x.name}' of shape {list(x.shape)}")
+    if len(rois.shape) != 2 or rois.shape[1] != 4:
+        raise ValueError(
+            "ROIs should be a 2-D LoDTensor of shape (num_rois, 4)given as [[x1, y1, x2, y2], ...]. Received: "
+            f"ROIs '{rois.name}' of shape {list(rois.shape)}"
+        )
+    return _roi_infer(("Out", "Argmax"))(ins, a)
+
+
 register(
     OpDef(
         "roi_pool",
         ("X", "ROIs", "RoisLod"),
         ("Out", "Argmax"),
         {"pooled_height": 1, "pooled_width": 1, "spatial_scale": 1.0},
-        _roi_infer(("Out", "Argmax"), checked=True),
+        _roi_pool_infer,
         _roi_pool,
         host_inputs=frozenset({"RoisLod"}),
         grad=GradDef(("X", "ROIs", "RoisLod"), out_grads=("Out",), in_grads=("X",)),
