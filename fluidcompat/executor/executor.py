@@ -233,6 +233,7 @@ class Executor:
         self._closed = False
         self._cache = _ProgramCache()
         self._runners: Dict[Any, "_Runner"] = {}
+        self._prune_cache: Dict[Any, Program] = {}  # use_prune=True: see _pruned
 
     def close(self) -> None:
         """Close the executor; a trainer of a parameter-server job tells its servers it is done."""
@@ -534,7 +535,7 @@ class Executor:
         targets = [t for t in items if not isinstance(t, Operator)] + optimize
         key = (program, program._version, tuple(sorted(feed)), tuple(id(t) if isinstance(t, Operator) else
                (t.name if isinstance(t, Variable) else t) for t in targets))  # fmt: skip
-        cache = self.__dict__.setdefault("_prune_cache", {})
+        cache = self._prune_cache
         if key not in cache:
             if len(cache) > 32:
                 cache.clear()
