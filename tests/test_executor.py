@@ -261,6 +261,31 @@ class TestRepeatedRuns:
             exe.run(feed={"x": np.ones((3, 4))}, fetch_list=[y])
         runs(exe, y)
 
+    def test_shape_check_holds_after_many_batch_sizes(self, net):
+        """The repeated run remembers the shapes it saw fit (a bounded set): a shape that does not fit
+        is refused after 20 batch sizes that did, and the sizes seen before still run."""
+        x, y, exe = net
+        for n in [*range(1, 21), 3, 1]:
+            out = exe.run(feed={"x": np.ones((n, 4), "float32")}, fetch_list=[y])[0]
+            assert out.shape == (n, 2) and (out == 2.0).all()
+        with pytest.raises(ValueError, match=r"shape = \(-1, 4\), but received fed shape \[20, 3\]"):
+            exe.run(feed={"x": np.ones((20, 3), "float32")}, fetch_list=[y])
+        with pytest.raises(ValueError, match=r"received fed shape \[4\]"):
+            exe.run(feed={"x": np.ones(4, "float32")}, fetch_list=[y])
+        runs(exe, y)
+
+    def test_big_endian_arrays_are_fed_and_set_with_their_values(self, net):
+        """fluid 1.8.5 refused a '>f4' array (tensor.set() ... but got >f4); torch cannot read one: its values,
+        in this machine's byte order."""
+        x, y, exe = net
+        fed = np.arange(12, dtype=">f4").reshape(3, 4)
+        for _ in range(2):  # the first run and the repeated one
+            out = exe.run(feed={"x": fed}, fetch_list=[y])[0]
+            np.testing.assert_allclose(out, np.repeat(fed.astype("float32").sum(1, keepdims=True) * 0.5, 2, 1))
+        t = fluid.LoDTensor()
+        t.set(np.arange(3, dtype=">i8"), fluid.CPUPlace())
+        assert np.array(t).tolist() == [0, 1, 2] and np.array(t).dtype == np.int64
+
     def test_in_place_updates_never_write_into_a_fed_array(self):
         """sgd updates its Param in place; fed as Param, the caller's array is updated in a copy."""
         x = fluid.data("x", [3], "float32")

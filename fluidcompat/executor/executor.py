@@ -329,6 +329,8 @@ class Executor:
         if var.need_check_feed:
             _check_feed(var, arr.shape, arr.dtype.name)
         to_vartype(arr.dtype)
+        if not arr.dtype.isnative:  # big-endian data (read from a file): the same values in this machine's order
+            return torch.from_numpy(np.array(arr, dtype=arr.dtype.newbyteorder("="), order="C"))
         if self._device.type != "cpu" and arr.flags.c_contiguous and arr.flags.writeable:
             return torch.from_numpy(arr)  # copied once, into the staging buffer (_to_device)
         return torch.from_numpy(np.array(arr, copy=True, order="C"))
@@ -619,8 +621,11 @@ _PINNED_FETCH_BYTES = 1 << 16
 def _to_numpy(t: torch.Tensor) -> np.ndarray:
     """A fetched tensor as a new host array; from a GPU through a page-locked staging buffer when it is
     large (_PINNED_FETCH_BYTES)."""
-    t = t.detach()
-    if t.device.type == "cuda" and t.numel() * t.element_size() >= _PINNED_FETCH_BYTES:
+    if t.requires_grad:
+        t = t.detach()
+    if not t.is_cuda:
+        return (t if t.device.type == "cpu" else t.cpu()).numpy().copy()
+    if t.numel() * t.element_size() >= _PINNED_FETCH_BYTES:
         staged = torch.empty(t.shape, dtype=t.dtype, pin_memory=True)
         staged.copy_(t, non_blocking=True)
         torch.cuda.current_stream(t.device).synchronize()
@@ -762,20 +767,31 @@ class _Runner:
         self.feeds = []
         for n in feed_names:
             var = block.vars[n]
-            check = (tuple(var.shape), np_name(var.dtype)) if var.need_check_feed else None
+            # (declared shape, dtype, shapes already seen to fit it): numpy's dtype.name is a Python property
+            # (1.5 us a read), a dtype comparison and a set look-up are not
+            check = (tuple(var.shape), np.dtype(np_name(var.dtype)), set()) if var.need_check_feed else None
             self.feeds.append((n, var, check, _may_be_written(program, n, set(prepared.persist_outputs))))
         self.fetch = tuple(fetch_names)
         self.device = exe._device
 
     def _feed(self, name, value, var, check, copy):
         if type(value) is np.ndarray and check is not None and value.flags.c_contiguous:
-            shape, dtype = check
-            if value.dtype.name == dtype and _shape_fits(shape, value.shape):
+            shape, dtype, fitting = check
+            if value.dtype == dtype and (value.shape in fitting or self._fits(fitting, shape, value.shape)):
                 t = torch.from_numpy(value)  # shares the caller's array: nothing in the run writes to it
                 if self.device.type != "cpu":
                     return _to_device(t, self.device)
                 return t.clone() if copy else t
         return self.exe._feed_tensor(name, value, var)
+
+    @staticmethod
+    def _fits(fitting: set, vshape, shape) -> bool:
+        if not _shape_fits(vshape, shape):
+            return False
+        if len(fitting) >= 16:  # a few batch sizes are usual: keep the set small
+            fitting.clear()
+        fitting.add(shape)
+        return True
 
     def run(self, feed, scope, return_numpy):
         env = {}

@@ -42,6 +42,8 @@ class LoDTensor:
         if arr.dtype == np.float64 and isinstance(array, (float, list)):
             arr = arr.astype("float32")
         to_vartype(arr.dtype)  # rejects types fluid has no VarType for
+        if not arr.dtype.isnative:  # big-endian data: the same values in this machine's byte order
+            arr = arr.astype(arr.dtype.newbyteorder("="))
         t = torch.from_numpy(arr.copy()).to(places.tensor_device(places.torch_device(place)))
         if isinstance(place, places.CUDAPinnedPlace) and not places.cpu_mode() and places.cuda_available():
             t = t.pin_memory()  # page-locked host memory: copies to the GPU can run asynchronously
