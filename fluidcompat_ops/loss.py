@@ -75,7 +75,7 @@ def _label_rows(label):
 def _picked(x, rows, ignore_index):
     """X[row, label] per row of X (its last dim the classes), 0 for rows whose label is ignore_index; a
     label out of range gets fluid's message."""
-    flat = x.reshape(-1, x.shape[-1])
+    flat = x if x.dim() == 2 else x.reshape(-1, x.shape[-1])
     loss = lambda: torch._C._nn.nll_loss(flat, rows, None, 0, ignore_index)  # noqa: E731
     nll = _label_checked(loss, rows, flat.shape[1], ignore_index)
     return nll.neg_()
@@ -101,18 +101,32 @@ def _hard_ce(x, label, ignore_index):
         logs.data.clamp_(-_LOG_BOUND, _LOG_BOUND)  # out of autograd's sight (log's backward reads its input)
         return logs.neg_().masked_fill_(ignored, 0.0), picked.masked_fill(ignored, 0.0)
     picked = _picked(x, rows, ignore_index)
-    logs = _tolerable_log(picked).reshape(-1, 1).expand(-1, x.shape[-1])
-    y = torch._C._nn.nll_loss(logs, rows, None, 0, ignore_index)  # -log X[label], 0 in ignored rows
+    logs = _tolerable_log(picked)
+    # nll_loss over the logs as a column repeated for every class picks each row's log back, negated,
+    # and 0 in ignored rows: -log X[label] in one call, no mask
+    y = torch._C._nn.nll_loss(_columns(logs, x.shape[-1]), rows, None, 0, ignore_index)
     return y.reshape(shape), picked.reshape(shape)
+
+
+def _columns(v, classes):
+    """A fresh 1-D tensor ``v`` of n values as an [n, classes] view whose every column is ``v``."""
+    return v.as_strided((v.shape[0], classes), (1, 0))
+
+
+_ONE = {}  # (dtype, device) -> a 0-d tensor 1: nll_loss_backward's total_weight, unread without a reduction
 
 
 def _hard_ce_grad(g, picked, rows, ignore_index, xshape):
     """dX: -dY / X[label] at each row's label, 0 elsewhere and in rows whose label is ignore_index."""
-    n, classes = rows.shape[0], xshape[-1]
     quotient = torch.div(g.reshape(-1), picked.reshape(-1))
-    like = quotient.reshape(n, 1).expand(n, classes)  # nll_loss_backward reads its shape, dtype and device
-    dx = torch.ops.aten.nll_loss_backward(quotient, like, rows, None, 0, ignore_index, quotient.new_ones(()))
-    return dx.reshape(xshape)
+    one = _ONE.get((quotient.dtype, quotient.device))
+    if one is None:
+        one = quotient.new_ones(())
+        if not (one.is_cuda and torch.cuda.is_current_stream_capturing()):  # not from a graph's private pool
+            _ONE[(quotient.dtype, quotient.device)] = one
+    like = _columns(quotient, xshape[-1])  # nll_loss_backward reads its shape, dtype and device
+    dx = torch.ops.aten.nll_loss_backward(quotient, like, rows, None, 0, ignore_index, one)
+    return dx if len(xshape) == 2 else dx.reshape(xshape)
 
 
 def _ce_kernel(ins, attrs):

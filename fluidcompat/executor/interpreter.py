@@ -426,14 +426,13 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool]] 
         for slot, names in s.outs:
             if s.sub is not None:
                 break
-            emit(f"        v = r.get({slot!r})")
-            emit("        if v is not None:")
+            if names == (EMPTY_VAR_NAME,):
+                continue
+            emit(f"        v = r.get({slot!r})")  # a kernel may leave an output out, or give []
             if len(names) == 1:
-                if names[0] != EMPTY_VAR_NAME:
-                    emit(f"            if v: env[{names[0]!r}] = v[0]")
-                else:
-                    emit("            pass")
+                emit(f"        if v: env[{names[0]!r}] = v[0]")
             else:
+                emit("        if v:")
                 emit(f"            for n, x in zip({names!r}, v):")
                 emit("                if n != _EMPTY: env[n] = x")
         if profiled:
