@@ -350,6 +350,10 @@ def save_inference_model(
     if not target_vars or not all(isinstance(v, Variable) for v in target_vars):
         raise ValueError("'target_vars' should be a list of Variable.")
     program = (main_program or default_main_program()).clone()
+    block = program.global_block()
+    io_ops = [k for k, op in enumerate(block.ops) if op.type in ("feed", "fetch")]
+    for k in reversed(io_ops):  # a loaded model's own feed and fetch ops: the new ones replace them
+        block._remove_op(k)
     with program_guard(program):
         from fluidcompat.layers.nn import scale
 
@@ -421,8 +425,9 @@ def _program_from_records(blocks) -> Program:
 def load_inference_model(dirname, executor, model_filename=None, params_filename=None, pserver_endpoints=None):
     """Load a model saved by ``save_inference_model`` (here or by fluid 1.8).
 
-    Returns ``[program, feed_target_names, fetch_targets]``. Compat: the returned program holds no
-    feed and fetch ops; run it with ``feed=`` and ``fetch_list=fetch_targets`` as usual.
+    Returns ``[program, feed_target_names, fetch_targets]``. The program holds the saved feed and fetch
+    ops, as fluid's did; the executor leaves them to the feed dict and fetch list (so, unlike fluid's,
+    it also runs with other fetch lists, strings included).
     """
     path = os.path.join(dirname, model_filename or "__model__")
     if not os.path.isfile(path):
@@ -432,10 +437,6 @@ def load_inference_model(dirname, executor, model_filename=None, params_filename
     block = program.global_block()
     feeds = sorted((op.attrs["col"], op.output("Out")[0]) for op in block.ops if op.type == "feed")
     fetches = sorted((op.attrs["col"], op.input("X")[0]) for op in block.ops if op.type == "fetch")
-    block.ops = [op for op in block.ops if op.type not in ("feed", "fetch")]
-    for name in ("feed", "fetch"):
-        block.vars.pop(name, None)
-    program._bump()
     params = [v for v in block.vars.values() if is_persistable(v)]
     load_vars(executor, dirname, program, params, None, params_filename)
     return [program, [n for _, n in feeds], [block.var(n) for _, n in fetches]]

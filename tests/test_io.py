@@ -320,3 +320,15 @@ def test_get_parameter_value_reads_the_global_scope():
         assert type(value) is np.ndarray and value.tolist() == [[0.5, 0.5]] * 3
         with pytest.raises(TypeError, match="not a parameter"):
             fluid.io.get_parameter_value(x, exe)
+
+
+def test_a_saved_models_missing_feed_is_named(tmp_path):
+    x = fluid.data(name="x", shape=[None, 3], dtype="float32")
+    y = fluid.layers.fc(x, 2)
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(fluid.default_startup_program())
+    fluid.io.save_inference_model(str(tmp_path), ["x"], [y], exe)
+    prog, feeds, fetches = fluid.io.load_inference_model(str(tmp_path), exe)
+    with pytest.raises(RuntimeError, match=r"'x' read by op 1 \(mul\).* Feed it: exe.run\(feed=\{'x': ...\}\)"):
+        exe.run(prog, feed={}, fetch_list=fetches)
+    assert len(exe.run(prog, feed={"x": np.ones((1, 3), "float32")}, fetch_list=fetches + [y.name])) == 2

@@ -815,7 +815,8 @@ def _missing_input(prepared: PreparedBlock, name: str, block) -> UninitializedVa
         for slot, names in p.op.inputs.items():
             if name in names:
                 var = block._find_var_recursive(name)
-                hint = f" Feed it: exe.run(feed={{'{name}': ...}})." if var is not None and var.is_data else ""
+                fed_by_op = any(o.type == "feed" and name in o.output_arg_names for o in block.ops)  # a saved model's
+                hint = f" Feed it: exe.run(feed={{'{name}': ...}})." if var is not None and (var.is_data or fed_by_op) else ""
                 return UninitializedVariableError(
                     f"The variable '{name}' read by op {p.index} ({p.op.type}) of block {block.idx} (input slot "
                     f"{slot}) is not initialized: it was not fed and the scope does not hold it.{hint}\n"

@@ -38,10 +38,11 @@ def _suggestions(program: Program, device: str, plan: BlockPlan, limit: int = 50
         return []
     found = []
     block = program.global_block()
+    planned = {p.index: p for p in plan.ops}
     for i, op in enumerate(block.ops[:limit]):
-        if (op._def.kernel is None and not op._def.control) or op.attrs.get("op_device"):
+        if i not in planned or (op._def.kernel is None and not op._def.control) or op.attrs.get("op_device"):
             continue
-        target = "cpu" if plan.ops[i].device.startswith("cuda") else "gpu"
+        target = "cpu" if planned[i].device.startswith("cuda") else "gpu"
         if target == "gpu" and not device.startswith("cuda"):
             continue
         trial = program.clone()

@@ -87,6 +87,11 @@ def op_device(op: Operator, place, loc: Optional[Dict[str, str]] = None) -> str:
     return places.torch_device(None, place)
 
 
+# The feed and fetch ops a program saved by save_inference_model holds (fluid's executor checked them
+# against the feed dict and fetch list, then ran them); the plan leaves them out.
+IO_OPS = frozenset({"feed", "fetch"})
+
+
 def plan_block(block: Block, place, fed: Iterable[str] = (), known: Optional[Dict[str, str]] = None) -> BlockPlan:
     """Plan every op of ``block`` for an executor at ``place``; ``fed`` vars start on its device,
     ``known`` vars (of an enclosing block) where it says."""
@@ -99,6 +104,8 @@ def plan_block(block: Block, place, fed: Iterable[str] = (), known: Optional[Dic
     plans = []
     subplans: Dict[int, BlockPlan] = {}
     for i, op in enumerate(block.ops):
+        if op.type in IO_OPS:  # a saved model's feed / fetch ops: the run's feed dict and fetch list do their work
+            continue
         d = op._def
         if d.kernel is None and not d.control:
             raise ValueError(f"op {i} ({op.type}) has no kernel and cannot be planned in block {block.idx}")
