@@ -45,7 +45,10 @@ class ParallelExecutor:
 
     @property
     def device_count(self) -> int:
-        return 1
+        """The places the batch is split across (CPU_NUM on the CPU; see data_parallel.py)."""
+        from fluidcompat.executor import data_parallel
+
+        return data_parallel.device_count(self._compiled, self._place)
 
     def run(self, fetch_list, feed=None, feed_dict=None, return_numpy=True):
         """``exe.run`` of the compiled program: ``feed`` (or the older ``feed_dict``), ``fetch_list``."""

@@ -476,6 +476,9 @@ def _bn_kernel(ins, attrs):
         inv = _inv_std(var, eps)
         y = _bn_affine(x, mean, inv, scale, bias, view)
         return {"Y": [y], "MeanOut": [mean], "VarianceOut": [var], "SavedMean": [mean], "SavedVariance": [inv]}
+    if x.numel() == x.shape[ch_axis]:  # one value per channel: fluid 1.8 passed X through, statistics kept
+        zeros = torch.zeros_like(mean)
+        return {"Y": [x.clone()], "MeanOut": [mean], "VarianceOut": [var], "SavedMean": [zeros], "SavedVariance": [zeros]}
     dims = [d for d in range(x.dim()) if d != ch_axis]
     bmean = x.mean(dim=dims)
     bvar = x.var(dim=dims, unbiased=False)
@@ -530,6 +533,9 @@ def _bn_grad(ins, attrs):
         return grads
     mean, inv = ins["SavedMean"][0], ins["SavedVariance"][0]
     ch_axis = x.dim() - 1 if attrs["data_layout"] == "NHWC" else 1
+    if x.numel() == x.shape[ch_axis] and not (attrs["is_test"] or attrs["use_global_stats"]):
+        zeros = torch.zeros_like(scale)  # Y was X (see _bn_kernel): dX is dY, Scale and Bias had no part
+        return {"X@GRAD": [g.clone()], "Scale@GRAD": [zeros], "Bias@GRAD": [zeros.clone()]}
     view = [1] * x.dim()
     view[ch_axis] = -1
     dims = [d for d in range(x.dim()) if d != ch_axis]

@@ -408,3 +408,40 @@ def test_values_read_for_their_shape_only_are_stubbed_after_their_last_other_use
     dz = (z > 0) * 2.0 / z.size
     np.testing.assert_allclose(got_w, xv.T @ dz, rtol=1e-6)
     np.testing.assert_allclose(got_b, dz.sum(0), rtol=1e-6)
+
+
+class TestDataParallelSplit:
+    """How a data-parallel run on several places of one process splits a feed (fluid's rule:
+    ceil(batch / places) rows or top-level sequences a place, the last place the rest)."""
+
+    def test_rows_and_sequences(self):
+        from fluidcompat.executor import data_parallel
+
+        parts = data_parallel._split(np.arange(7), 4)
+        assert [p.tolist() for p in parts] == [[0, 1], [2, 3], [4, 5], [6]]
+        assert [len(p) for p in data_parallel._split(np.zeros((5, 2)), 4)] == [2, 2, 1]
+        t = fluid.create_lod_tensor(np.arange(9).reshape(9, 1), [[2, 1], [1, 3, 5]], fluid.CPUPlace())
+        first, second = data_parallel._split(t, 2)
+        assert first.lod() == [[0, 2], [0, 1, 4]] and np.array(first).reshape(-1).tolist() == [0, 1, 2, 3]
+        assert second.lod() == [[0, 1], [0, 5]] and np.array(second).reshape(-1).tolist() == [4, 5, 6, 7, 8]
+
+    def test_places_argument_and_a_batch_too_small(self, monkeypatch):
+        monkeypatch.delenv("CPU_NUM", raising=False)
+        x = fluid.data("x", [None, 2], "float32")
+        y = L.fc(x, 1, param_attr=fluid.ParamAttr(initializer=fluid.initializer.Constant(1.0)), bias_attr=False)
+        loss = L.mean(y)
+        fluid.optimizer.SGD(0.5).minimize(loss)
+        exe = fluid.Executor(fluid.CPUPlace())
+        exe.run(fluid.default_startup_program())
+        compiled = fluid.CompiledProgram(fluid.default_main_program()).with_data_parallel(
+            loss_name=loss.name, places=fluid.cpu_places(3)
+        )
+        xs = np.arange(12, dtype="float32").reshape(6, 2)
+        per_place, w = exe.run(compiled, feed={"x": xs}, fetch_list=[loss, "fc_0.w_0"])
+        np.testing.assert_allclose(per_place, xs.reshape(3, 2, 2).sum(2).mean(1))
+        # the mean of the places' gradients: the whole batch's mean, as one device would have it
+        np.testing.assert_allclose(w.reshape(3, 2), np.tile(1.0 - 0.5 * xs.mean(0), (3, 1)), rtol=1e-6)
+        with pytest.raises(ValueError, match=r"The number\(2\) of samples\[x\] .* count\(3\) of devices\(CPU\)"):
+            exe.run(compiled, feed={"x": xs[:2]}, fetch_list=[loss])
+        w_now = np.array(fluid.global_scope().find_var("fc_0.w_0").get_tensor())
+        np.testing.assert_array_equal(w_now, w[:2])  # the refused run changed nothing

@@ -1557,3 +1557,20 @@ def test_loaded_inference_model_keeps_its_feed_and_fetch_ops():
         [None, None, None, "UninitializedVariableError"],
     )
     _same_but(got, want, {"refused": refused})
+
+
+def test_data_parallel_on_cpu_num_places_matches_fluid():
+    """with_data_parallel with CPU_NUM=2 in one process: fluid's parallel executor split the batch over
+    the two places (ceil(batch / 2) rows or sequences each, one dict per place for a list), averaged the
+    gradients and returned every fetch per place, concatenated (fluidcompat ran the whole batch as one
+    device: a loss of shape [1] where fluid gave [2], batch_norm over the whole batch). Values, shapes,
+    LoDs and per-place moving statistics as fluid's; refusals with fluid's words (ValueError for its
+    EnforceNotMet, without the C++ location)."""
+    got, want = run_fluidcompat("data_parallel_cpu.py"), load("data_parallel_cpu.json")
+    fluid_refused = want.pop("refused")
+    assert _close({k: v for k, v in got.items() if k != "refused"}, want)
+    ours = got["refused"]
+    for (ftype, fmessage), (otype, omessage) in zip(fluid_refused, ours):
+        core = fmessage.split("Error: ", 1)[-1].split(" at (/paddle")[0].split("\n  [Hint")[0]
+        assert (otype, omessage) == ({"EnforceNotMet": "ValueError"}.get(ftype, ftype), core)
+    assert len(ours) == len(fluid_refused) == 4

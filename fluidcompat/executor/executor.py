@@ -20,6 +20,7 @@ from fluidcompat.framework import Operator, OpRole, Program, Variable, default_m
 from fluidcompat.logging import VLog, any_vlog, dims_text, place_text, var_debug
 from fluidcompat.profiler.events import ORDINARY, RECORDER, now_ns
 from fluidcompat.profiler.report import Event
+from fluidcompat_ops.grad import SelectedRows
 from fluidcompat_ops.sequence import lod_of, with_lod
 
 ENV_EXPLAIN = "FLUIDCOMPAT_EXPLAIN_PLACEMENT"
@@ -90,7 +91,8 @@ class ExecutionStrategy:
 class CompiledProgram:
     """A Program prepared for running. ``with_data_parallel``: in workers started by ``fluidcompat
     launch`` each process runs on its own batch and the gradients are summed over the processes
-    (collective mode, fluidcompat/executor/collective.py); in a single process it runs on one device.
+    (collective mode, fluidcompat/executor/collective.py); in a single process on several places
+    (``CPU_NUM``, ``places=``) the batch is split across them (data_parallel.py).
     """
 
     def __init__(self, program_or_graph: Program, build_strategy: Optional[BuildStrategy] = None) -> None:
@@ -106,6 +108,16 @@ class CompiledProgram:
         self._places = None
         self._collective = None  # (program with all-reduce ops, scopes whose parameters were synced)
         self._ran_in: set = set()  # ids of the scopes it has run in
+        self._devices: Optional[int] = None  # the places of a data-parallel run, counted on its first run
+        self._split = None  # data_parallel.Split
+        self._device_scopes: Dict[int, tuple] = {}  # id(scope) -> (scope, [its scope for each device])
+
+    def _device_scopes_in(self, scope, devices: int) -> list:
+        """``scope`` for device 0, and a scope of its own below ``scope`` for every other device."""
+        entry = self._device_scopes.get(id(scope))
+        if entry is None or entry[0] is not scope or len(entry[1]) != devices:
+            entry = self._device_scopes[id(scope)] = (scope, [scope] + [Scope(scope) for _ in range(devices - 1)])
+        return entry[1]
 
     def _first_run_in(self, scope) -> bool:
         """True the first time this is asked for ``scope`` (fluid's parallel executor initialised its
@@ -121,6 +133,11 @@ class CompiledProgram:
         if self._is_data_parallel:
             raise AssertionError("Already compiled with parallel, cannot be recompiled.")
         self._is_data_parallel = True
+        if loss_name is None and any(op.type.endswith("_grad") for op in self._program.global_block().ops):
+            raise AssertionError(
+                "The loss name of CompiledProgram is None. The loss name should be set if CompiledProgram contains "
+                "backward part."
+            )
         self._loss_name = loss_name
         self._build_strategy = build_strategy or self._build_strategy
         self._exec_strategy = exec_strategy
@@ -373,6 +390,16 @@ class Executor:
                     stacklevel=2,
                 )
         original_program, original_feed, original_scope = program, feed, scope
+        if isinstance(program, CompiledProgram) and program._is_data_parallel:
+            devices = self._data_parallel_devices(program)
+            if devices > 1:  # several places in this process: the batch split across them
+                from fluidcompat.executor import data_parallel
+
+                scope = scope if scope is not None else global_scope()
+                if feed is not None and not isinstance(feed, (dict, list, tuple)):
+                    raise TypeError(f"feed requires dict as its Parameter. But you passed in {type(feed)}")
+                names = _fetch_names(fetch_list)
+                return data_parallel.run(self, program, devices, feed or {}, names, scope, return_numpy, return_merged)
         if isinstance(program, CompiledProgram):
             program = program._program_for(scope if scope is not None else global_scope())
         if not isinstance(program, Program):
@@ -475,6 +502,49 @@ class Executor:
                 accelerated.own_fetched(env, fetch_names)
             return [self._fetched(n, env, scope, return_numpy) for n in fetch_names]
         return self._run_observed(prepared, block, env, scope, fetch_names, return_numpy, recorder, vlog, compiled)
+
+    def _data_parallel_devices(self, compiled: CompiledProgram) -> int:
+        """The places a data-parallel CompiledProgram runs on in this process (1 in a launched worker,
+        whose data parallelism is across the workers)."""
+        if compiled._devices is None:
+            from fluidcompat.compat import distributed
+            from fluidcompat.executor import data_parallel
+
+            if distributed.get_world_size() > 1 or getattr(compiled._program, "_is_distributed", False):
+                compiled._devices = 1
+            else:
+                compiled._devices = data_parallel.device_count(compiled, self.place)
+        return compiled._devices
+
+    def _run_env(self, program: Program, feed: dict, keep: List[str], scope: Scope) -> dict:
+        """``program`` run over ``feed`` in ``scope`` (its persistables written there); its values, the
+        ``keep`` names among them, returned by name. Fed tensors (and sparse gradients) of an earlier
+        run are taken as they are. For one device of a data-parallel run (data_parallel.py)."""
+        block = program.global_block()
+        fed: Dict[str, Any] = {}
+        for name, value in feed.items():
+            var = block.vars.get(name)
+            if var is None:
+                raise ValueError(f"The fed variable '{name}' is not in the program. Received feed keys: {sorted(feed)}")
+            fed[name] = value if torch.is_tensor(value) or isinstance(value, SelectedRows) else (
+                self._feed_tensor(name, value, var))  # fmt: skip
+        for n in keep:
+            if block._find_var_recursive(n) is None and scope.find_var(n) is None:
+                raise ValueError(
+                    f"Fetch variable '{n}' cannot be found in the program or the scope. Fetch a Variable of the "
+                    f"program (exe.run(fetch_list=[var])) or the name of one. Received: {n!r}"
+                )
+        key = (tuple(sorted(fed)), tuple(keep))
+        prepared = self._cache.get(program, key, lambda: self._prepare(program, fed, keep))
+        env: Dict[str, Any] = dict(fed)
+        _read_externals(prepared, block, scope, env)
+        with torch.no_grad():
+            if RECORDER.enabled:
+                prepared.run_instrumented(env, RECORDER)
+            else:
+                prepared.run(env)
+        _write_persistables(prepared, env, scope)
+        return env
 
     def _run_observed(self, prepared, block, env, scope, fetch_names, return_numpy, recorder, vlog, compiled):
         """The run with the profiler or VLOG on: events for every op, copy and fetch (for a
@@ -815,8 +885,9 @@ def _missing_input(prepared: PreparedBlock, name: str, block) -> UninitializedVa
         for slot, names in p.op.inputs.items():
             if name in names:
                 var = block._find_var_recursive(name)
-                fed_by_op = any(o.type == "feed" and name in o.output_arg_names for o in block.ops)  # a saved model's
-                hint = f" Feed it: exe.run(feed={{'{name}': ...}})." if var is not None and (var.is_data or fed_by_op) else ""
+                fed_by_op = any(o.type == "feed" and name in o.output_arg_names for o in block.ops)  # a saved model
+                feedable = var is not None and (var.is_data or fed_by_op)
+                hint = f" Feed it: exe.run(feed={{'{name}': ...}})." if feedable else ""
                 return UninitializedVariableError(
                     f"The variable '{name}' read by op {p.index} ({p.op.type}) of block {block.idx} (input slot "
                     f"{slot}) is not initialized: it was not fed and the scope does not hold it.{hint}\n"
