@@ -1574,3 +1574,10 @@ def test_data_parallel_on_cpu_num_places_matches_fluid():
         core = fmessage.split("Error: ", 1)[-1].split(" at (/paddle")[0].split("\n  [Hint")[0]
         assert (otype, omessage) == ({"EnforceNotMet": "ValueError"}.get(ftype, ftype), core)
     assert len(ours) == len(fluid_refused) == 4
+
+
+def test_batch_norm_with_one_value_per_channel_matches_fluid():
+    """Training batch_norm over one value per channel ([1, C] and [1, C, 1, 1]): fluid 1.8 gave Y = X, kept
+    the moving statistics, saved zeros, and X@GRAD = Y@GRAD with zero Scale / Bias gradients
+    (fluidcompat normalized the value to 0 and moved the statistics)."""
+    assert run_fluidcompat("batch_norm_one_value.py") == load("batch_norm_one_value.json")
