@@ -253,10 +253,16 @@ def fed_batches(reader, feed_list):
     return lambda: (list(feeder.feed(samples).values()) for samples in reader())
 
 
+def _place_count(places) -> int:
+    """How many places a DataLoader feeds at a time (one batch each)."""
+    return len(places) if isinstance(places, (list, tuple)) and places else 1
+
+
 class _GeneratorLoader:
-    """``DataLoader.from_generator``: iterating gives, per batch, a list with one feed dict (one per
-    place in fluid; fluidcompat runs one place) or, with ``return_list``, a list with the list of
-    arrays (in dygraph mode the list of VarBases itself)."""
+    """``DataLoader.from_generator``: iterating gives a list with one feed dict per place (``places``
+    of set_*_generator: as many batches, one a place; without ``drop_last`` the last list may be
+    shorter) or, with ``return_list``, the lists of arrays (in dygraph mode one batch's list of
+    VarBases)."""
 
     def __init__(
         self, feed_list=None, capacity=None, use_double_buffer=True, iterable=True, return_list=False, drop_last=True
@@ -275,6 +281,7 @@ class _GeneratorLoader:
         self.drop_last = drop_last
         self.iterable = iterable
         self._batches: Optional[Callable[[], Iterable]] = None
+        self._places = 1
         self._state = None
         if not iterable:  # a read op at the start of the program pulls each batch (start()/reset())
             from fluidcompat import unique_name
@@ -294,6 +301,7 @@ class _GeneratorLoader:
         return self.set_sample_list_generator(batch(reader, batch_size, drop_last), places)
 
     def set_sample_list_generator(self, reader, places=None):
+        self._places = _place_count(places)
         if any(getattr(v, "lod_level", 0) for v in self.feed_list):
             self._batches = fed_batches(reader, self.feed_list)
         else:
@@ -301,6 +309,7 @@ class _GeneratorLoader:
         return self
 
     def set_batch_generator(self, reader, places=None):
+        self._places = _place_count(places)
         self._batches = array_batches(reader)
         return self
 
@@ -322,6 +331,7 @@ class _GeneratorLoader:
 
     def _iterate(self):
         names = self._names()
+        group = []
         for arrays in self._batches():
             if self._dygraph:
                 from fluidcompat.dygraph.base import to_variable
@@ -329,13 +339,18 @@ class _GeneratorLoader:
                 yield [to_variable(np.asarray(a)) for a in arrays]
                 continue
             if self.return_list:  # one list of arrays per place, as fluid 1.8's static mode
-                yield [list(arrays)]
-                continue
-            if len(arrays) != len(names):
+                group.append(list(arrays))
+            elif len(arrays) != len(names):
                 raise ValueError(
                     f"DataLoader: a batch has {len(arrays)} fields but feed_list names {len(names)} ({names})"
                 )
-            yield [dict(zip(names, arrays))]
+            else:
+                group.append(dict(zip(names, arrays)))
+            if len(group) == self._places:
+                yield group
+                group = []
+        if group and not self.drop_last:  # fewer batches than places left
+            yield group
 
     def start(self):
         if self._state is None:

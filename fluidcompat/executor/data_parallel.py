@@ -4,11 +4,13 @@ forward and backward pass run per device, the parameter gradients summed (the lo
 by 1/devices, so their mean), the optimizer run once, and each fetched variable returned per device,
 concatenated along dim 0 (``return_merged=False``: the per-device values).
 
-The devices run one after the other on the executor's place. Device 0 works in the run's scope;
-every other device in a scope of its own below it (made on its first run, kept with the
-CompiledProgram), as fluid's local scopes: what the forward pass writes there (batch_norm's moving
-statistics, a learning-rate counter) is the device's own, and the parameters, which only the
-optimizer writes, are read from the run's scope.
+The devices run one after the other on the executor's place, in order (a ``read`` op of a
+non-iterable DataLoader gives device 0 the first batch). Every device works in a scope of its own
+below the run's scope, as fluid's local scopes: what the forward pass writes there (batch_norm's
+moving statistics, a learning-rate counter) is the device's own, and the parameters, which only the
+optimizer writes, are read from the run's scope. Device 1 and on keep theirs (with the
+CompiledProgram); device 0's writes go to the run's scope once every device has run, so that all of
+them read the scope as it was before the step.
 
 NOTE: [One-process data parallelism]: the program is cut where fluid's collective mode puts its
 all-reduce ops (``collective.collective_program``): ``forward`` is every op before them (with the
@@ -22,6 +24,7 @@ from typing import Dict, List, Optional, Tuple
 
 import numpy as np
 
+from fluidcompat.executor.scope import Scope
 from fluidcompat.framework import OpRole, Program
 
 _NOT_ALLOWED = (
@@ -169,9 +172,11 @@ def run(exe, compiled, devices: int, feed, fetch_names: List[str], scope, return
     feeds = split_feed(exe, program, feed, devices, split.update is not None)
     scopes = compiled._device_scopes_in(scope, devices)
     keep = list(dict.fromkeys([*fetch_names, *split.grads, *split.reads]))
-    envs = [None] * len(feeds)
-    for d in reversed(range(len(feeds))):  # device 0 last: the others read the scope as it was
-        envs[d] = exe._run_env(split.forward, feeds[d], keep, scopes[d])
+    first = Scope(scope)
+    envs = [exe._run_env(split.forward, f, keep, first if d == 0 else scopes[d]) for d, f in enumerate(feeds)]
+    for name, var in first._vars.items():  # device 0's writes, now that every device has read the scope
+        held = scope.var(name).tensor
+        held._t, held._lod = var.tensor._t, var.tensor._lod
     after: Dict[str, object] = {}
     if split.update is not None:
         summed = {g: _summed([env.get(g) for env in envs]) for g in split.grads}

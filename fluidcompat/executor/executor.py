@@ -113,7 +113,7 @@ class CompiledProgram:
         self._device_scopes: Dict[int, tuple] = {}  # id(scope) -> (scope, [its scope for each device])
 
     def _device_scopes_in(self, scope, devices: int) -> list:
-        """``scope`` for device 0, and a scope of its own below ``scope`` for every other device."""
+        """``scope`` for device 0, and a scope of its own below ``scope`` for every other device (kept)."""
         entry = self._device_scopes.get(id(scope))
         if entry is None or entry[0] is not scope or len(entry[1]) != devices:
             entry = self._device_scopes[id(scope)] = (scope, [scope] + [Scope(scope) for _ in range(devices - 1)])
