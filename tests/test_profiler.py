@@ -266,3 +266,40 @@ def test_a_session_after_a_compiled_program_prints_both_reports(tmp_path):
     assert set(merged[0]) == {("", n) for n in ("feed", "mul", "elementwise_add", "fetch")}
     assert set(per_thread[0]) == {("", "thread0::" + n) for n in ("feed", "mul", "elementwise_add", "fetch")}
     assert ("", "thread1::Fetch") in tables(first)[1][0]
+
+
+def test_a_data_parallel_run_on_two_places_records_each_place_on_its_worker(tmp_path):
+    """CPU_NUM=2 (tests/golden/profiler/cpu_parallel_executor_2threads.txt is such a run in fluid 1.8.5):
+    the merged report and the per-thread one; each place's forward and backward ops on a worker list of
+    its own, the all-reduce of the gradients, the optimizer and the fetch on place 0's, the parallel
+    executor's spans on the calling thread. fluid ran the optimizer on every place and named the loss
+    gradient's fill 'Scale LossGrad'; fluidcompat runs the optimizer once and shows the fill and scale."""
+    script = tmp_path / "pe.py"
+    script.write_text(
+        "import os\n"
+        "os.environ['CPU_NUM'] = '2'\n"
+        "import numpy as np\n"
+        "import paddle.fluid as fluid\n"
+        "import paddle.fluid.profiler as profiler\n"
+        "x = fluid.data('x', [None, 4])\n"
+        "loss = fluid.layers.mean(fluid.layers.fc(x, 2))\n"
+        "fluid.optimizer.SGD(0.1).minimize(loss)\n"
+        "exe = fluid.Executor(fluid.CPUPlace())\n"
+        "exe.run(fluid.default_startup_program())\n"
+        "train = fluid.CompiledProgram(fluid.default_main_program()).with_data_parallel(loss_name=loss.name)\n"
+        "with profiler.profiler('CPU', 'calls'):\n"
+        "    for _ in range(3):\n"
+        "        print(exe.run(train, feed={'x': np.ones((4, 4), 'float32')}, fetch_list=[loss])[0].shape)\n"
+    )
+    proc = subprocess.run([sys.executable, "-m", "fluidcompat", "run", str(script)], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.count("(2,)") == 3
+    (merged, _), (per_thread, _) = tables(proc.stdout)
+    forward = ("mul", "elementwise_add", "mean", "mean_grad", "elementwise_add_grad", "mul_grad")
+    for op in forward:
+        assert merged[("", op)] == 6 and per_thread[("", "thread1::" + op)] == per_thread[("", "thread2::" + op)] == 3
+    assert per_thread[("", "thread1::sgd")] == 6 and ("", "thread2::sgd") not in per_thread
+    assert per_thread[("", "thread1::fused_all_reduce")] == 3 and per_thread[("", "thread1::Fetch")] == 3
+    spans = ("FastThreadedSSAGraphExecutorPrepare", "ScopeBufferedMonitor::pre_local_exec_scopes_process")
+    assert all(per_thread[("", "thread0::" + s)] == 3 for s in spans)
+    assert per_thread[("", "thread0::InitLocalVars")] == 1

@@ -20,6 +20,7 @@ update runs once in the run's scope, fed the summed gradients and device 0's oth
 
 from __future__ import annotations
 
+import contextlib
 from typing import Dict, List, Optional, Tuple
 
 import numpy as np
@@ -172,31 +173,87 @@ def run(exe, compiled, devices: int, feed, fetch_names: List[str], scope, return
     feeds = split_feed(exe, program, feed, devices, split.update is not None)
     scopes = compiled._device_scopes_in(scope, devices)
     keep = list(dict.fromkeys([*fetch_names, *split.grads, *split.reads]))
+    rec = _Recording(compiled, scope)
     first = Scope(scope)
-    envs = [exe._run_env(split.forward, f, keep, first if d == 0 else scopes[d]) for d, f in enumerate(feeds)]
+    envs = []
+    for d, f in enumerate(feeds):  # each place's ops on its own worker list, as fluid's threads
+        with rec.place(d):
+            envs.append(exe._run_env(split.forward, f, keep, first if d == 0 else scopes[d]))
     for name, var in first._vars.items():  # device 0's writes, now that every device has read the scope
         held = scope.var(name).tensor
         held._t, held._lod = var.tensor._t, var.tensor._lod
     after: Dict[str, object] = {}
     if split.update is not None:
-        summed = {g: _summed([env.get(g) for env in envs]) for g in split.grads}
+        with rec.place(0, "fused_all_reduce" if len(split.grads) > 1 else "all_reduce"):
+            summed = {g: _summed([env.get(g) for env in envs]) for g in split.grads}
         fed = dict(summed)
         fed.update({n: envs[0][n] for n in split.reads if envs[0].get(n) is not None})
-        after = exe._run_env(split.update, fed, fetch_names, scope)
+        with rec.place(0):
+            after = exe._run_env(split.update, fed, fetch_names, scope)
         after.update(summed)
     results = []
     for n in fetch_names:
-        values = []
-        for d, env in enumerate(envs):
-            if n in split.writes and after.get(n) is not None:
-                values.append(after[n])
-            elif env.get(n) is not None:
-                values.append(env[n])
-            else:
-                sv = scopes[d].find_var(n)
-                values.append(sv.tensor._t if sv is not None else None)
-        results.append(_merged(values, return_numpy) if merged else [_one(v, return_numpy) for v in values])
+        with rec.place(0, "Fetch"):
+            results.append(_fetch(n, split, envs, after, scopes, return_numpy, merged))
+    rec.done()
     return results
+
+
+class _Recording:
+    """The profiler's events of a data-parallel run, as fluid's parallel executor recorded them: its own
+    spans on the calling thread, each place's ops (and the all-reduce, the fetch) on a worker list."""
+
+    def __init__(self, compiled, scope) -> None:
+        from fluidcompat.profiler.events import RECORDER, now_ns
+
+        self.rec = RECORDER if RECORDER.enabled else None
+        self.now = now_ns
+        if self.rec is not None:
+            t0 = now_ns()
+            self.main = self.rec.thread_events().events
+            self._span("FastThreadedSSAGraphExecutorPrepare", t0)
+            if compiled._first_run_in(scope):
+                self._span("InitLocalVars", now_ns())
+            self._span("ScopeBufferedMonitor::pre_local_exec_scopes_process", now_ns())
+
+    def _span(self, name: str, t0: int, events=None) -> None:
+        from fluidcompat.profiler.events import ORDINARY
+        from fluidcompat.profiler.report import Event
+
+        (self.main if events is None else events).append(Event(name, ORDINARY, t0, self.now(), 0))
+
+    @contextlib.contextmanager
+    def place(self, d: int, event: str = ""):
+        if self.rec is None:
+            yield
+            return
+        events = self.rec.to_worker(True, d)
+        t0 = self.now()
+        try:
+            yield
+        finally:
+            if event:
+                self._span(event, t0, events)
+            self.rec.to_worker(False)
+
+    def done(self) -> None:
+        if self.rec is not None:
+            self._span("ScopeBufferedMonitor::post_local_exec_scopes_process", self.now())
+
+
+def _fetch(n: str, split, envs, after, scopes, return_numpy: bool, merged: bool):
+    """A fetched variable per place: the update's value (the same on every place) where the update
+    wrote it, else the place's own; concatenated unless ``merged`` is False."""
+    values = []
+    for d, env in enumerate(envs):
+        if n in split.writes and after.get(n) is not None:
+            values.append(after[n])
+        elif env.get(n) is not None:
+            values.append(env[n])
+        else:
+            sv = scopes[d].find_var(n)
+            values.append(sv.tensor._t if sv is not None else None)
+    return _merged(values, return_numpy) if merged else [_one(v, return_numpy) for v in values]
 
 
 def _summed(grads):

@@ -516,7 +516,7 @@ class Executor:
                 compiled._devices = data_parallel.device_count(compiled, self.place)
         return compiled._devices
 
-    def _run_env(self, program: Program, feed: dict, keep: List[str], scope: Scope) -> dict:
+    def _run_env(self, program: Program, feed: dict, keep: List[str], scope: Scope, deletions: bool = True) -> dict:
         """``program`` run over ``feed`` in ``scope`` (its persistables written there); its values, the
         ``keep`` names among them, returned by name. Fed tensors (and sparse gradients) of an earlier
         run are taken as they are. For one device of a data-parallel run (data_parallel.py)."""
@@ -539,8 +539,8 @@ class Executor:
         env: Dict[str, Any] = dict(fed)
         _read_externals(prepared, block, scope, env)
         with torch.no_grad():
-            if RECORDER.enabled:
-                prepared.run_instrumented(env, RECORDER)
+            if RECORDER.enabled:  # recorded as fluid's parallel executor: eager deletions their own events
+                prepared.run_instrumented(env, RECORDER, deletions=deletions)
             else:
                 prepared.run(env)
         _write_persistables(prepared, env, scope)

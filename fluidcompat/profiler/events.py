@@ -50,18 +50,19 @@ class Recorder:
                 self.lists.insert(0, t)
         return t
 
-    def to_worker(self, on: bool) -> Optional[List[Event]]:
+    def to_worker(self, on: bool, place: int = 0) -> Optional[List[Event]]:
         """From ``to_worker(True)`` to ``to_worker(False)``, record what this thread does in the worker
         list, as fluid's parallel executor recorded a CompiledProgram's ops, eager deletions and
         fetches on its worker threads (the calling thread keeps the executor's own events). The list,
         once made, stays for the process, as fluid's thread lists did: later sessions print the merged
-        and the per-thread reports. Returns the worker's event list when switching to it."""
+        and the per-thread reports. ``place``: a data-parallel run's place, each with its worker list.
+        Returns the worker's event list when switching to it."""
         ident = threading.get_ident()
         if not on:
             self._on_worker.pop(ident, None)
             return None
         self.thread_events()  # the calling thread's list comes first, as fluid's main thread's did
-        worker = self._on_worker[ident] = self._list_for(_WORKER)
+        worker = self._on_worker[ident] = self._list_for(_WORKER if place == 0 else (_WORKER, place))
         return worker.events
 
     def start(self, state: str, tracer: str) -> None:
