@@ -71,16 +71,49 @@ class DataFeeder:
         return result
 
     def feed_parallel(self, iterable, num_places=None):
+        """One feed dict per place from ``iterable``'s mini-batches (one a place: ``num_places`` of them,
+        CPU_NUM or the visible GPUs by default), for a data-parallel CompiledProgram's feed list."""
+        places = self._number_of_places(num_places)
+        if len(iterable) != places:
+            raise ValueError(
+                "feed_parallel takes multiple mini-batches. Each mini-batch will be feed on each device. The number "
+                "of devices and number of mini-batches must be same."
+            )
         for batch in iterable:
             yield self.feed(batch)
 
-    def decorate_reader(self, reader, multi_devices, num_places=None, drop_last=True):
-        def decorated():
-            for batch in reader():
-                yield self.feed(batch)
+    def _number_of_places(self, num_places) -> int:
+        from fluidcompat import places
 
-        if multi_devices:
-            raise NotImplementedError("DataFeeder.decorate_reader(multi_devices=True): fluidcompat runs one place")
+        if num_places is not None:
+            return int(num_places)
+        if places.torch_device(self.place).startswith("cuda"):
+            return len(places.cuda_places())
+        return len(places.cpu_places())
+
+    def decorate_reader(self, reader, multi_devices, num_places=None, drop_last=True):
+        """``reader``'s mini-batches as feed dicts; ``multi_devices``: as lists of one dict per place
+        (``num_places`` mini-batches a step; a last, shorter group is dropped, or refused without
+        ``drop_last``)."""
+
+        def decorated():
+            if not multi_devices:
+                for batch in reader():
+                    yield self.feed(batch)
+                return
+            count = self._number_of_places(num_places)
+            group = []
+            for batch in reader():
+                group.append(batch)
+                if len(group) == count:
+                    yield list(self.feed_parallel(group, count))
+                    group = []
+            if group and not drop_last:
+                raise ValueError(
+                    "The data batch which cannot fit for devices will be dropped is not implementation. Other "
+                    "strategies are not implemented"
+                )
+
         return decorated
 
 

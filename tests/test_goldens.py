@@ -1590,3 +1590,10 @@ def test_data_loaders_feed_each_place_its_own_batch_as_fluid():
     losses and predictions of two passes as fluid's (within 2e-5: sgd's update rounds once, fluid's
     twice)."""
     assert _close(run_fluidcompat("data_parallel_loaders.py"), load("data_parallel_loaders.json"))
+
+
+def test_feed_parallel_and_decorate_reader_match_fluid():
+    """fluid 1.8's docs examples of DataFeeder.feed_parallel and decorate_reader(multi_devices=True) on
+    lists of CPU places (fluidcompat fed one place and refused multi_devices): per-place dicts, the
+    programs' outputs concatenated over the places, a dropped short tail, and fluid's refusals."""
+    assert run_fluidcompat("feed_parallel.py") == load("feed_parallel.json")
