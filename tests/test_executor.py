@@ -445,3 +445,19 @@ class TestDataParallelSplit:
             exe.run(compiled, feed={"x": xs[:2]}, fetch_list=[loss])
         w_now = np.array(fluid.global_scope().find_var("fc_0.w_0").get_tensor())
         np.testing.assert_array_equal(w_now, w[:2])  # the refused run changed nothing
+
+
+def test_compiled_program_unmerged_fetch_is_per_place(net, monkeypatch):
+    """fluid 1.8.5 (one place): return_merged=False gives each fetched variable as a list of its
+    places' values, [[array]], for a CompiledProgram with or without with_data_parallel, on the
+    first run and the repeated ones; return_merged=True, and a plain Program, give the arrays."""
+    monkeypatch.setenv("CPU_NUM", "1")
+    x, y, exe = net
+    feed = {"x": np.ones((3, 4), "float32")}
+    for compiled in (fluid.CompiledProgram(fluid.default_main_program()),
+                     fluid.CompiledProgram(fluid.default_main_program()).with_data_parallel()):  # fmt: skip
+        for _ in range(2):
+            [per_place] = exe.run(compiled, feed=feed, fetch_list=[y], return_merged=False)
+            assert isinstance(per_place, list) and len(per_place) == 1 and per_place[0].shape == (3, 2)
+        assert exe.run(compiled, feed=feed, fetch_list=[y])[0].shape == (3, 2)
+    assert exe.run(feed=feed, fetch_list=[y], return_merged=False)[0].shape == (3, 2)

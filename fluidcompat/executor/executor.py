@@ -377,7 +377,8 @@ class Executor:
                 (target, None if feed is None else tuple(feed), _fetch_key(fetch_list), scope, use_prune)
             )
             if fast is not None and fast.version == fast.program._version and not self._closed:
-                return fast.run(feed, scope if scope is not None else global_scope(), return_numpy)
+                got = fast.run(feed, scope if scope is not None else global_scope(), return_numpy)
+                return got if return_merged or type(target) is Program else [[v] for v in got]
         if self._closed:
             raise RuntimeError("Attempted to use a closed Executor")
         if program is None:
@@ -500,8 +501,11 @@ class Executor:
             _write_persistables(prepared, env, scope)
             if not return_numpy and accelerated is not None:
                 accelerated.own_fetched(env, fetch_names)
-            return [self._fetched(n, env, scope, return_numpy) for n in fetch_names]
-        return self._run_observed(prepared, block, env, scope, fetch_names, return_numpy, recorder, vlog, compiled)
+            got = [self._fetched(n, env, scope, return_numpy) for n in fetch_names]
+        else:
+            got = self._run_observed(prepared, block, env, scope, fetch_names, return_numpy, recorder, vlog, compiled)
+        # a CompiledProgram's values per place (one here) with return_merged=False, as fluid's parallel executor
+        return got if return_merged or not compiled else [[v] for v in got]
 
     def _data_parallel_devices(self, compiled: CompiledProgram) -> int:
         """The places a data-parallel CompiledProgram runs on in this process (1 in a launched worker,
