@@ -70,8 +70,10 @@ _NO_RECURRENT = (
 )
 # Names fluidcompat has, but not quite as fluid 1.8 had them: what differs.
 PARTIAL: Dict[str, str] = {
-    "paddle.fluid.compiler.CompiledProgram": "with_data_parallel: one device per process (more: fluidcompat launch)",
-    "paddle.fluid.ParallelExecutor": "one device per process; num_trainers > 1: the workers of fluidcompat launch",
+    "paddle.fluid.compiler.CompiledProgram": "with_data_parallel: the places of one process (CPU_NUM, places=) run "
+    "one after the other on the executor's device, the optimizer once; across processes: fluidcompat launch",
+    "paddle.fluid.ParallelExecutor": "the places of one process (CPU_NUM) run one after the other; num_trainers > 1: "
+    "the workers of fluidcompat launch",
     "paddle.fluid.contrib": (
         "mixed_precision, basic_lstm, basic_gru, BasicLSTMUnit, BasicGRUUnit, "
         "extend_with_decoupled_weight_decay, memory_usage, op_freq_statistic, model_stat.summary, "

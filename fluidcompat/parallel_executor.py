@@ -1,5 +1,6 @@
 """``fluid.ParallelExecutor``: fluid 1.8's older data-parallel runner, as an Executor over a
-CompiledProgram ``with_data_parallel`` (one device per process; ``num_trainers`` > 1: the workers
+CompiledProgram ``with_data_parallel`` (the places of one process one after the other, see
+executor/data_parallel.py; ``num_trainers`` > 1: the workers
 of `fluidcompat launch`, gradients all-reduced between them)."""
 
 from __future__ import annotations
