@@ -178,7 +178,18 @@ def is_compiled_with_cuda() -> bool:
 
 
 def _cpu_num() -> int:
+    """``CPU_NUM``; unset, 1 (set from now on), and on a machine with more than one core fluid's notice
+    on stderr."""
     if "CPU_NUM" not in os.environ:
+        cores = os.cpu_count() or 1
+        if cores > 1:
+            sys.stderr.write(
+                "!!! The CPU_NUM is not specified, you should set CPU_NUM in the environment variable list.\n"
+                "CPU_NUM indicates that how many CPUPlace are used in the current task.\n"
+                "And if this parameter are set as N (equal to the number of physical CPU core) the program may be "
+                f"faster.\n\nexport CPU_NUM={cores} # for example, set CPU_NUM as number of physical CPU core which is "
+                f"{cores}.\n\n!!! The default number of CPU_NUM=1.\n"
+            )
         os.environ["CPU_NUM"] = "1"
     return int(os.environ["CPU_NUM"])
 

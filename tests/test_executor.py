@@ -461,3 +461,17 @@ def test_compiled_program_unmerged_fetch_is_per_place(net, monkeypatch):
             assert isinstance(per_place, list) and len(per_place) == 1 and per_place[0].shape == (3, 2)
         assert exe.run(compiled, feed=feed, fetch_list=[y])[0].shape == (3, 2)
     assert exe.run(feed=feed, fetch_list=[y], return_merged=False)[0].shape == (3, 2)
+
+
+def test_cpu_places_without_cpu_num_says_so_once(monkeypatch, capsys):
+    """fluid 1.8.5 on a machine with more than one core: the first cpu_places() without CPU_NUM writes
+    its notice to stderr and sets CPU_NUM=1; later calls, and a set CPU_NUM, say nothing."""
+    monkeypatch.delenv("CPU_NUM", raising=False)
+    monkeypatch.setattr("os.cpu_count", lambda: 4)
+    assert len(fluid.cpu_places()) == 1 and len(fluid.cpu_places()) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("!!! The CPU_NUM is not specified, you should set CPU_NUM in the environment variable list.")
+    assert "export CPU_NUM=4 # for example" in err and err.endswith("!!! The default number of CPU_NUM=1.\n")
+    assert err.count("!!!") == 2
+    monkeypatch.setenv("CPU_NUM", "3")
+    assert len(fluid.cpu_places()) == 3 and capsys.readouterr().err == ""
