@@ -43,7 +43,9 @@ class Split:
         self.devices = devices
         self.version = program._version
         block = program.global_block()
-        trains = any(op.attrs.get("op_role", 0) & OpRole.Backward for op in block.ops)
+        # a backward pass with parameter gradients to all-reduce (else every place runs the whole program)
+        backward = any(op.attrs.get("op_role", 0) & OpRole.Backward for op in block.ops)
+        trains = backward and bool(collective._grads(block))
         self.grads: Tuple[str, ...] = ()
         self.update: Optional[Program] = None
         self.reads: Tuple[str, ...] = ()  # what the update reads from device 0's forward pass
