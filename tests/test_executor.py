@@ -475,3 +475,17 @@ def test_cpu_places_without_cpu_num_says_so_once(monkeypatch, capsys):
     assert err.count("!!!") == 2
     monkeypatch.setenv("CPU_NUM", "3")
     assert len(fluid.cpu_places()) == 3 and capsys.readouterr().err == ""
+
+
+def test_data_parallel_input_gradients_without_parameters(monkeypatch):
+    """fluid.gradients of an input (no parameter gradients to all-reduce) on CPU_NUM=2: each place runs
+    the whole program on its rows, unscaled, as fluid 1.8.5 gave ([14, 126] and 2x)."""
+    monkeypatch.setenv("CPU_NUM", "2")
+    x = fluid.data("x", [None, 2], "float32")
+    x.stop_gradient = False
+    y = L.reduce_sum(x * x)
+    g = fluid.gradients([y], [x])[0]
+    compiled = fluid.CompiledProgram(fluid.default_main_program()).with_data_parallel(loss_name=y.name)
+    xs = np.arange(8, dtype="float32").reshape(4, 2)
+    per_place, grad = fluid.Executor(fluid.CPUPlace()).run(compiled, feed={"x": xs}, fetch_list=[y, g])
+    assert per_place.tolist() == [14.0, 126.0] and grad.tolist() == (2 * xs).tolist()
