@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -236,15 +237,25 @@ def test_gpu_times_and_copies_on_cuda(capsys, monkeypatch):
     assert not re.search(r"0\.000000 \(0\.000000\) +\S+ +\S+ +\S+ +\S+ *$", compute)
 
 
+def _run_script(tmp_path, body: str, **env: str) -> str:
+    """What a profiling script (``body`` after the imports) prints under ``fluidcompat run``, in a
+    subprocess: the profiler's thread lists last the process."""
+    script = tmp_path / "script.py"
+    script.write_text(
+        "import numpy as np\nimport paddle.fluid as fluid\nimport paddle.fluid.profiler as profiler\n" + body
+    )
+    command = [sys.executable, "-m", "fluidcompat", "run", str(script)]
+    proc = subprocess.run(command, capture_output=True, text=True, env=dict(os.environ, **env))
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
 def test_a_session_after_a_compiled_program_prints_both_reports(tmp_path):
     """As in fluid 1.8.5 (tests/golden/profiler/second_session_after_pe.txt): once a CompiledProgram
     was profiled, a later plain Executor session prints the merged report and the per-thread one,
     whose rows are all the executor thread's. (In a subprocess: the thread lists last the process.)"""
-    script = tmp_path / "two_sessions.py"
-    script.write_text(
-        "import numpy as np\n"
-        "import paddle.fluid as fluid\n"
-        "import paddle.fluid.profiler as profiler\n"
+    stdout = _run_script(
+        tmp_path,
         "x = fluid.data('x', [None, 4])\n"
         "y = fluid.layers.fc(x, 2)\n"
         "exe = fluid.Executor(fluid.CPUPlace())\n"
@@ -254,11 +265,9 @@ def test_a_session_after_a_compiled_program_prints_both_reports(tmp_path):
         "    exe.run(fluid.CompiledProgram(fluid.default_main_program()), feed=feed, fetch_list=[y])\n"
         "print('=== second session')\n"
         "with profiler.profiler('CPU', None):\n"
-        "    exe.run(feed=feed, fetch_list=[y])\n"
+        "    exe.run(feed=feed, fetch_list=[y])\n",
     )
-    proc = subprocess.run([sys.executable, "-m", "fluidcompat", "run", str(script)], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    first, second = proc.stdout.split("=== second session")
+    first, second = stdout.split("=== second session")
     for out in (first, second):
         assert out.count("Profiling Report") == 2
         assert out.count("Note! This Report merge all thread info into one.") == 1
@@ -274,13 +283,8 @@ def test_a_data_parallel_run_on_two_places_records_each_place_on_its_worker(tmp_
     its own, the all-reduce of the gradients, the optimizer and the fetch on place 0's, the parallel
     executor's spans on the calling thread. fluid ran the optimizer on every place and named the loss
     gradient's fill 'Scale LossGrad'; fluidcompat runs the optimizer once and shows the fill and scale."""
-    script = tmp_path / "pe.py"
-    script.write_text(
-        "import os\n"
-        "os.environ['CPU_NUM'] = '2'\n"
-        "import numpy as np\n"
-        "import paddle.fluid as fluid\n"
-        "import paddle.fluid.profiler as profiler\n"
+    stdout = _run_script(
+        tmp_path,
         "x = fluid.data('x', [None, 4])\n"
         "loss = fluid.layers.mean(fluid.layers.fc(x, 2))\n"
         "fluid.optimizer.SGD(0.1).minimize(loss)\n"
@@ -289,12 +293,11 @@ def test_a_data_parallel_run_on_two_places_records_each_place_on_its_worker(tmp_
         "train = fluid.CompiledProgram(fluid.default_main_program()).with_data_parallel(loss_name=loss.name)\n"
         "with profiler.profiler('CPU', 'calls'):\n"
         "    for _ in range(3):\n"
-        "        print(exe.run(train, feed={'x': np.ones((4, 4), 'float32')}, fetch_list=[loss])[0].shape)\n"
+        "        print(exe.run(train, feed={'x': np.ones((4, 4), 'float32')}, fetch_list=[loss])[0].shape)\n",
+        CPU_NUM="2",
     )
-    proc = subprocess.run([sys.executable, "-m", "fluidcompat", "run", str(script)], capture_output=True, text=True)
-    assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.count("(2,)") == 3
-    (merged, _), (per_thread, _) = tables(proc.stdout)
+    assert stdout.count("(2,)") == 3
+    (merged, _), (per_thread, _) = tables(stdout)
     forward = ("mul", "elementwise_add", "mean", "mean_grad", "elementwise_add_grad", "mul_grad")
     for op in forward:
         assert merged[("", op)] == 6 and per_thread[("", "thread1::" + op)] == per_thread[("", "thread2::" + op)] == 3

@@ -192,6 +192,15 @@ def _fetch_names(fetch_list) -> List[str]:
     return names
 
 
+def _check_fetch_names(block, scope: Scope, names) -> None:
+    for n in names:
+        if block._find_var_recursive(n) is None and scope.find_var(n) is None:
+            raise ValueError(
+                f"Fetch variable '{n}' cannot be found in the program or the scope. Fetch a Variable of the "
+                f"program (exe.run(fetch_list=[var])) or the name of one. Received: {n!r}"
+            )
+
+
 def _shape_fits(vshape, shape) -> bool:
     """Whether a fed ``shape`` matches a variable's (-1: any size)."""
     return len(shape) == len(vshape) and all(v < 0 or v == s for v, s in zip(vshape, shape))
@@ -469,12 +478,7 @@ class Executor:
                     f"{place_text(self._where)} Op(feed), inputs:{{X[feed:[-1]({{{{}}}})]}}, "
                     f"outputs:{{Out[{var_debug(name, fed[name], vartype_of)}]}}.",
                 )
-        for n in fetch_names:
-            if block._find_var_recursive(n) is None and scope.find_var(n) is None:
-                raise ValueError(
-                    f"Fetch variable '{n}' cannot be found in the program or the scope. Fetch a Variable of the "
-                    f"program (exe.run(fetch_list=[var])) or the name of one. Received: {n!r}"
-                )
+        _check_fetch_names(block, scope, fetch_names)
 
         key = (tuple(sorted(fed)), tuple(fetch_names))
         t0 = now_ns() if parallel else 0
@@ -532,12 +536,7 @@ class Executor:
                 raise ValueError(f"The fed variable '{name}' is not in the program. Received feed keys: {sorted(feed)}")
             fed[name] = value if torch.is_tensor(value) or isinstance(value, SelectedRows) else (
                 self._feed_tensor(name, value, var))  # fmt: skip
-        for n in keep:
-            if block._find_var_recursive(n) is None and scope.find_var(n) is None:
-                raise ValueError(
-                    f"Fetch variable '{n}' cannot be found in the program or the scope. Fetch a Variable of the "
-                    f"program (exe.run(fetch_list=[var])) or the name of one. Received: {n!r}"
-                )
+        _check_fetch_names(block, scope, keep)
         key = (tuple(sorted(fed)), tuple(keep))
         prepared = self._cache.get(program, key, lambda: self._prepare(program, fed, keep))
         env: Dict[str, Any] = dict(fed)
