@@ -192,6 +192,11 @@ def _fetch_names(fetch_list) -> List[str]:
     return names
 
 
+def _unknown_feed(name: str) -> None:
+    """fluid's warning for a feed name the program has no variable of (the feed is skipped)."""
+    warnings.warn(f"The variable {name} is not found in program. It is not declared or is pruned.", stacklevel=3)
+
+
 def _check_fetch_names(block, scope: Scope, names) -> None:
     for n in names:
         if block._find_var_recursive(n) is None and scope.find_var(n) is None:
@@ -455,9 +460,7 @@ class Executor:
                 raise TypeError(_feed_key_error(name))
             var = block.vars.get(name)
             if var is None:
-                warnings.warn(
-                    f"The variable {name} is not found in program. It is not declared or is pruned.", stacklevel=2
-                )
+                _unknown_feed(name)
                 continue
             t0 = now_ns() if recorder else 0
             host = self._feed_host(name, value, var)
@@ -532,8 +535,9 @@ class Executor:
         fed: Dict[str, Any] = {}
         for name, value in feed.items():
             var = block.vars.get(name)
-            if var is None:
-                raise ValueError(f"The fed variable '{name}' is not in the program. Received feed keys: {sorted(feed)}")
+            if var is None:  # as Executor.run
+                _unknown_feed(name)
+                continue
             fed[name] = value if torch.is_tensor(value) or isinstance(value, SelectedRows) else (
                 self._feed_tensor(name, value, var))  # fmt: skip
         _check_fetch_names(block, scope, keep)
