@@ -478,7 +478,8 @@ def _bn_kernel(ins, attrs):
         return {"Y": [y], "MeanOut": [mean], "VarianceOut": [var], "SavedMean": [mean], "SavedVariance": [inv]}
     if x.numel() == x.shape[ch_axis]:  # one value per channel: fluid 1.8 passed X through, statistics kept
         zeros = torch.zeros_like(mean)
-        return {"Y": [x.clone()], "MeanOut": [mean], "VarianceOut": [var], "SavedMean": [zeros], "SavedVariance": [zeros]}
+        saved = {"SavedMean": [zeros], "SavedVariance": [zeros]}
+        return {"Y": [x.clone()], "MeanOut": [mean], "VarianceOut": [var], **saved}
     dims = [d for d in range(x.dim()) if d != ch_axis]
     bmean = x.mean(dim=dims)
     bvar = x.var(dim=dims, unbiased=False)
