@@ -281,8 +281,8 @@ def test_a_data_parallel_run_on_two_places_records_each_place_on_its_worker(tmp_
     """CPU_NUM=2 (tests/golden/profiler/cpu_parallel_executor_2threads.txt is such a run in fluid 1.8.5):
     the merged report and the per-thread one; each place's forward and backward ops on a worker list of
     its own, the all-reduce of the gradients, the optimizer and the fetch on place 0's, the parallel
-    executor's spans on the calling thread. fluid ran the optimizer on every place and named the loss
-    gradient's fill 'Scale LossGrad'; fluidcompat runs the optimizer once and shows the fill and scale."""
+    executor's spans on the calling thread, the loss gradient's fill as 'Scale LossGrad' (one event, no
+    phases). fluid ran the optimizer on every place; fluidcompat runs it once."""
     stdout = _run_script(
         tmp_path,
         "x = fluid.data('x', [None, 4])\n"
@@ -306,3 +306,5 @@ def test_a_data_parallel_run_on_two_places_records_each_place_on_its_worker(tmp_
     spans = ("FastThreadedSSAGraphExecutorPrepare", "ScopeBufferedMonitor::pre_local_exec_scopes_process")
     assert all(per_thread[("", "thread0::" + s)] == 3 for s in spans)
     assert per_thread[("", "thread0::InitLocalVars")] == 1
+    assert merged[("", "Scale LossGrad")] == 6 and per_thread[("", "thread2::Scale LossGrad")] == 3
+    assert not any(name.startswith(("fill_constant", "scale")) for _, name in merged)

@@ -53,8 +53,12 @@ class Split:
         if not trains:
             self.forward = program
             return
-        cut = collective.collective_program(program, loss_name, devices, scale_loss)
+        cut = collective.collective_program(program, loss_name, devices, scale_loss=False)
         ops = cut.global_block().ops
+        for op in ops:  # the loss gradient filled with 1/devices, as fluid's ScaleLossGradOpHandle
+            role = op.attrs.get("op_role", 0)
+            if scale_loss and op.type == "fill_constant" and role & OpRole.Backward and role & OpRole.Loss:
+                op.attrs["value"], op.attrs["str_value"] = 1.0 / devices, ""
         at = next(i for i, op in enumerate(ops) if op.type == "c_allreduce_sum")
         self.grads = tuple(op.input("X")[0] for op in ops[at:] if op.type == "c_allreduce_sum")
         end = at + len(self.grads)

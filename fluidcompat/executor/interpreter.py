@@ -10,7 +10,7 @@ import torch
 
 from fluidcompat import places
 from fluidcompat.executor.placement import BlockPlan, Copy, OpPlan
-from fluidcompat.framework import EMPTY_VAR_NAME
+from fluidcompat.framework import EMPTY_VAR_NAME, OpRole
 from fluidcompat_ops.array import add_values, zeros_like
 from fluidcompat_ops.optim import ADAM_GROUP_OUTS, ADAM_GROUP_SLOTS, adam_group, adam_groupable
 from fluidcompat_ops.python import EOFException
@@ -77,6 +77,9 @@ class Step:
     event_names: Dict[Tuple[str, bool], tuple] = field(default_factory=dict)
     # the kernel is one copy on a GPU (OpDef.copies_on_device): its event nests in compute
     device_copy: bool = False
+    # the fill of the loss gradient (backward's first op): recorded as fluid's parallel executor
+    # recorded its ScaleLossGradOpHandle, one 'Scale LossGrad' event without phases
+    loss_grad: bool = False
 
 
 class PreparedBlock:
@@ -130,6 +133,8 @@ class PreparedBlock:
                     where = plan.subplans[p.index].locations.get(step.loop_cond, "cpu")
                     if where != "cpu":
                         step.cond_read = Copy(step.loop_cond, "Condition", where, "cpu", on_stream=True).kind
+            role = op.attrs.get("op_role", 0)
+            step.loss_grad = op.type == "fill_constant" and bool(role & OpRole.Backward) and bool(role & OpRole.Loss)
             first = next((names[0] for _, names in sorted(outs) if names), "")
             step.unique = f"{op.type}/{op.type}%{first}%"
             step.host_copies = frozenset((c.slot, c.var) for c in p.copies if c.slot in op._def.host_inputs)
@@ -276,6 +281,13 @@ class PreparedBlock:
                     else:
                         _free(s, env)
                     continue
+                if deletions and s.loss_grad:  # as fluid's parallel executor: one event, no phases
+                    result = s.kernel(ins, s.attrs)
+                    for slot, names in s.outs:
+                        env[names[0]] = result[slot][0]
+                    add(Ev(prefix + _SCALE_LOSS_GRAD, ORDINARY, t0, now_ns()))
+                    _free(s, env, add, vlog, place)
+                    continue
                 add(Ev(ev_prepare, INNER_OP, t0, t1))
                 add(Ev(ev_infer, INNER_OP, t1, now_ns()))
                 cuda = gpu_timing and s.attrs["_device"].type == "cuda"
@@ -386,6 +398,7 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool]] 
         emit = out.append
         k = f"_K{i}"
         consts[k], consts[f"_A{i}"], consts[f"_S{i}"] = s.kernel, s.attrs, s
+        scale = bool(profiled and profiled[2] and s.loss_grad)  # one 'Scale LossGrad' event (see Step)
         emit(f"        i = {i}")
         if profiled:
             events = consts[f"_N{i}"] = _event_names(s, *profiled[:2])  # op, base, prepare, infer, compute, unique
@@ -411,7 +424,7 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool]] 
         for slot, names in s.optional:
             parts.append(f"{slot!r}: [{', '.join(f'env.get({n!r})' for n in names)}]")
         emit(f"        ins = {{{', '.join(parts)}}}")
-        if profiled:  # one clock reading ends a phase and starts the next
+        if profiled and not scale:  # one clock reading ends a phase and starts the next
             emit("        t1 = _now()")
             emit(f"        add(_mk(_Ev, (_N{i}[2], _INNER, t0, t1, 0)))")
             emit("        t2 = _now()")
@@ -435,7 +448,11 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool]] 
                 emit("        if v:")
                 emit(f"            for n, x in zip({names!r}, v):")
                 emit("                if n != _EMPTY: env[n] = x")
-        if profiled:
+        if scale:
+            consts["_SLG"] = profiled[0] + _SCALE_LOSS_GRAD
+            emit("        t4 = _now()")
+            emit("        add(_mk(_Ev, (_SLG, _ORD, t0, t4, 0)))")
+        elif profiled:
             emit("        t3 = _now()")
             if s.device_copy:  # the kernel's copy on the GPU, nested in compute
                 consts[f"_D{i}"] = events[4] + _SAME_GPU
@@ -447,7 +464,7 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool]] 
         if not deletion_event:
             for n in s.dels:
                 emit(f"        env.pop({n!r}, None)")
-        if profiled:
+        if profiled and not scale:
             emit("        t4 = _now()" if s.dels and not deletion_event else "        t4 = t3")
             if profiled[1]:
                 emit(f"        add(_mk(_Ev, (_N{i}[5], _UNIQUE, t0, t4, 0)))")
@@ -712,6 +729,7 @@ def _event_names(s: Step, prefix: str, instance: bool) -> tuple:
 
 
 _SAME_GPU = "/GpuMemcpyAsync(same_gpu):GPU->GPU"
+_SCALE_LOSS_GRAD = "Scale LossGrad"
 
 
 def _reads_an_array(op) -> bool:
