@@ -308,3 +308,28 @@ def test_a_data_parallel_run_on_two_places_records_each_place_on_its_worker(tmp_
     assert per_thread[("", "thread0::InitLocalVars")] == 1
     assert merged[("", "Scale LossGrad")] == 6 and per_thread[("", "thread2::Scale LossGrad")] == 3
     assert not any(name.startswith(("fill_constant", "scale")) for _, name in merged)
+
+
+def test_a_compiled_training_program_shows_scale_lossgrad(tmp_path):
+    """fluid 1.8.5's parallel executor on one place (CPU_NUM=1): the loss gradient's fill is a
+    'Scale LossGrad' event without phases, not fill_constant (OpDetail shows no children for it)."""
+    stdout = _run_script(
+        tmp_path,
+        "x = fluid.data('x', [None, 4])\n"
+        "loss = fluid.layers.mean(fluid.layers.fc(x, 2))\n"
+        "fluid.optimizer.SGD(0.1).minimize(loss)\n"
+        "exe = fluid.Executor(fluid.CPUPlace())\n"
+        "exe.run(fluid.default_startup_program())\n"
+        "train = fluid.CompiledProgram(fluid.default_main_program()).with_data_parallel(loss_name=loss.name)\n"
+        "for tracer in ('Default', 'OpDetail'):\n"
+        "    with profiler.profiler('CPU', 'calls', tracer_option=tracer):\n"
+        "        for _ in range(3):\n"
+        "            exe.run(train, feed={'x': np.ones((4, 4), 'float32')}, fetch_list=[loss])\n",
+        CPU_NUM="1",
+    )
+    reports = tables(stdout)
+    assert len(reports) == 4  # merged and per thread, per session
+    for rows, _ in reports[::2]:
+        assert rows[("", "Scale LossGrad")] == 3 and not any("fill_constant" in name for _, name in rows)
+        assert not any(parent == "Scale LossGrad" for parent, _ in rows)
+    assert ("mean", "mean/compute") in reports[2][0]
