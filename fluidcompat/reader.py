@@ -394,9 +394,9 @@ class DataLoader:
                  use_shared_memory=True, timeout=0, worker_init_fn=None):  # fmt: skip
         """fluid 1.8's map-style loader: batches of ``dataset`` drawn by ``batch_sampler`` (or a
         ``BatchSampler(dataset, batch_size=, shuffle=, drop_last=)``) and merged by ``collate_fn``;
-        iterating gives what ``from_generator``'s loader gives (per batch a list with one feed dict,
-        or with ``return_list`` one list; in dygraph mode the list of VarBases). Samples load in this
-        process: ``num_workers`` is accepted."""
+        iterating gives what ``from_generator``'s loader gives (a list with one feed dict per place of
+        ``places``, a batch each, or with ``return_list`` lists; in dygraph mode a batch's VarBases).
+        Samples load in this process: ``num_workers`` is accepted."""
         if not isinstance(dataset, Dataset):
             raise TypeError(
                 "DataLoader: dataset should be subclass instance of paddle.io.Dataset. "
@@ -420,7 +420,7 @@ class DataLoader:
         self.num_workers = num_workers
         self._loader = _GeneratorLoader(feed_list, return_list=return_list)
         self._loader.set_batch_generator(
-            lambda: (self.collate_fn([dataset[i] for i in indices]) for indices in self.batch_sampler)
+            lambda: (self.collate_fn([dataset[i] for i in indices]) for indices in self.batch_sampler), places
         )
         self.feed_list, self.return_list = self._loader.feed_list, self._loader.return_list
 

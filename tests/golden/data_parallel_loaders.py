@@ -1,6 +1,6 @@
 # Golden: DataLoader.from_generator feeding a with_data_parallel program on CPU_NUM=2 places: iterable
 # (places=cpu_places(): one batch per place each step, a short tail dropped or kept) and not iterable
-# (the read op gives each place its own batch), two passes each.
+# (the read op gives each place its own batch), two passes each; the map-style DataLoader with places.
 import json
 import os
 
@@ -58,4 +58,23 @@ for _epoch in range(2):
     except fluid.core.EOFException:
         loader.reset()
 out["not_iterable"] = steps
+
+
+class Pairs(fluid.io.Dataset):
+    def __len__(self):
+        return 9
+
+    def __getitem__(self, i):
+        return np.array([i, i + 1], "float32"), np.array([2.0 * i], "float32")
+
+
+loader, exe, train, loss, pred = build(True)
+steps = []
+for drop in (True, False):  # 4 or 5 batches of 2 on 2 places: 2 steps either way
+    feed_list = [train._program.global_block().var(n) for n in ("x", "y")]
+    mapped = fluid.io.DataLoader(Pairs(), feed_list=feed_list, places=fluid.cpu_places(), batch_size=2, drop_last=drop)
+    for data in mapped():
+        steps.append([len(data), [list(np.array(d["x"]).shape) for d in data]])
+        steps.append(row(exe.run(train, feed=data, fetch_list=[loss])))
+out["map_style"] = steps
 print(json.dumps(out))
