@@ -277,6 +277,17 @@ def test_a_session_after_a_compiled_program_prints_both_reports(tmp_path):
     assert ("", "thread1::Fetch") in tables(first)[1][0]
 
 
+# a training program compiled with_data_parallel, for the scripts below
+_TRAIN = (
+    "x = fluid.data('x', [None, 4])\n"
+    "loss = fluid.layers.mean(fluid.layers.fc(x, 2))\n"
+    "fluid.optimizer.SGD(0.1).minimize(loss)\n"
+    "exe = fluid.Executor(fluid.CPUPlace())\n"
+    "exe.run(fluid.default_startup_program())\n"
+    "train = fluid.CompiledProgram(fluid.default_main_program()).with_data_parallel(loss_name=loss.name)\n"
+)
+
+
 def test_a_data_parallel_run_on_two_places_records_each_place_on_its_worker(tmp_path):
     """CPU_NUM=2 (tests/golden/profiler/cpu_parallel_executor_2threads.txt is such a run in fluid 1.8.5):
     the merged report and the per-thread one; each place's forward and backward ops on a worker list of
@@ -285,13 +296,7 @@ def test_a_data_parallel_run_on_two_places_records_each_place_on_its_worker(tmp_
     phases). fluid ran the optimizer on every place; fluidcompat runs it once."""
     stdout = _run_script(
         tmp_path,
-        "x = fluid.data('x', [None, 4])\n"
-        "loss = fluid.layers.mean(fluid.layers.fc(x, 2))\n"
-        "fluid.optimizer.SGD(0.1).minimize(loss)\n"
-        "exe = fluid.Executor(fluid.CPUPlace())\n"
-        "exe.run(fluid.default_startup_program())\n"
-        "train = fluid.CompiledProgram(fluid.default_main_program()).with_data_parallel(loss_name=loss.name)\n"
-        "with profiler.profiler('CPU', 'calls'):\n"
+        _TRAIN + "with profiler.profiler('CPU', 'calls'):\n"
         "    for _ in range(3):\n"
         "        print(exe.run(train, feed={'x': np.ones((4, 4), 'float32')}, fetch_list=[loss])[0].shape)\n",
         CPU_NUM="2",
@@ -315,13 +320,7 @@ def test_a_compiled_training_program_shows_scale_lossgrad(tmp_path):
     'Scale LossGrad' event without phases, not fill_constant (OpDetail shows no children for it)."""
     stdout = _run_script(
         tmp_path,
-        "x = fluid.data('x', [None, 4])\n"
-        "loss = fluid.layers.mean(fluid.layers.fc(x, 2))\n"
-        "fluid.optimizer.SGD(0.1).minimize(loss)\n"
-        "exe = fluid.Executor(fluid.CPUPlace())\n"
-        "exe.run(fluid.default_startup_program())\n"
-        "train = fluid.CompiledProgram(fluid.default_main_program()).with_data_parallel(loss_name=loss.name)\n"
-        "for tracer in ('Default', 'OpDetail'):\n"
+        _TRAIN + "for tracer in ('Default', 'OpDetail'):\n"
         "    with profiler.profiler('CPU', 'calls', tracer_option=tracer):\n"
         "        for _ in range(3):\n"
         "            exe.run(train, feed={'x': np.ones((4, 4), 'float32')}, fetch_list=[loss])\n",
