@@ -137,12 +137,26 @@ def _value(scope, var_name: str):
     return np.asarray(tensor), tensor.lod()
 
 
-def _select(main_program, vars, predicate) -> List[Variable]:
-    program = main_program if main_program is not None else default_main_program()
-    if not isinstance(program, Program):
+def _valid_program(main_program, stacklevel: int = 3) -> Program:
+    """The program to save or load: the default main program for None, a CompiledProgram's own program
+    (with fluid's warning; fluid 1.8's save_persistables / load_persistables failed on one)."""
+    from fluidcompat.executor.executor import CompiledProgram
+
+    if main_program is None:
+        return default_main_program()
+    if isinstance(main_program, CompiledProgram):
+        warnings.warn("The input is a CompiledProgram, this is not recommended.", stacklevel=stacklevel)
+        main_program = main_program._program
+    if not isinstance(main_program, Program):
         raise TypeError(
-            f"The type of input main_program is invalid, expected type is fluid.Program, but received {type(program)}"
+            "The type of input main_program is invalid, expected type is fluid.Program, but received "
+            f"{type(main_program)}"
         )
+    return main_program
+
+
+def _select(main_program, vars, predicate) -> List[Variable]:
+    program = _valid_program(main_program, stacklevel=4)  # save_vars / load_vars' caller
     if vars is None:
         vars = [v for v in program.list_vars() if predicate is None or predicate(v)]
     found = variables_of(  # names too (fluid 1.8.5 failed on them: "'str' object has no attribute 'type'")
@@ -169,7 +183,7 @@ def save_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
 
 def save_params(executor, dirname, main_program=None, filename=None) -> None:
     """Save the parameters of ``main_program`` to ``dirname`` (one file each, or ``filename``), in fluid's format."""
-    save_vars(executor, dirname, main_program, None, is_parameter, filename)
+    save_vars(executor, dirname, _valid_program(main_program), None, is_parameter, filename)
 
 
 def save_persistables(executor, dirname, main_program=None, filename=None) -> None:
@@ -179,7 +193,7 @@ def save_persistables(executor, dirname, main_program=None, filename=None) -> No
     from the first trainer (``trainer_id`` 0) what only the parameter servers hold (sparse tables,
     optimizer state), each slice fetched from its server and the slices joined: one file a variable.
     """
-    program = main_program if main_program is not None else default_main_program()
+    program = _valid_program(main_program)
     remote = _distributed_vars(program)
     if remote is None:
         save_vars(executor, dirname, program, None, is_persistable, filename)
@@ -283,7 +297,7 @@ def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
 
 def load_params(executor, dirname, main_program=None, filename=None) -> None:
     """Load the parameters of ``main_program`` from ``dirname`` as ``save_params`` wrote them."""
-    load_vars(executor, dirname, main_program, None, is_parameter, filename)
+    load_vars(executor, dirname, _valid_program(main_program), None, is_parameter, filename)
 
 
 def load_persistables(executor, dirname, main_program=None, filename=None) -> None:
@@ -292,7 +306,7 @@ def load_persistables(executor, dirname, main_program=None, filename=None) -> No
     A parameter server's program (``DistributeTranspiler.get_pserver_program``) loads, as fluid's
     did, the slices it holds of what a distributed ``save_persistables`` wrote; a trainer program
     loads its own persistables (the servers hold the rest)."""
-    main_program = main_program if main_program is not None else default_main_program()
+    main_program = _valid_program(main_program)
     remote = _distributed_vars(main_program)
     if remote is None:
         load_vars(executor, dirname, main_program, None, is_persistable, filename)
@@ -349,7 +363,7 @@ def save_inference_model(
         target_vars = [target_vars]
     if not target_vars or not all(isinstance(v, Variable) for v in target_vars):
         raise ValueError("'target_vars' should be a list of Variable.")
-    program = (main_program or default_main_program()).clone()
+    program = _valid_program(main_program).clone()
     block = program.global_block()
     io_ops = [k for k, op in enumerate(block.ops) if op.type in ("feed", "fetch")]
     for k in reversed(io_ops):  # a loaded model's own feed and fetch ops: the new ones replace them

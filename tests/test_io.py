@@ -332,3 +332,33 @@ def test_a_saved_models_missing_feed_is_named(tmp_path):
     with pytest.raises(RuntimeError, match=r"'x' read by op 1 \(mul\).* Feed it: exe.run\(feed=\{'x': ...\}\)"):
         exe.run(prog, feed={}, fetch_list=fetches)
     assert len(exe.run(prog, feed={"x": np.ones((1, 3), "float32")}, fetch_list=fetches + [y.name])) == 2
+
+
+def test_a_compiled_program_saves_and_loads_as_its_program(tmp_path):
+    """fluid 1.8's save_vars / save_params / load_vars / save_inference_model took a CompiledProgram as
+    its program, warning "The input is a CompiledProgram, this is not recommended."; its
+    save_persistables / load_persistables failed on one (no attribute '_is_distributed'). All of them
+    take it here, with the warning."""
+    x = fluid.data("x", [None, 2], "float32")
+    loss = fluid.layers.mean(fluid.layers.fc(x, 1))
+    fluid.optimizer.SGD(0.1).minimize(loss)
+    exe = fluid.Executor(fluid.CPUPlace())
+    exe.run(fluid.default_startup_program())
+    compiled = fluid.CompiledProgram(fluid.default_main_program()).with_data_parallel(loss_name=loss.name)
+    exe.run(compiled, feed={"x": np.ones((2, 2), "float32")}, fetch_list=[loss])
+    w = fluid.global_scope().find_var("fc_0.w_0").get_tensor()
+    saved = np.array(w)
+    with pytest.warns(UserWarning, match="The input is a CompiledProgram, this is not recommended."):
+        fluid.io.save_persistables(exe, str(tmp_path / "p"), compiled)
+    with pytest.warns(UserWarning, match="CompiledProgram"):
+        fluid.io.save_params(exe, str(tmp_path / "q"), compiled)
+    assert sorted(os.listdir(tmp_path / "p")) == ["fc_0.b_0", "fc_0.w_0", "learning_rate_0"]
+    w.set(np.zeros_like(saved), fluid.CPUPlace())
+    with pytest.warns(UserWarning, match="CompiledProgram"):
+        fluid.io.load_persistables(exe, str(tmp_path / "p"), compiled)
+    np.testing.assert_array_equal(np.array(w), saved)
+    with pytest.warns(UserWarning, match="CompiledProgram"):
+        fluid.io.save_inference_model(str(tmp_path / "m"), ["x"], [loss], exe, compiled)
+    assert os.path.isfile(tmp_path / "m" / "__model__")
+    with pytest.raises(TypeError, match="expected type is fluid.Program"):
+        fluid.io.save_params(exe, str(tmp_path / "r"), "not a program")
