@@ -85,11 +85,7 @@ class DataFeeder:
     def _number_of_places(self, num_places) -> int:
         from fluidcompat import places
 
-        if num_places is not None:
-            return int(num_places)
-        if places.torch_device(self.place).startswith("cuda"):
-            return len(places.cuda_places())
-        return len(places.cpu_places())
+        return int(num_places) if num_places is not None else places.default_place_count(self.place)
 
     def decorate_reader(self, reader, multi_devices, num_places=None, drop_last=True):
         """``reader``'s mini-batches as feed dicts; ``multi_devices``: as lists of one dict per place

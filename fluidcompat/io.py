@@ -18,6 +18,7 @@ import numpy as np
 
 from fluidcompat import proto
 from fluidcompat.dtypes import VarType, np_name, to_vartype
+from fluidcompat.executor.placement import IO_OPS
 from fluidcompat.executor.scope import global_scope
 from fluidcompat.framework import Parameter, Program, Variable, default_main_program, program_guard, variables_of
 from fluidcompat.reader import (  # noqa: F401  (fluid.io re-exports the reader decorators)
@@ -365,7 +366,7 @@ def save_inference_model(
         raise ValueError("'target_vars' should be a list of Variable.")
     program = _valid_program(main_program).clone()
     block = program.global_block()
-    io_ops = [k for k, op in enumerate(block.ops) if op.type in ("feed", "fetch")]
+    io_ops = [k for k, op in enumerate(block.ops) if op.type in IO_OPS]
     for k in reversed(io_ops):  # a loaded model's own feed and fetch ops: the new ones replace them
         block._remove_op(k)
     with program_guard(program):

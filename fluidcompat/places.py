@@ -214,6 +214,12 @@ def cuda_places(device_ids: Optional[List[int]] = None) -> List[CUDAPlace]:
     return [CUDAPlace(i) for i in device_ids]
 
 
+def default_place_count(place) -> int:
+    """How many places fluid used by default for a device like ``place``: ``cuda_places()`` for a GPU,
+    ``cpu_places()`` (CPU_NUM) for the CPU."""
+    return len(cuda_places() if torch_device(place).startswith("cuda") else cpu_places())
+
+
 def cuda_pinned_places(device_count: Optional[int] = None) -> List[CUDAPinnedPlace]:
     """``device_count`` pinned-host-memory places."""
     return [CUDAPinnedPlace() for _ in range(device_count or _cpu_num())]

@@ -94,9 +94,7 @@ def device_count(compiled, place) -> int:
     if compiled._places is not None:
         listed = compiled._places
         return len(listed) if isinstance(listed, (list, tuple)) else 1
-    if places.torch_device(place).startswith("cuda"):
-        return len(places.cuda_places())
-    return len(places.cpu_places())
+    return places.default_place_count(place)
 
 
 def split_feed(exe, program: Program, feed, devices: int, trains: bool) -> List[dict]:
