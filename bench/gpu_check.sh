@@ -3,8 +3,8 @@
 #   bash bench/gpu_check.sh          logs under $OUT (default /tmp/gpu_check), a summary on stdout
 # 1. the tests marked `cuda`, and beside them (other cores) the rest of the suite, on a machine that
 #    has CUDA; 2. the docs' samples on gpu:0 with their GpuMemCpy Summary and the placement plan;
-# 3. the cuda:0 benchmark table (CUDA graphs, torch.compile, GPU peak memory) and the devices
-#    chapter's table. Each stage has its own time limit (T_TESTS, T_BENCH seconds), so one that
+# 3. the cuda:0 benchmark table (CUDA graphs, torch.compile, GPU peak memory), the devices
+#    chapter's table, the launch counts and prices, and where the host's time goes (host_profile.log). Each stage has its own time limit (T_TESTS, T_BENCH seconds), so one that
 #    hangs leaves the others' results. Uses pytest-xdist and pytest-timeout where installed.
 #    OTHER_TESTS=FILE: instead of the rest of the suite, the test ids FILE lists (one a line);
 #    BENCH_ARGS: more arguments for run_all.py (--no-compile).
@@ -53,6 +53,7 @@ timeout "${T_BENCH:-170}" $PY bench/run_all.py --cuda-only ${BENCH_ARGS:-} >"$OU
 echo "=== rc $?" >>"$OUT/bench.log"
 timeout 40 $PY bench/paddle2_devices.py >>"$OUT/bench.log" 2>&1
 timeout 60 $PY bench/gpu_launches.py >>"$OUT/bench.log" 2>&1
+timeout 90 $PY bench/gpu_host_profile.py >"$OUT/host_profile.log" 2>&1
 
 echo "##### summary"
 for log in cuda_tests other_tests; do

@@ -83,7 +83,7 @@ def median_us(fn, n: int = 2000) -> float:
 
 
 def costs() -> None:
-    from fluidcompat.executor.executor import _to_numpy
+    from fluidcompat.executor.executor import _to_device, _to_numpy
 
     x = torch.ones(1, device="cuda")
     small = torch.ones(1, 3, 5, 5, device="cuda")
@@ -99,6 +99,31 @@ def costs() -> None:
     print(f"{'fetch 75 floats: pinned staging (_to_numpy)':<44} {median_us(lambda: _to_numpy(small)):7.1f} us")
     print(f"{'two timing CUDA events, made and recorded':<44} {median_us(events):7.1f} us")
     print(f"{'torch.cuda.synchronize() with nothing to wait':<44} {median_us(torch.cuda.synchronize):7.1f} us")
+    stream = torch.cuda.current_stream()
+    made = torch.cuda.Event(enable_timing=True)
+    made.record()
+    shape = torch.tensor([1, 3, 5, 5], dtype=torch.int32, device="cuda")
+    host4, cuda0 = shape.cpu(), torch.device("cuda:0")
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        x.add_(1)
+    prices = [
+        ("torch.cuda.current_stream()", torch.cuda.current_stream),
+        ("a timing event made (not recorded)", lambda: torch.cuda.Event(enable_timing=True)),
+        ("an existing event recorded again", made.record),
+        ("... given the stream", lambda: made.record(stream)),
+        ("... as torch._C._CudaEventBase.record", lambda: torch._C._CudaEventBase.record(made, stream)),
+        ("4 ints to the GPU (torch.tensor(device=))", lambda: torch.tensor([1, 3, 5, 5], device="cuda")),
+        ("4 ints from the GPU (.tolist())", shape.tolist),
+        ("replay of a one-kernel CUDA graph", graph.replay),
+        ("4 ints to the GPU, pageable (.to(device))", lambda: host4.to("cuda:0")),
+        ("... through page-locked staging (_to_device)", lambda: _to_device(host4, cuda0)),
+        ("4 ints from the GPU (.to('cpu'))", lambda: shape.to("cpu")),
+        ("wait for a known stream (nothing to wait)", stream.synchronize),
+        ("time.perf_counter_ns()", time.perf_counter_ns),
+    ]
+    for name, fn in prices:
+        print(f"{name:<44} {median_us(fn):7.1f} us")
 
 
 if __name__ == "__main__":

@@ -172,6 +172,19 @@ def _float32_as_fluid() -> None:
         torch.backends.cudnn.allow_tf32 = False
 
 
+def current_stream(device: int, known: dict):
+    """``torch.cuda.current_stream(device)``, as the object kept in ``known`` (device index -> stream)
+    while the device's current stream stays the same: torch's function makes a new one each call
+    (6.3 us on an H200 machine, against well under 1 us for asking the stream's id)."""
+    import torch
+
+    stream_id, device_index, device_type = torch._C._cuda_getCurrentStream(device)
+    s = known.get(device)
+    if s is None or s.stream_id != stream_id:
+        s = known[device] = torch.cuda.Stream(stream_id=stream_id, device_index=device_index, device_type=device_type)
+    return s
+
+
 def is_compiled_with_cuda() -> bool:
     """True when GPU places can run on a GPU here (False under ``--device cpu``)."""
     return not cpu_mode() and (cuda_available() or emulating_gpu())

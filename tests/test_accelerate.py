@@ -177,15 +177,14 @@ class FakeGraph:
     and writes into the same output tensors."""
 
     replays = 0
+    real_captured = None  # CudaGraphed._captured (set by fake_capture)
 
     def __init__(self):
-        self.block = self.inputs = self.outputs = None
+        self.runner = self.inputs = self.outputs = None
 
     def replay(self):
-        from fluidcompat.executor.interpreter import PreparedBlock
-
         work = dict(self.inputs)
-        PreparedBlock.run(self.block, work)
+        FakeGraph.real_captured(self.runner, work)  # the run and the copies to the host buffers
         for n, t in self.outputs.items():
             t.copy_(work[n])
         FakeGraph.replays += 1
@@ -198,28 +197,27 @@ def fake_capture(monkeypatch):
     import torch
 
     from fluidcompat.executor import accelerate
-    from fluidcompat.executor.interpreter import PreparedBlock
 
-    real_run = PreparedBlock.run
+    real_captured = FakeGraph.real_captured = accelerate.CudaGraphed._captured
 
     @contextlib.contextmanager
     def graph(g):
         recorded = {}
 
-        def capturing_run(block, env):
+        def capturing(runner, env):
             tensors = {n: t for n, t in env.items() if torch.is_tensor(t)}
             saved = {n: t.clone() for n, t in tensors.items()}
-            real_run(block, env)
-            recorded.update(block=block, inputs=tensors, saved=saved, env=env)
+            real_captured(runner, env)
+            recorded.update(runner=runner, inputs=tensors, saved=saved, env=env)
 
-        monkeypatch.setattr(PreparedBlock, "run", capturing_run)
+        monkeypatch.setattr(accelerate.CudaGraphed, "_captured", capturing)
         try:
             yield
         finally:
-            monkeypatch.setattr(PreparedBlock, "run", real_run)
+            monkeypatch.setattr(accelerate.CudaGraphed, "_captured", real_captured)
         for n, t in recorded["inputs"].items():  # a capture runs nothing: undo in-place updates
             t.copy_(recorded["saved"][n])
-        g.block, g.inputs = recorded["block"], recorded["inputs"]
+        g.runner, g.inputs = recorded["runner"], recorded["inputs"]
         env = recorded["env"]
         g.outputs = {n: t for n, t in env.items() if torch.is_tensor(t) and g.inputs.get(n) is not t}
 
@@ -239,12 +237,25 @@ def test_cuda_graph_runner_replays_as_the_eager_run(monkeypatch, capsys):
     """CudaGraphed's warm-up, capture and replays (new feeds copied into the captured inputs, weights
     updated in place, fetched values handed out as copies) train exactly as the eager run, with a
     stand-in graph that has CUDA graphs' semantics."""
+    from fluidcompat.executor import accelerate
+
     eager = train(fluid.CPUPlace())
     fake_capture(monkeypatch)
     FakeGraph.replays = 0
+    from_host = []
+    real_host_fetched = accelerate.CudaGraphed.host_fetched
+
+    def host_fetched(self, names):
+        got = real_host_fetched(self, names)
+        from_host.append(got is not None)
+        return got
+
+    monkeypatch.setattr(accelerate.CudaGraphed, "host_fetched", host_fetched)
     graphed = train(fluid.CPUPlace(), use_cuda_graph=True)
     assert "runs eagerly" not in capsys.readouterr().err
     assert FakeGraph.replays == 5  # six steps: one warm-up run, then capture + replay, then 4 replays
+    # each replayed run's loss from the host buffer the graph copied it into (NOTE: [Fetches in the graph])
+    assert from_host == [False] + [True] * 5
     assert_same(graphed, eager)
 
 

@@ -429,6 +429,82 @@ def test_emulated_gpu_generated_and_loop_runs_record_the_same_events(emulated_gp
     assert generated.count("eager_deletion") == (4 if deletions else 0)  # crop_tensor_0.tmp_0 once assigned
 
 
+class _FakeCudaEvent:
+    made = 0
+
+    def __init__(self, enable_timing=False):
+        assert enable_timing
+        _FakeCudaEvent.made += 1
+        self.streams = []
+
+    def record(self, stream):
+        self.streams.append(stream)
+
+    def synchronize(self):
+        pass
+
+    def elapsed_time(self, end):
+        return 0.25 * len(self.streams)  # ms: the pair's times tell the runs apart
+
+
+class _FakeStream:
+    def __init__(self, stream_id, device_index, device_type):
+        self.stream_id, self.device_index = stream_id, device_index
+
+
+@pytest.mark.parametrize("deletions", [False, True])
+def test_emulated_gpu_ops_timed_with_pooled_events_on_a_known_stream(emulated_gpu, monkeypatch, deletions):
+    """With GPU times wanted (state 'All'), each GPU op's kernel call is timed by a pair of CUDA
+    events recorded on the device's current stream, in the generated run as in the step loop; the
+    pairs come back to a pool once their times are read or dropped, and the stream object is looked up
+    once a run (NOTE: [Timing GPU ops]). CUDA's event and stream are stand-ins here."""
+    import torch
+
+    from fluidcompat.executor.interpreter import PreparedBlock
+    from fluidcompat.profiler.events import Recorder
+
+    monkeypatch.setattr(torch.cuda, "Event", _FakeCudaEvent)
+    monkeypatch.setattr(torch.cuda, "Stream", _FakeStream)
+    monkeypatch.setattr(torch._C, "_cuda_getCurrentStream", lambda d: (7, d, 1), raising=False)
+    out = L.assign(crop_program(guard_slice=False))
+    plan = plan_block(fluid.default_main_program().global_block(), "cuda:0")
+    prepared = PreparedBlock(plan, keep=[out.name])
+    gpu_ops = {s.plan.op.type for s in prepared.steps if s.plan.device.startswith("cuda")}
+    assert gpu_ops == {"fill_constant", "shape", "slice", "crop_tensor", "assign"}
+    for s in prepared.steps:  # (tensors stay on the host in the emulation: the GPU index by hand)
+        s.gpu = 0 if s.plan.device.startswith("cuda") else None
+    prepared.on_cuda = True
+    rec = Recorder()
+    rec.start("All", "Default")
+    made = _FakeCudaEvent.made
+
+    def timed(vlog):
+        before = len(rec.thread_events().events)
+        prepared.run_instrumented({}, rec, vlog, deletions=deletions)
+        events = rec.thread_events().events
+        assert all(p[0] is events and p[4] == 0 for p in rec.pending_gpu)
+        names = [events[p[1]].name for p in rec.pending_gpu if p[1] >= before]
+        pairs = [(p[2], p[3]) for p in rec.pending_gpu]
+        return names, pairs
+
+    generated, pairs = timed(None)
+    assert generated == [f"{op}/compute" for op in ["fill_constant"] * 2 + ["shape", "slice", "crop_tensor", "assign"]]
+    streams = {id(st) for a, b in pairs for st in a.streams + b.streams}
+    assert len(streams) == 1 and _FakeCudaEvent.made == made + 12
+    rec.resolve_gpu_times()
+    assert not rec.pending_gpu
+    timed_events = [e for e in rec.thread_events().events if e.gpu_ns]
+    assert [e.gpu_ns for e in timed_events] == [250_000] * 6
+    made = _FakeCudaEvent.made
+    loop, again = timed(lambda *a: None)  # a (silent) VLOG forces the step loop
+    assert loop == generated
+    assert {id(p) for pair in again for p in pair} == {id(p) for pair in pairs for p in pair}  # from the pool
+    assert _FakeCudaEvent.made == made
+    rec.reset()  # dropped times: the pairs go back too
+    timed(None)
+    assert _FakeCudaEvent.made == made
+
+
 def test_explain_placement_reads_the_batch_from_the_feed(emulated_gpu, monkeypatch, capsys):
     """The report printed before a program's first run takes the batch size from what is fed."""
     from fluidcompat.executor.executor import ENV_EXPLAIN

@@ -506,9 +506,7 @@ class Executor:
             with torch.no_grad():
                 (accelerated or prepared.run)(env)
             _write_persistables(prepared, env, scope)
-            if not return_numpy and accelerated is not None:
-                accelerated.own_fetched(env, fetch_names)
-            got = [self._fetched(n, env, scope, return_numpy) for n in fetch_names]
+            got = _fetch_all(accelerated, fetch_names, env, scope, return_numpy)
         else:
             got = self._run_observed(prepared, block, env, scope, fetch_names, return_numpy, recorder, vlog, compiled)
         # a CompiledProgram's values per place (one here) with return_merged=False, as fluid's parallel executor
@@ -636,6 +634,7 @@ class Executor:
         ]
         prepared = PreparedBlock(plan, keep=list(fetch_names) + persist)
         prepared.persist_outputs = tuple(dict.fromkeys(persist))
+        prepared.fetch_names = tuple(fetch_names)
         return prepared
 
     @staticmethod
@@ -707,7 +706,8 @@ def _to_numpy(t: torch.Tensor) -> np.ndarray:
         staged.copy_(t, non_blocking=True)
         torch.cuda.current_stream(t.device).synchronize()
         return staged.numpy().copy()
-    return t.cpu().numpy().copy()
+    a = t.cpu().numpy()  # a new host tensor's memory: no one else holds it
+    return a if a.flags.c_contiguous else a.copy()
 
 
 def _batch_of(block, fed) -> int:
@@ -755,6 +755,20 @@ def _write_persistables(prepared: PreparedBlock, env, scope: Scope) -> None:
             tensor._t = t
             if prepared.lod:
                 tensor._lod = [list(level) for level in lod_of(t)]
+
+
+def _fetch_all(accelerated, names, env, scope: Scope, return_numpy: bool) -> list:
+    """The fetched values of a run; after a torch.compile / CUDA graph runner, from the host buffers a
+    replayed graph filled (NOTE: [Fetches in the graph] in accelerate.py), or as copies of the graph's
+    buffers for LoDTensors (return_numpy=False)."""
+    if accelerated is not None:
+        if return_numpy:
+            host = accelerated.host_fetched(names)
+            if host is not None:
+                return [t.numpy().copy().view(FetchedArray) for t in host]
+        else:
+            accelerated.own_fetched(env, names)
+    return [Executor._fetched(n, env, scope, return_numpy) for n in names]
 
 
 def _accelerator(program, prepared: PreparedBlock):
@@ -882,9 +896,9 @@ class _Runner:
         finally:
             torch._C._set_grad_enabled(prev)
         _write_persistables(self.prepared, env, scope)
-        if not return_numpy and self.accelerated is not None:
-            self.accelerated.own_fetched(env, self.fetch)
-        return [Executor._fetched(n, env, scope, return_numpy) for n in self.fetch]
+        if self.accelerated is None:
+            return [Executor._fetched(n, env, scope, return_numpy) for n in self.fetch]
+        return _fetch_all(self.accelerated, self.fetch, env, scope, return_numpy)
 
 
 def _missing_input(prepared: PreparedBlock, name: str, block) -> UninitializedVariableError:

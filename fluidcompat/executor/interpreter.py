@@ -80,6 +80,8 @@ class Step:
     # the fill of the loss gradient (backward's first op): recorded as fluid's parallel executor
     # recorded its ScaleLossGradOpHandle, one 'Scale LossGrad' event without phases
     loss_grad: bool = False
+    # the index of the GPU the kernel runs on (its GPU time is then taken with CUDA events), or None
+    gpu: Optional[int] = None
 
 
 class PreparedBlock:
@@ -120,6 +122,8 @@ class PreparedBlock:
             if lod and not d.control:
                 kernel = _sharing_lod(kernel, op, d)
             step = Step(p, kernel, attrs, tuple(ins), outs)
+            if attrs["_device"].type == "cuda":
+                step.gpu = attrs["_device"].index or 0
             step.optional = tuple(optional)
             if not d.control and not d.reads_outputs:
                 step.adds = _array_grads(op)
@@ -143,12 +147,13 @@ class PreparedBlock:
             steps.append(step)
         self.steps = steps
         # whether an op runs on a GPU (its kernel's GPU time is then taken with CUDA events)
-        self.on_cuda = any(s.attrs["_device"].type == "cuda" for s in steps)
+        self.on_cuda = any(s.gpu is not None for s in steps)
         if self.on_cuda:  # (making a CUDAPlace does it too; this covers every way onto a GPU)
             places._float32_as_fluid()
         self._compiled = None  # the generated function run() calls (see _compile)
-        self._profiled: Dict[Tuple[str, bool, bool], Any] = {}  # ... that also records profiler events
+        self._profiled: Dict[Tuple[str, bool, bool, bool], Any] = {}  # ... that also records profiler events
         self.accelerators: Dict[Any, Any] = {}  # torch.compile / CUDA graph runners (executor._accelerator)
+        self.fetch_names: Tuple[str, ...] = ()  # the run's fetch list (set by the executor)
         if free:  # the top block of a run
             _keep_overwritten_values(self)
             self._plan_deletions(set(keep))
@@ -213,14 +218,18 @@ class PreparedBlock:
         instance) and/or writes fluid's VLOG lines for each op and copy. ``deletions``: the freeing of
         each op's dead temporaries is its own ``eager_deletion`` event after the op (as fluid's
         parallel executor recorded it for a CompiledProgram) instead of part of the op's span."""
-        if recorder is not None and vlog is None and not (recorder.wants_gpu_time and self.on_cuda):
+        gpu_timing = recorder is not None and recorder.wants_gpu_time and self.on_cuda
+        if recorder is not None and vlog is None:
             # a block without sub-blocks: its generated function that records the events
-            key = (prefix, recorder.tracer == "AllOpDetail", deletions)
+            key = (prefix, recorder.tracer == "AllOpDetail", deletions, gpu_timing)
             fn = self._profiled.get(key)
             if fn is None and all(s.sub is None for s in self.steps):
                 fn = self._profiled[key] = _compile(self, profiled=key)
             if fn is not None:
-                return fn(env, recorder.thread_events().events.append)
+                events = recorder.thread_events().events
+                if gpu_timing:
+                    return fn(env, events.append, recorder.gpu_timing(events))
+                return fn(env, events.append)
         from fluidcompat.executor.scope import vartype_of
         from fluidcompat.logging import place_text, var_debug
         from fluidcompat.profiler.events import INNER_OP, ORDINARY, UNIQUE_OP, now_ns
@@ -229,7 +238,8 @@ class PreparedBlock:
         add = events.append
         Ev = _event_type()
         instance = recorder is not None and recorder.tracer == "AllOpDetail"
-        gpu_timing = recorder is not None and recorder.wants_gpu_time and self.on_cuda
+        if gpu_timing:  # NOTE: [Timing GPU ops] in fluidcompat/profiler/events.py
+            gpu_pair, streams, pend, _ = recorder.gpu_timing(events)
         env[EMPTY_VAR_NAME] = None
         for s in self.steps:
             op_type, base, ev_prepare, ev_infer, ev_compute, ev_unique = _event_names(s, prefix, instance)
@@ -290,14 +300,14 @@ class PreparedBlock:
                     continue
                 add(Ev(ev_prepare, INNER_OP, t0, t1))
                 add(Ev(ev_infer, INNER_OP, t1, now_ns()))
-                cuda = gpu_timing and s.attrs["_device"].type == "cuda"
+                cuda = gpu_timing and s.gpu is not None
                 if cuda:  # the kernel's GPU time, read when the profiler stops
-                    g0, g1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-                    g0.record()
+                    g0, g1 = gpu_pair(s.gpu)
+                    g0.record(streams[s.gpu])
                 t2 = now_ns()
                 result = s.kernel(ins, s.attrs) if not s.adds else _adding(s, ins, env)
                 if cuda:
-                    g1.record()
+                    g1.record(streams[s.gpu])
                 for slot, names in s.outs:
                     vals = result.get(slot)
                     if vals is not None:
@@ -309,7 +319,7 @@ class PreparedBlock:
                     add(Ev(ev_compute + _SAME_GPU, ORDINARY, t2, t3))
                 add(Ev(ev_compute, INNER_OP, t2, t3))
                 if cuda:
-                    recorder.pending_gpu.append((events, len(events) - 1, g0, g1))
+                    pend((events, len(events) - 1, g0, g1, s.gpu))
                 if vlog:
                     vlog("operator", 180, f"{place} {_debug_string(s.plan.op, env, var_debug, vartype_of)}")
                 if not deletions:
@@ -362,17 +372,19 @@ class PreparedBlock:
         return self._compiled
 
 
-def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool]] = None):
+def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool, bool]] = None):
     """One Python function running ``block``'s steps in order over ``env``: each step's kernel,
     attributes and slot names are constants of the generated code: per step, the values it saves
     for grad ops, its slot dict (planned copies included), the kernel (or the sub-block runner, or
     the array-gradient adder), its outputs into ``env`` and the deletions after it. An error is
     reported for the step that raised it.
 
-    ``profiled=(prefix, all_op_detail, deletions)``: the function also takes ``add`` (an event list's
-    append) and records what ``run_instrumented`` records for ops without sub-blocks: per op its span
-    and its prepare_data / infer_shape / compute phases, each copy, with AllOpDetail its instance,
-    and with ``deletions`` an ``eager_deletion`` event after each op that frees temporaries."""
+    ``profiled=(prefix, all_op_detail, deletions, gpu_timing)``: the function also takes ``add`` (an
+    event list's append) and records what ``run_instrumented`` records for ops without sub-blocks:
+    per op its span and its prepare_data / infer_shape / compute phases, each copy, with AllOpDetail
+    its instance, with ``deletions`` an ``eager_deletion`` event after each op that frees
+    temporaries, and with ``gpu_timing`` the GPU time of each GPU op's kernel (a third argument,
+    ``Recorder.gpu_timing``'s tuple: NOTE: [Timing GPU ops] in fluidcompat/profiler/events.py)."""
     from fluidcompat.profiler.events import INNER_OP, ORDINARY, UNIQUE_OP, now_ns
 
     consts: Dict[str, Any] = {
@@ -390,8 +402,10 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool]] 
         "_UNIQUE": UNIQUE_OP,
         "_adam_group": adam_group,
     }
-    head = "def run(env, add):" if profiled else "def run(env):"
-    lines = [head, "    env[_EMPTY] = None", "    i = 0", "    try:"]
+    gpu = bool(profiled and profiled[3])
+    head = "def run(env, add, gpu):" if gpu else "def run(env, add):" if profiled else "def run(env):"
+    lines = [head, "    _pair, _streams, _pend, _events = gpu"] if gpu else [head]
+    lines += ["    env[_EMPTY] = None", "    i = 0", "    try:"]
 
     def step_lines(i: int, s: Step) -> List[str]:
         out: List[str] = []
@@ -429,6 +443,10 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool]] 
             emit(f"        add(_mk(_Ev, (_N{i}[2], _INNER, t0, t1, 0)))")
             emit("        t2 = _now()")
             emit(f"        add(_mk(_Ev, (_N{i}[3], _INNER, t1, t2, 0)))")
+        timed = gpu and not scale and s.sub is None and s.gpu is not None
+        if timed:  # the kernel's GPU time, read when the profiler stops
+            emit(f"        g0, g1 = _pair({s.gpu})")
+            emit(f"        g0.record(_streams[{s.gpu}])")
         if s.sub is not None:
             emit(f"        _run_sub_block(_S{i}, ins, env, lambda: _S{i}.sub.run(env))")
             emit("        r = {}")
@@ -436,6 +454,8 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool]] 
             emit(f"        r = _adding(_S{i}, ins, env)")
         else:
             emit(f"        r = {k}(ins, _A{i})")
+        if timed:
+            emit(f"        g1.record(_streams[{s.gpu}])")
         for slot, names in s.outs:
             if s.sub is not None:
                 break
@@ -458,6 +478,8 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool]] 
                 consts[f"_D{i}"] = events[4] + _SAME_GPU
                 emit(f"        add(_mk(_Ev, (_D{i}, _ORD, t2, t3, 0)))")
             emit(f"        add(_mk(_Ev, (_N{i}[4], _INNER, t2, t3, 0)))")
+            if timed:
+                emit(f"        _pend((_events, len(_events) - 1, g0, g1, {s.gpu}))")
         for n in s.stubs:
             emit(f"        if {n!r} in env: env[{n!r}] = _stub(env[{n!r}])")
         deletion_event = profiled and profiled[2] and s.dels
