@@ -104,6 +104,7 @@ def costs() -> None:
     made.record()
     shape = torch.tensor([1, 3, 5, 5], dtype=torch.int32, device="cuda")
     host4, cuda0 = shape.cpu(), torch.device("cuda:0")
+    big = torch.ones(64, 784)  # the MLP's feed
     graph = torch.cuda.CUDAGraph()
     with torch.cuda.graph(graph):
         x.add_(1)
@@ -117,7 +118,10 @@ def costs() -> None:
         ("4 ints from the GPU (.tolist())", shape.tolist),
         ("replay of a one-kernel CUDA graph", graph.replay),
         ("4 ints to the GPU, pageable (.to(device))", lambda: host4.to("cuda:0")),
-        ("... through page-locked staging (_to_device)", lambda: _to_device(host4, cuda0)),
+        ("... pageable, non_blocking", lambda: host4.to(cuda0, non_blocking=True)),
+        ("200 KB to the GPU, pageable (.to(device))", lambda: big.to(cuda0)),
+        ("... pageable, non_blocking", lambda: big.to(cuda0, non_blocking=True)),
+        ("... through page-locked staging (_to_device)", lambda: _to_device(big, cuda0)),
         ("4 ints from the GPU (.to('cpu'))", lambda: shape.to("cpu")),
         ("wait for a known stream (nothing to wait)", stream.synchronize),
         ("time.perf_counter_ns()", time.perf_counter_ns),
