@@ -233,24 +233,31 @@ def fake_capture(monkeypatch):
     )
 
 
-def test_cuda_graph_runner_replays_as_the_eager_run(monkeypatch, capsys):
-    """CudaGraphed's warm-up, capture and replays (new feeds copied into the captured inputs, weights
-    updated in place, fetched values handed out as copies) train exactly as the eager run, with a
-    stand-in graph that has CUDA graphs' semantics."""
+def host_fetches(monkeypatch) -> list:
+    """A list that gets, for each run of a CUDA-graph runner, whether its fetch came from the host
+    buffers the graph filled (NOTE: [Fetches in the graph])."""
     from fluidcompat.executor import accelerate
 
-    eager = train(fluid.CPUPlace())
-    fake_capture(monkeypatch)
-    FakeGraph.replays = 0
     from_host = []
-    real_host_fetched = accelerate.CudaGraphed.host_fetched
+    real = accelerate.CudaGraphed.host_fetched
 
     def host_fetched(self, names):
-        got = real_host_fetched(self, names)
+        got = real(self, names)
         from_host.append(got is not None)
         return got
 
     monkeypatch.setattr(accelerate.CudaGraphed, "host_fetched", host_fetched)
+    return from_host
+
+
+def test_cuda_graph_runner_replays_as_the_eager_run(monkeypatch, capsys):
+    """CudaGraphed's warm-up, capture and replays (new feeds copied into the captured inputs, weights
+    updated in place, fetched values handed out as copies) train exactly as the eager run, with a
+    stand-in graph that has CUDA graphs' semantics."""
+    eager = train(fluid.CPUPlace())
+    fake_capture(monkeypatch)
+    FakeGraph.replays = 0
+    from_host = host_fetches(monkeypatch)
     graphed = train(fluid.CPUPlace(), use_cuda_graph=True)
     assert "runs eagerly" not in capsys.readouterr().err
     assert FakeGraph.replays == 5  # six steps: one warm-up run, then capture + replay, then 4 replays
@@ -267,3 +274,38 @@ def test_cuda_graph_runner_hands_out_copies(monkeypatch, capsys):
     kept = graphed_fetches(fluid.CPUPlace())
     assert FakeGraph.replays == 4 and "runs eagerly" not in capsys.readouterr().err
     assert_kept(kept)
+
+
+def test_cuda_graph_runner_fetches_right_values_when_the_batch_changes(monkeypatch, capsys):
+    """With the stand-in graph: a batch of another size captures the program anew; a fetched value
+    whose shape differs from the warm-up run's is fetched from the graph's buffer instead of a host
+    buffer made for the old shape (NOTE: [Fetches in the graph]), and every value is numpy's."""
+    fake_capture(monkeypatch)
+    from_host = host_fetches(monkeypatch)
+    changing_batches(fluid.CPUPlace())
+    assert "runs eagerly" not in capsys.readouterr().err
+    # warm-up; capture and replays for batch 2; batch 3: y no longer fits its host buffer; batch 2 again
+    assert from_host == [False, True, True, False, False, True]
+
+
+def changing_batches(place) -> None:
+    """``3 * x`` and its sum under use_cuda_graph, fed batches of 2, then 3, then 2 rows: numpy's values."""
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        x = fluid.data("x", [None, 4], "float32")
+        y = fluid.layers.scale(x, 3.0)
+        total = fluid.layers.reduce_sum(y)
+    bs = fluid.BuildStrategy()
+    bs.use_cuda_graph = True
+    prog = fluid.CompiledProgram(main, build_strategy=bs)
+    exe = fluid.Executor(place)
+    for step, batch in enumerate([2, 2, 2, 3, 3, 2]):
+        a = np.arange(batch * 4, dtype="float32").reshape(batch, 4) + step
+        got_y, got_total = exe.run(prog, feed={"x": a}, fetch_list=[y, total])
+        np.testing.assert_array_equal(got_y, a * 3)
+        np.testing.assert_allclose(got_total, (a * 3).sum(), rtol=1e-6)
+
+
+@pytest.mark.cuda
+def test_cuda_graph_fetches_right_values_when_the_batch_changes():
+    changing_batches(fluid.CUDAPlace(0))
