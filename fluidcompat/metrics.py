@@ -151,7 +151,7 @@ class Accuracy(MetricBase):
             raise ValueError(
                 "There is no data in Accuracy Metrics. Please check layers.accuracy output has added to Accuracy."
             )
-        return self.value / self.weight
+        return _as_number_array(self.value / self.weight)
 
 
 def _count(value, arg: str):
@@ -163,8 +163,19 @@ def _count(value, arg: str):
 
 
 def _plain(value):
-    """A 0-d result as a Python float; arrays (from [1] counts) as they are."""
-    return float(value) if np.ndim(value) == 0 else value
+    """A 0-d result as a Python float; arrays (from [1] counts) as they are (see _as_number_array)."""
+    return float(value) if np.ndim(value) == 0 else _as_number_array(value)
+
+
+def _as_number_array(value):
+    """A metric's array result (shape [1] where fluid gave one) that converts to a Python number with
+    ``float()`` / ``int()`` / ``'%f' %``, as numpy arrays of one element did before numpy 2.4 (fluid-era
+    scripts print metrics that way); like a fetched value (executor.FetchedArray)."""
+    if type(value) is not np.ndarray:
+        return value
+    from fluidcompat.executor.executor import FetchedArray
+
+    return value.view(FetchedArray)
 
 
 class ChunkEvaluator(MetricBase):

@@ -90,6 +90,8 @@ def test_metrics():
     acc.update(np.array([0.25], "float32"), 2)
     got = acc.eval()
     assert isinstance(got, np.ndarray) and got.dtype == np.float32 and got.tolist() == [0.4375]
+    # ... and prints as a number, as fluid-era scripts did before numpy 2.4 refused float() of [1] arrays
+    assert "%.4f" % got == "0.4375" and float(got) == 0.4375
     with pytest.raises(ValueError, match="The 'weight' can not be negative"):
         acc.update(0.5, -1)
     acc.reset()
@@ -106,6 +108,7 @@ def test_metrics():
     assert chunk.eval() == pytest.approx((0.5, 0.4, 2 * 0.5 * 0.4 / 0.9))
     chunk.update(np.array([4]), np.array([5]), np.array([2]))  # fetched counts: [1] arrays, as fluid's
     assert [v.shape for v in chunk.eval()] == [(1,)] * 3
+    assert "%.2f %.2f" % chunk.eval()[:2] == "0.50 0.40"
     ed = fluid.metrics.EditDistance("ed")
     ed.update(np.array([[0.0], [2.0], [1.0]]), 3)
     assert ed.eval() == (1.0, 2 / 3)
