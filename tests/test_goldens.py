@@ -1075,6 +1075,14 @@ def test_clone_for_test_matches_fluid():
     assert "fc_0.w_0_moment1_0" in want["plain"]["vars"] and "fc_0.w_0_moment1_0" not in want["after"]["vars"]
 
 
+def test_numpy_results_match_fluid():
+    """fluid.executor.as_numpy (the docs' example, lists, an empty tensor, LoD refused with fluid's
+    text) and one-element numpy results printed with '%f' (as_numpy, a dygraph loss.numpy(),
+    fluid.metrics' [1] arrays): under numpy 2.4 float() of a [1] array fails, fluid-era numpy took it."""
+    got, want = run_fluidcompat("numpy_results.py"), load("numpy_results.json")
+    assert got == want and len(want) == 9
+
+
 def test_metrics_forms_match_fluid():
     """fluid.metrics as fluid 1.8.5: values, errors and the forms of results (ChunkEvaluator and
     EditDistance return [1] arrays for fetched [1] counts; they returned floats), Auc with curve='PR'

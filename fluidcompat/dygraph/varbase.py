@@ -198,9 +198,12 @@ class VarBase(framework.Variable):
 
     # -- the dygraph API -----------------------------------------------------------------------------
     def numpy(self) -> np.ndarray:
-        """The value as a new numpy array."""
+        """The value as a new numpy array; of one element, it converts to a number with ``float()`` /
+        ``'%f' %`` as numpy arrays did before numpy 2.4 (fluid-era scripts print ``loss.numpy()`` so)."""
+        from fluidcompat.executor.executor import FetchedArray
+
         _note_read(self, "numpy()")
-        return self._tensor().detach().cpu().numpy().copy()
+        return self._tensor().detach().cpu().numpy().copy().view(FetchedArray)
 
     def value(self) -> "VarBase":
         return self

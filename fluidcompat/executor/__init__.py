@@ -17,6 +17,7 @@ _LAZY = {
     "global_scope": "fluidcompat.executor.scope",
     "scope_guard": "fluidcompat.executor.scope",
     "EnforceNotMet": "fluidcompat.executor.interpreter",
+    "as_numpy": "fluidcompat.executor.executor",
 }
 
 __all__ = sorted(_LAZY)

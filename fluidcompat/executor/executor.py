@@ -667,6 +667,26 @@ class Executor:
         return LoDTensor(t, made_lod=lod)
 
 
+def as_numpy(tensor):
+    """``fluid.executor.as_numpy``: a LoDTensor without LoD as a new numpy array (None when it holds
+    no value), a list or LoDTensorArray of them as a list. The array converts to a number when it
+    holds one element, like a fetched value (FetchedArray)."""
+    if isinstance(tensor, list):  # (a LoDTensorArray is a list)
+        return [as_numpy(t) for t in tensor]
+    if not isinstance(tensor, LoDTensor):
+        raise TypeError(f"as_numpy expects a LoDTensor, a LoDTensorArray or a list of them. Received: {type(tensor).__name__}")
+    if tensor.lod():
+        # fluid 1.8.5's text, spaces of its source lines included
+        raise RuntimeError(
+            "Some of your fetched tensors hold LoD information.             They can not be completely cast to "
+            "Python ndarray.             Please set the parameter 'return_numpy' as 'False' to             "
+            "return LoDTensor itself directly."
+        )
+    if not tensor._is_initialized():
+        return None
+    return np.array(tensor).view(FetchedArray)
+
+
 def _with_fed_lod(t: torch.Tensor, value) -> torch.Tensor:
     """The fed tensor carrying the LoD of a fed LoDTensor (NOTE: [LoD values] in fluidcompat_ops/sequence.py)."""
     if isinstance(value, LoDTensor) and value._lod:
