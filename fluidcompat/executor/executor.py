@@ -674,7 +674,9 @@ def as_numpy(tensor):
     if isinstance(tensor, list):  # (a LoDTensorArray is a list)
         return [as_numpy(t) for t in tensor]
     if not isinstance(tensor, LoDTensor):
-        raise TypeError(f"as_numpy expects a LoDTensor, a LoDTensorArray or a list of them. Received: {type(tensor).__name__}")
+        raise TypeError(
+            f"as_numpy expects a LoDTensor, a LoDTensorArray or a list of them. Received: {type(tensor).__name__}"
+        )
     if tensor.lod():
         # fluid 1.8.5's text, spaces of its source lines included
         raise RuntimeError(
