@@ -444,7 +444,7 @@ class _FakeCudaEvent:
         pass
 
     def elapsed_time(self, end):
-        return 0.25 * len(self.streams)  # ms: the pair's times tell the runs apart
+        return 0.25  # ms
 
 
 class _FakeStream:
@@ -453,11 +453,16 @@ class _FakeStream:
 
 
 @pytest.mark.parametrize("deletions", [False, True])
-def test_emulated_gpu_ops_timed_with_pooled_events_on_a_known_stream(emulated_gpu, monkeypatch, deletions):
-    """With GPU times wanted (state 'All'), each GPU op's kernel call is timed by a pair of CUDA
-    events recorded on the device's current stream, in the generated run as in the step loop; the
-    pairs come back to a pool once their times are read or dropped, and the stream object is looked up
-    once a run (NOTE: [Timing GPU ops]). CUDA's event and stream are stand-ins here."""
+@pytest.mark.parametrize("tracer", ["Default", "AllOpDetail"])
+def test_emulated_gpu_times_rolled_up_with_pooled_events_on_a_known_stream(
+    emulated_gpu, monkeypatch, deletions, tracer
+):
+    """With GPU times wanted (state 'All'), each GPU op's kernel call and each copy between host and
+    GPU is timed by a pair of CUDA events recorded on the device's current stream, in the generated
+    run as in the step loop; each time goes to the timed event and to the events enclosing it (the
+    phase, the AllOpDetail instance, the op: fluid's report shows an op's GPU time on its row); the
+    pairs come back to a pool once their times are read or dropped, and the stream object is looked
+    up once a run (NOTE: [Timing GPU ops]). CUDA's event and stream are stand-ins here."""
     import torch
 
     from fluidcompat.executor.interpreter import PreparedBlock
@@ -475,31 +480,42 @@ def test_emulated_gpu_ops_timed_with_pooled_events_on_a_known_stream(emulated_gp
         s.gpu = 0 if s.plan.device.startswith("cuda") else None
     prepared.on_cuda = True
     rec = Recorder()
-    rec.start("All", "Default")
+    rec.start("All", tracer)
     made = _FakeCudaEvent.made
 
     def timed(vlog):
+        """One run: its events as (name, GPU us) once the times are read, and the pairs it used."""
         before = len(rec.thread_events().events)
         prepared.run_instrumented({}, rec, vlog, deletions=deletions)
-        events = rec.thread_events().events
-        assert all(p[0] is events and p[4] == 0 for p in rec.pending_gpu)
-        names = [events[p[1]].name for p in rec.pending_gpu if p[1] >= before]
+        assert all(p[0] is rec.thread_events().events and p[4] == 0 for p in rec.pending_gpu)
         pairs = [(p[2], p[3]) for p in rec.pending_gpu]
-        return names, pairs
+        rec.resolve_gpu_times()
+        assert not rec.pending_gpu
+        return [(e.name, e.gpu_ns // 1000) for e in rec.thread_events().events[before:]], pairs
 
     generated, pairs = timed(None)
-    assert generated == [f"{op}/compute" for op in ["fill_constant"] * 2 + ["shape", "slice", "crop_tensor", "assign"]]
-    streams = {id(st) for a, b in pairs for st in a.streams + b.streams}
-    assert len(streams) == 1 and _FakeCudaEvent.made == made + 12
-    rec.resolve_gpu_times()
-    assert not rec.pending_gpu
-    timed_events = [e for e in rec.thread_events().events if e.gpu_ns]
-    assert [e.gpu_ns for e in timed_events] == [250_000] * 6
+    assert len(pairs) == 8 and _FakeCudaEvent.made == made + 16  # 6 kernels, 2 copies
+    assert len({id(st) for a, b in pairs for st in a.streams + b.streams}) == 1
+    gpu_us, instances = {}, []
+    for name, us in generated:
+        if name.endswith("%"):  # AllOpDetail's instance, e.g. slice/slice%slice_0.tmp_0%
+            instances.append(us)
+        else:  # phases named without the instance
+            gpu_us.setdefault(re.sub(r"/[^/]*%[^/]*%", "", name), []).append(us)
+    # an op's row: its kernel's time and its copies'
+    assert gpu_us["fill_constant"] == [250, 250] and gpu_us["shape"] == [250]
+    assert gpu_us["slice"] == gpu_us["crop_tensor"] == [500] and gpu_us["assign"] == [250]
+    assert gpu_us["slice/prepare_data"] == gpu_us["slice/prepare_data/GpuMemcpySync:CPU->GPU"] == [250]
+    assert gpu_us["crop_tensor/compute"] == [500] and gpu_us["crop_tensor/compute/GpuMemcpySync:GPU->CPU"] == [250]
+    assert gpu_us["assign/compute/GpuMemcpyAsync(same_gpu):GPU->GPU"] == [250]
+    assert gpu_us["slice/infer_shape"] == [0] and not any(gpu_us.get("eager_deletion", []))
+    assert sorted(instances) == ([250, 250, 250, 250, 500, 500] if tracer == "AllOpDetail" else [])
     made = _FakeCudaEvent.made
     loop, again = timed(lambda *a: None)  # a (silent) VLOG forces the step loop
     assert loop == generated
     assert {id(p) for pair in again for p in pair} == {id(p) for pair in pairs for p in pair}  # from the pool
     assert _FakeCudaEvent.made == made
+    prepared.run_instrumented({}, rec, None, deletions=deletions)
     rec.reset()  # dropped times: the pairs go back too
     timed(None)
     assert _FakeCudaEvent.made == made
@@ -541,3 +557,72 @@ def test_a_block_planned_for_a_gpu_turns_cudnn_tf32_off(monkeypatch):
     assert torch.backends.cudnn.allow_tf32  # all on the CPU: left as it is
     PreparedBlock(plan_block(block, "cuda:0", ["x"]), keep=())
     assert not torch.backends.cudnn.allow_tf32
+
+
+def _fake_cuda_timing(monkeypatch):
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "Event", _FakeCudaEvent)
+    monkeypatch.setattr(torch.cuda, "Stream", _FakeStream)
+    monkeypatch.setattr(torch._C, "_cuda_getCurrentStream", lambda d: (7, d, 1), raising=False)
+
+
+def _timed_by_hand(prepared) -> None:
+    """GPU indices for an emulated GPU's steps (its tensors stay on the host), sub-blocks included."""
+    for s in prepared.steps:
+        s.gpu = 0 if s.plan.device.startswith("cuda") else None
+        if s.sub is not None:
+            _timed_by_hand(s.sub)
+    prepared.on_cuda = True
+
+
+def test_emulated_gpu_times_of_a_sub_block_roll_up_to_its_control_op(emulated_gpu, monkeypatch):
+    """The GPU times of the ops a while op runs go to the while op's row too, as fluid rolled GPU time
+    up to enclosing events (NOTE: [Timing GPU ops]); stand-in CUDA events."""
+    from fluidcompat.executor.interpreter import PreparedBlock
+    from fluidcompat.profiler.events import Recorder
+
+    _fake_cuda_timing(monkeypatch)
+    i = L.fill_constant([1], "int64", 0)
+    limit = L.fill_constant([1], "int64", 3)
+    (out,) = L.while_loop(lambda i: L.less_than(i, limit), lambda i: [L.increment(i)], [i])
+    plan = plan_block(fluid.default_main_program().global_block(), "cuda:0")
+    prepared = PreparedBlock(plan, keep=[out.name])
+    _timed_by_hand(prepared)
+    rec = Recorder()
+    rec.start("All", "Default")
+    env = {}
+    prepared.run_instrumented(env, rec, None)
+    assert int(env[out.name]) == 3
+    rec.resolve_gpu_times()
+    events = rec.thread_events().events
+    ops = [e for e in events if e.name in ("while/increment", "while/less_than", "while/assign")]
+    assert all(e.gpu_ns == 250_000 for e in ops) and len(ops) == 12  # three passes
+    (loop,) = [e for e in events if e.name == "while"]
+    # the while op's own row: what ran in it (the ops of its passes, the copy of its Condition)
+    direct = [e for e in events if e.name.startswith("while/") and e.name.count("/") == 1]
+    assert loop.gpu_ns == sum(e.gpu_ns for e in direct) == 250_000 * 13
+
+
+def test_emulated_gpu_fetch_copy_timed(emulated_gpu, monkeypatch):
+    """A fetch from a GPU: its copy to the host is timed with CUDA events and the time goes to the copy's
+    row and to fetch's (fluid 1.8.5's report on a GPU: Fetch's GPU time is its GpuMemcpyAsync's);
+    stand-in CUDA events, the value on the host taken for one on a GPU."""
+    from fluidcompat.executor import executor as executor_module
+    from fluidcompat.executor.interpreter import PreparedBlock
+    from fluidcompat.profiler.events import Recorder
+
+    _fake_cuda_timing(monkeypatch)
+    monkeypatch.setattr(executor_module, "_on_gpu", lambda value: True)
+    out = crop_program(guard_slice=True)
+    block = fluid.default_main_program().global_block()
+    prepared = PreparedBlock(plan_block(block, "cuda:0"), keep=[out.name])
+    _timed_by_hand(prepared)
+    rec = Recorder()
+    rec.start("All", "Default")
+    exe = fluid.Executor(fluid.CUDAPlace(0))
+    (got,) = exe._run_observed(prepared, block, {}, fluid.global_scope(), [out.name], True, rec, None, False)
+    np.testing.assert_array_equal(got, np.full((1, 3, 5, 5), 0.5, "float32"))
+    rec.resolve_gpu_times()
+    rows = {e.name: e.gpu_ns for e in rec.thread_events().events if e.name.startswith("fetch")}
+    assert rows == {"fetch": 250_000, "fetch/GpuMemcpySync:GPU->CPU": 250_000}

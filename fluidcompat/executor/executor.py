@@ -568,15 +568,36 @@ class Executor:
             fetch = "Fetch" if parallel else "fetch"
             # fluid's fetch op copied with TensorCopySync; its parallel executor's Fetch asynchronously
             copy = fetch + ("/GpuMemcpyAsync:GPU->CPU" if parallel else "/GpuMemcpySync:GPU->CPU")
+            # the copies' GPU times (NOTE: [Timing GPU ops] in fluidcompat/profiler/events.py)
+            gpu = recorder.gpu_timing(worker) if recorder and recorder.wants_gpu_time and prepared.on_cuda else None
             for col, n in enumerate(fetch_names):
+                value = env.get(n)
+                device = value.device.index or 0 if gpu and return_numpy and _on_gpu(value) else None
+                if device is not None:
+                    pair, streams, pend, _ = gpu
+                    g0, g1 = pair(device)
+                    g0.record(streams[device])
                 t0 = now_ns()
                 results.append(self._fetched(n, env, scope, return_numpy))
+                if device is not None:
+                    g1.record(streams[device])
                 where = prepared.plan.locations.get(n, self._where)
                 if recorder:
                     t1 = now_ns()
-                    if return_numpy and where != "cpu" and torch.is_tensor(env.get(n)):
+                    copied = return_numpy and where != "cpu" and torch.is_tensor(value)
+                    if copied:
                         worker.append(Event(copy, ORDINARY, t0, t1, 0))
                     worker.append(Event(fetch, ORDINARY, t0, t1, 0))
+                    if device is not None:  # the copy's GPU time, also the fetch's
+                        pend(
+                            (
+                                worker,
+                                [len(worker) - 2, len(worker) - 1] if copied else [len(worker) - 1],
+                                g0,
+                                g1,
+                                device,
+                            )
+                        )
                 if vlog:
                     self._log_fetch(vlog, col, n, env.get(n), where)
         finally:

@@ -80,8 +80,10 @@ class Step:
     # the fill of the loss gradient (backward's first op): recorded as fluid's parallel executor
     # recorded its ScaleLossGradOpHandle, one 'Scale LossGrad' event without phases
     loss_grad: bool = False
-    # the index of the GPU the kernel runs on (its GPU time is then taken with CUDA events), or None
+    # the index of the GPU the kernel runs on (its GPU time is then taken with CUDA events), or None;
+    # per planned copy between host and GPU, the GPU's index (NOTE: [Timing GPU ops])
     gpu: Optional[int] = None
+    copy_gpus: Dict[Tuple[str, str], int] = field(default_factory=dict)
 
 
 class PreparedBlock:
@@ -124,6 +126,10 @@ class PreparedBlock:
             step = Step(p, kernel, attrs, tuple(ins), outs)
             if attrs["_device"].type == "cuda":
                 step.gpu = attrs["_device"].index or 0
+            for c in p.copies:
+                on_gpu = c.dst if c.dst.startswith("cuda") else c.src if c.src.startswith("cuda") else ""
+                if on_gpu:
+                    step.copy_gpus[(c.slot, c.var)] = int(on_gpu.partition(":")[2] or 0)
             step.optional = tuple(optional)
             if not d.control and not d.reads_outputs:
                 step.adds = _array_grads(op)
@@ -154,6 +160,7 @@ class PreparedBlock:
         self._profiled: Dict[Tuple[str, bool, bool, bool], Any] = {}  # ... that also records profiler events
         self.accelerators: Dict[Any, Any] = {}  # torch.compile / CUDA graph runners (executor._accelerator)
         self.fetch_names: Tuple[str, ...] = ()  # the run's fetch list (set by the executor)
+        self.persist_outputs: Tuple[str, ...] = ()  # the persistables it writes (set by the executor)
         if free:  # the top block of a run
             _keep_overwritten_values(self)
             self._plan_deletions(set(keep))
@@ -244,6 +251,8 @@ class PreparedBlock:
         for s in self.steps:
             op_type, base, ev_prepare, ev_infer, ev_compute, ev_unique = _event_names(s, prefix, instance)
             place = place_text(s.plan.device) if vlog else ""
+            mark = len(recorder.pending_gpu) if gpu_timing else 0
+            copies = []  # (indices the GPU time goes to, phase) of this op's timed copies
             try:
                 t0 = now_ns()
                 for v, key in s.saves:
@@ -266,8 +275,18 @@ class PreparedBlock:
                         if vlog:
                             transform = (slot, n) not in s.host_copies
                             _log_copy(vlog, n, env[n], place_text(c.src), place_text(c.dst), transform)
+                        dev = s.copy_gpus.get((slot, n)) if gpu_timing else None
+                        if dev is not None:
+                            c0_gpu, c1_gpu = gpu_pair(dev)
+                            c0_gpu.record(streams[dev])
                         vals.append(_lod_to(env[n], t) if self.lod else env[n].to(t))
-                        add(Ev(base + _copy_phase(s, slot, n) + c.kind, ORDINARY, c0, now_ns()))
+                        if dev is not None:
+                            c1_gpu.record(streams[dev])
+                        phase = _copy_phase(s, slot, n)
+                        add(Ev(base + phase + c.kind, ORDINARY, c0, now_ns()))
+                        if dev is not None:
+                            copies.append(([len(events) - 1], phase))
+                            pend((events, copies[-1][0], c0_gpu, c1_gpu, dev))
                     ins[slot] = vals
                 for slot, names in s.optional:
                     ins[slot] = [env.get(n) for n in names]
@@ -286,6 +305,11 @@ class PreparedBlock:
                     if instance:
                         add(Ev(ev_unique, UNIQUE_OP, t0, t4))
                     add(Ev(op_type, ORDINARY, t0, t4))
+                    if gpu_timing:  # the GPU time of its copies and of the ops in its sub-block
+                        up = [len(events) - 2, len(events) - 1] if instance else [len(events) - 1]
+                        for p in recorder.pending_gpu[mark:]:
+                            if p[0] is events:
+                                p[1].extend(up)
                     if deletions:
                         _free(s, env, add, vlog, place)
                     else:
@@ -299,6 +323,7 @@ class PreparedBlock:
                     _free(s, env, add, vlog, place)
                     continue
                 add(Ev(ev_prepare, INNER_OP, t0, t1))
+                prepare_at = len(events) - 1
                 add(Ev(ev_infer, INNER_OP, t1, now_ns()))
                 cuda = gpu_timing and s.gpu is not None
                 if cuda:  # the kernel's GPU time, read when the profiler stops
@@ -318,8 +343,7 @@ class PreparedBlock:
                 if s.device_copy:
                     add(Ev(ev_compute + _SAME_GPU, ORDINARY, t2, t3))
                 add(Ev(ev_compute, INNER_OP, t2, t3))
-                if cuda:
-                    pend((events, len(events) - 1, g0, g1, s.gpu))
+                compute_at = len(events) - 1
                 if vlog:
                     vlog("operator", 180, f"{place} {_debug_string(s.plan.op, env, var_debug, vartype_of)}")
                 if not deletions:
@@ -328,6 +352,13 @@ class PreparedBlock:
                 if instance:
                     add(Ev(ev_unique, UNIQUE_OP, t0, t4))
                 add(Ev(op_type, ORDINARY, t0, t4))
+                if cuda or copies:  # the GPU times go to the timed events and to those enclosing them
+                    up = [len(events) - 2, len(events) - 1] if instance else [len(events) - 1]
+                    if cuda:
+                        inner = [compute_at - 1, compute_at] if s.device_copy else [compute_at]
+                        pend((events, inner + up, g0, g1, s.gpu))
+                    for indices, phase in copies:
+                        indices.extend([prepare_at if phase == "prepare_data/" else compute_at] + up)
                 if deletions:
                     _free(s, env, add, vlog, place)
             except EOFException:  # the end of a reader's pass, for the script to catch
@@ -420,6 +451,7 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool, b
         for v, key in s.saves:
             emit(f"        if {v!r} in env: env[{key!r}] = env[{v!r}]")
         parts = []
+        timed_copies = False
         for slot, names, targets in s.ins:
             vals = []
             for j, n in enumerate(names):
@@ -429,21 +461,32 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool, b
                     if block.lod:  # the copy keeps the value's LoD
                         copy = f"_lod_to(env[{n!r}], _T{i}_{len(consts) - 1})"
                     if profiled:  # the copy's own event, nested in the op's phase
-                        consts[f"_C{i}_{j}_{slot}"] = events[1] + _copy_phase(s, slot, n) + s.copies[(slot, n)].kind
-                        copy = f"_recorded(add, _C{i}_{j}_{slot}, lambda: {copy})"
+                        phase = _copy_phase(s, slot, n)
+                        consts[f"_C{i}_{j}_{slot}"] = events[1] + phase + s.copies[(slot, n)].kind
+                        dev = s.copy_gpus.get((slot, n)) if gpu else None
+                        if dev is None:
+                            copy = f"_recorded(add, _C{i}_{j}_{slot}, lambda: {copy})"
+                        else:  # ... and its GPU time (NOTE: [Timing GPU ops])
+                            timed_copies = True
+                            in_compute = phase == "compute/"
+                            copy = f"_timed_copy(add, _C{i}_{j}_{slot}, lambda: {copy}, gpu, {dev}, cp, {in_compute})"
                     vals.append(copy)
                 else:
                     vals.append(f"env[{n!r}]")
             parts.append(f"{slot!r}: [{', '.join(vals)}]")
         for slot, names in s.optional:
             parts.append(f"{slot!r}: [{', '.join(f'env.get({n!r})' for n in names)}]")
+        if timed_copies:
+            emit("        cp = []")
         emit(f"        ins = {{{', '.join(parts)}}}")
+        timed = gpu and not scale and s.sub is None and s.gpu is not None
         if profiled and not scale:  # one clock reading ends a phase and starts the next
             emit("        t1 = _now()")
             emit(f"        add(_mk(_Ev, (_N{i}[2], _INNER, t0, t1, 0)))")
+            if timed_copies:
+                emit("        prepare_at = len(_events) - 1")
             emit("        t2 = _now()")
             emit(f"        add(_mk(_Ev, (_N{i}[3], _INNER, t1, t2, 0)))")
-        timed = gpu and not scale and s.sub is None and s.gpu is not None
         if timed:  # the kernel's GPU time, read when the profiler stops
             emit(f"        g0, g1 = _pair({s.gpu})")
             emit(f"        g0.record(_streams[{s.gpu}])")
@@ -478,8 +521,8 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool, b
                 consts[f"_D{i}"] = events[4] + _SAME_GPU
                 emit(f"        add(_mk(_Ev, (_D{i}, _ORD, t2, t3, 0)))")
             emit(f"        add(_mk(_Ev, (_N{i}[4], _INNER, t2, t3, 0)))")
-            if timed:
-                emit(f"        _pend((_events, len(_events) - 1, g0, g1, {s.gpu}))")
+            if timed or timed_copies:
+                emit("        compute_at = len(_events) - 1")
         for n in s.stubs:
             emit(f"        if {n!r} in env: env[{n!r}] = _stub(env[{n!r}])")
         deletion_event = profiled and profiled[2] and s.dels
@@ -491,6 +534,18 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool, b
             if profiled[1]:
                 emit(f"        add(_mk(_Ev, (_N{i}[5], _UNIQUE, t0, t4, 0)))")
             emit(f"        add(_mk(_Ev, (_N{i}[0], _ORD, t0, t4, 0)))")
+            if timed or timed_copies:  # the GPU times go to the timed events and to those enclosing them
+                n_up = 2 if profiled[1] else 1
+                emit(
+                    f"        up = [len(_events) - {n_up}, len(_events) - 1]"
+                    if n_up == 2
+                    else "        up = [len(_events) - 1]"
+                )
+            if timed:
+                inner = "[compute_at - 1, compute_at]" if s.device_copy else "[compute_at]"
+                emit(f"        _pend((_events, {inner} + up, g0, g1, {s.gpu}))")
+            if timed_copies:
+                emit("        for at, in_compute in cp: at.extend([compute_at if in_compute else prepare_at] + up)")
         if deletion_event:  # its own event after the op's, as fluid's parallel executor recorded it
             for n in s.dels:
                 emit(f"        env.pop({n!r}, None)")
@@ -529,6 +584,7 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool, b
     source = "\n".join(lines) + "\n"
     namespace = dict(consts)
     namespace["_recorded"] = _recorded
+    namespace["_timed_copy"] = _timed_copy
     namespace["_lod_to"] = _lod_to
     namespace["_stub"] = _stub
     exec(compile(source, f"<fluidcompat block {block.block_idx}>", "exec"), namespace)  # noqa: S102
@@ -789,6 +845,26 @@ def _free(s: Step, env, add=None, vlog=None, place: str = "") -> None:
         env.pop(n, None)
     if add is not None:
         add(_event_type()("eager_deletion", ORDINARY, t0, now_ns()))
+
+
+def _timed_copy(add, name: str, fn, gpu, device: int, timed: list, in_compute: bool):
+    """``_recorded`` for a planned copy between host and GPU with the profiler taking GPU times: the
+    copy also between two CUDA events on the GPU's current stream (``gpu``: Recorder.gpu_timing's
+    tuple); ``timed`` gets (the list of event indices its GPU time goes to, ``in_compute``), for the
+    op to add the events enclosing it (NOTE: [Timing GPU ops] in fluidcompat/profiler/events.py)."""
+    from fluidcompat.profiler.events import ORDINARY, now_ns
+
+    pair, streams, pend, events = gpu
+    g0, g1 = pair(device)
+    c0 = now_ns()
+    g0.record(streams[device])
+    value = fn()
+    g1.record(streams[device])
+    add(_event_type()(name, ORDINARY, c0, now_ns()))
+    at = [len(events) - 1]
+    pend((events, at, g0, g1, device))
+    timed.append((at, in_compute))
+    return value
 
 
 def _recorded(add, name: str, fn):

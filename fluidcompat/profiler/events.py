@@ -29,8 +29,8 @@ class Recorder:
         self._lock = threading.Lock()
         self.wall_offset_ns = 0
         self.session_start_ns = 0
-        # (event list, index, start CUDA event, end CUDA event, device index): GPU times read when
-        # profiling stops (NOTE: [Timing GPU ops])
+        # (event list, indices of the timed event and of the events enclosing it, start CUDA event, end
+        # CUDA event, device index): GPU times read when profiling stops (NOTE: [Timing GPU ops])
         self.pending_gpu: List[tuple] = []
         self._free_gpu_events: Dict[int, List[tuple]] = {}  # device index -> pairs whose times were read
         self._streams: Dict[int, object] = {}  # device index -> its current stream when last asked
@@ -97,11 +97,12 @@ class Recorder:
         """Fill in the GPU time of every event timed with CUDA events (waits for the devices)."""
         if not self.pending_gpu:
             return
-        for events, index, start, end, _ in self.pending_gpu:
+        for events, indices, start, end, _ in self.pending_gpu:
             end.synchronize()  # (returns at once for the events of earlier runs)
-            e = events[index]
             gpu_ns = int(start.elapsed_time(end) * 1e6)
-            events[index] = Event(e.name, e.role, e.start_ns, e.end_ns, gpu_ns)
+            for i in indices:  # the timed event and the events enclosing it, as fluid rolled GPU time up
+                e = events[i]
+                events[i] = Event(e.name, e.role, e.start_ns, e.end_ns, e.gpu_ns + gpu_ns)
         self._recycle_gpu_events()
 
     def _recycle_gpu_events(self) -> None:
@@ -136,7 +137,12 @@ class _Streams(dict):
 # NOTE: [Timing GPU ops]
 # With the profiler's state 'GPU' or 'All', an op whose kernel runs on a GPU gets the kernel's GPU time
 # (the report's GPU columns) from two timing CUDA events recorded on the device's current stream around
-# the kernel call; the times are read when the profiler stops. What the pair costs the host decides
+# the kernel call; so do the copies planned between host and GPU and a fetch's copy to the host. The
+# times are read when the profiler stops, and each is added to the timed event (the op's compute
+# phase, the copy's event) and to the events enclosing it (the op's phase, its AllOpDetail instance,
+# the op, a control op running it in its sub-block; the fetch), as fluid's report shows an op's GPU
+# time on the op's own row (fluid 1.8.5 on a GPU, the docs' crop program: `Fetch`'s GPU time equals
+# that of its `GpuMemcpyAsync:GPU->CPU`, `slice`'s includes its copy's). What the pair costs the host decides
 # the profiler's overhead on a small program (the goal: at most twice the step time). On an H200
 # machine (bench/gpu_launches.py): making an event 1.5 us, recording it 8.9 us when torch looks up the
 # current stream (Event.record()) and 2.5 us given the stream. So the pairs come from a pool per
