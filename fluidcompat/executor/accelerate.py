@@ -132,8 +132,8 @@ class CudaGraphed:
         self.inputs: Dict[str, torch.Tensor] = {}
         self.outputs: Dict[str, torch.Tensor] = {}
         self.signature = None
-        # NOTE: [Fetches in the graph]: fetched name -> (shape, dtype) in the warm-up run, then -> the
-        # host buffer the graph copies it into; whether the last call replayed the graph
+        # NOTE: [Fetches in the graph]: fetched name -> (shape, dtype, device) in the warm-up run, then
+        # -> the host buffer the graph copies it into; whether the last call replayed the graph
         self.fetch_specs: Dict[str, tuple] = {}
         self.host: Dict[str, torch.Tensor] = {}
         self.replayed = False

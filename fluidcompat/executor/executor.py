@@ -572,7 +572,7 @@ class Executor:
             gpu = recorder.gpu_timing(worker) if recorder and recorder.wants_gpu_time and prepared.on_cuda else None
             for col, n in enumerate(fetch_names):
                 value = env.get(n)
-                device = value.device.index or 0 if gpu and return_numpy and _on_gpu(value) else None
+                device = (value.device.index or 0) if gpu and return_numpy and _on_gpu(value) else None
                 if device is not None:
                     pair, streams, pend, _ = gpu
                     g0, g1 = pair(device)
@@ -589,15 +589,8 @@ class Executor:
                         worker.append(Event(copy, ORDINARY, t0, t1, 0))
                     worker.append(Event(fetch, ORDINARY, t0, t1, 0))
                     if device is not None:  # the copy's GPU time, also the fetch's
-                        pend(
-                            (
-                                worker,
-                                [len(worker) - 2, len(worker) - 1] if copied else [len(worker) - 1],
-                                g0,
-                                g1,
-                                device,
-                            )
-                        )
+                        at = [len(worker) - 2, len(worker) - 1] if copied else [len(worker) - 1]
+                        pend((worker, at, g0, g1, device))
                 if vlog:
                     self._log_fetch(vlog, col, n, env.get(n), where)
         finally:

@@ -142,12 +142,12 @@ class _Streams(dict):
 # phase, the copy's event) and to the events enclosing it (the op's phase, its AllOpDetail instance,
 # the op, a control op running it in its sub-block; the fetch), as fluid's report shows an op's GPU
 # time on the op's own row (fluid 1.8.5 on a GPU, the docs' crop program: `Fetch`'s GPU time equals
-# that of its `GpuMemcpyAsync:GPU->CPU`, `slice`'s includes its copy's). What the pair costs the host decides
-# the profiler's overhead on a small program (the goal: at most twice the step time). On an H200
-# machine (bench/gpu_launches.py): making an event 1.5 us, recording it 8.9 us when torch looks up the
-# current stream (Event.record()) and 2.5 us given the stream. So the pairs come from a pool per
-# device (a pair goes back once its times are read, or dropped by reset_profiler), and the stream is
-# looked up once a run per device (_Streams).
+# that of its `GpuMemcpyAsync:GPU->CPU`, `slice`'s includes its copy's).
+# What the pairs cost the host decides the profiler's overhead on a small program (the goal: at most
+# twice the step time). On an H200 machine (bench/gpu_launches.py): making an event 1.5 us, recording
+# it 8.9 us when torch looks up the current stream (Event.record()) and 2.5 us given the stream. So
+# the pairs come from a pool per device (a pair goes back once its times are read, or dropped by
+# reset_profiler), and the stream is looked up once a run per device (_Streams).
 
 
 RECORDER = Recorder()
