@@ -10,7 +10,7 @@ import traceback
 from typing import List, Optional
 
 from fluidcompat import places
-from fluidcompat.compat import install
+from fluidcompat.compat import install, legacy_numpy
 
 
 def _print_script_traceback(exc: BaseException, script: str) -> None:
@@ -47,6 +47,7 @@ def run_script(script: str, args: List[str], device: Optional[str]) -> int:
         sys.stderr.write(f"fluidcompat: error: can't open file '{script}': no such file\n")
         return 2
     install()
+    legacy_numpy.restore()  # np.float, np.int, np.NaN, ...: fluid-era scripts use them
     sys.argv = [script] + list(args)
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     try:
@@ -71,6 +72,7 @@ def run_module(module: str, args: List[str], device: Optional[str]) -> int:
     if not _use_device(device):
         return 1
     install()
+    legacy_numpy.restore()
     from fluidcompat.compat import real_name
 
     sys.argv = [module] + list(args)

@@ -156,3 +156,25 @@ def test_env_variable_maps_gpu_places(tmp_path):
 def test_no_top_level_paddle_package():
     proc = subprocess.run([sys.executable, "-c", "import paddle"], capture_output=True, text=True, cwd="/")
     assert proc.returncode != 0 and "No module named 'paddle'" in proc.stderr
+
+
+def test_legacy_numpy_names_only_under_run(tmp_path):
+    """`fluidcompat run` puts back the numpy names numpy 2 removed (np.float, np.NaN, ...) and leaves
+    those numpy still has (np.bool is numpy's bool, np.long its C long); a plain `import fluidcompat`
+    does not touch numpy (tests/golden/legacy_numpy_names checks the values against fluid 1.8.5)."""
+    proc = launch(
+        tmp_path,
+        """
+        import numpy as np
+        print(np.float is float, np.int is int, np.NaN != np.NaN, np.bool is np.bool_, np.long is np.dtype("long").type)
+        """,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["True"] * 5
+    plain = subprocess.run(
+        [sys.executable, "-c", "import fluidcompat, numpy as np; print('float' in np.__dict__)"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert plain.stdout.strip() == "False", plain.stderr

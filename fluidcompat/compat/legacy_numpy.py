@@ -1,0 +1,90 @@
+"""The numpy names of fluid's time that numpy 2 no longer has, for the scripts ``fluidcompat run`` runs.
+
+fluid 1.8 ran on numpy 1.1x, and its scripts wrote ``dtype=np.float``, ``np.int``, ``np.NaN``,
+``np.product(shape)`` and the like: under numpy 2 each is an AttributeError (``np.float`` was the
+builtin ``float``; numpy 1.20 deprecated the builtin aliases, 1.24 and 2.0 removed them and the other
+names here). ``restore()`` puts back those that are missing, each as what it was in numpy 1.19; names
+numpy still has (``np.bool``, ``np.long``, ``np.row_stack``) are left as they are.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+def _in1d(ar1, ar2, assume_unique=False, invert=False, **kwargs):
+    """``np.in1d``: ``np.isin`` over the flattened first array (a 1-D result)."""
+    return np.isin(np.asarray(ar1).ravel(), ar2, assume_unique=assume_unique, invert=invert, **kwargs)
+
+
+def _asfarray(a, dtype=np.float64):
+    """``np.asfarray``: an array of a floating type (float64 unless ``dtype`` is one)."""
+    dtype = np.dtype(dtype)
+    if not np.issubdtype(dtype, np.inexact):
+        dtype = np.dtype(np.float64)
+    return np.asarray(a, dtype=dtype)
+
+
+def _msort(a):
+    """``np.msort``: sorted along the first axis."""
+    return np.sort(a, axis=0)
+
+
+def _names() -> dict:
+    return {
+        # builtin aliases (numpy 1.20 deprecated, 1.24 removed)
+        "float": float,
+        "int": int,
+        "object": object,
+        "str": str,
+        "complex": complex,
+        "unicode": str,
+        # scalar type aliases (numpy 2.0 removed)
+        "float_": np.float64,
+        "complex_": np.complex128,
+        "cfloat": np.complex128,
+        "singlecomplex": np.complex64,
+        "longfloat": np.longdouble,
+        "longcomplex": np.clongdouble,
+        "clongfloat": np.clongdouble,
+        "string_": np.bytes_,
+        "unicode_": np.str_,
+        "bool8": np.bool_,
+        "int0": np.intp,
+        "uint0": np.uintp,
+        "object0": np.object_,
+        "str0": np.str_,
+        "bytes0": np.bytes_,
+        "void0": np.void,
+        # constants (numpy 2.0 removed)
+        "NaN": np.nan,
+        "NAN": np.nan,
+        "Inf": np.inf,
+        "Infinity": np.inf,
+        "infty": np.inf,
+        "PINF": np.inf,
+        "NINF": -np.inf,
+        "PZERO": 0.0,
+        "NZERO": -0.0,
+        # functions (numpy 2.0 removed, 2.4 for in1d and trapz)
+        "alltrue": np.all,
+        "sometrue": np.any,
+        "product": np.prod,
+        "cumproduct": np.cumprod,
+        "round_": np.round,
+        "asfarray": _asfarray,
+        "msort": _msort,
+        "mat": np.asmatrix,
+        "in1d": _in1d,
+        "trapz": getattr(np, "trapezoid", None),
+    }
+
+
+def restore() -> list:
+    """Put the missing names back into numpy; returns those it added."""
+    added = []
+    for name, value in _names().items():
+        if value is not None and name not in np.__dict__:  # (not hasattr: numpy warns on some names)
+            setattr(np, name, value)
+            added.append(name)
+    return added
