@@ -10,7 +10,7 @@ import traceback
 from typing import List, Optional
 
 from fluidcompat import places
-from fluidcompat.compat import install, legacy_numpy
+from fluidcompat.compat import install, legacy_numpy, legacy_python
 
 
 def _print_script_traceback(exc: BaseException, script: str) -> None:
@@ -48,6 +48,7 @@ def run_script(script: str, args: List[str], device: Optional[str]) -> int:
         return 2
     install()
     legacy_numpy.restore()  # np.float, np.int, np.NaN, ...: fluid-era scripts use them
+    legacy_python.restore()  # collections.Iterable, time.clock
     sys.argv = [script] + list(args)
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
     try:
@@ -73,6 +74,7 @@ def run_module(module: str, args: List[str], device: Optional[str]) -> int:
         return 1
     install()
     legacy_numpy.restore()
+    legacy_python.restore()
     from fluidcompat.compat import real_name
 
     sys.argv = [module] + list(args)

@@ -1083,13 +1083,14 @@ def test_numpy_results_match_fluid():
     assert got == want and len(want) == 9
 
 
-def test_legacy_numpy_names_match_fluid():
-    """numpy names fluid-era scripts use that numpy 2 removed (np.float, np.int, np.NaN, np.product,
-    np.in1d, ...) work under `fluidcompat run` as under fluid 1.8.5's numpy 1.19. Departure: fluid
+def test_legacy_names_match_fluid():
+    """Names fluid-era scripts use that numpy 2 and Python 3.8 / 3.10 removed (np.float, np.int,
+    np.NaN, np.product, np.in1d, np.asscalar, collections.Iterable, time.clock, ...) work under
+    `fluidcompat run` as under fluid 1.8.5's numpy 1.19 and Python 3.7. Departure: fluid
     refused the builtin types np.int / np.float as the dtype of cast and fill_constant ("dtype must be
     any of [...]"); fluidcompat takes them as int64 / float64, as fluid.data did."""
-    got, want = run_fluidcompat("legacy_numpy_names.py"), load("legacy_numpy_names.json")
-    for key in ("dtypes", "constants", "functions", "fluid"):
+    got, want = run_fluidcompat("legacy_names.py"), load("legacy_names.json")
+    for key in ("dtypes", "constants", "functions", "fluid", "python"):
         assert got[key] == want[key], key
     assert [e and e[0] for e in want["fluid_dtypes"]] == ["ValueError", "ValueError", None, None, None]
     assert got["fluid_dtypes"] == [None] * 5

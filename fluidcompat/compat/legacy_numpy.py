@@ -75,6 +75,7 @@ def _names() -> dict:
         "asfarray": _asfarray,
         "msort": _msort,
         "mat": np.asmatrix,
+        "asscalar": lambda a: a.item(),  # (numpy 1.23 removed)
         "in1d": _in1d,
         "trapz": getattr(np, "trapezoid", None),
     }

@@ -1,7 +1,10 @@
-"""numpy names of fluid's time that numpy 2 removed, as fluid-era scripts use them (fluid 1.8.5 ran on
-numpy 1.19): builtin and scalar-type aliases as dtypes, constants, functions, and in fluid calls."""
+"""Names of fluid's time that later numpy and Python removed, as fluid-era scripts use them (fluid
+1.8.5 ran on numpy 1.19 and Python 3.7): numpy's builtin and scalar-type aliases as dtypes, constants,
+functions, and in fluid calls; collections' ABC aliases and time.clock."""
 
+import collections
 import json
+import time
 
 import numpy as np
 import paddle.fluid as fluid
@@ -26,6 +29,14 @@ out["functions"] = [
     list(np.mat(a).shape),
     np.in1d(a, [1, 4]).tolist(),
     float(np.trapz([1.0, 2.0, 3.0])),
+    np.asscalar(np.array([2.5])),
+]
+out["python"] = [
+    isinstance([1], collections.Iterable),
+    isinstance({}, collections.Mapping),
+    issubclass(list, collections.Sequence),
+    isinstance(len, collections.Callable),
+    type(time.clock()).__name__,
 ]
 x = fluid.data("x", [None, 2], dtype="float64")
 out["fluid_dtypes"] = errors_of(
