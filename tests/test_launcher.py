@@ -161,7 +161,7 @@ def test_no_top_level_paddle_package():
 def test_legacy_numpy_names_only_under_run(tmp_path):
     """`fluidcompat run` puts back the numpy names numpy 2 removed (np.float, np.NaN, ...) and leaves
     those numpy still has (np.bool is numpy's bool, np.long its C long); a plain `import fluidcompat`
-    does not touch numpy (tests/golden/legacy_numpy_names checks the values against fluid 1.8.5)."""
+    does not touch numpy (tests/golden/legacy_names checks the values against fluid 1.8.5)."""
     proc = launch(
         tmp_path,
         """
