@@ -1096,6 +1096,12 @@ def test_legacy_names_match_fluid():
     assert got["fluid_dtypes"] == [None] * 5
 
 
+def test_six_examples_match_fluid():
+    """fluid 1.8's docs examples that `import six` (py_func's network, Program.clone's print_prog):
+    paddlepaddle 1.8 installed six, and so does fluidcompat."""
+    assert run_fluidcompat("six_examples.py") == load("six_examples.json")
+
+
 def test_metrics_forms_match_fluid():
     """fluid.metrics as fluid 1.8.5: values, errors and the forms of results (ChunkEvaluator and
     EditDistance return [1] arrays for fetched [1] counts; they returned floats), Auc with curve='PR'
