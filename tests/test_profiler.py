@@ -237,6 +237,34 @@ def test_gpu_times_and_copies_on_cuda(capsys, monkeypatch):
     assert not re.search(r"0\.000000 \(0\.000000\) +\S+ +\S+ +\S+ +\S+ *$", compute)
 
 
+@pytest.mark.cuda
+@pytest.mark.skipif(not fluid.places.cuda_available(), reason="needs a CUDA device")
+def test_gpu_times_on_op_rows_on_cuda(capsys, monkeypatch):
+    """The docs' report on a GPU (state 'All', Default tracer, a CompiledProgram): the GPU Time column
+    of each op with a kernel or a copy and of Fetch is not zero, and Fetch's equals its copy's, as in
+    fluid 1.8.5's report in the docs (NOTE: [Timing GPU ops])."""
+    monkeypatch.delenv(fluid.places.ENV_DEVICE, raising=False)
+    data1 = L.fill_constant(shape=[1, 3, 8, 8], value=0.5, dtype="float32")
+    data2 = L.fill_constant(shape=[1, 3, 5, 5], value=0.5, dtype="float32")
+    shape = L.slice(L.shape(data2), axes=[0], starts=[0], ends=[4])
+    out = L.crop_tensor(data1, shape=shape)
+    exe = fluid.Executor(fluid.CUDAPlace(0))
+    compiled = fluid.CompiledProgram(fluid.default_main_program())
+    with profiler.profiler("All", "total"):
+        for _ in range(3):
+            exe.run(compiled, fetch_list=[out])
+    merged = capsys.readouterr().out.split("Profiling Report")[1]
+    gpu = {}
+    for ln in merged.split("Event Summary")[1].splitlines()[3:]:
+        row = re.match(r" *(\S.*?) {2,}\d+ +\S+ +\S+ \(\S+\) +(\S+) \(", ln)
+        if row is None:
+            break
+        gpu.setdefault(row.group(1), []).append(float(row.group(2)))
+    for name in ("fill_constant", "slice", "crop_tensor", "Fetch", "GpuMemcpySync:CPU->GPU", "GpuMemcpySync:GPU->CPU"):
+        assert gpu[name][0] > 0, (name, gpu)
+    assert gpu["Fetch"] == gpu["GpuMemcpyAsync:GPU->CPU"]
+
+
 def _run_script(tmp_path, body: str, **env: str) -> str:
     """What a profiling script (``body`` after the imports) prints under ``fluidcompat run``, in a
     subprocess: the profiler's thread lists last the process."""
