@@ -36,6 +36,11 @@ def _current(name):
     return type(default)(raw)
 
 
+# FLAGS_check_nan_inf as the executor reads it: from the environment when fluidcompat is imported (as
+# fluid read its FLAGS_ at import), then from set_flags (NOTE: [Checking for NaN and Inf])
+CHECK_NAN_INF = _current("FLAGS_check_nan_inf")
+
+
 def get_flags(flags):
     """``{name: value}`` for a flag name or a list of them."""
     names = [flags] if isinstance(flags, str) else list(flags) if isinstance(flags, (list, tuple)) else None
@@ -54,10 +59,13 @@ def set_flags(flags):
     device of CUDAPlace(0) as in fluid)."""
     if not isinstance(flags, dict):
         raise TypeError("flags in set_flags should be a dict")
-    for name, value in flags.items():
+    global CHECK_NAN_INF
+    for name in flags:
         if name not in _FLAGS:
             raise ValueError(f"Flag {name} cannot set its value through this function.")
+    for name, value in flags.items():
         os.environ[name] = str(value)
+    CHECK_NAN_INF = _current("FLAGS_check_nan_inf")
 
 
 def _parse(version: str, what: str):

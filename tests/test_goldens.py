@@ -1102,6 +1102,15 @@ def test_six_examples_match_fluid():
     assert run_fluidcompat("six_examples.py") == load("six_examples.json")
 
 
+def test_check_nan_inf_matches_fluid():
+    """FLAGS_check_nan_inf=1: fluid 1.8.5's report of the first op output with a NaN or an Inf (its
+    lines on stdout, the error naming op and variable), the sgd step that writes an Inf into a
+    parameter and the mul reading it on the next run, set_flags turning it off: the same lines."""
+    with open(os.path.join(GOLDEN, "check_nan_inf.txt")) as f:
+        want = f.read().strip().splitlines()
+    assert run_lines("check_nan_inf.py", FLAGS_check_nan_inf="1") == want
+
+
 def test_metrics_forms_match_fluid():
     """fluid.metrics as fluid 1.8.5: values, errors and the forms of results (ChunkEvaluator and
     EditDistance return [1] arrays for fetched [1] counts; they returned floats), Auc with curve='PR'

@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 import torch
 
-from fluidcompat import places
+from fluidcompat import flags, places
 from fluidcompat.dtypes import np_name, to_vartype
 from fluidcompat.executor.interpreter import PreparedBlock, UninitializedVariableError
 from fluidcompat.executor.placement import plan_block
@@ -386,6 +386,7 @@ class Executor:
             and (feed is None or type(feed) is dict)
             and not RECORDER.enabled
             and not any_vlog()
+            and not flags.CHECK_NAN_INF
         ):
             fast = self._runners.get(
                 (target, None if feed is None else tuple(feed), _fetch_key(fetch_list), scope, use_prune)
@@ -492,7 +493,8 @@ class Executor:
         t0 = now_ns() if parallel else 0
         if compiled and original_program._first_run_in(scope) and parallel:
             main.append(Event("InitLocalVars", ORDINARY, t0, now_ns(), 0))
-        if not vlog and not recorder and fed.keys() == feed.keys() and block.ops:
+        check = flags.CHECK_NAN_INF  # NOTE: [Checking for NaN and Inf] in interpreter.py
+        if not vlog and not recorder and not check and fed.keys() == feed.keys() and block.ops:
             # the next run with the same program, feed names, fetch list and scope skips the checks above
             fast_key = (original_program, None if original_feed is None else tuple(feed), _fetch_key(fetch_list),
                         original_scope, use_prune)  # fmt: skip
@@ -501,14 +503,16 @@ class Executor:
                     self._runners.clear()
                 self._runners[fast_key] = _Runner(self, program, prepared, block, list(feed), fetch_names, accelerated)
         env: Dict[str, torch.Tensor] = dict(fed)
-        if not recorder and not vlog:
+        if not recorder and not vlog and not check:
             _read_externals(prepared, block, scope, env)
             with torch.no_grad():
                 (accelerated or prepared.run)(env)
             _write_persistables(prepared, env, scope)
             got = _fetch_all(accelerated, fetch_names, env, scope, return_numpy)
         else:
-            got = self._run_observed(prepared, block, env, scope, fetch_names, return_numpy, recorder, vlog, compiled)
+            got = self._run_observed(
+                prepared, block, env, scope, fetch_names, return_numpy, recorder, vlog, compiled, check
+            )
         # a CompiledProgram's values per place (one here) with return_merged=False, as fluid's parallel executor
         return got if return_merged or not compiled else [[v] for v in got]
 
@@ -544,16 +548,21 @@ class Executor:
         env: Dict[str, Any] = dict(fed)
         _read_externals(prepared, block, scope, env)
         with torch.no_grad():
-            if RECORDER.enabled:  # recorded as fluid's parallel executor: eager deletions their own events
-                prepared.run_instrumented(env, RECORDER, deletions=deletions)
+            if RECORDER.enabled or flags.CHECK_NAN_INF:  # recorded as fluid's parallel executor: eager
+                # deletions their own events; or each op's outputs checked for NaN and Inf
+                recorder = RECORDER if RECORDER.enabled else None
+                prepared.run_instrumented(env, recorder, deletions=deletions, check_nan_inf=flags.CHECK_NAN_INF)
             else:
                 prepared.run(env)
         _write_persistables(prepared, env, scope)
         return env
 
-    def _run_observed(self, prepared, block, env, scope, fetch_names, return_numpy, recorder, vlog, compiled):
+    def _run_observed(
+        self, prepared, block, env, scope, fetch_names, return_numpy, recorder, vlog, compiled, check_nan_inf=False
+    ):
         """The run with the profiler or VLOG on: events for every op, copy and fetch (for a
-        CompiledProgram, fluid's parallel-executor spans around them), log lines."""
+        CompiledProgram, fluid's parallel-executor spans around them), log lines; or with
+        FLAGS_check_nan_inf, each op's outputs checked."""
         parallel = recorder is not None and compiled
         main = recorder.thread_events().events if recorder else None
         t0 = now_ns()
@@ -564,7 +573,7 @@ class Executor:
         worker = recorder.to_worker(True) if parallel else main
         try:
             with torch.no_grad():
-                prepared.run_instrumented(env, recorder, vlog, deletions=compiled)
+                prepared.run_instrumented(env, recorder, vlog, deletions=compiled, check_nan_inf=check_nan_inf)
             fetch = "Fetch" if parallel else "fetch"
             # fluid's fetch op copied with TensorCopySync; its parallel executor's Fetch asynchronously
             copy = fetch + ("/GpuMemcpyAsync:GPU->CPU" if parallel else "/GpuMemcpySync:GPU->CPU")

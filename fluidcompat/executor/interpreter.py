@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import functools
+import math
+import sys
 from dataclasses import dataclass, field
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
+import numpy as np
 import torch
 
 from fluidcompat import places
@@ -218,15 +221,23 @@ class PreparedBlock:
             s.stubs = tuple(stubs.get(i, ()))
 
     def run_instrumented(
-        self, env: Dict[str, torch.Tensor], recorder=None, vlog=None, prefix: str = "", deletions: bool = False
+        self,
+        env: Dict[str, torch.Tensor],
+        recorder=None,
+        vlog=None,
+        prefix: str = "",
+        deletions: bool = False,
+        check_nan_inf: bool = False,
     ) -> None:
         """``run`` that also records profiler events (per op: its span, its prepare_data /
         infer_shape / compute phases, the copies; AllOpDetail adds the ``type%first_output%``
         instance) and/or writes fluid's VLOG lines for each op and copy. ``deletions``: the freeing of
         each op's dead temporaries is its own ``eager_deletion`` event after the op (as fluid's
-        parallel executor recorded it for a CompiledProgram) instead of part of the op's span."""
+        parallel executor recorded it for a CompiledProgram) instead of part of the op's span.
+        ``check_nan_inf``: FLAGS_check_nan_inf, each op's outputs checked (NOTE: [Checking for NaN
+        and Inf])."""
         gpu_timing = recorder is not None and recorder.wants_gpu_time and self.on_cuda
-        if recorder is not None and vlog is None:
+        if recorder is not None and vlog is None and not check_nan_inf:
             # a block without sub-blocks: its generated function that records the events
             key = (prefix, recorder.tracer == "AllOpDetail", deletions, gpu_timing)
             fn = self._profiled.get(key)
@@ -296,7 +307,7 @@ class PreparedBlock:
                         s,
                         ins,
                         env,
-                        lambda: s.sub.run_instrumented(env, recorder, vlog, op_type + "/"),
+                        lambda: s.sub.run_instrumented(env, recorder, vlog, op_type + "/", False, check_nan_inf),
                         functools.partial(_recorded, add, base + s.cond_read) if s.cond_read else None,
                     )
                     t4 = now_ns()
@@ -319,6 +330,8 @@ class PreparedBlock:
                     result = s.kernel(ins, s.attrs)
                     for slot, names in s.outs:
                         env[names[0]] = result[slot][0]
+                    if check_nan_inf:
+                        _check_nan_inf(s, env)
                     add(Ev(prefix + _SCALE_LOSS_GRAD, ORDINARY, t0, now_ns()))
                     _free(s, env, add, vlog, place)
                     continue
@@ -339,6 +352,8 @@ class PreparedBlock:
                         for n, v in zip(names, vals):
                             if n != EMPTY_VAR_NAME:
                                 env[n] = v
+                if check_nan_inf:
+                    _check_nan_inf(s, env)
                 t3 = now_ns()
                 if s.device_copy:
                     add(Ev(ev_compute + _SAME_GPU, ORDINARY, t2, t3))
@@ -1195,6 +1210,61 @@ def _event_type():
     from fluidcompat.profiler.report import Event
 
     return Event
+
+
+# NOTE: [Checking for NaN and Inf]
+# With FLAGS_check_nan_inf on (the environment when fluidcompat is imported, or fluid.set_flags), every
+# op's float outputs are checked after it runs, in fluid's order (output slots by name). The first one
+# holding a NaN or an Inf stops the run as in fluid 1.8.5: on stdout, the first three NaNs, Infs and
+# ordinary values by index ("numel:80 index:3 value:-nan") and the counts ("In cpu, there has 1,1,78
+# nan,inf,num"); then EnforceNotMet naming the op and the variable ("PreconditionNotMetError: ===ERROR:
+# in [op=log] [tensor=log_0.tmp_0] find nan or inf==="), with the op's script line. Control ops are not
+# checked (fluid checked kernels only); the ops of their sub-blocks are. A NaN prints with its sign bit:
+# fluid's CPU kernels made negative NaNs ("-nan"), torch's often positive ones ("nan").
+
+
+class PreconditionNotMetError(Exception):
+    """fluid's error type for a failed check (the message's prefix)."""
+
+
+def _check_nan_inf(s: Step, env) -> None:
+    op = s.plan.op
+    for slot in sorted(op.outputs):
+        for name in op.outputs[slot]:
+            t = env.get(name) if name != EMPTY_VAR_NAME else None
+            if t is not None and not torch.is_tensor(t) and hasattr(t, "values"):
+                t = t.values()  # a sparse gradient: its rows' values
+            if not torch.is_tensor(t) or not t.is_floating_point() or t.device.type == "meta" or not t.numel():
+                continue
+            if bool(torch.isfinite(t).all()):
+                continue
+            _print_nan_inf(t)
+            raise PreconditionNotMetError(
+                f"===ERROR: in [op={op.type}] [tensor={name}] find nan or inf===\n"
+                "  [Hint: Expected has_nan_inf == false, but received has_nan_inf:1 != false:0.]"
+            )
+
+
+def _print_nan_inf(t: torch.Tensor) -> None:
+    """fluid's report of a tensor with NaN or Inf: up to three of each kind by index, then the counts."""
+    a = t.detach().float().cpu().reshape(-1).numpy()
+    nan, inf = np.isnan(a), np.isinf(a)
+    kinds = (np.flatnonzero(nan), np.flatnonzero(inf), np.flatnonzero(~(nan | inf)))
+    shown = sorted(int(i) for idx in kinds for i in idx[:3])
+    lines = [f"numel:{a.size} index:{i} value:{_c_float(float(a[i]))}\n" for i in shown]
+    where = "cpu" if t.device.type == "cpu" else "gpu"
+    lines.append(f"In {where}, there has {kinds[0].size},{kinds[1].size},{kinds[2].size} nan,inf,num\n")
+    sys.stdout.write("".join(lines))
+    sys.stdout.flush()
+
+
+def _c_float(v: float) -> str:
+    """``v`` as C's printf("%f") writes it (glibc: "-nan" for a NaN with its sign bit set)."""
+    if math.isnan(v):
+        return "-nan" if math.copysign(1.0, v) < 0 else "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return "%f" % v
 
 
 def _op_error(step: Step, e: Exception, env) -> EnforceNotMet:
