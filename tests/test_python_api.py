@@ -162,6 +162,9 @@ def test_flags_version_and_retired_helpers(monkeypatch):
     assert fluid.get_flags(["FLAGS_check_nan_inf"]) == {"FLAGS_check_nan_inf": False}
     fluid.set_flags({"FLAGS_check_nan_inf": True})
     assert fluid.get_flags("FLAGS_check_nan_inf") == {"FLAGS_check_nan_inf": True}
+    assert fluid.flags.CHECK_NAN_INF  # what the executor reads
+    fluid.set_flags({"FLAGS_check_nan_inf": False})
+    assert not fluid.flags.CHECK_NAN_INF
     monkeypatch.delenv("FLAGS_check_nan_inf")
     with pytest.raises(ValueError, match="Flag FLAGS_nope cannot get its value through this function."):
         fluid.get_flags("FLAGS_nope")

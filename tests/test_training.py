@@ -137,7 +137,10 @@ def test_random_seed_repeats_initialisation_and_dropout():
     np.testing.assert_array_equal(a[1], b[1])
 
 
-def test_sparse_embedding_updates_touched_rows_only():
+@pytest.mark.parametrize("check_nan_inf", [False, True])
+def test_sparse_embedding_updates_touched_rows_only(check_nan_inf, monkeypatch):
+    """(With FLAGS_check_nan_inf too: the sparse gradient's rows are checked, and pass.)"""
+    monkeypatch.setattr(fluid.flags, "CHECK_NAN_INF", check_nan_inf)
     ids = fluid.data("ids", [None, 1], "int64")
     table = np.random.RandomState(0).uniform(-1, 1, (20, 4)).astype("float32")
     emb = fluid.embedding(

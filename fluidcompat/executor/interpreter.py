@@ -1232,8 +1232,10 @@ def _check_nan_inf(s: Step, env) -> None:
     for slot in sorted(op.outputs):
         for name in op.outputs[slot]:
             t = env.get(name) if name != EMPTY_VAR_NAME else None
-            if t is not None and not torch.is_tensor(t) and hasattr(t, "values"):
-                t = t.values()  # a sparse gradient: its rows' values
+            if t is not None and not torch.is_tensor(t):
+                t = getattr(t, "values", None)  # a sparse gradient (SelectedRows): its rows' values
+            elif t is not None and t.is_sparse:
+                t = t._values()
             if not torch.is_tensor(t) or not t.is_floating_point() or t.device.type == "meta" or not t.numel():
                 continue
             if bool(torch.isfinite(t).all()):
