@@ -1220,7 +1220,9 @@ def _event_type():
 # nan,inf,num"); then EnforceNotMet naming the op and the variable ("PreconditionNotMetError: ===ERROR:
 # in [op=log] [tensor=log_0.tmp_0] find nan or inf==="), with the op's script line. Control ops are not
 # checked (fluid checked kernels only); the ops of their sub-blocks are. A NaN prints with its sign bit:
-# fluid's CPU kernels made negative NaNs ("-nan"), torch's often positive ones ("nan").
+# fluid's CPU kernels made negative NaNs ("-nan"), torch's often positive ones ("nan"). For a tensor on
+# a GPU the same lines are printed from a host copy, the counts line saying "In gpu" (fluid's CUDA
+# checker printed its own lines, not compared: the oracle is a CPU build).
 
 
 class PreconditionNotMetError(Exception):
