@@ -216,16 +216,20 @@ def test_vlog_off_by_default(capfd):
     assert "operator.cc" not in capfd.readouterr().err
 
 
-@pytest.mark.cuda
-@pytest.mark.skipif(not fluid.places.cuda_available(), reason="needs a CUDA device")
-def test_gpu_times_and_copies_on_cuda(capsys, monkeypatch):
-    """On a GPU: compute phases get CUDA-event times, and the crop program's two copies show up."""
+def _crop_program_on_cuda(monkeypatch):
+    """The docs' crop program (no device guard) and an Executor on CUDAPlace(0)."""
     monkeypatch.delenv(fluid.places.ENV_DEVICE, raising=False)
     data1 = L.fill_constant(shape=[1, 3, 8, 8], value=0.5, dtype="float32")
     data2 = L.fill_constant(shape=[1, 3, 5, 5], value=0.5, dtype="float32")
     shape = L.slice(L.shape(data2), axes=[0], starts=[0], ends=[4])
-    out = L.crop_tensor(data1, shape=shape)
-    exe = fluid.Executor(fluid.CUDAPlace(0))
+    return L.crop_tensor(data1, shape=shape), fluid.Executor(fluid.CUDAPlace(0))
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not fluid.places.cuda_available(), reason="needs a CUDA device")
+def test_gpu_times_and_copies_on_cuda(capsys, monkeypatch):
+    """On a GPU: compute phases get CUDA-event times, and the crop program's two copies show up."""
+    out, exe = _crop_program_on_cuda(monkeypatch)
     with profiler.profiler("All", None, "", "OpDetail"):
         for _ in range(3):
             exe.run(fetch_list=[out])
@@ -243,12 +247,7 @@ def test_gpu_times_on_op_rows_on_cuda(capsys, monkeypatch):
     """The docs' report on a GPU (state 'All', Default tracer, a CompiledProgram): the GPU Time column
     of each op with a kernel or a copy and of Fetch is not zero, and Fetch's equals its copy's, as in
     fluid 1.8.5's report in the docs (NOTE: [Timing GPU ops])."""
-    monkeypatch.delenv(fluid.places.ENV_DEVICE, raising=False)
-    data1 = L.fill_constant(shape=[1, 3, 8, 8], value=0.5, dtype="float32")
-    data2 = L.fill_constant(shape=[1, 3, 5, 5], value=0.5, dtype="float32")
-    shape = L.slice(L.shape(data2), axes=[0], starts=[0], ends=[4])
-    out = L.crop_tensor(data1, shape=shape)
-    exe = fluid.Executor(fluid.CUDAPlace(0))
+    out, exe = _crop_program_on_cuda(monkeypatch)
     compiled = fluid.CompiledProgram(fluid.default_main_program())
     with profiler.profiler("All", "total"):
         for _ in range(3):
