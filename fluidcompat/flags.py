@@ -36,9 +36,16 @@ def _current(name):
     return type(default)(raw)
 
 
-# FLAGS_check_nan_inf as the executor reads it: from the environment when fluidcompat is imported (as
-# fluid read its FLAGS_ at import), then from set_flags (NOTE: [Checking for NaN and Inf])
+# FLAGS_check_nan_inf as the executor reads it (NOTE: [Checking for NaN and Inf]): from the environment,
+# read when fluidcompat is imported and again when an Executor is made (a script run by `fluidcompat
+# run` sets os.environ before its own `import paddle.fluid`, which is when fluid read its FLAGS_),
+# and from set_flags (which keeps the value in the environment too)
 CHECK_NAN_INF = _current("FLAGS_check_nan_inf")
+
+
+def refresh() -> None:
+    global CHECK_NAN_INF
+    CHECK_NAN_INF = _current("FLAGS_check_nan_inf")
 
 
 def get_flags(flags):
@@ -59,13 +66,12 @@ def set_flags(flags):
     device of CUDAPlace(0) as in fluid)."""
     if not isinstance(flags, dict):
         raise TypeError("flags in set_flags should be a dict")
-    global CHECK_NAN_INF
     for name in flags:
         if name not in _FLAGS:
             raise ValueError(f"Flag {name} cannot set its value through this function.")
     for name, value in flags.items():
         os.environ[name] = str(value)
-    CHECK_NAN_INF = _current("FLAGS_check_nan_inf")
+    refresh()
 
 
 def _parse(version: str, what: str):

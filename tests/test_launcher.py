@@ -178,3 +178,29 @@ def test_legacy_numpy_names_only_under_run(tmp_path):
         timeout=120,
     )
     assert plain.stdout.strip() == "False", plain.stderr
+
+
+def test_flags_set_in_os_environ_before_import(tmp_path):
+    """A script that sets FLAGS_check_nan_inf in os.environ before `import paddle.fluid` (as fluid read
+    its FLAGS_ at import) gets the check, though `fluidcompat run` imported fluidcompat first."""
+    proc = launch(
+        tmp_path,
+        """
+        import os
+        os.environ["FLAGS_check_nan_inf"] = "1"
+        import numpy as np
+        import paddle.fluid as fluid
+        x = fluid.data("x", [None, 2], "float32")
+        y = fluid.layers.log(x)
+        exe = fluid.Executor(fluid.CPUPlace())
+        try:
+            exe.run(feed={"x": np.array([[1, -1]], "float32")}, fetch_list=[y])
+        except Exception as e:
+            print([ln for ln in str(e).splitlines() if "===ERROR" in ln][0])
+        """,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == (
+        "PreconditionNotMetError: ===ERROR: in [op=log] [tensor=log_0.tmp_0] find nan or inf==="
+    )
+    assert "In cpu, there has 1,0,1 nan,inf,num" in proc.stdout

@@ -140,7 +140,15 @@ def test_random_seed_repeats_initialisation_and_dropout():
 @pytest.mark.parametrize("check_nan_inf", [False, True])
 def test_sparse_embedding_updates_touched_rows_only(check_nan_inf, monkeypatch):
     """(With FLAGS_check_nan_inf too: the sparse gradient's rows are checked, and pass.)"""
-    monkeypatch.setattr(fluid.flags, "CHECK_NAN_INF", check_nan_inf)
+    from fluidcompat.executor import interpreter
+
+    checked = []
+    real_check = interpreter._check_nan_inf
+    monkeypatch.setattr(
+        interpreter, "_check_nan_inf", lambda s, env: checked.append(s.plan.op.type) or real_check(s, env)
+    )
+    if check_nan_inf:
+        monkeypatch.setenv("FLAGS_check_nan_inf", "1")  # read when the Executor is made
     ids = fluid.data("ids", [None, 1], "int64")
     table = np.random.RandomState(0).uniform(-1, 1, (20, 4)).astype("float32")
     emb = fluid.embedding(
@@ -161,6 +169,9 @@ def test_sparse_embedding_updates_touched_rows_only(check_nan_inf, monkeypatch):
     np.testing.assert_array_equal(w[untouched], table[untouched])
     np.testing.assert_allclose(w[3], table[3] - 2 / 12)  # two lookups of row 3, each 1/12 of the mean
     np.testing.assert_allclose(w[7], table[7] - 1 / 12)
+    assert ("lookup_table_v2_grad" in checked) == check_nan_inf and ("sgd" in checked) == check_nan_inf
+    monkeypatch.delenv("FLAGS_check_nan_inf", raising=False)
+    fluid.flags.refresh()
 
 
 SCHEDULES = [

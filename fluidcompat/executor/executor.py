@@ -258,6 +258,7 @@ class Executor:
             place = places.CUDAPlace(0) if places.is_compiled_with_cuda() else places.CPUPlace()
         if not isinstance(place, places.Place):
             raise TypeError(f"Executor expects a place such as fluid.CPUPlace(). Received: {type(place).__name__}")
+        flags.refresh()  # (FLAGS_ a script put in os.environ before importing fluid, as fluid read them)
         self.place = place
         self._where = places.torch_device(place)  # its device as planned ('cuda:0' also when emulated)
         self._device = torch.device(places.tensor_device(self._where))
