@@ -4,7 +4,8 @@ fluid 1.8 ran on numpy 1.1x, and its scripts wrote ``dtype=np.float``, ``np.int`
 ``np.product(shape)`` and the like: under numpy 2 each is an AttributeError (``np.float`` was the
 builtin ``float``; numpy 1.20 deprecated the builtin aliases, 1.24 and 2.0 removed them and the other
 names here). ``restore()`` puts back those that are missing, each as what it was in numpy 1.19; names
-numpy still has (``np.bool``, ``np.long``, ``np.row_stack``) are left as they are.
+numpy still has (``np.bool``, ``np.long``, ``np.row_stack``) are left as they are. ``np.fromstring``
+gets its binary mode back (numpy 2 raises for it).
 """
 
 from __future__ import annotations
@@ -28,6 +29,31 @@ def _asfarray(a, dtype=np.float64):
 def _msort(a):
     """``np.msort``: sorted along the first axis."""
     return np.sort(a, axis=0)
+
+
+def _fromstring_taking_bytes(fromstring):
+    """``np.fromstring`` that reads bytes in its binary mode (``sep=''``) as numpy 1.19 did: a new,
+    writable array of the bytes (numpy 2 refuses the binary mode; fluid-era readers decode images and
+    records with it). Text mode (a ``sep``) is numpy's own."""
+
+    def fromstring_(string, dtype=float, count=-1, *, sep="", **kwargs):
+        if sep == "" and isinstance(string, (bytes, bytearray, memoryview)):
+            return np.frombuffer(string, dtype=dtype, count=count).copy()
+        return fromstring(string, dtype=dtype, count=count, sep=sep, **kwargs)
+
+    fromstring_.__doc__ = fromstring.__doc__
+    fromstring_.legacy = True
+    return fromstring_
+
+
+def _refuses_binary_fromstring() -> bool:
+    if getattr(np.fromstring, "legacy", False):
+        return False
+    try:
+        np.fromstring(b"\x00", dtype=np.uint8)
+        return False
+    except ValueError:
+        return True
 
 
 def _names() -> dict:
@@ -88,4 +114,7 @@ def restore() -> list:
         if value is not None and name not in np.__dict__:  # (not hasattr: numpy warns on some names)
             setattr(np, name, value)
             added.append(name)
+    if _refuses_binary_fromstring():
+        np.fromstring = _fromstring_taking_bytes(np.fromstring)
+        added.append("fromstring (binary mode)")
     return added

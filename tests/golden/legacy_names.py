@@ -1,6 +1,6 @@
 """Names of fluid's time that later numpy and Python removed, as fluid-era scripts use them (fluid
 1.8.5 ran on numpy 1.19 and Python 3.7): numpy's builtin and scalar-type aliases as dtypes, constants,
-functions, and in fluid calls; collections' ABC aliases and time.clock."""
+functions (np.fromstring's binary mode), and in fluid calls; collections' ABC aliases and time.clock."""
 
 import collections
 import json
@@ -30,6 +30,10 @@ out["functions"] = [
     np.in1d(a, [1, 4]).tolist(),
     float(np.trapz([1.0, 2.0, 3.0])),
     np.asscalar(np.array([2.5])),
+    np.fromstring(b"\x01\x02\x03\x04", dtype=np.uint8).tolist(),
+    np.fromstring(b"\x01\x02\x03\x04", dtype=np.int16, count=1).tolist(),
+    np.fromstring(b"\x01\x02", dtype=np.uint8).flags.writeable,
+    np.fromstring("1 2 3", dtype=int, sep=" ").tolist(),
 ]
 out["python"] = [
     isinstance([1], collections.Iterable),
