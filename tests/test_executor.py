@@ -489,3 +489,22 @@ def test_data_parallel_input_gradients_without_parameters(monkeypatch):
     xs = np.arange(8, dtype="float32").reshape(4, 2)
     per_place, grad = fluid.Executor(fluid.CPUPlace()).run(compiled, feed={"x": xs}, fetch_list=[y, g])
     assert per_place.tolist() == [14.0, 126.0] and grad.tolist() == (2 * xs).tolist()
+
+
+def test_nan_inf_report_prints_float64_values_as_they_are(capsys):
+    """FLAGS_check_nan_inf's report of a float64 output keeps its values (no float32 rounding:
+    16777217 is not a float32); a bfloat16 one prints too (numpy has no bfloat16)."""
+    import torch
+
+    from fluidcompat.executor.interpreter import _print_nan_inf
+
+    _print_nan_inf(torch.tensor([16777217.0, float("inf")], dtype=torch.float64))
+    _print_nan_inf(torch.tensor([2.0, float("-inf")], dtype=torch.bfloat16))
+    assert capsys.readouterr().out.splitlines() == [
+        "numel:2 index:0 value:16777217.000000",
+        "numel:2 index:1 value:inf",
+        "In cpu, there has 0,1,1 nan,inf,num",
+        "numel:2 index:0 value:2.000000",
+        "numel:2 index:1 value:-inf",
+        "In cpu, there has 0,1,1 nan,inf,num",
+    ]

@@ -257,13 +257,14 @@ class PreparedBlock:
         Ev = _event_type()
         instance = recorder is not None and recorder.tracer == "AllOpDetail"
         if gpu_timing:  # NOTE: [Timing GPU ops] in fluidcompat/profiler/events.py
-            gpu_pair, streams, pend, _ = recorder.gpu_timing(events)
+            gpu = recorder.gpu_timing(events)
+            gpu_pair, streams, pend, _ = gpu
         env[EMPTY_VAR_NAME] = None
         for s in self.steps:
             op_type, base, ev_prepare, ev_infer, ev_compute, ev_unique = _event_names(s, prefix, instance)
             place = place_text(s.plan.device) if vlog else ""
             mark = len(recorder.pending_gpu) if gpu_timing else 0
-            copies = []  # (indices the GPU time goes to, phase) of this op's timed copies
+            copies = []  # (indices the GPU time goes to, in compute) of this op's timed copies (_timed_copy)
             try:
                 t0 = now_ns()
                 for v, key in s.saves:
@@ -286,18 +287,18 @@ class PreparedBlock:
                         if vlog:
                             transform = (slot, n) not in s.host_copies
                             _log_copy(vlog, n, env[n], place_text(c.src), place_text(c.dst), transform)
-                        dev = s.copy_gpus.get((slot, n)) if gpu_timing else None
-                        if dev is not None:
-                            c0_gpu, c1_gpu = gpu_pair(dev)
-                            c0_gpu.record(streams[dev])
-                        vals.append(_lod_to(env[n], t) if self.lod else env[n].to(t))
-                        if dev is not None:
-                            c1_gpu.record(streams[dev])
                         phase = _copy_phase(s, slot, n)
-                        add(Ev(base + phase + c.kind, ORDINARY, c0, now_ns()))
-                        if dev is not None:
-                            copies.append(([len(events) - 1], phase))
-                            pend((events, copies[-1][0], c0_gpu, c1_gpu, dev))
+                        dev = s.copy_gpus.get((slot, n)) if gpu_timing else None
+                        if dev is None:
+                            vals.append(_lod_to(env[n], t) if self.lod else env[n].to(t))
+                            add(Ev(base + phase + c.kind, ORDINARY, c0, now_ns()))
+                        else:
+                            move = (
+                                functools.partial(_lod_to, env[n], t) if self.lod else functools.partial(env[n].to, t)
+                            )
+                            vals.append(
+                                _timed_copy(add, base + phase + c.kind, move, gpu, dev, copies, phase == "compute/")
+                            )
                     ins[slot] = vals
                 for slot, names in s.optional:
                     ins[slot] = [env.get(n) for n in names]
@@ -372,8 +373,8 @@ class PreparedBlock:
                     if cuda:
                         inner = [compute_at - 1, compute_at] if s.device_copy else [compute_at]
                         pend((events, inner + up, g0, g1, s.gpu))
-                    for indices, phase in copies:
-                        indices.extend([prepare_at if phase == "prepare_data/" else compute_at] + up)
+                    for indices, in_compute in copies:
+                        indices.extend([compute_at if in_compute else prepare_at] + up)
                 if deletions:
                     _free(s, env, add, vlog, place)
             except EOFException:  # the end of a reader's pass, for the script to catch
@@ -1251,7 +1252,8 @@ def _check_nan_inf(s: Step, env) -> None:
 
 def _print_nan_inf(t: torch.Tensor) -> None:
     """fluid's report of a tensor with NaN or Inf: up to three of each kind by index, then the counts."""
-    a = t.detach().float().cpu().reshape(-1).numpy()
+    a = t.detach().cpu().reshape(-1)
+    a = (a.float() if a.dtype == torch.bfloat16 else a).numpy()  # (numpy has no bfloat16)
     nan, inf = np.isnan(a), np.isinf(a)
     kinds = (np.flatnonzero(nan), np.flatnonzero(inf), np.flatnonzero(~(nan | inf)))
     shown = sorted(int(i) for idx in kinds for i in idx[:3])
