@@ -146,9 +146,7 @@ def fluid_names() -> Dict[str, List[str]]:
 
 
 def _module_for(fluid_module: str):
-    """The fluidcompat module a fluid module's names are looked up in (layers.* in fluid.layers)."""
-    if fluid_module.startswith("paddle.fluid.layers."):
-        fluid_module = "paddle.fluid.layers"
+    """The fluidcompat module a fluid module's names are looked up in."""
     real = "fluidcompat" + fluid_module[len("paddle.fluid") :]
     try:
         return importlib.import_module(real)

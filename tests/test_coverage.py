@@ -91,3 +91,18 @@ def test_readme_states_the_op_count():
     n = sum(1 for d in all_defs().values() if not d.forward and (d.kernel is not None or d.control))
     with open(coverage.DOC.replace("docs/compatibility.md", "README.md")) as f:
         assert f"- {n} forward op types and their grad ops" in f.read()
+
+
+def test_layers_modules_hold_the_names_fluid_defined_in_them():
+    """``from paddle.fluid.layers.nn import cos_sim``: fluidcompat defines cos_sim elsewhere; the
+    module fluid defined it in hands out fluid.layers' own (checked) function."""
+    from fluidcompat.layers import metric_op, nn, ops, tensor
+
+    assert nn.cos_sim is fluid.layers.cos_sim and nn.crop_tensor is fluid.layers.crop_tensor
+    assert tensor.arange is fluid.layers.arange and ops.gelu is fluid.layers.gelu
+    assert metric_op.accuracy is fluid.layers.accuracy and "cos_sim" in nn.__all__
+    assert nn.fc.__module__ == "fluidcompat.layers.nn"  # its own name stays
+    for module, names in coverage.fluid_names().items():
+        if module.startswith("paddle.fluid.layers."):
+            mod = coverage._module_for(module)
+            assert [n for n in names if hasattr(fluid.layers, n) and not hasattr(mod, n)] == [], module

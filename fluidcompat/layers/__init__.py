@@ -12,6 +12,7 @@ from fluidcompat.layers import (
     learning_rate_scheduler,
     loss,
     math_op_patch,
+    metric_op,
     nn,
     ops,
     sequence_lod,
@@ -32,6 +33,8 @@ from fluidcompat.layers.rnn import *  # noqa: F401,F403
 from fluidcompat.layers.sequence_lod import *  # noqa: F401,F403
 from fluidcompat.layers.tensor import *  # noqa: F401,F403
 
+_MODULES = (control_flow, detection, distributions, io, learning_rate_scheduler, loss, metric_op, nn, ops)
+_MODULES += (sequence_lod, tensor)
 math_op_patch.monkey_patch_variable()
 _docs.apply(globals())
 _dtype_checks.apply(globals(), "paddle.fluid.layers")
@@ -51,6 +54,28 @@ __all__ = (
     + sequence_lod.__all__
     + tensor.__all__
 )
+
+
+def _fill_fluid_modules():
+    """Each ``fluid.layers.<module>`` holds the names fluid 1.8 defined there (``from
+    paddle.fluid.layers.nn import cos_sim``), wherever fluidcompat defines them; a name the module
+    defines itself stays its own."""
+    from fluidcompat.coverage import fluid_names
+
+    space = globals()
+    modules = {m.__name__.split(".")[-1]: m for m in (_rnn_module, *_MODULES)}
+    for fluid_module, names in fluid_names().items():
+        prefix, _, short = fluid_module.rpartition(".")
+        module = modules.get(short) if prefix == "paddle.fluid.layers" else None
+        if module is None:
+            continue
+        for name in names:
+            if name in space and not hasattr(module, name):
+                setattr(module, name, space[name])
+                module.__all__ = [*module.__all__, name]  # `from ...layers.nn import *` too
+
+
+_fill_fluid_modules()
 
 
 def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError
