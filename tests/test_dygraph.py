@@ -644,6 +644,9 @@ def test_declarative_save_inference_model(tmp_path):
     here), checked against numpy; it refuses a call whose Python read a value, and names what is
     missing before any call."""
     from fluidcompat.dygraph import ProgramTranslator, declarative
+    from fluidcompat.dygraph.dygraph_to_static import ProgramTranslator as imported_from_fluid_module
+
+    assert imported_from_fluid_module is ProgramTranslator  # where fluid 1.8's scripts imported it from
 
     class Net(fluid.dygraph.Layer):
         def __init__(self):

@@ -551,3 +551,13 @@ def _carry(v, name):
     if isinstance(v, float):
         return layers.fill_constant([1], "float32", v)
     return None
+
+
+def __getattr__(name):
+    # fluid 1.8's scripts imported the translator from here: `from
+    # paddle.fluid.dygraph.dygraph_to_static import ProgramTranslator` (it lives in dygraph.jit)
+    if name == "ProgramTranslator":
+        from fluidcompat.dygraph.jit import ProgramTranslator
+
+        return ProgramTranslator
+    raise AttributeError(f"module 'paddle.fluid.dygraph.dygraph_to_static' (fluidcompat) has no attribute '{name}'")
