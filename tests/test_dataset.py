@@ -195,3 +195,57 @@ def test_map_style_dataloader_refuses_bad_arguments():
     with fluid.program_guard(main, fluid.Program()):
         with pytest.raises(ValueError, match="feed_list should be set when return_list=False"):
             DataLoader(Three())
+
+
+def _mat_header(order=b"IM"):
+    return b"MATLAB 5.0 MAT-file".ljust(124, b" ") + b"\x00\x01" + order
+
+
+def _mat_matrix(mx_class, name=b"v", dims=(1, 2), data=b"\x01\x00\x02\x00", mi=4):
+    import struct
+
+    body = struct.pack("<II", 6, 8) + struct.pack("<II", mx_class, 0)
+    body += struct.pack("<II", 5, 4 * len(dims)) + struct.pack("<%di" % len(dims), *dims)
+    body += struct.pack("<I", (len(name) << 16) | 1) + name.ljust(4, b"\0")
+    body += struct.pack("<II", mi, len(data)) + data + b"\0" * (-len(data) % 8)
+    return struct.pack("<II", 14, len(body)) + body
+
+
+def test_matfile_reads_numeric_matrices_and_names_what_it_refuses(tmp_path):
+    """The flowers reader's MAT files are read without scipy: a uint16-stored double matrix reads
+    as uint16 (scipy's default); other files and matrix kinds are refused by name."""
+    from fluidcompat.dataset import matfile
+
+    path = tmp_path / "ok.mat"
+    path.write_bytes(_mat_header() + _mat_matrix(6))
+    got = matfile.loadmat(str(path))
+    assert list(got) == ["v"] and got["v"].dtype == np.uint16 and got["v"].tolist() == [[1, 2]]
+    cases = {
+        b"not a mat file": "not a MATLAB level-5 .mat file",
+        _mat_header() + _mat_matrix(4, name=b"txt"): "variable 'txt' is a char matrix",
+        _mat_header() + _mat_matrix(1, name=b"c"): "variable 'c' is a cell matrix",
+        _mat_header() + _mat_matrix(6, dims=(2, 2)): r"variable 'v' has 2 values for dimensions \(2, 2\)",
+        _mat_header() + _mat_matrix(6)[:-8]: "runs past the end of the file",
+    }
+    for blob, message in cases.items():
+        path.write_bytes(blob)
+        with pytest.raises(ValueError, match=message):
+            matfile.loadmat(str(path))
+
+
+def test_image_helpers_without_opencv_say_what_to_install(monkeypatch):
+    """Decoding and resizing need OpenCV (fluid asserted); cropping and flipping do not."""
+    import sys
+
+    from fluidcompat.dataset import image
+
+    monkeypatch.setitem(sys.modules, "cv2", None)
+    with pytest.raises(ImportError, match=r"paddle.dataset.image.resize_short needs OpenCV.*opencv-python-headless"):
+        image.resize_short(np.zeros((4, 6, 3), np.uint8), 2)
+    with pytest.raises(ImportError, match=r"load_image_bytes needs OpenCV"):
+        image.load_image_bytes(b"\x89PNG")
+    im = np.arange(24, dtype=np.uint8).reshape(2, 4, 3)
+    np.testing.assert_array_equal(image.left_right_flip(im), im[:, ::-1, :])
+    np.testing.assert_array_equal(image.center_crop(im, 2), im[0:2, 1:3, :])
+    with pytest.raises(ValueError, match=r"to_chw: the image has 3 axes, order \(1, 0\) names 2"):
+        image.to_chw(im, order=(1, 0))

@@ -1,12 +1,15 @@
 """``paddle.dataset``: fluid 1.8's dataset readers over local files in fluid's cache layout
 (``~/.cache/paddle/dataset/<name>/``). fluidcompat never downloads: a missing file is an error that
-says where to put it. ``python -m fluidcompat.dataset.synthetic`` writes generated stand-ins for
-mnist and uci_housing there (for trying scripts out; they are not the real data)."""
+says where to put it (``image`` and ``flowers`` decode with OpenCV, as fluid did). ``python -m
+fluidcompat.dataset.synthetic`` writes generated stand-ins for mnist and uci_housing there (for
+trying scripts out; they are not the real data)."""
 
 from fluidcompat.dataset import (  # noqa: F401
     cifar,
     common,
     conll05,
+    flowers,
+    image,
     imdb,
     imikolov,
     mnist,
@@ -16,7 +19,20 @@ from fluidcompat.dataset import (  # noqa: F401
     wmt16,
 )
 
-__all__ = ["cifar", "common", "conll05", "imdb", "imikolov", "mnist", "movielens", "uci_housing", "wmt14", "wmt16"]
+__all__ = [
+    "cifar",
+    "common",
+    "conll05",
+    "flowers",
+    "image",
+    "imdb",
+    "imikolov",
+    "mnist",
+    "movielens",
+    "uci_housing",
+    "wmt14",
+    "wmt16",
+]
 
 
 def __getattr__(name):
