@@ -1656,3 +1656,25 @@ def test_feed_parallel_and_decorate_reader_match_fluid():
     lists of CPU places (fluidcompat fed one place and refused multi_devices): per-place dicts, the
     programs' outputs concatenated over the places, a dropped short tail, and fluid's refusals."""
     assert run_fluidcompat("feed_parallel.py") == load("feed_parallel.json")
+
+
+def test_deepfm_ctr_trains_as_fluid():
+    """A DeepFM click-through model with dense and sparse embeddings (padding_idx, an L1-regularised
+    table) under Adam, lazy Adam, SGD and Adagrad: losses, auc, predictions and parameters match
+    fluid 1.8.5. Departure: a sparse table leaves its padding row as it was, as the dense one does and
+    as fluid's docs say; fluid 1.8.5's sparse gradient carried the padding positions' gradient into
+    that row (the only values that differ)."""
+    got, want = run_fluidcompat("deepfm_ctr.py"), load("deepfm_ctr.json")
+    assert sorted(got) == sorted(want) and len(want) == 8
+    for key in want:
+        *steps, params = want[key]
+        assert _close(got[key][:-1], steps), key
+        mine = got[key][-1]
+        assert sorted(mine) == sorted(params)
+        for name, (rest, row0) in params.items():
+            assert _close(mine[name][0], rest), (key, name)
+            if key.startswith("False") or not name.startswith("embedding"):
+                assert _close(mine[name][1], row0), (key, name)
+            else:  # the padding row: as the dense run left it (fluid's sparse run moved it)
+                assert mine[name][1] == got[key.replace("True", "False")][-1][name][1], (key, name)
+                assert not _close(mine[name][1], row0), (key, name)
