@@ -85,50 +85,32 @@ def _no_grad_names(block: Block, no_grad_set) -> Set[str]:
     return names
 
 
-def _path(block: Block, ops: Sequence[Operator], targets: Set[str], no_grad: Set[str]):
-    """The ops between differentiable leaves and the targets, and the variables needing grads."""
-    produced: Set[str] = set()
-    requires: Set[str] = set()
-
-    def wants_grad(name: str) -> bool:
-        if name in no_grad:
-            return False
-        var = block._find_var_recursive(name)
-        return _differentiable(var) and (name in requires or name not in produced)
-
-    for op in ops:
-        d = op._def
-        if d.grad is not None:
-            _, _, in_slots = registry.grad_slots(d)
-            if any(wants_grad(n) for s in in_slots for n in op.inputs.get(s, ())):
-                for n in op.output_arg_names:
-                    if n not in no_grad and _differentiable(block._find_var_recursive(n)):
-                        requires.add(n)
-        produced.update(op.output_arg_names)
-
+def _path(block: Block, ops: Sequence[Operator], targets: Set[str], no_grad: Set[str], sources=None):
+    """The ops on the way to the targets with an input that takes a gradient, and the variables
+    needing grads. As in fluid 1.8, an input takes one unless it stops gradients (``stop_gradient``,
+    ``no_grad_set``) or is not floating point, whether or not a parameter lies behind it: ``1.0 -
+    cast(terminal)`` gets its scale grad ops though only data lies behind it (fluid's op list).
+    With ``sources`` (``fluid.gradients``' inputs) only ops that depend on them count."""
+    if sources is not None:
+        reached = set(sources)
+        kept = []
+        for op in ops:
+            if op._def.grad is not None and reached.intersection(op.input_arg_names):
+                reached.update(n for n in op.output_arg_names if n not in no_grad)
+                kept.append(op)
+        ops = kept
     need = set(targets)
     on_path = []
-    produced_before: Dict[int, Set[str]] = {}
-    seen: Set[str] = set()
-    for i, op in enumerate(ops):
-        produced_before[i] = set(seen)
-        seen.update(op.output_arg_names)
 
-    def grad_flows_in(name: str, i: int) -> bool:
-        """Whether a gradient of input ``name`` of op ``i`` is wanted."""
-        return (
-            name not in no_grad
-            and _differentiable(block._find_var_recursive(name))
-            and (name in requires or name not in produced_before[i])
-        )
+    def grad_flows_in(name: str) -> bool:
+        return name not in no_grad and _differentiable(block._find_var_recursive(name))
 
-    for i in range(len(ops) - 1, -1, -1):
-        op = ops[i]
+    for op in reversed(ops):
         d = op._def
         if d.grad is None or not need.intersection(op.output_arg_names):
             continue
         _, _, in_slots = registry.grad_slots(d)
-        inputs = [n for s in in_slots for n in op.inputs.get(s, ()) if grad_flows_in(n, i)]
+        inputs = [n for s in in_slots for n in op.inputs.get(s, ()) if grad_flows_in(n)]
         if inputs:
             on_path.append(op)
             need.update(inputs)
@@ -317,13 +299,15 @@ def _backward(
     dest: Optional[Block] = None,
     grad_times: int = 1,
     checkpoints: Sequence[str] = (),
+    sources: Optional[Set[str]] = None,
 ) -> Dict[str, str]:
     """Append grad ops for ``targets`` (forward name -> (grad name, seed op's forward op)) of
-    ``block``'s ops to ``dest`` (``block`` itself unless it is a grad block of a sub-block). Returns
-    the gradients renamed because an earlier backward pass had made them (``grad_times``)."""
+    ``block``'s ops to ``dest`` (``block`` itself unless it is a grad block of a sub-block); with
+    ``sources``, only for ops that depend on them. Returns the gradients renamed because an earlier
+    backward pass had made them (``grad_times``)."""
     dest = block if dest is None else dest
     ops = block.ops[: stop_at + 1] if stop_at >= 0 else list(block.ops)
-    on_path, need = _path(block, ops, set(targets), no_grad)
+    on_path, need = _path(block, ops, set(targets), no_grad, sources)
     grad_of = {name: grad for name, (grad, _) in targets.items()}
     grad_ops = _make_grad_ops(block, on_path, grad_of, need, _SubBlockGrads(dest, no_grad))
     if checkpoints:
@@ -502,7 +486,8 @@ def _gradients(targets, inputs, target_gradients, no_grad_set):
             attrs=dict(role, shape=list(target.shape), value=1.0, dtype=int(target.dtype)),
         )
         seeds[target.name] = (grad, target.op)
-    renamed = _backward(block, seeds, no_grad, None, last, None, _next_grad_times(block.program))
+    sources = {v.name for v in inputs}
+    renamed = _backward(block, seeds, no_grad, None, last, None, _next_grad_times(block.program), sources=sources)
     block.program._bump()
     written = {n for op in block.ops[first_new:] for n in op.output_arg_names}
     result = []

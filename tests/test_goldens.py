@@ -1678,3 +1678,13 @@ def test_deepfm_ctr_trains_as_fluid():
             else:  # the padding row: as the dense run left it (fluid's sparse run moved it)
                 assert mine[name][1] == got[key.replace("True", "False")][-1][name][1], (key, name)
                 assert not _close(mine[name][1], row0), (key, name)
+
+
+def test_backward_differentiates_the_ops_fluid_did():
+    """A DQN learner's target chain with only data behind it still gets the grad ops of its
+    non-stop-gradient part (fluidcompat left them out), trained with RMSProp, global-norm clipping,
+    a parameter_list and a target network synced by assign; fluid.gradients() differentiates only the
+    ops depending on its inputs (fluidcompat differentiated every branch, and a second call then
+    renamed w2@GRAD): op lists, gradient names and values as fluid 1.8.5."""
+    got, want = run_fluidcompat("backward_paths.py"), load("backward_paths.json")
+    assert _close(got, want)
