@@ -1689,8 +1689,13 @@ _op("merge_selected_rows", ("X",), ("Out",), {}, same_as(), _merge_selected_rows
 
 def _mean_iou(ins, a):
     pred, label, c = ins["Predictions"][0].reshape(-1).long(), ins["Labels"][0].reshape(-1).long(), a["num_classes"]
-    correct = torch.bincount(pred[pred == label], minlength=c)
-    wrong = torch.bincount(pred[pred != label], minlength=c) + torch.bincount(label[pred != label], minlength=c)
+
+    def count(values):  # per class; a value outside [0, c) counts nowhere (an ignored label such as 255:
+        # fluid 1.8 wrote past its arrays there and kept the in-range counts, these)
+        return torch.bincount(values[(values >= 0) & (values < c)], minlength=c)
+
+    correct = count(pred[pred == label])
+    wrong = count(pred[pred != label]) + count(label[pred != label])
     denom = correct + wrong
     valid = denom > 0
     iou = torch.where(

@@ -1688,3 +1688,21 @@ def test_backward_differentiates_the_ops_fluid_did():
     renamed w2@GRAD): op lists, gradient names and values as fluid 1.8.5."""
     got, want = run_fluidcompat("backward_paths.py"), load("backward_paths.json")
     assert _close(got, want)
+
+
+def test_segmentation_trains_as_fluid():
+    """A segmentation net (batch_norm, resize_bilinear, concat; Momentum, L2 decay, polynomial_decay)
+    trains as fluid 1.8.5 did; mean_iou counts a label outside num_classes (255, ignored) nowhere, with
+    fluid's in-range counts (it failed on the size of a bincount). Departure: rows whose label is
+    softmax_with_cross_entropy's ignore_index get no gradient, as fluid's docs say; fluid 1.8.5's CPU
+    kernel sent them the softmax (so the ignored case is compared at its first step only)."""
+    got, want = run_fluidcompat("segmentation.py"), load("segmentation.json")
+    assert sorted(got) == sorted(want)
+    assert _close(got["in_range"], want["in_range"]) and _close(got["ignored_first_step"], want["ignored_first_step"])
+    (loss, grad), (want_loss, want_grad) = got["ignore_grad"], want["ignore_grad"]
+    assert _close(loss, want_loss)
+    for row, (label, g, w) in enumerate(zip([0, 255, 3, 1, 255, 2], grad, want_grad)):
+        if label == 255:
+            assert g == [0.0] * 4 and abs(sum(w) - 1.0) < 1e-3, row  # fluid's: the softmax
+        else:
+            assert _close(g, w), row
