@@ -60,7 +60,7 @@ LATER_MODULES = (
     "paddle.fluid.dygraph (translating for loops and loops that return; dygraph-mode declarative calls "
     "saved with their control flow)",
     "paddle.fluid.contrib (search_pyramid_hash, slim, the HDFS and distributed lookup-table utilities)",
-    "paddle.dataset (flowers, voc2012, sentiment, image, mq2007: fluid read them with cv2, PIL, nltk)",
+    "paddle.dataset (voc2012, sentiment, mq2007: fluid read them with PIL, nltk, rarfile)",
     "paddle.fluid.debugger, net_drawer and graphviz (program drawings)",
 )
 
