@@ -549,10 +549,9 @@ class InstanceNorm(Layer):
 
 
 class GroupNorm(Layer):
-    """Group normalization (NCHW).
-
-    Compat: the scale (ones) and bias (zeros) are parameters by default; fluid 1.8 created them only
-    when ``param_attr``/``bias_attr`` were given."""
+    """Group normalization (NCHW). As in fluid 1.8 (and ``layers.group_norm``), the scale (ones) and
+    the bias (zeros) are parameters only when ``param_attr`` / ``bias_attr`` are given, so fluid's
+    checkpoints load as they are."""
 
     def __init__(
         self,
@@ -572,10 +571,13 @@ class GroupNorm(Layer):
         self._groups = groups
         self._act = act
         self._dtype = dtype
-        self.weight = self.create_parameter(
-            attr=param_attr, shape=[channels], dtype=dtype, default_initializer=ConstantInitializer(1.0)
-        )
-        self.bias = self.create_parameter(attr=bias_attr, shape=[channels], dtype=dtype, is_bias=True)
+        self.weight = self.bias = None
+        if param_attr:
+            self.weight = self.create_parameter(
+                attr=param_attr, shape=[channels], dtype=dtype, default_initializer=ConstantInitializer(1.0)
+            )
+        if bias_attr:
+            self.bias = self.create_parameter(attr=bias_attr, shape=[channels], dtype=dtype, is_bias=True)
 
     def forward(self, input):
         inputs = {"X": [input]}
