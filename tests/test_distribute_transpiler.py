@@ -609,6 +609,41 @@ def test_default_trainer_program_saves_the_servers_state(fresh_client, tmp_path)
     assert np.abs(held).max() > 0
 
 
+def test_a_trainer_arriving_before_the_server_loop_starts_is_counted(fresh_client, monkeypatch):
+    """A trainer that asks for the initial parameters as soon as the server listens, before the
+    server's loop has started, is counted: the loop entered its first phase again and forgot it, and
+    the job hung (seen once in a loaded test run)."""
+    endpoint = f"127.0.0.1:{_free_ports(1)[0]}"
+    loop, fetched = rpc.ParameterServer._sync_loop, threading.Event()
+
+    def late_loop(self):
+        fetched.wait(10)  # the loop starts after the trainer's first request
+        loop(self)
+
+    monkeypatch.setattr(rpc.ParameterServer, "_sync_loop", late_loop)
+    server = _Server(_transpiler(False, endpoint), endpoint)
+    c = rpc.client()
+    c.trainer_id = 0
+    c.call(endpoint, "fetch_barrier")
+    fetched.set()
+    got = {}
+
+    def trainer():
+        for name, shape in (("fc_0.b_0@GRAD", (3,)), ("fc_0.w_0@GRAD", (4, 3)), ("fc_1.b_0@GRAD", (1,)),
+                            ("fc_1.w_0@GRAD", (3, 1))):  # fmt: skip
+            c.call(endpoint, "send", name, np.zeros(shape, "float32"))
+        c.call(endpoint, "batch_barrier")
+        got["w"] = c.call(endpoint, "get", "fc_0.w_0")
+
+    thread = threading.Thread(target=trainer, daemon=True)
+    thread.start()
+    thread.join(30)
+    assert "w" in got, "the server never left its first phase"
+    assert got["w"].shape == (4, 3)
+    rpc.close_client()
+    server.join()
+
+
 def test_a_failing_server_tells_the_waiting_trainer(fresh_client, monkeypatch):
     """A gradient of the wrong shape or dtype is refused, naming it, and the server goes on; an update
     that fails on the server ends its loop, and the trainer waiting for parameters gets the server's

@@ -427,7 +427,9 @@ class ParameterServer:
                 th.join(10)
 
     def _sync_loop(self) -> None:
-        self._enter("get")  # the trainers' startup programs receive the initial parameters
+        # The first phase, "get" (the trainers' startup programs receive the initial parameters), was
+        # entered when the server was made: a trainer that connects as soon as the server listens can
+        # arrive before this loop starts, and entering it again here would forget it (the job hung).
         if not self._all_arrived():
             return
         while True:
