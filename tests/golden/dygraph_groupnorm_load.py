@@ -6,20 +6,7 @@ import os
 
 import numpy as np
 import paddle.fluid as fluid
-from paddle.fluid.dygraph import Conv2D, GroupNorm, Linear
-
-
-class Net(fluid.dygraph.Layer):
-    def __init__(self):
-        super().__init__()
-        self.conv = Conv2D(2, 4, 3, padding=1)
-        self.norm = GroupNorm(4, 2)
-        self.fc = Linear(4 * 5 * 5, 3)
-
-    def forward(self, x):
-        y = self.norm(self.conv(x))
-        return self.fc(fluid.layers.reshape(y, [-1, 4 * 5 * 5]))
-
+from _groupnorm_net import Net
 
 out = {}
 path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fluid18_saved", "dygraph_groupnorm", "model")
