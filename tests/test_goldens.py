@@ -1720,3 +1720,10 @@ def test_dygraph_groupnorm_checkpoint_of_fluid_loads():
         assert _close(got["after_step"][name], want["after_step"][name]), name
     for name in ("conv.bias", "conv.weight"):
         assert not _close(got["after_step"][name], want["after_step"][name], atol=1e-3), name
+
+
+def test_py_reader_api_matches_fluid():
+    """layers.py_reader + read_file fed by decorate_paddle_reader over two epochs (start /
+    EOFException / reset), and create_py_reader_by_data + decorate_tensor_provider: shapes, losses and
+    values as fluid 1.8.5."""
+    assert _close(run_fluidcompat("py_reader_api.py"), load("py_reader_api.json"))
