@@ -508,3 +508,20 @@ def test_nan_inf_report_prints_float64_values_as_they_are(capsys):
         "numel:2 index:1 value:-inf",
         "In cpu, there has 0,1,1 nan,inf,num",
     ]
+
+
+def test_an_unset_variable_error_says_what_to_run_or_feed():
+    """A parameter read before the startup program ran points to the startup program (as fluid's
+    mul error did); an unfed data variable points to the feed."""
+    from fluidcompat.executor.interpreter import UninitializedVariableError
+
+    x = fluid.data("x", [None, 3])
+    y = L.fc(x, 2)
+    exe = fluid.Executor(fluid.CPUPlace())
+    with pytest.raises(UninitializedVariableError, match=r"'fc_0.w_0' .*run the startup program first"):
+        exe.run(feed={"x": np.ones((2, 3), "float32")}, fetch_list=[y])
+    exe.run(fluid.default_startup_program())
+    with pytest.raises(UninitializedVariableError, match=r"'x' .*Feed it: exe.run\(feed=\{'x': ...\}\)"):
+        exe.run(fetch_list=[y])
+    (out,) = exe.run(feed={"x": np.ones((2, 3), "float32")}, fetch_list=[y])
+    assert out.shape == (2, 2)

@@ -955,6 +955,11 @@ def _missing_input(prepared: PreparedBlock, name: str, block) -> UninitializedVa
                 fed_by_op = any(o.type == "feed" and name in o.output_arg_names for o in block.ops)  # a saved model
                 feedable = var is not None and (var.is_data or fed_by_op)
                 hint = f" Feed it: exe.run(feed={{'{name}': ...}})." if feedable else ""
+                if not feedable and var is not None and var.persistable:
+                    hint = (
+                        " It is persistable (a parameter or optimizer state): run the startup program first, "
+                        "exe.run(fluid.default_startup_program()), after optimizer.minimize, in this scope."
+                    )
                 return UninitializedVariableError(
                     f"The variable '{name}' read by op {p.index} ({p.op.type}) of block {block.idx} (input slot "
                     f"{slot}) is not initialized: it was not fed and the scope does not hold it.{hint}\n"
