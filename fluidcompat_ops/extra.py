@@ -18,6 +18,7 @@ from fluidcompat_ops.nn import (
     _avg_pooled,
     _bn_infer,
     _bn_kernel,
+    _conv_pads,
     _cover_pad,
     _dil,
     _max_pad,
@@ -1272,7 +1273,7 @@ _op("affine_channel", ("X", "Scale", "Bias"), ("Out",), {"data_layout": "NCHW"},
 # -- 3-D convolution and pooling, adaptive pooling, resizing, unfold --------------------------------
 def _conv3d(ins, a):
     x, w = ins["Input"][0], ins["Filter"][0]
-    p = _pads(a, x.shape[2:], w.shape[2:], a["strides"], _dil(a))
+    p = _conv_pads(a, x.shape[2:], w.shape[2:], _dil(a))
     if any(p):
         x = F.pad(x, (p[4], p[5], p[2], p[3], p[0], p[1]))
     y = F.conv3d(x, w, None, list(a["strides"]), 0, _dil(a), a["groups"])
@@ -1280,13 +1281,13 @@ def _conv3d(ins, a):
 
 
 def _conv3d_infer(ins, a):
-    from fluidcompat_ops.shapes import conv_out
+    from fluidcompat_ops.shapes import checked_conv_out
 
     x, w = first(ins, "Input"), first(ins, "Filter")
     dil = _dil(a)
     pads = _pads(a, x.shape[2:], w.shape[2:], a["strides"], dil)
     dims = [
-        conv_out(x.shape[2 + i], w.shape[2 + i], pads[2 * i], pads[2 * i + 1], a["strides"][i], dil[i])
+        checked_conv_out(x.shape[2 + i], w.shape[2 + i], pads[2 * i], pads[2 * i + 1], a["strides"][i], dil[i])
         for i in range(3)
     ]
     return out("Output", [x.shape[0], w.shape[0]] + dims, x.dtype)

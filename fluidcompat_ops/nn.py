@@ -6,7 +6,7 @@ from fluidcompat.dtypes import VarType
 from fluidcompat_ops.grad import SelectedRows
 from fluidcompat_ops.math import rounded_sqrt
 from fluidcompat_ops.registry import GradDef, OpDef, register
-from fluidcompat_ops.shapes import expand_paddings, first, out, prod, prod_or_unknown
+from fluidcompat_ops.shapes import c_div, checked_conv_out, conv_out, expand_paddings, first, out, prod, prod_or_unknown
 
 torch = None  # NOTE: [Lazy torch] in registry.py
 F = None
@@ -126,6 +126,18 @@ def _pads(attrs, in_hw, k_hw, strides, dilations=None):
     return expand_paddings(attrs["paddings"], len(in_hw))
 
 
+def _conv_pads(attrs, in_hw, k_hw, dilations):
+    """A conv's paddings for its kernels: ``_pads``, with the end of a dim padded further where the
+    filter reaches past it. fluid's C++ division gives a window there (input 2, filter 3, stride 2:
+    one output), which it computes over zeros; torch refuses a filter larger than the input."""
+    p = list(_pads(attrs, in_hw, k_hw, attrs["strides"], dilations))
+    for i, size in enumerate(in_hw):
+        n = conv_out(size, k_hw[i], p[2 * i], p[2 * i + 1], attrs["strides"][i], dilations[i])
+        reach = (n - 1) * attrs["strides"][i] + dilations[i] * (k_hw[i] - 1) + 1
+        p[2 * i + 1] += max(0, reach - (size + p[2 * i] + p[2 * i + 1]))
+    return p
+
+
 def _dil(attrs):
     """A conv's dilations: fluid 1.8.5 sets them to 1 under padding_algorithm 'SAME' (measured)."""
     return [1] * len(attrs["dilations"]) if attrs.get("padding_algorithm") == "SAME" else list(attrs["dilations"])
@@ -164,9 +176,7 @@ def _conv_infer(ins, attrs):
     dil = _dil(attrs)
     p = _pads(attrs, hw, w.shape[2:], attrs["strides"], dil)
     oh, ow = (
-        -1
-        if size < 0
-        else (size + p[2 * i] + p[2 * i + 1] - (dil[i] * (w.shape[2 + i] - 1) + 1)) // attrs["strides"][i] + 1
+        checked_conv_out(size, w.shape[2 + i], p[2 * i], p[2 * i + 1], attrs["strides"][i], dil[i])
         for i, size in enumerate(hw)
     )
     return out("Output", _with_hw(x.shape, fmt, w.shape[0], oh, ow), x.dtype)
@@ -176,7 +186,7 @@ def _conv_kernel(ins, attrs):
     fmt = attrs["data_format"]
     x, w = _to_nchw(ins["Input"][0], fmt), ins["Filter"][0]
     dil = _dil(attrs)
-    p = _pads(attrs, x.shape[2:], w.shape[2:], attrs["strides"], dil)
+    p = _conv_pads(attrs, x.shape[2:], w.shape[2:], dil)
     if p[0] == p[1] and p[2] == p[3]:
         padding = (p[0], p[2])
     else:
@@ -192,7 +202,7 @@ def _conv_grad_kernel(ins, attrs):
     x, w = _to_nchw(ins["Input"][0], fmt), ins["Filter"][0]
     g = _to_nchw(ins["Output@GRAD"][0], fmt).to(x.dtype)
     dil = _dil(attrs)
-    p = _pads(attrs, x.shape[2:], w.shape[2:], attrs["strides"], dil)
+    p = _conv_pads(attrs, x.shape[2:], w.shape[2:], dil)
     symmetric = p[0] == p[1] and p[2] == p[3]
     xp = x if symmetric else F.pad(x, [p[2], p[3], p[0], p[1]])
     padding = [p[0], p[2]] if symmetric else [0, 0]
@@ -331,11 +341,16 @@ def _avg_pooled(x, pad, k, s, exclusive, avg_pool):
 
 
 def _pool_out(size, k, s, pa, pb, ceil):
+    """A pooled size as fluid 1.8 computed it (C++ division), refused with its text when not positive."""
     if size < 0:
         return -1
-    if ceil:
-        return (size - k + pa + pb + s - 1) // s + 1
-    return (size - k + pa + pb) // s + 1
+    o = c_div(size - k + pa + pb + (s - 1 if ceil else 0), s) + 1
+    if o <= 0:
+        raise ValueError(
+            f"ShapeError: the output size must be greater than 0. But received: output_size = {o} due to the "
+            f"settings of input_size({size}), padding({pa},{pb}), k_size({k}) and stride({s}). Please check again!"
+        )
+    return o
 
 
 def _pool_infer(ins, attrs):

@@ -109,10 +109,29 @@ def reduce_shape(shape: Sequence[int], dims: Sequence[int], keep_dim: bool, redu
     return kept if kept else (1,)
 
 
+def c_div(a: int, b: int) -> int:
+    """``a / b`` for ints as C++ divides them (towards zero; fluid's shape arithmetic)."""
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b > 0) else -q
+
+
 def conv_out(size: int, k: int, pad_a: int, pad_b: int, stride: int, dilation: int = 1) -> int:
     if size < 0:
         return -1
-    return (size + pad_a + pad_b - (dilation * (k - 1) + 1)) // stride + 1
+    return c_div(size + pad_a + pad_b - (dilation * (k - 1) + 1), stride) + 1
+
+
+def checked_conv_out(size: int, k: int, pad_a: int, pad_b: int, stride: int, dilation: int = 1) -> int:
+    """``conv_out``, refused with fluid 1.8's text when it is not positive (the filter does not fit)."""
+    o = conv_out(size, k, pad_a, pad_b, stride, dilation)
+    if size >= 0 and o <= 0:
+        raise ValueError(
+            f"The output's size is expected to be greater than 0. But recieved: output's size is {o}. The "
+            "output's size is computed by ((input_size + padding_1 + padding_2 - (dilation * (filter_size - 1) "
+            f"+ 1)) / stride + 1), where input_size is {size}, padding is ({pad_a}, {pad_b}), filter_size is {k}, "
+            f"dilation is {dilation}, stride is {stride}."
+        )
+    return o
 
 
 def expand_paddings(paddings: Sequence[int], n: int) -> List[int]:

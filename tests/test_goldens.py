@@ -1727,3 +1727,14 @@ def test_py_reader_api_matches_fluid():
     EOFException / reset), and create_py_reader_by_data + decorate_tensor_provider: shapes, losses and
     values as fluid 1.8.5."""
     assert _close(run_fluidcompat("py_reader_api.py"), load("py_reader_api.json"))
+
+
+def test_conv_and_pool_windows_at_the_edge_match_fluid():
+    """A pool2d / conv2d window reaching past the padded input where fluid's C++ division still gives
+    one output (fluidcompat inferred 0 with Python's, and torch refused the conv's filter), and fluid's
+    refusals of an output size below 1 when built (pool2d, pool3d, conv2d; fluidcompat built empty
+    outputs) and when run (an input size known only then): values and fluid's messages."""
+    got, want = run_fluidcompat("conv_pool_edges.py"), load("conv_pool_edges.json")
+    assert got["shapes"] == want["shapes"] and _close(got["vals"], want["vals"])
+    for g, w in [(got["build"][k], want["build"][k]) for k in want["build"]] + [(got["run"], want["run"])]:
+        assert w.split(": ", 1)[1] in g, (g, w)
