@@ -133,15 +133,38 @@ def _cumsum(ins, a):
     return {"Out": [y]}
 
 
-_op(
-    "cumsum",
-    ("X",),
-    ("Out",),
-    {"axis": -1, "exclusive": False, "reverse": False},
-    same_as(),
-    _cumsum,
+def _cumsum_grad_maker(op, og, ig):
+    # fluid differentiates cumsum with a cumsum the other way
+    attrs = {"axis": op.attrs["axis"], "exclusive": op.attrs["exclusive"], "reverse": not op.attrs["reverse"]}
+    return [("cumsum", {"X": og["Out"]}, {"Out": ig["X"]}, attrs)]
+
+
+register(
+    OpDef(
+        "cumsum",
+        ("X",),
+        ("Out",),
+        {"axis": -1, "exclusive": False, "reverse": False},
+        same_as(),
+        _cumsum,
+        grad=GradDef(in_grads=("X",), maker=_cumsum_grad_maker),
+    )
 )
-_op("flip", ("X",), ("Out",), {"dims": []}, same_as(), lambda ins, a: {"Out": [torch.flip(_x(ins), list(a["dims"]))]})
+# fluid differentiates flip with a flip of the same dims
+register(
+    OpDef(
+        "flip",
+        ("X",),
+        ("Out",),
+        {"dims": []},
+        same_as(),
+        lambda ins, a: {"Out": [torch.flip(_x(ins), list(a["dims"]))]},
+        grad=GradDef(
+            in_grads=("X",),
+            maker=lambda op, og, ig: [("flip", {"X": og["Out"]}, {"Out": ig["X"]}, {"dims": op.attrs["dims"]})],
+        ),
+    )
+)
 # fluid 1.8's layers.reverse and x[::-1]; axis: an int or a list. Its gradient is a reverse too.
 register(
     OpDef(
@@ -495,9 +518,35 @@ def _unstack(ins, a):
     return {"Y": list(torch.unbind(_x(ins), a["axis"]))}
 
 
+def _unstack_grad(ins, a):
+    return {"X@GRAD": [torch.stack(list(ins["Y@GRAD"]), a["axis"])]}
+
+
+def _unstack_grad_maker(op, og, ig):
+    """unstack_grad stacks every piece's gradient; a piece without one (not used on the way to the
+    loss) gets a fill_zeros_like first, as fluid's backward inserted it."""
+    made, grads = [], []
+    for piece, grad in zip(op.outputs["Y"], og["Y"]):
+        if grad == "@EMPTY@":
+            grad = piece + "@GRAD"
+            made.append(("fill_zeros_like", {"X": [piece]}, {"Out": [grad]}, {}))
+        grads.append(grad)
+    attrs = {"axis": op.attrs["axis"], "num": op.attrs["num"]}
+    return made + [("unstack_grad", {"Y@GRAD": grads}, {"X@GRAD": ig["X"]}, attrs)]
+
+
 register(
-    OpDef("unstack", ("X",), ("Y",), {"axis": 0, "num": 0}, _unstack_infer, _unstack, grad=GradDef(out_grads=("Y",)))
+    OpDef(
+        "unstack",
+        ("X",),
+        ("Y",),
+        {"axis": 0, "num": 0},
+        _unstack_infer,
+        _unstack,
+        grad=GradDef(out_grads=("Y",), in_grads=("X",), maker=_unstack_grad_maker),
+    )
 )
+register(OpDef("unstack_grad", ("Y@GRAD",), ("X@GRAD",), {"axis": 0, "num": 0}, None, _unstack_grad, forward="unstack"))
 
 
 def _unique_infer(ins, a):

@@ -443,6 +443,52 @@ register(
 )
 
 
+def _crop_v1_infer(ins, attrs):
+    """fluid 1.8's deprecated crop: the output has Y's shape when Y is given, else attr shape."""
+    x, y = first(ins, "X"), first(ins, "Y")
+    shape = list(y.shape) if y is not None else list(attrs["shape"])
+    if len(shape) != len(x.shape):
+        raise ValueError(
+            f"crop: the shape to crop to has {len(shape)} dims but X has {len(x.shape)}. "
+            f"Received: shape={shape}, X.shape={list(x.shape)}"
+        )
+    return out("Out", shape, x.dtype)
+
+
+def _crop_v1_kernel(ins, attrs):
+    x, y = ins["X"][0], first(ins, "Y")
+    shape = list(y.shape) if y is not None else list(attrs["shape"])
+    offsets = _bounds(ins, "Offsets", "", list(attrs["offsets"]) or [0] * x.dim())
+    if len(shape) != x.dim() or len(offsets) != x.dim():
+        raise ValueError(
+            f"crop: shape and offsets need one value per dim of X. Received: shape={shape}, "
+            f"offsets={offsets}, X.shape={list(x.shape)}"
+        )
+    for i, (o, d) in enumerate(zip(offsets, shape)):
+        if o < 0 or d < 0 or o + d > x.shape[i]:
+            raise ValueError(
+                f"crop: offsets + shape exceed X's shape at dim {i}. "
+                f"Received: offsets={offsets}, shape={shape}, X.shape={list(x.shape)}"
+            )
+    return {"Out": [x[tuple(slice(o, o + d) for o, d in zip(offsets, shape))]]}
+
+
+register(
+    OpDef(
+        "crop",
+        ("X", "Y", "Offsets"),
+        ("Out",),
+        {"offsets": [], "shape": []},
+        _crop_v1_infer,
+        _crop_v1_kernel,
+        host_inputs=frozenset({"Offsets"}),
+        no_buffer_inputs=frozenset({"Y"}),  # read for its shape
+        optional_inputs=frozenset({"Y", "Offsets"}),
+        grad=GradDef(inputs=("X", "Y", "Offsets"), in_grads=("X",)),
+    )
+)
+
+
 # -- reshape, transpose, flatten, squeeze, unsqueeze ----------------------------------------------
 def _reshape_target(in_shape, shape):
     res = []
@@ -790,6 +836,22 @@ def _split_kernel(ins, attrs):
     return {"Out": list(torch.split(x, sizes, dim=axis))}
 
 
+def _split_grad_maker(op, out_grads, in_grads):
+    """fluid differentiates split with a concat of the pieces' gradients; a piece without one (not
+    used on the way to the loss) gets a fill_zeros_like first, as fluid's backward inserted it."""
+    made, pieces = [], []
+    for piece, grad in zip(op.outputs["Out"], out_grads["Out"]):
+        if grad == "@EMPTY@":  # fluid's name for "no variable here"
+            grad = piece + "@GRAD"
+            made.append(("fill_zeros_like", {"X": [piece]}, {"Out": [grad]}, {}))
+        pieces.append(grad)
+    ins = {"X": pieces}
+    if op.inputs.get("AxisTensor"):
+        ins["AxisTensor"] = list(op.inputs["AxisTensor"])
+    attrs = {k: op.attrs[k] for k in ("axis", "num", "sections") if k in op.attrs}
+    return made + [("concat", ins, {"Out": in_grads["X"]}, attrs)]
+
+
 register(
     OpDef(
         "split",
@@ -799,7 +861,7 @@ register(
         _split_infer,
         _split_kernel,
         host_inputs=frozenset({"AxisTensor", "SectionsTensorList"}),
-        grad=GradDef(),
+        grad=GradDef(in_grads=("X",), maker=_split_grad_maker),
     )
 )
 

@@ -1738,3 +1738,27 @@ def test_conv_and_pool_windows_at_the_edge_match_fluid():
     assert got["shapes"] == want["shapes"] and _close(got["vals"], want["vals"])
     for g, w in [(got["build"][k], want["build"][k]) for k in want["build"]] + [(got["run"], want["run"])]:
         assert w.split(": ", 1)[1] in g, (g, w)
+
+
+def test_grad_ops_of_seventy_layers_are_fluids():
+    """The grad ops fluid 1.8.5 appended for 72 layers, and the gradient each gives a parameter: split
+    is differentiated by a concat, flip by a flip, cumsum by a cumsum the other way (fluidcompat
+    appended split_grad, flip_grad, cumsum_grad), a piece of split / unstack the loss does not use gets
+    a fill_zeros_like first, crop is op crop, roll is followed by fluid's reshape2. Departure: the
+    replaced row of scatter's X gets no gradient (fluid 1.8.5 passed it through)."""
+    got, want = run_fluidcompat("grad_op_types.py"), load("grad_op_types.json")
+    assert sorted(got) == sorted(want) and len(want) == 72
+    for name in want:
+        assert got[name][0] == want[name][0], (name, got[name][0], want[name][0])
+        if name == "scatter":  # row 1 is replaced by row 0: its gradient is 0 (fluid's: 1/24)
+            g, w = got[name][1], want[name][1]
+            assert g[6:12] == [0.0] * 6 and _close(w[6:12], [0.04167] * 6)
+            assert _close(g[:6] + g[12:], w[:6] + w[12:])
+        else:
+            assert _close(got[name][1], want[name][1]), name
+
+
+def test_deprecated_crop_matches_fluid():
+    """layers.crop is op crop (it was crop_tensor) and takes an int Variable's shape, not its values,
+    as fluid 1.8.5 did (fluidcompat cropped to the values [7, 7] and failed): values, gradient, ops."""
+    assert run_fluidcompat("crop_v1.py") == load("crop_v1.json")

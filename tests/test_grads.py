@@ -211,6 +211,7 @@ CASES = [
     G("assign", lambda a: L.assign(a) * 2.0, {"a": A}),
     G("slice", lambda a: L.slice(a, axes=[1], starts=[1], ends=[3]), {"a": A}),
     G("crop_tensor", lambda a: L.crop_tensor(a, shape=[1, 2], offsets=[1, 0]), {"a": A}),
+    G("crop", lambda a: L.crop(a, shape=[1, 2], offsets=[1, 1]), {"a": A}),
     G("reshape2", lambda a: L.reshape(a, [3, 2]), {"a": A}),
     G("transpose2", lambda a: L.transpose(a, [1, 0]), {"a": A}),
     G("flatten2", lambda i: L.flatten(i, axis=2), {"i": IMG[:, :, :2, :2].copy()}),

@@ -385,6 +385,12 @@ CASES = [
         lambda x: x[:, :, 1:3],
     ),
     Case(
+        "crop",
+        lambda x: L.crop(x, shape=[1, 2, 3], offsets=[1, 1, 0]),
+        {"x": X},
+        lambda x: x[1:2, 1:3, 0:3],
+    ),
+    Case(
         "crop_tensor",
         lambda x: L.crop_tensor(x, shape=[2, 2, -1], offsets=[0, 1, 1]),
         {"x": X},

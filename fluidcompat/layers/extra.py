@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from fluidcompat import unique_name
+from fluidcompat import framework, unique_name
 from fluidcompat.dtypes import VarType, to_vartype
 from fluidcompat.framework import Variable, layer
 from fluidcompat.initializer import ConstantInitializer, NormalInitializer
@@ -274,9 +274,20 @@ def reverse(x, axis):
 
 @_export
 def roll(input, shifts, dims=None):
+    """``input`` rolled by ``shifts`` along ``dims`` (the flattened tensor when None). As fluid 1.8
+    built it: a reshape to [-1, 1] first when ``dims`` is None, and the roll's output reshaped in place
+    to the input's shape (its op list and profiler rows)."""
+    from fluidcompat.layers.tensor import reshape
+
     shifts = [shifts] if isinstance(shifts, int) else list(shifts)
-    dims = [] if dims is None else [dims] if isinstance(dims, int) else list(dims)
-    return _one("roll", {"X": [input]}, {"shifts": shifts, "dims": dims})
+    dims = None if dims is None else [dims] if isinstance(dims, int) else list(dims)
+    if framework.in_dygraph_mode():
+        return _one("roll", {"X": [input]}, {"shifts": shifts, "dims": dims or []})
+    origin_shape = list(input.shape)
+    if dims is None:
+        input, dims = reshape(input, [-1, 1]), [0]
+    out = _one("roll", {"X": [input]}, {"shifts": shifts, "dims": dims})
+    return reshape(out, origin_shape, inplace=True)
 
 
 @_export
@@ -1097,12 +1108,25 @@ def affine_grid(theta, out_shape, name=None):
 
 @_export
 def crop(x, shape=None, offsets=None, name=None):
-    """fluid 1.8's deprecated crop, through crop_tensor (shape may be a Variable to match)."""
-    from fluidcompat.layers.tensor import crop_tensor
-
-    if isinstance(shape, Variable) and shape.dtype not in (VarType.INT32, VarType.INT64):
-        shape = [int(d) for d in shape.shape]
-    return crop_tensor(x, shape=shape, offsets=offsets, name=name)
+    """fluid 1.8's deprecated crop (op ``crop``): ``shape`` a list, or a Variable whose shape (not
+    its values) is the output's; ``offsets`` a list or an int Variable."""
+    if not isinstance(shape, (list, tuple, Variable)):
+        raise TypeError(
+            f"The type of 'shape' in crop must be (<class 'list'>, <class 'tuple'>, {Variable!r}), "
+            f"but received {type(shape)!r}. "
+        )
+    ins, attrs = {"X": [x]}, {}
+    if isinstance(shape, Variable):
+        ins["Y"] = [shape]
+    else:
+        attrs["shape"] = list(shape)
+    if offsets is None:
+        offsets = [0] * len(x.shape)
+    if isinstance(offsets, Variable):
+        ins["Offsets"] = [offsets]
+    else:
+        attrs["offsets"] = list(offsets)
+    return _one("crop", ins, attrs, name=name)
 
 
 # -- more nn layers --------------------------------------------------------------------------------
