@@ -1762,3 +1762,11 @@ def test_deprecated_crop_matches_fluid():
     """layers.crop is op crop (it was crop_tensor) and takes an int Variable's shape, not its values,
     as fluid 1.8.5 did (fluidcompat cropped to the values [7, 7] and failed): values, gradient, ops."""
     assert run_fluidcompat("crop_v1.py") == load("crop_v1.json")
+
+
+def test_stop_gradient_flags_match_fluid():
+    """The stop_gradient flag of 239 layers' outputs as fluid 1.8.5 set it (it decides which grad ops
+    backward appends): diag and range stop gradients; size, isfinite, has_nan, has_inf,
+    sampling_id, similarity_focus, chunk_eval, crf_decoding and the random batch-size-like layers do
+    not (fluidcompat had it the other way round)."""
+    assert run_fluidcompat("stop_gradients.py") == load("stop_gradients.json")

@@ -243,7 +243,7 @@ def rank(input):
 
 @_export
 def size(input):
-    return _one("size", {"Input": [input]}, dtype=VarType.INT64, stop_gradient=True)
+    return _one("size", {"Input": [input]}, dtype=VarType.INT64)
 
 
 @_export
@@ -306,7 +306,7 @@ def diag(diagonal):
 
     if not isinstance(diagonal, Variable):
         diagonal = assign(np.asarray(diagonal))
-    return _one("diag", {"Diagonal": [diagonal]})
+    return _one("diag", {"Diagonal": [diagonal]}, stop_gradient=True)
 
 
 @_export
@@ -361,17 +361,17 @@ def arange(start, end, step=1, dtype=None, name=None):
 
 @_export
 def isfinite(x):
-    return _one("isfinite", {"X": [x]}, dtype=VarType.BOOL, stop_gradient=True)
+    return _one("isfinite", {"X": [x]}, dtype=VarType.BOOL)
 
 
 @_export
 def has_inf(x):
-    return _one("isinf", {"X": [x]}, dtype=VarType.BOOL, stop_gradient=True)
+    return _one("isinf", {"X": [x]}, dtype=VarType.BOOL)
 
 
 @_export
 def has_nan(x):
-    return _one("isnan", {"X": [x]}, dtype=VarType.BOOL, stop_gradient=True)
+    return _one("isnan", {"X": [x]}, dtype=VarType.BOOL)
 
 
 @_export
@@ -567,7 +567,6 @@ def _batch_size_like(op_type, input, shape, dtype, input_dim_idx, output_dim_idx
     attrs["dtype"] = int(to_vartype(dtype))
     attrs.update(extra)
     helper.append_op(type=op_type, inputs={"Input": [input]}, outputs={"Out": [out]}, attrs=attrs)
-    out.stop_gradient = True
     return out
 
 
@@ -1276,7 +1275,6 @@ def sampling_id(x, min=0.0, max=1.0, seed=0, dtype="float32"):
         {"X": [x]},
         {"min": float(min), "max": float(max), "seed": seed},
         VarType.INT64,
-        stop_gradient=True,
     )
 
 
@@ -1496,7 +1494,7 @@ def similarity_focus(input, axis, indexes, name=None):
     if not indexes:
         raise ValueError("indexes can not be empty.")
     attrs = {"axis": axis, "indexes": list(indexes)}
-    return _one("similarity_focus", {"X": [input]}, attrs, name=name, stop_gradient=True)
+    return _one("similarity_focus", {"X": [input]}, attrs, name=name)
 
 
 @_export
@@ -1560,8 +1558,6 @@ def chunk_eval(input, label, chunk_scheme, num_chunk_types, excluded_chunk_types
             "excluded_chunk_types": list(excluded_chunk_types or []),
         },
     )
-    for v in outs:
-        v.stop_gradient = True
     return tuple(outs)
 
 
@@ -1805,7 +1801,6 @@ def crf_decoding(input, param_attr, label=None, length=None):
     if label is not None:
         ins["Label"] = [label]
     helper.append_op(type="crf_decoding", inputs=ins, outputs={"ViterbiPath": [path]})
-    path.stop_gradient = True
     return path
 
 

@@ -469,6 +469,7 @@ def range(start, end, step, dtype) -> Variable:
     start, end, step = (_scalar_var(v, dtype) for v in (start, end, step))
     out = helper.create_variable_for_type_inference(dtype=start.dtype)
     helper.append_op(type="range", inputs={"Start": [start], "End": [end], "Step": [step]}, outputs={"Out": [out]})
+    out.stop_gradient = True
     return out
 
 
