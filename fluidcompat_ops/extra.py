@@ -469,14 +469,6 @@ def _reduce_infer(ins, a):
 
 
 _REDUCE_ATTRS = {"dim": [0], "keep_dim": False, "reduce_all": False}
-_op(
-    "logsumexp",
-    ("X",),
-    ("Out",),
-    dict(_REDUCE_ATTRS),
-    _reduce_infer,
-    lambda ins, a: {"Out": [_reduced(_x(ins), torch.logsumexp(_x(ins), _reduce_dims(_x(ins), a), a["keep_dim"]), a)]},
-)
 
 
 def _bool_reduce(kind):
@@ -1450,13 +1442,14 @@ def _interp(mode):
         else:
             size = [a["out_d"], a["out_h"], a["out_w"]][3 - nd :]
         if mode == "nearest":
-            if a["align_corners"]:
-                idx = [
-                    torch.round(torch.arange(o, device=x.device) * ((i - 1) / max(o - 1, 1))).long()
-                    for i, o in zip(x.shape[2:], size)
-                ]
-            else:
-                idx = [(torch.arange(o, device=x.device) * (i / o)).floor().long() for i, o in zip(x.shape[2:], size)]
+            # fluid's source index: the ratio in float32, times the output index in float32; with
+            # corners aligned + 0.5 (halves round up), then truncated
+            idx = []
+            for i, o in zip(x.shape[2:], size):
+                aligned = a["align_corners"] and o > 1
+                ratio = torch.tensor((i - 1) / (o - 1) if aligned else i / o, dtype=torch.float32)
+                pos = torch.arange(o, device=x.device, dtype=torch.float32) * ratio.to(x.device)
+                idx.append((pos.double() + 0.5).floor().long() if aligned else pos.floor().long())
             y = x
             for k, ix in enumerate(idx):
                 y = torch.index_select(y, 2 + k, ix)

@@ -1770,3 +1770,15 @@ def test_stop_gradient_flags_match_fluid():
     sampling_id, similarity_focus, chunk_eval, crf_decoding and the random batch-size-like layers do
     not (fluidcompat had it the other way round)."""
     assert run_fluidcompat("stop_gradients.py") == load("stop_gradients.json")
+
+
+def test_grad_ops_of_a_second_batch_of_layers_are_fluids():
+    """grad_op_types' second batch, 64 layers (conv, pool, norms, activations, resizing, losses): the
+    grad ops fluid 1.8.5 appended and the gradients. logsumexp is exp, reduce_sum and log as fluid built
+    it (it was one logsumexp op); resize_nearest with aligned corners rounds a half up (fluidcompat
+    rounded it to even, so a 3 -> 5 upsampling read rows 0 0 1 2 2, fluid's 0 1 1 2 2)."""
+    got, want = run_fluidcompat("grad_op_types2.py"), load("grad_op_types2.json")
+    assert sorted(got) == sorted(want) and len(want) == 64
+    for name in want:
+        assert got[name][0] == want[name][0], (name, got[name][0], want[name][0])
+        assert _close(got[name][1], want[name][1]), name

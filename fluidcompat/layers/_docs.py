@@ -69,7 +69,7 @@ DOCS = {
     "cos_sim": "Cosine similarity of the rows of ``X`` and ``Y`` (op ``cos_sim``).",
     "kron": "Kronecker product (op ``kron``).",
     "trace": "Sum of a diagonal (``offset``) over ``dim1`` and ``dim2`` (op ``trace``).",
-    "logsumexp": "``log(sum(exp(x)))`` over ``dim`` (op ``logsumexp``).",
+    "logsumexp": "``log(sum(exp(x)))`` over ``dim`` (ops ``exp``, ``reduce_sum``, ``log``, as fluid 1.8 built it).",
     "reduce_sum": "Sum over ``dim`` (all dims when None), op ``reduce_sum``.",
     "reduce_mean": "Mean over ``dim`` (all dims when None), op ``reduce_mean``.",
     "reduce_max": "Maximum over ``dim`` (all dims when None), op ``reduce_max``.",

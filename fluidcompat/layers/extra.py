@@ -199,7 +199,20 @@ def trace(input, offset=0, dim1=0, dim2=1, out=None, name=None):
 
 @_export
 def logsumexp(x, dim=None, keepdim=False, out=None, name=None):
-    return _reduce("logsumexp", x, dim, keepdim, name)
+    """``log(reduce_sum(exp(x), dim, keepdim))``, built from those three ops as fluid 1.8 built it
+    (its op list and profiler rows; as in fluid, a large ``x`` overflows ``exp``)."""
+    from fluidcompat import layers
+
+    check_variable(x, "x", "logsumexp")
+    check_dtype(x.dtype, "x", ["float32", "float64"], "logsumexp")
+    summed = layers.reduce_sum(layers.exp(x), dim, keepdim)
+    if out is None:
+        return layers.log(summed, name)
+    check_variable(out, "out", "logsumexp")
+    if out.dtype != x.dtype:
+        raise TypeError(f"The data type of 'out' in logsumexp must be x's, {x.dtype}, but received {out.dtype}.")
+    LayerHelper("logsumexp").append_op(type="log", inputs={"X": [summed]}, outputs={"Out": [out]})
+    return out
 
 
 def _bool_reduce(op_type, input, dim, keep_dim, name):
