@@ -2130,13 +2130,16 @@ def _lstm_unit(ins, a):
     return {"C": [c], "H": [torch.sigmoid(o) * torch.tanh(c)]}
 
 
-_op(
-    "lstm_unit",
-    ("X", "C_prev"),
-    ("C", "H"),
-    {"forget_bias": 0.0},
-    lambda ins, a: {s: [(first(ins, "C_prev").shape, first(ins, "X").dtype)] for s in ("C", "H")},
-    _lstm_unit,
+register(
+    OpDef(
+        "lstm_unit",
+        ("X", "C_prev"),
+        ("C", "H"),
+        {"forget_bias": 0.0},
+        lambda ins, a: {s: [(first(ins, "C_prev").shape, first(ins, "X").dtype)] for s in ("C", "H")},
+        _lstm_unit,
+        grad=GradDef(out_grads=("C", "H"), fill_missing=True),
+    )
 )
 
 

@@ -248,7 +248,22 @@ def _sequence_reverse_infer(ins, a):
     return out("Y", x.shape, x.dtype)
 
 
-_op("sequence_reverse", ("X",), ("Y",), {}, _sequence_reverse_infer, _sequence_reverse)
+# fluid differentiates sequence_reverse with a sequence_reverse
+register(
+    OpDef(
+        "sequence_reverse",
+        ("X",),
+        ("Y",),
+        {},
+        _sequence_reverse_infer,
+        _sequence_reverse,
+        grad=GradDef(
+            out_grads=("Y",),
+            in_grads=("X",),
+            maker=lambda op, og, ig: [("sequence_reverse", {"X": og["Y"]}, {"Y": ig["X"]}, {})],
+        ),
+    )
+)
 
 
 # -- sequence_erase (edit_distance's ignored_tokens) -------------------------------------------------

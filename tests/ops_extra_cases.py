@@ -845,7 +845,8 @@ def _sampled_softmax_random(u):
     out = L.sampled_softmax_with_cross_entropy(
         L.concat([u, u, u], 1), L.assign(np.array([[1], [7]], "int64")), num_samples=4, seed=3
     )
-    samples = fluid.default_main_program().global_block().ops[-2].output("Samples")[0]
+    samples = next(op for op in fluid.default_main_program().global_block().ops if op.type == "sample_logits")
+    samples = samples.output("Samples")[0]
     return [out, fluid.default_main_program().global_block().var(samples)]
 
 

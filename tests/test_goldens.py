@@ -1782,3 +1782,15 @@ def test_grad_ops_of_a_second_batch_of_layers_are_fluids():
     for name in want:
         assert got[name][0] == want[name][0], (name, got[name][0], want[name][0])
         assert _close(got[name][1], want[name][1]), name
+
+
+def test_grad_ops_of_sequence_layers_are_fluids():
+    """grad_op_types' third batch, 26 sequence (LoD) ops, recurrent units, CRF and hsigmoid: the grad
+    ops fluid 1.8.5 appended and the gradients. sequence_reverse is differentiated by a
+    sequence_reverse, lstm_unit's unused cell gets a fill_zeros_like first (as fluid)."""
+    got = json.loads(run_lines("grad_op_types3.py")[-1])
+    want = load("grad_op_types3.json")
+    assert sorted(got) == sorted(want) and len(want) == 26
+    for name in want:
+        assert got[name][0] == want[name][0], (name, got[name][0], want[name][0])
+        assert _close(got[name][1], want[name][1]), name

@@ -1766,8 +1766,15 @@ def sampled_softmax_with_cross_entropy(
         },
     )
     outs["SampledLabels"].stop_gradient = True
-    if num_true == 1:
-        return softmax_with_cross_entropy(outs["SampledLogits"], outs["SampledLabels"], soft_label=False)
+    if num_true == 1:  # fluid's ops: a one_hot of the sampled labels, a soft-label loss, / num_true
+        soft = helper.create_variable_for_type_inference(dtype=logits.dtype)
+        helper.append_op(
+            type="one_hot",
+            inputs={"X": [outs["SampledLabels"]]},
+            outputs={"Out": [soft]},
+            attrs={"depth": num_samples + 1},
+        )
+        return softmax_with_cross_entropy(outs["SampledLogits"], soft, soft_label=True) / num_true
     # several true classes: a soft target of 1 / num_true on each (fluid 1.8.5 failed here with a
     # shape error)
     from fluidcompat.layers.nn import one_hot_v2, scale
