@@ -3,13 +3,13 @@
 # loss does not use, ...) and the gradient each gives a [4, 6] parameter. Left out: layers whose
 # grad ops fluid appended for nothing (a sum over gradients nothing wrote; a cast back to bool),
 # and dropout(is_test=True), whose grad fluid could not build.
-import json
-
 import numpy as np
 import paddle.fluid as fluid
+from _grad_op_types import run
 
 L = fluid.layers
-VALUES = (np.arange(24, dtype="float32").reshape(4, 6) * 7 % 11 / 11 + 0.05).astype("float32")
+
+
 cases = {
     "split": lambda x: L.split(x, 2, dim=1)[0],
     "split3": lambda x: L.split(x, [1, 2, 3], dim=1)[1],
@@ -88,27 +88,4 @@ cases = {
     "unfold": lambda x: L.unfold(L.reshape(x, [1, 1, 4, 6]), [2, 2]),
     "temporal_shift": lambda x: L.temporal_shift(L.reshape(x, [2, 2, 2, 3]), 2),
 }
-out = {}
-for name, fn in cases.items():
-    main, startup = fluid.Program(), fluid.Program()
-    try:
-        with fluid.program_guard(main, startup), fluid.unique_name.guard():
-            init = fluid.initializer.NumpyArrayInitializer(VALUES)
-            x = fluid.layers.create_parameter([4, 6], "float32", name="x", default_initializer=init)
-            y = fn(x)
-            loss = L.mean(y)
-            fluid.backward.append_backward(loss)
-        ops = [op.type for op in main.global_block().ops]
-        i = ops.index("fill_constant", ops.index("mean")) if "mean" in ops else 0
-        exe = fluid.Executor(fluid.CPUPlace())
-        scope = fluid.Scope()
-        if not main.global_block().has_var("x@GRAD"):
-            out[name] = [ops[i + 1 :], "no gradient"]
-            continue
-        with fluid.scope_guard(scope):
-            exe.run(startup)
-            (g,) = exe.run(main, fetch_list=["x@GRAD"])
-        out[name] = [ops[i + 1 :], np.round(np.array(g).astype("float64").reshape(-1), 5).tolist()]
-    except Exception as e:
-        out[name] = ["error", type(e).__name__]
-print(json.dumps(out, sort_keys=True))
+run(cases)

@@ -2,13 +2,13 @@
 # fluid 1.8 appends and the gradient each gives a [4, 6] parameter (the layers' own parameters set
 # from numpy). Left out: elementwise_floordiv on floats (fluid 1.8.5 refused it) and npair_loss
 # (fluid placed one gradient sum a step later).
-import json
-
 import numpy as np
 import paddle.fluid as fluid
+from _grad_op_types import run
 
 L = fluid.layers
-VALUES = (np.arange(24, dtype="float32").reshape(4, 6) * 7 % 11 / 11 + 0.05).astype("float32")
+
+
 cases = {
     "conv2d": lambda x: L.conv2d(L.reshape(x, [1, 2, 3, 4]), 2, 2),
     "conv2d_transpose": lambda x: L.conv2d_transpose(L.reshape(x, [1, 2, 3, 4]), 2, filter_size=2),
@@ -91,32 +91,4 @@ cases = {
     ),
     "affine_grid": lambda x: L.affine_grid(L.reshape(L.slice(x, [1], [0], [3]), [2, 2, 3]), [2, 1, 3, 3]),
 }
-out = {}
-for name, fn in cases.items():
-    main, startup = fluid.Program(), fluid.Program()
-    try:
-        with fluid.program_guard(main, startup), fluid.unique_name.guard():
-            init = fluid.initializer.NumpyArrayInitializer(VALUES)
-            x = fluid.layers.create_parameter([4, 6], "float32", name="x", default_initializer=init)
-            y = fn(x)
-            loss = L.mean(y)
-            fluid.backward.append_backward(loss)
-        ops = [op.type for op in main.global_block().ops]
-        i = ops.index("fill_constant", ops.index("mean")) if "mean" in ops else 0
-        exe = fluid.Executor(fluid.CPUPlace())
-        scope = fluid.Scope()
-        if not main.global_block().has_var("x@GRAD"):
-            out[name] = [ops[i + 1 :], "no gradient"]
-            continue
-        with fluid.scope_guard(scope):
-            exe.run(startup)
-            names = sorted(p.name for p in main.global_block().all_parameters() if p.name != "x")
-            for k, n in enumerate(names):
-                t = scope.find_var(n).get_tensor()
-                shape = np.array(t).shape
-                t.set(np.random.RandomState(k).uniform(-0.5, 0.5, shape).astype("float32"), fluid.CPUPlace())
-            (g,) = exe.run(main, fetch_list=["x@GRAD"])
-        out[name] = [ops[i + 1 :], np.round(np.array(g).astype("float64").reshape(-1), 5).tolist()]
-    except Exception as e:
-        out[name] = ["error", type(e).__name__]
-print(json.dumps(out, sort_keys=True))
+run(cases)
