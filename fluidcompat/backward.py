@@ -102,15 +102,20 @@ def _path(block: Block, ops: Sequence[Operator], targets: Set[str], no_grad: Set
     need = set(targets)
     on_path = []
 
-    def grad_flows_in(name: str) -> bool:
-        return name not in no_grad and _differentiable(block._find_var_recursive(name))
+    def grad_flows_in(op: Operator, name: str) -> bool:
+        if name in no_grad:
+            return False
+        var = block._find_var_recursive(name)
+        # fluid's cast is differentiated whatever its input's type: a mask cast from a comparison gets
+        # a cast of its gradient back to bool in fluid's program (one op computing nothing used)
+        return _differentiable(var) or (op.type == "cast" and var is not None)
 
     for op in reversed(ops):
         d = op._def
         if d.grad is None or not need.intersection(op.output_arg_names):
             continue
         _, _, in_slots = registry.grad_slots(d)
-        inputs = [n for s in in_slots for n in op.inputs.get(s, ()) if grad_flows_in(n)]
+        inputs = [n for s in in_slots for n in op.inputs.get(s, ()) if grad_flows_in(op, n)]
         if inputs:
             on_path.append(op)
             need.update(inputs)

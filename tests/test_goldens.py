@@ -1741,13 +1741,14 @@ def test_conv_and_pool_windows_at_the_edge_match_fluid():
 
 
 def test_grad_ops_of_seventy_layers_are_fluids():
-    """The grad ops fluid 1.8.5 appended for 72 layers, and the gradient each gives a parameter: split
+    """The grad ops fluid 1.8.5 appended for 73 layers, and the gradient each gives a parameter: split
     is differentiated by a concat, flip by a flip, cumsum by a cumsum the other way (fluidcompat
     appended split_grad, flip_grad, cumsum_grad), a piece of split / unstack the loss does not use gets
-    a fill_zeros_like first, crop is op crop, roll is followed by fluid's reshape2. Departure: the
+    a fill_zeros_like first, crop is op crop, roll is followed by fluid's reshape2, a mask cast from a
+    comparison gets fluid's cast of its gradient back to bool. Departure: the
     replaced row of scatter's X gets no gradient (fluid 1.8.5 passed it through)."""
     got, want = run_fluidcompat("grad_op_types.py"), load("grad_op_types.json")
-    assert sorted(got) == sorted(want) and len(want) == 72
+    assert sorted(got) == sorted(want) and len(want) == 73
     for name in want:
         assert got[name][0] == want[name][0], (name, got[name][0], want[name][0])
         if name == "scatter":  # row 1 is replaced by row 0: its gradient is 0 (fluid's: 1/24)
@@ -1785,12 +1786,12 @@ def test_grad_ops_of_a_second_batch_of_layers_are_fluids():
 
 
 def test_grad_ops_of_sequence_layers_are_fluids():
-    """grad_op_types' third batch, 26 sequence (LoD) ops, recurrent units, CRF and hsigmoid: the grad
+    """grad_op_types' third batch, 27 sequence (LoD) ops, recurrent units, CRF and hsigmoid: the grad
     ops fluid 1.8.5 appended and the gradients. sequence_reverse is differentiated by a
     sequence_reverse, lstm_unit's unused cell gets a fill_zeros_like first (as fluid)."""
     got = json.loads(run_lines("grad_op_types3.py")[-1])
     want = load("grad_op_types3.json")
-    assert sorted(got) == sorted(want) and len(want) == 26
+    assert sorted(got) == sorted(want) and len(want) == 27
     for name in want:
         assert got[name][0] == want[name][0], (name, got[name][0], want[name][0])
         assert _close(got[name][1], want[name][1]), name

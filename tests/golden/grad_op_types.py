@@ -1,7 +1,7 @@
 # Which grad ops fluid 1.8 appends for about eighty layers (its grad op makers: split -> concat,
 # flip -> flip, cumsum -> cumsum the other way, a fill_zeros_like for a piece of split / unstack the
 # loss does not use, ...) and the gradient each gives a [4, 6] parameter. Left out: layers whose
-# grad ops fluid appended for nothing (a sum over gradients nothing wrote; a cast back to bool),
+# grad ops fluid appended for nothing (a sum over gradients nothing wrote),
 # and dropout(is_test=True), whose grad fluid could not build.
 import numpy as np
 import paddle.fluid as fluid
@@ -61,6 +61,7 @@ cases = {
     "l2_normalize": lambda x: L.l2_normalize(x, 1),
     "layer_norm": lambda x: L.layer_norm(x),
     "sign": lambda x: L.sign(x) * x,
+    "mask_from_compare": lambda x: L.elementwise_mul(x, L.cast(x > 0.5, "float32")),
     "topk": lambda x: L.topk(x, 2)[0],
     "argsort": lambda x: L.argsort(x, axis=1)[0],
     "cumsum": lambda x: L.cumsum(x, axis=1),

@@ -2,7 +2,7 @@
 # fluid 1.8 appends and the gradient each gives a [4, 6] parameter (LoD [0, 1, 4] set by lod_reset).
 # Left out: the cell output of dynamic_lstm alone (fluid 1.8.5 sent no gradient through it),
 # sampled softmax (its samples differ), and layers whose grad ops fluid appended for nothing (a sum
-# over gradients nothing wrote: sequence_expand(_as) of a slice; a cast back to int).
+# over gradients nothing wrote: sequence_expand(_as) of a slice).
 # (hsigmoid prints a line when built under fluid 1.8.5: the JSON is the last line.)
 import numpy as np
 import paddle.fluid as fluid
@@ -49,6 +49,19 @@ cases = {
         L.lod_reset(L.slice(x, [1], [0], [3]), target_lod=[0, 1, 4]),
         L.lod_reset(L.assign(np.array([[0], [1], [2], [1]], "int64")), target_lod=[0, 1, 4]),
         param_attr=fluid.ParamAttr(name="crfw"),
+    ),
+    "sequence_enumerate_mul": lambda x: (
+        seq(x)
+        * L.cast(
+            L.reduce_sum(
+                L.sequence_enumerate(
+                    L.lod_reset(L.assign(np.array([[1], [2], [3], [4]], "int64")), target_lod=[0, 1, 4]), 2
+                ),
+                1,
+                keep_dim=True,
+            ),
+            "float32",
+        )
     ),
     "sequence_mask_mul": lambda x: L.elementwise_mul(
         x, L.cast(L.sequence_mask(L.assign(np.array([2, 3, 6, 1], "int64")), maxlen=6), "float32")
