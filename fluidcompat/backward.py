@@ -172,6 +172,14 @@ def _make_grad_ops(
             continue
         attrs = {k: v for k, v in op.attrs.items() if k not in ("op_role", "op_role_var", "op_namescope")}
         attrs["op_role"] = OpRole.Backward
+        if d.grad.fill_missing:  # zeros for the outputs whose gradient nothing made, as fluid
+            for s, names in out_grads.items():
+                for k, n in enumerate(names):
+                    if n == EMPTY_VAR_NAME:
+                        fwd = op.outputs[s][k]
+                        names[k] = _grad_name(fwd)
+                        zeros = {"op_role": OpRole.Backward, "op_device": op.attrs.get("op_device", "")}
+                        result.append(_GradOp("fill_zeros_like", {"X": [fwd]}, {"Out": [names[k]]}, zeros, op))
         if d.grad.maker is not None:
             made = d.grad.maker(op, out_grads, in_grads, ctx) if d.control else d.grad.maker(op, out_grads, in_grads)
             if not made:  # no gradient flows through this op (a py_func without backward_func)
@@ -182,14 +190,6 @@ def _make_grad_ops(
                 result.append(_GradOp(t, ins, outs, a, op))
         else:
             ins = {s: list(op.inputs.get(s, op.outputs.get(s, ()))) for s in fwd_inputs}
-            if d.grad.fill_missing:
-                for s, names in out_grads.items():
-                    for k, n in enumerate(names):
-                        if n == EMPTY_VAR_NAME:
-                            fwd = op.outputs[s][k]
-                            names[k] = _grad_name(fwd)
-                            zeros = {"op_role": OpRole.Backward, "op_device": op.attrs.get("op_device", "")}
-                            result.append(_GradOp("fill_zeros_like", {"X": [fwd]}, {"Out": [names[k]]}, zeros, op))
             ins.update({s + GRAD_VAR_SUFFIX: names for s, names in out_grads.items()})
             outs = {s + GRAD_VAR_SUFFIX: [n for n in names if n] for s, names in in_grads.items()}
             # keep positions of a multi-input slot: a missing grad there is the empty name

@@ -515,16 +515,10 @@ def _unstack_grad(ins, a):
 
 
 def _unstack_grad_maker(op, og, ig):
-    """unstack_grad stacks every piece's gradient; a piece without one (not used on the way to the
-    loss) gets a fill_zeros_like first, as fluid's backward inserted it."""
-    made, grads = [], []
-    for piece, grad in zip(op.outputs["Y"], og["Y"]):
-        if grad == "@EMPTY@":
-            grad = piece + "@GRAD"
-            made.append(("fill_zeros_like", {"X": [piece]}, {"Out": [grad]}, {}))
-        grads.append(grad)
+    """unstack_grad stacks every piece's gradient (a piece without one has its zeros by then:
+    GradDef.fill_missing); fluid's reads no forward input."""
     attrs = {"axis": op.attrs["axis"], "num": op.attrs["num"]}
-    return made + [("unstack_grad", {"Y@GRAD": grads}, {"X@GRAD": ig["X"]}, attrs)]
+    return [("unstack_grad", {"Y@GRAD": og["Y"]}, {"X@GRAD": ig["X"]}, attrs)]
 
 
 register(
@@ -535,7 +529,7 @@ register(
         {"axis": 0, "num": 0},
         _unstack_infer,
         _unstack,
-        grad=GradDef(out_grads=("Y",), in_grads=("X",), maker=_unstack_grad_maker),
+        grad=GradDef(out_grads=("Y",), in_grads=("X",), maker=_unstack_grad_maker, fill_missing=True),
     )
 )
 register(OpDef("unstack_grad", ("Y@GRAD",), ("X@GRAD",), {"axis": 0, "num": 0}, None, _unstack_grad, forward="unstack"))

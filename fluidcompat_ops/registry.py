@@ -45,8 +45,9 @@ class GradDef:
     maker: Optional[Callable] = None
     # forward slots the grad kernel reads the shape of only: their values may go before it runs
     shape_only: Tuple[str, ...] = ()
-    # an output whose gradient nothing made gets a fill_zeros_like before the grad op, as fluid's
-    # backward inserted one for the grad ops that read every output's gradient (lstm_unit)
+    # an output whose gradient nothing made gets a fill_zeros_like before the grad op(s), as fluid's
+    # backward inserted one for the grad ops that read every output's gradient (split, unstack,
+    # lstm_unit)
     fill_missing: bool = False
 
 

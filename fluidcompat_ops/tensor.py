@@ -837,19 +837,13 @@ def _split_kernel(ins, attrs):
 
 
 def _split_grad_maker(op, out_grads, in_grads):
-    """fluid differentiates split with a concat of the pieces' gradients; a piece without one (not
-    used on the way to the loss) gets a fill_zeros_like first, as fluid's backward inserted it."""
-    made, pieces = [], []
-    for piece, grad in zip(op.outputs["Out"], out_grads["Out"]):
-        if grad == "@EMPTY@":  # fluid's name for "no variable here"
-            grad = piece + "@GRAD"
-            made.append(("fill_zeros_like", {"X": [piece]}, {"Out": [grad]}, {}))
-        pieces.append(grad)
-    ins = {"X": pieces}
+    """fluid differentiates split with a concat of the pieces' gradients (a piece without one has
+    its zeros by then: GradDef.fill_missing)."""
+    ins = {"X": out_grads["Out"]}
     if op.inputs.get("AxisTensor"):
         ins["AxisTensor"] = list(op.inputs["AxisTensor"])
     attrs = {k: op.attrs[k] for k in ("axis", "num", "sections") if k in op.attrs}
-    return made + [("concat", ins, {"Out": in_grads["X"]}, attrs)]
+    return [("concat", ins, {"Out": in_grads["X"]}, attrs)]
 
 
 register(
@@ -861,7 +855,7 @@ register(
         _split_infer,
         _split_kernel,
         host_inputs=frozenset({"AxisTensor", "SectionsTensorList"}),
-        grad=GradDef(in_grads=("X",), maker=_split_grad_maker),
+        grad=GradDef(in_grads=("X",), maker=_split_grad_maker, fill_missing=True),
     )
 )
 
