@@ -13,6 +13,7 @@ import functools
 import pickle
 from multiprocessing import cpu_count
 
+from fluidcompat.compat.py3compat import to_text
 from fluidcompat.dataset.common import data_file
 from fluidcompat.dataset.image import batch_images_from_tar, load_image_bytes, simple_transform
 from fluidcompat.dataset.matfile import loadmat
@@ -39,14 +40,6 @@ train_mapper = functools.partial(default_mapper, True)
 test_mapper = functools.partial(default_mapper, False)
 
 
-def _text(value):
-    if isinstance(value, bytes):
-        return value.decode("utf-8")
-    if isinstance(value, dict):
-        return {_text(k): v for k, v in value.items()}
-    return value
-
-
 def reader_creator(
     data_file, label_file, setid_file, dataset_name, mapper, buffered_size=1024, use_xmap=True, cycle=False
 ):
@@ -62,7 +55,7 @@ def reader_creator(
             with open(file_list) as f_list:
                 for line in f_list:
                     with open(line.strip(), "rb") as f:
-                        batch = _text(pickle.load(f, encoding="bytes"))
+                        batch = to_text(pickle.load(f, encoding="bytes"))
                     for sample, label in zip(batch["data"], batch["label"]):
                         yield sample, int(label) - 1
             if not cycle:
