@@ -1589,14 +1589,33 @@ _op(
 
 # -- more nn ops ----------------------------------------------------------------------------------
 def _add_position_encoding(ins, a):
+    """[batch, length, width] without a LoD, else [rows, width] with one LoD level: each sequence's
+    positions counted from its first row."""
     x = _x(ins)
-    _, m, p = x.shape
+    lod = lod_of(x)
+    if len(lod) > 1:
+        raise ValueError(
+            f"The input(X)'s lod level of AddPositionEncodingOp should be equal to 1, but received {len(lod)}. "
+        )
+    rank = 2 if lod else 3
+    if x.dim() != rank:
+        raise ValueError(
+            f"The input(X)'s dimension of AddPositionEncodingOp should be equal to {rank}, but received {x.dim()}. "
+        )
+    p = x.shape[-1]
     half = p // 2
-    j = torch.arange(m, dtype=torch.float64, device=x.device)[:, None]
+    if lod:
+        offsets = lod[0]
+        starts = torch.tensor(offsets[:-1], dtype=torch.float64, device=x.device)
+        lengths = torch.tensor(lengths_of(offsets), dtype=torch.int64, device=x.device)
+        rows = torch.arange(x.shape[0], dtype=torch.float64, device=x.device)
+        j = (rows - torch.repeat_interleave(starts, lengths, output_size=x.shape[0]))[:, None]
+    else:
+        j = torch.arange(x.shape[1], dtype=torch.float64, device=x.device)[:, None]
     k = torch.arange(half, dtype=torch.float64, device=x.device)[None, :]
     val = j / (10000.0 ** (k / (half - 1))) if half > 1 else j / 10000.0
     enc = torch.cat([torch.sin(val), torch.cos(val)], 1).to(x.dtype)
-    return {"Out": [x * a["alpha"] + enc[None] * a["beta"]]}
+    return {"Out": [x * a["alpha"] + (enc if lod else enc[None]) * a["beta"]]}
 
 
 _op("add_position_encoding", ("X",), ("Out",), {"alpha": 1.0, "beta": 1.0}, same_as(), _add_position_encoding)
@@ -2557,6 +2576,12 @@ def chunk_segments(labels, scheme, num_chunk_types, excluded=()):
     """(start, end, type) of each chunk of one tag sequence, as fluid's chunk_eval reads them."""
     num_tag_types, begin, inside, end, single = _CHUNK_SCHEMES[scheme]
     other = num_chunk_types
+    top = next((v for v in labels if v > num_chunk_types * num_tag_types), None)
+    if top is not None:  # fluid's check (and text) for Inference and Label alike
+        raise ValueError(
+            "The value of Input(Label) should be less than the number of chunk types times the number of tag "
+            f"types, but received {top} (Label) vs {num_chunk_types} (chunk types) * {num_tag_types} (tag types)."
+        )
     segments = []
     in_chunk, start = False, 0
     tag, type_ = -1, other
@@ -3097,6 +3122,10 @@ def _linear_chain_crf(ins, a):
     nll = []
     for x, y in _crf_sequences(ins, "Emission", "Label"):
         k, y = x.shape[0], y.reshape(-1).long()
+        if k and int(y.max()) >= x.shape[1]:
+            raise ValueError("An invalid tag label that execesses the largest tag number.")
+        if k and int(y.min()) < 0:
+            raise ValueError(f"linear_chain_crf: tag labels must be in [0, {x.shape[1]}). Received: {int(y.min())}")
         if k == 0:
             nll.append(em.new_zeros(()))
             continue

@@ -213,6 +213,8 @@ def _swce_kernel(ins, attrs):
     if attrs["soft_label"]:
         loss = -(label * logp).sum(dim=axis, keepdim=True)
     else:
+        if label.dim() == x.dim() and any(label.shape[d] != x.shape[d] for d in range(x.dim()) if d != axis):
+            raise ValueError("Input(Logits) and Input(Label) should in same shape in dimensions except axis.")
         lab = label.long()
         ignored = lab == attrs["ignore_index"]
         safe = torch.where(ignored, torch.zeros_like(lab), lab)

@@ -1033,9 +1033,14 @@ def _one_hot_kernel(v2):
         ids = x.long() if v2 else x.long().squeeze(-1)
         bad = (ids < 0) | (ids >= depth)
         if bool(bad.any()):
-            if not attrs["allow_out_of_range"]:
+            if not attrs["allow_out_of_range"]:  # the first id out of range, in fluid's words
+                v = int(ids.reshape(-1)[bad.reshape(-1).nonzero()[0, 0]])
                 raise ValueError(
-                    f"one_hot: every id must be in [0, {depth}). Received: min={int(ids.min())}, max={int(ids.max())}"
+                    "Illegal index value, Input(input) value should be at least 0, but received input "
+                    f"({v}) less than 0"
+                    if v < 0
+                    else "Illegal index value, Input(input) value should be less than Input(depth), but received "
+                    f"input ({v}) not less than depth ({depth})"
                 )
             r = F.one_hot(torch.where(bad, torch.zeros_like(ids), ids), depth)
             r[bad] = 0

@@ -468,15 +468,22 @@ def _sequence_slice(ins, a):
     starts = [int(v) for v in ins["Offset"][0].reshape(-1).tolist()]
     sizes = [int(v) for v in ins["Length"][0].reshape(-1).tolist()]
     n = len(offsets) - 1
-    if len(starts) != n or len(sizes) != n:
-        raise ValueError(
-            f"sequence_slice: Offset and Length must hold one value per sequence of X ({n}). "
-            f"Received: {len(starts)} offsets, {len(sizes)} lengths"
-        )
+    for what, got in (("length", sizes), ("offset", starts)):  # fluid's order and texts
+        if len(got) != n:
+            raise ValueError(
+                f"Input {what} shape error. The length of input LoD sequence and input {what}-array\u2018s first "
+                f"dimension should be equal, but the LoD sequence length is {n}, the {what}-array\u2018s first "
+                f"dimension is {len(got)}."
+            )
     index = []
     for i, (s, k) in enumerate(zip(starts, sizes)):
         length = offsets[i + 1] - offsets[i]
-        if s < 0 or k < 0 or s + k > length:
+        if s >= 0 and k >= 0 and s + k > length:
+            raise ValueError(
+                "The slice end index of target tensor is out of range. expect it less than or equal to "
+                f"{length}, but the actual slice end index is {s + k}."
+            )
+        if s < 0 or k < 0:
             raise ValueError(
                 f"sequence_slice: the slice [{s}, {s + k}) of sequence {i} is out of its {length} rows "
                 "(Offset and Length must be non-negative and Offset + Length at most the sequence's length)"
@@ -526,12 +533,17 @@ def _sequence_expand(ins, a):
     ref = y_lod[level]
     counts = lengths_of(ref)
     x_lod = lod_of(x)
-    units = len(x_lod[0]) - 1 if x_lod else x.shape[0]
-    if units != len(counts):
-        what = "sequences" if x_lod else "rows"
+    if x_lod and len(x_lod[0]) != len(ref):  # fluid's texts
         raise ValueError(
-            f"sequence_expand: X must hold one {what[:-1]} per sequence of Y's LoD level {level} ({len(counts)}). "
-            f"Received: X with {units} {what}"
+            "Level number of Input(X)'s lod could be 0. Otherwise size of Input(X)'s first level lod should be "
+            "equal to size of Input(Y)'s referred level lod. But received: Input(X).lod[0].size() = "
+            f"{len(x_lod[0])}, Input(Y).lod[{level}].size() = {len(ref)}"
+        )
+    if not x_lod and x.shape[0] != len(counts):
+        raise ValueError(
+            "When Input(X)'s lod is null, the dims[0] of Input(X) should match the size of Input(Y)'s referred "
+            f"level lod. But received Input(X): input rank {x.dim()}, input shape {list(x.shape)}; received "
+            f"Input(Y).lod[{level}].size() - 1 = {len(counts)}."
         )
     if x_lod:
         rows, offsets = _repeat_rows(x, counts, x_lod[0])
@@ -545,8 +557,8 @@ def _sequence_expand_as(ins, a):
     counts = lengths_of(ref)
     if x.shape[0] != len(counts):
         raise ValueError(
-            f"sequence_expand_as: X must hold one row per sequence of Y ({len(counts)}). Received: X with "
-            f"{x.shape[0]} rows"
+            "The first dimension of Input(X) should be one less than the size of Input(Y)'s 0 level lod. But "
+            f"received X's shape[0] = {x.shape[0]}, Y's lod[0].size = {len(ref)}."
         )
     return {"Out": [with_lod(_repeat_rows(x, counts)[0], lod_of(y))]}
 
@@ -807,9 +819,9 @@ _op(
 def _sequence_scatter(ins, a):
     x, ids, updates = ins["X"][0], ins["Ids"][0], ins["Updates"][0]
     offsets = _last_level(ids, "SequenceScatterOp", "Input(Ids)")
-    if len(offsets) - 1 != x.shape[0]:
+    if len(offsets) - 1 > x.shape[0]:  # sequence k scatters into row k (fewer sequences than rows: fluid's too)
         raise ValueError(
-            f"sequence_scatter: Ids must hold one sequence per row of X ({x.shape[0]}). Received: "
+            f"sequence_scatter: Ids must hold at most one sequence per row of X ({x.shape[0]} rows). Received: "
             f"{len(offsets) - 1} sequences"
         )
     if updates.shape[0] != ids.shape[0]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from fluidcompat.dtypes import INT_TYPES, VarType
 from fluidcompat_ops.registry import GradDef, OpDef, register
+from fluidcompat_ops.sequence import lod_of
 from fluidcompat_ops.shapes import first, norm_axis, out, prod, prod_or_unknown, same_as
 
 torch = None  # NOTE: [Lazy torch] in registry.py
@@ -101,7 +102,10 @@ def _fcbsl_infer(ins, attrs):
 def _fcbsl_kernel(ins, attrs):
     x = first(ins, "Input")
     shape = list(attrs["shape"])
-    shape[attrs["output_dim_idx"]] = x.shape[attrs["input_dim_idx"]]
+    lod = lod_of(x)
+    # a sequence batch's size is its number of sequences (of the LoD's last level), as in fluid 1.8
+    batch = len(lod[-1]) - 1 if lod and attrs["input_dim_idx"] == 0 else x.shape[attrs["input_dim_idx"]]
+    shape[attrs["output_dim_idx"]] = batch
     return {"Out": [torch.full(shape, _fill_value(attrs), dtype=_tdtype(attrs["dtype"]), device=attrs["_device"])]}
 
 
@@ -794,14 +798,25 @@ register(
 )
 
 
-def _split_sizes(dim, num, sections):
+def _split_sizes(shape, axis, num, sections):
+    """The pieces' sizes along ``axis`` (fluid's checks and texts)."""
+    dim = shape[axis]
     if sections:
         secs = list(sections)
         if -1 in secs and dim >= 0:
             secs[secs.index(-1)] = dim - sum(s for s in secs if s != -1)
+        if dim >= 0 and sum(secs) != dim:
+            raise ValueError(
+                "Sum of Attr(num_or_sections) must be equal to the input's size along the split dimension. But "
+                f"received Attr(num_or_sections) = {list(sections)}, input(X)'s shape = {list(shape)}, "
+                f"Attr(dim) = {axis}."
+            )
         return secs
     if dim >= 0 and dim % num:
-        raise ValueError(f"the split dimension ({dim}) must be divisible by num ({num})")
+        raise ValueError(
+            "The input's size along the split dimension must be evenly divisible by Attr(num_or_sections). But "
+            f"received Attr(num_or_sections) = {num}, input(X)'s shape = {list(shape)}, Attr(dim) = {axis}."
+        )
     return [dim // num if dim >= 0 else -1] * num
 
 
@@ -819,11 +834,7 @@ def _split_infer(ins, attrs):
     axis = norm_axis(attrs["axis"], len(x.shape))
     if ins.get("SectionsTensorList"):  # the sections given as numbers are known (-1: a Variable's)
         return {"Out": [(_with_dim(x.shape, axis, s), x.dtype) for s in attrs["sections"]]}
-    sizes = _split_sizes(x.shape[axis], attrs["num"], attrs["sections"])
-    if x.shape[axis] >= 0 and attrs["sections"] and sum(sizes) != x.shape[axis]:
-        raise ValueError(
-            f"sections must add up to the dim. Received: sections={attrs['sections']}, dim={x.shape[axis]}"
-        )
+    sizes = _split_sizes(x.shape, axis, attrs["num"], attrs["sections"])
     return {"Out": [(_with_dim(x.shape, axis, s), x.dtype) for s in sizes]}
 
 
@@ -832,7 +843,7 @@ def _split_kernel(ins, attrs):
     axis = _axis(ins, attrs) % x.dim()
     tensors = ins.get("SectionsTensorList")
     sections = [int(t.reshape(-1)[0]) for t in tensors] if tensors else attrs["sections"]
-    sizes = _split_sizes(x.shape[axis], attrs["num"], sections)
+    sizes = _split_sizes(list(x.shape), axis, attrs["num"], sections)
     return {"Out": list(torch.split(x, sizes, dim=axis))}
 
 

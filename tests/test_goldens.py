@@ -1795,3 +1795,62 @@ def test_grad_ops_of_sequence_layers_are_fluids():
     for name in want:
         assert got[name][0] == want[name][0], (name, got[name][0], want[name][0])
         assert _close(got[name][1], want[name][1]), name
+
+
+def _error_words(found):
+    """``found`` with each error's "XxxError: " prefix dropped (fluid's classes are not Python's)."""
+    if isinstance(found, dict):
+        return {k: _error_words(v) for k, v in found.items()}
+    if isinstance(found, list) and len(found) == 2 and found[0] == "error":
+        return ["error", [line.partition("rror: ")[2] for line in found[1]]]
+    if isinstance(found, list):
+        return [_error_words(v) for v in found]
+    return found
+
+
+def test_runtime_lods_match_fluid():
+    """The LoD of values when programs run on LoDTensors, as fluid 1.8.5 gave it: ~180 layers of the
+    zoo fed sequences (stack and accuracy pass their input's LoD on; scatter, unstack, norm, maxout,
+    interpolation, the rank / margin / KL / smooth-L1 losses, nce, gru_unit, lstm_unit and the
+    *_batch_size_like ops do not; fluidcompat had it the other way round), and their run-time
+    errors word for word (sequence_expand / expand_as / slice, split, one_hot, chunk_eval, crf,
+    add_position_encoding, softmax_with_cross_entropy's label rows). A program of fluid.data
+    variables (lod_level 0) fed LoDTensors passes the LoD on (fluidcompat dropped it), fed arrays
+    next does not. fill_constant_batch_size_like takes a sequence batch's size from its LoD's last
+    level; sequence_scatter takes fewer sequences than X has rows; add_position_encoding counts
+    positions per LoD sequence (values and gradient)."""
+    got, want = run_fluidcompat("runtime_lods.py"), load("runtime_lods.json")
+    assert len(want["zoo"]) > 170 and sum(v[0] == "error" for v in want["zoo"].values()) == 11
+    assert _error_words(got) == _error_words({k: v for k, v in want.items() if k != "position"}) | {
+        "position": _error_words(got["position"])
+    }
+    assert _close(got["position"], want["position"])
+
+
+# fluid 1.8.5 ran these and wrote past the tensor or read a transition row that is not there
+LOD_OP_ERRORS_DELIBERATE = {
+    "scatter_seq": "Ids must hold at most one sequence per row of X (2 rows). Received: 3 sequences",
+    "scatter_seq_col": "every id must be in [0, 3) (the width of X)",
+    "crf_neg": "tag labels must be in [0, 3). Received: -1",
+}
+
+
+def test_lod_op_errors_match_fluid():
+    """Sequence and index ops fed bad LoDTensors or ids fail when run with fluid 1.8.5's words
+    (fluidcompat had its own, or none: add_position_encoding took a 3-D LoD input, chunk_eval tags
+    out of range, linear_chain_crf raised torch's IndexError, split torch's RuntimeError); what fluid
+    accepted, fluidcompat accepts (sequence_scatter's fewer sequences than rows, add_position_encoding
+    of [rows, width] LoD sequences, chunk_eval's negative tags), and where fluid wrote out of bounds
+    fluidcompat refuses."""
+    got, want = run_fluidcompat("lod_op_errors.py"), load("lod_op_errors.json")
+    assert sorted(got) == sorted(want) and len(want) == 24
+    for key, w in want.items():
+        if key in LOD_OP_ERRORS_DELIBERATE:
+            assert w is None and got[key][0] == "EnforceNotMet" and LOD_OP_ERRORS_DELIBERATE[key] in got[key][1][0]
+        elif w is None or not isinstance(w[1], list):  # ran, or a Python error fluid raised itself
+            assert (got[key] is None) == (w is None), key
+            assert w is None or (got[key][0] == w[0] and got[key][1].split() == w[1].split()), key
+        else:
+            assert got[key][0] == w[0] and [x.partition("rror: ")[2] for x in got[key][1]] == [
+                x.partition("rror: ")[2] for x in w[1]
+            ], key

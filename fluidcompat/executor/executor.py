@@ -393,8 +393,12 @@ class Executor:
                 (target, None if feed is None else tuple(feed), _fetch_key(fetch_list), scope, use_prune)
             )
             if fast is not None and fast.version == fast.program._version and not self._closed:
-                got = fast.run(feed, scope if scope is not None else global_scope(), return_numpy)
-                return got if return_merged or type(target) is Program else [[v] for v in got]
+                try:
+                    got = fast.run(feed, scope if scope is not None else global_scope(), return_numpy)
+                except _FedLoD:
+                    pass
+                else:
+                    return got if return_merged or type(target) is Program else [[v] for v in got]
         if self._closed:
             raise RuntimeError("Attempted to use a closed Executor")
         if program is None:
@@ -485,9 +489,11 @@ class Executor:
                 )
         _check_fetch_names(block, scope, fetch_names)
 
-        key = (tuple(sorted(fed)), tuple(fetch_names))
+        # fed LoDTensors with a LoD make their LoD travel even where the program declares none
+        fed_lod = any(lod_of(t) for t in fed.values())
+        key = (tuple(sorted(fed)), tuple(fetch_names), fed_lod)
         t0 = now_ns() if parallel else 0
-        prepared = self._cache.get(program, key, lambda: self._prepare(program, fed, fetch_names))
+        prepared = self._cache.get(program, key, lambda: self._prepare(program, fed, fetch_names, fed_lod))
         accelerated = _accelerator(original_program, prepared)
         if parallel:
             main.append(Event("FastThreadedSSAGraphExecutorPrepare", ORDINARY, t0, now_ns(), 0))
@@ -544,8 +550,9 @@ class Executor:
             fed[name] = value if torch.is_tensor(value) or isinstance(value, SelectedRows) else (
                 self._feed_tensor(name, value, var))  # fmt: skip
         _check_fetch_names(block, scope, keep)
-        key = (tuple(sorted(fed)), tuple(keep))
-        prepared = self._cache.get(program, key, lambda: self._prepare(program, fed, keep))
+        fed_lod = any(lod_of(t) for t in fed.values())
+        key = (tuple(sorted(fed)), tuple(keep), fed_lod)
+        prepared = self._cache.get(program, key, lambda: self._prepare(program, fed, keep, fed_lod))
         env: Dict[str, Any] = dict(fed)
         _read_externals(prepared, block, scope, env)
         with torch.no_grad():
@@ -643,7 +650,7 @@ class Executor:
             cache[key] = program._prune_with_input(list(feed), targets)
         return cache[key]
 
-    def _prepare(self, program: Program, fed, fetch_names) -> PreparedBlock:
+    def _prepare(self, program: Program, fed, fetch_names, fed_lod: bool = False) -> PreparedBlock:
         block = program.global_block()
         if os.environ.get(ENV_EXPLAIN) and block.ops:
             from fluidcompat.executor.explain import placement_report
@@ -656,7 +663,7 @@ class Executor:
             for n in op.output_arg_names
             if (v := block._find_var_recursive(n)) is not None and v.persistable
         ]
-        prepared = PreparedBlock(plan, keep=list(fetch_names) + persist)
+        prepared = PreparedBlock(plan, keep=list(fetch_names) + persist, lod=True if fed_lod else None)
         prepared.persist_outputs = tuple(dict.fromkeys(persist))
         prepared.fetch_names = tuple(fetch_names)
         return prepared
@@ -888,6 +895,10 @@ def _fetch_key(fetch_list):
     return tuple(names)
 
 
+class _FedLoD(Exception):
+    """A feed of a run prepared for values without a LoD carries one."""
+
+
 class _Runner:
     """A run Executor.run has done before, with everything it checked and looked up kept: the next
     run with the same program version, feed names, fetch list and scope feeds, runs and fetches."""
@@ -919,7 +930,10 @@ class _Runner:
                 if self.device.type != "cpu":
                     return _to_device(t, self.device)
                 return t.clone() if copy else t
-        return self.exe._feed_tensor(name, value, var)
+        t = self.exe._feed_tensor(name, value, var)
+        if not self.prepared.lod and lod_of(t):
+            raise _FedLoD  # planned for values without a LoD: Executor.run plans again
+        return t
 
     @staticmethod
     def _fits(fitting: set, vshape, shape) -> bool:

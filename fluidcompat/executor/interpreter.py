@@ -706,7 +706,44 @@ LOD_OPS = frozenset(
     }
 )
 # Ops whose output keeps no LoD although its first dimension is its input's (fluid 1.8 did not share).
-_NO_SHARED_LOD = frozenset({"arg_max", "arg_min", "mean", "shape", "size", "transpose", "transpose2", "gather"})
+_NO_SHARED_LOD = frozenset(
+    {
+        "arg_max",
+        "arg_min",
+        "mean",
+        "shape",
+        "size",
+        "transpose",
+        "transpose2",
+        "gather",
+        "scatter",
+        "unstack",
+        "norm",
+        "maxout",
+        "pixel_shuffle",
+        "shuffle_channel",
+        "random_crop",
+        "nearest_interp",
+        "bilinear_interp",
+        "trilinear_interp",
+        "bicubic_interp",
+        "linear_interp",
+        "gru_unit",
+        "lstm_unit",
+        "nce",
+        "sample_logits",
+        "kldiv_loss",
+        "rank_loss",
+        "margin_rank_loss",
+        "smooth_l1_loss",
+        "fill_constant_batch_size_like",
+        "gaussian_random_batch_size_like",
+        "uniform_random_batch_size_like",
+    }
+)
+# Ops whose named output takes its first input's LoD whatever its rows (stack's along a new axis 0,
+# accuracy's one value).
+_LOD_WHATEVER_ROWS = {"stack": "Y", "accuracy": "Accuracy"}
 _LOD_SOURCES = ("X", "Input", "Ids", "Logits")
 # Forward ops whose grad op gives the input's gradient no LoD (fluid 1.8's grad kernels did not share it).
 _NO_GRAD_LOD = frozenset(
@@ -723,6 +760,7 @@ _NO_GRAD_LOD = frozenset(
         "lstmp",
         "gru",
         "row_conv",
+        "add_position_encoding",
     }
 )
 
@@ -778,6 +816,7 @@ def _sharing_lod(kernel, op, d):
         return kernel
     joins = op.type == "concat" and op.attrs.get("axis", 0) == 0 and not op.inputs.get("AxisTensor")
     by_rows = op.type not in _NO_SHARED_LOD and not _reduces_rows(op)
+    whatever_rows = _LOD_WHATEVER_ROWS.get(op.type)
 
     def shared(ins, attrs):
         result = kernel(ins, attrs)
@@ -795,6 +834,9 @@ def _sharing_lod(kernel, op, d):
             return result
         if not lod:
             return result
+        if whatever_rows:
+            for t in result.get(whatever_rows) or ():
+                with_lod(t, lod)
         for t in result.get("XShape") or ():  # for the grad op, which reads XShape instead of X
             if torch.is_tensor(t):
                 with_lod(t, lod)

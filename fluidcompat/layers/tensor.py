@@ -343,7 +343,7 @@ def split(input, num_or_sections, dim=-1, name=None) -> List[Variable]:
         if num_or_sections <= 1:
             raise ValueError(f"num_or_sections must be more than 1. Received: {num_or_sections}")
         if size > 0 and size % num_or_sections:
-            raise ValueError(
+            raise AssertionError(  # fluid's assertion
                 "The input's size along the split dimension must be evenly divisible by Attr(num_or_sections). "
                 f"But {num_or_sections} is not evenly divisible by {size}. "
             )

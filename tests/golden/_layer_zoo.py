@@ -7,9 +7,9 @@ import io
 import paddle.fluid as fluid
 
 
-def build(more=False):
+def build(more=False, startup_too=False):
     """The layers of lod_levels.py; with ``more``, also the creation, index, comparison and random
-    layers of stop_gradients.py."""
+    layers of stop_gradients.py. With ``startup_too``: (layers, startup program)."""
     L = fluid.layers
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup), contextlib.redirect_stdout(io.StringIO()):
@@ -244,4 +244,4 @@ def build(more=False):
             o["data"] = d
             o["sum_of"] = L.sums([d, d])
             o["concat_var"] = L.concat([d, d], 0)
-    return o
+    return (o, startup) if startup_too else o
