@@ -24,8 +24,9 @@ def _lookup_infer(v2):
             shape = tuple(ids.shape) + (w.shape[1],)
         else:
             if ids.shape[-1] != 1:
-                raise ValueError(
-                    f"The last dimensions of the 'Ids' tensor must be 1. Received: Ids.shape={tuple(ids.shape)}"
+                raise ValueError(  # fluid's text
+                    f"ShapeError: The last dimensions of the 'Ids' tensor must be 1. But received Ids's last "
+                    f"dimensions = {ids.shape[-1]}, Ids's shape = {list(ids.shape)}."
                 )
             shape = tuple(ids.shape[:-1]) + (w.shape[1],)
         return out("Out", shape, w.dtype)

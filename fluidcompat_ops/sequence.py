@@ -722,7 +722,8 @@ _op(
     },
     _lstm_infer,
     _lstm,
-    grad_outs=("Hidden", "Cell"),
+    # fluid 1.8's lstm_grad reads Hidden@GRAD only: a gradient reaching the Cell output goes no further
+    grad_outs=("Hidden",),
     in_grads=("Input", "H0", "C0", "Weight", "Bias"),
 )
 _op(
@@ -741,7 +742,7 @@ _op(
     },
     _lstm_infer,
     _lstm,
-    grad_outs=("Projection", "Cell"),
+    grad_outs=("Projection",),  # as lstm's: not Cell@GRAD
     in_grads=("Input", "H0", "C0", "Weight", "ProjWeight", "Bias"),
 )
 
