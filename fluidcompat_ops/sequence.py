@@ -722,8 +722,7 @@ _op(
     },
     _lstm_infer,
     _lstm,
-    # fluid 1.8's lstm_grad reads Hidden@GRAD only: a gradient reaching the Cell output goes no further
-    grad_outs=("Hidden",),
+    grad_outs=("Hidden", "Cell"),
     in_grads=("Input", "H0", "C0", "Weight", "Bias"),
 )
 _op(
@@ -742,7 +741,7 @@ _op(
     },
     _lstm_infer,
     _lstm,
-    grad_outs=("Projection",),  # as lstm's: not Cell@GRAD
+    grad_outs=("Projection", "Cell"),
     in_grads=("Input", "H0", "C0", "Weight", "ProjWeight", "Bias"),
 )
 

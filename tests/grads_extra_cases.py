@@ -438,10 +438,8 @@ def sequence_cases(G):
             atol=1e-6,
         ),
         G(
-            # the projection only: fluid's lstmp_grad (as lstm_grad) does not read the Cell's gradient
-            # (golden lstm_cell_grads)
-            "lstmp_projection",
-            lambda x: L.dynamic_lstmp(x, 8, 3, dtype="float64", cell_clip=0.8, is_reverse=True)[0],
+            "lstmp_projection_and_cell",
+            lambda x: list(L.dynamic_lstmp(x, 8, 3, dtype="float64", cell_clip=0.8, is_reverse=True)),
             {"x": afz((7, 8), 0.05, 0.6)},
             lods={"x": [[2, 0, 4, 1]]},
             rtol=1e-4,

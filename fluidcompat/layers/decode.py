@@ -89,8 +89,15 @@ class BeamSearchDecoder(Decoder):
 
     @staticmethod
     def tile_beam_merge_with_batch(x, beam_size):
-        """``x`` ([batch, ...]) with each row repeated ``beam_size`` times: [batch * beam_size, ...]."""
-        return _L().reshape(_beside(x, beam_size), [-1] + list(x.shape[1:]))
+        """``x`` ([batch, ...]) with each row repeated ``beam_size`` times: [batch * beam_size, ...].
+        Dims unknown when building (a padded batch's time) stay unknown: the batch and beam dims go
+        last, are merged by a reshape that copies the others (0), and come first again."""
+        L = _L()
+        tiled = _beside(x, beam_size)
+        rank = len(tiled.shape)
+        tiled = L.transpose(tiled, list(range(2, rank)) + [0, 1])
+        merged = L.reshape(tiled, [0] * (rank - 2) + [-1])
+        return L.transpose(merged, [rank - 2] + list(range(rank - 2)))
 
     def _split_batch_beams(self, x):
         return _L().reshape(x, [-1, self.beam_size] + list(x.shape[1:]))
