@@ -1840,7 +1840,8 @@ _op(
     ("X",),
     ("Out",),
     {"min": 0.0, "max": 1.0, "seed": 0},
-    lambda ins, a: out("Out", (first(ins, "X").shape[0],), "int64"),
+    # the declared dtype stays (fluid's shape function set none): float32 by default, int64 ids when run
+    lambda ins, a: {"Out": [((first(ins, "X").shape[0],), None)]},
     _sampling_id,
     grad=False,
 )
@@ -1960,7 +1961,8 @@ _op(
     ("Out", "SequenceNum"),
     {"normalized": False},
     lambda ins, a: {
-        "Out": [((first(ins, "Hyps").shape[0] if first(ins, "HypsLength") else -1, 1), "float32")],
+        # the declared dtype stays (int64 from the layer, as fluid's); the distances are float32 when run
+        "Out": [((first(ins, "Hyps").shape[0] if first(ins, "HypsLength") else -1, 1), None)],
         "SequenceNum": [((1,), "int64")],
     },
     _edit_distance,

@@ -30,6 +30,10 @@ class Case:
         return self.name
 
 
+# ops whose output fluid 1.8 declared with another dtype than its kernel wrote (golden declared_dtypes)
+DECLARED_NOT_WRITTEN = frozenset({"sampling_id", "edit_distance"})
+
+
 def shape_matches(declared, actual) -> bool:
     """A build-time shape matches a run shape when every known (>= 0) dim agrees."""
     declared, actual = tuple(declared), tuple(actual)
@@ -66,9 +70,10 @@ def run_case(case: Case, place=None):
         assert shape_matches(var.shape, got.shape), (
             f"{case.name}: inferred shape {var.shape} of {var.name} != run shape {got.shape}"
         )
-        assert np.dtype(fluid.dtypes.np_name(var.dtype)) == got.dtype, (
-            f"{case.name}: inferred dtype {var.dtype} of {var.name} != run dtype {got.dtype}"
-        )
+        if getattr(var.op, "type", None) not in DECLARED_NOT_WRITTEN:
+            assert np.dtype(fluid.dtypes.np_name(var.dtype)) == got.dtype, (
+                f"{case.name}: inferred dtype {var.dtype} of {var.name} != run dtype {got.dtype}"
+            )
     if case.check is not None:
         case.check(*results)
     if case.ref is not None:

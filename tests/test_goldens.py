@@ -1873,3 +1873,47 @@ def test_book_chapters_train_as_fluid(chapter):
         assert not _close(got["steps"][1][0], want["steps"][1][0], atol=1e-4, rtol=1e-4)  # the departure
         got, want = dict(got, steps=None), dict(want, steps=None)
     assert _close(got, want, atol=1e-4, rtol=1e-4)
+
+
+# where fluid 1.8.5 failed to differentiate (fluid's error) or had no gradient, fluidcompat has one
+GRAD_LODS_DEPARTURES = {
+    ("zoo", "split"): "No Input(X) found for Concat operator",  # one piece of a split used
+    ("zoo", "unstack"): "Cannot find variable",
+    ("zoo", "lstm_unit"): "Input(C@GRAD) should not be null",
+    ("zoo", "lstm_unit_h"): "Input(C@GRAD) should not be null",
+    ("zoo", "lstm_c"): None,  # the cell's gradient (test_rnn_lstm)
+    ("zoo", "lstmp_c"): None,
+    ("alone", "split"): "[operator < concat > error]",
+    ("alone", "dropout"): "[operator < dropout_grad > error]",  # dropout_grad with is_test
+    ("alone", "npair"): None,  # fluid asserted while building: expand_times of the batch's -1
+}
+
+
+def test_grad_lods_match_fluid():
+    """The LoD of each input's gradient when a program runs on LoDTensors, as fluid 1.8.5 gave it:
+    passed on from the input for most ops, none after convolutions, pools, interpolations,
+    instance / group / data norms, cos_sim, nce, scatter, strided_slice, crop_tensor, pad, the
+    softmax / sigmoid / focal / KL / smooth-L1 losses and space-to-depth style ops (fluidcompat passed
+    it on). Departures: where fluid failed to build or run the gradient, fluidcompat has one."""
+    got, want = run_fluidcompat("grad_lods.py"), load("grad_lods.json")
+    assert sorted(got) == sorted(want) == ["alone", "zoo"]
+    assert len(want["zoo"]) == 175 and len(want["alone"]) == 71
+    for part in ("zoo", "alone"):
+        assert sorted(got[part]) == sorted(want[part])
+        for key, w in want[part].items():
+            if (part, key) in GRAD_LODS_DEPARTURES:
+                words = GRAD_LODS_DEPARTURES[(part, key)]
+                assert w == "none" or w[0] == "error" and (words is None or words in w[2][0]), key
+                assert isinstance(got[part][key], dict) and got[part][key], key
+            elif (part, key) == ("alone", "affine_ch"):  # both refuse a missing Scale; fluid with an assertion
+                assert w[0] == "error" and got[part][key][0] == "error"
+            else:
+                assert got[part][key] == w, (part, key)
+
+
+def test_declared_dtypes_match_fluid():
+    """edit_distance's and sampling_id's outputs are declared as fluid 1.8.5 declared them (int64;
+    sampling_id's ``dtype``, float32 by default: fluidcompat declared what the kernels write, and
+    ignored sampling_id's ``dtype``) and hold what fluid's kernels wrote (float32 distances, int64
+    ids)."""
+    assert run_fluidcompat("declared_dtypes.py") == load("declared_dtypes.json")

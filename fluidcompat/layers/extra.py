@@ -1287,7 +1287,7 @@ def sampling_id(x, min=0.0, max=1.0, seed=0, dtype="float32"):
         "sampling_id",
         {"X": [x]},
         {"min": float(min), "max": float(max), "seed": seed},
-        VarType.INT64,
+        dtype,  # fluid 1.8 declared the output with ``dtype``; its kernel writes int64 ids all the same
     )
 
 
@@ -1360,7 +1360,8 @@ def edit_distance(input, label, normalized=True, ignored_tokens=None, input_leng
     ins = {"Hyps": [input], "Refs": [label]}
     if input_length is not None:
         ins.update(HypsLength=[input_length], RefsLength=[label_length])
-    out = helper.create_variable_for_type_inference(dtype="float32")
+    # fluid 1.8 declared the distances int64; its kernel writes float32 all the same
+    out = helper.create_variable_for_type_inference(dtype="int64")
     seq_num = helper.create_variable_for_type_inference(dtype="int64")
     helper.append_op(
         type="edit_distance",
