@@ -29,7 +29,7 @@ from fluidcompat_ops.nn import (
 from fluidcompat_ops.registry import GradDef, OpDef, lookup, register
 from fluidcompat_ops.sequence import _last_level, _padded, lengths_of, lod_of, offsets_of, with_lod
 from fluidcompat_ops.shapes import dims_agree, first, norm_axis, out, same_as
-from fluidcompat_ops.tensor import _bounds, _generator, _tdtype
+from fluidcompat_ops.tensor import _bounds, _generator, _tdtype, seeded_normal, seeded_uniform
 
 torch = None  # NOTE: [Lazy torch] in registry.py
 F = None
@@ -1169,14 +1169,12 @@ def _bsl_infer(ins, a):
 
 def _uniform_bsl(ins, a):
     shape = _bsl_shape(ins, a)
-    t = torch.empty(shape, dtype=_tdtype(a["dtype"]), device=a["_device"])
-    return {"Out": [t.uniform_(a["min"], a["max"], generator=_generator(a, a["_device"]))]}
+    return {"Out": [seeded_uniform(a, shape, a["_device"])]}
 
 
 def _gaussian_bsl(ins, a):
     shape = _bsl_shape(ins, a)
-    t = torch.empty(shape, dtype=_tdtype(a["dtype"]), device=a["_device"])
-    return {"Out": [t.normal_(a["mean"], a["std"], generator=_generator(a, a["_device"]))]}
+    return {"Out": [seeded_normal(a, shape, a["_device"])]}
 
 
 _BSL = {"shape": [], "input_dim_idx": 0, "output_dim_idx": 0, "seed": 0, "dtype": 5}

@@ -629,11 +629,13 @@ def _dropout_kernel(ins, attrs):
     if attrs["is_test"]:
         return {"Out": [x.clone() if upscale else x * (1.0 - p)]}
     seed_t = first(ins, "Seed")
-    gen = None
-    if seed_t is not None or attrs["fix_seed"]:
+    if seed_t is not None or attrs["fix_seed"]:  # the same mask as fluid's (NOTE: [Seeded draws])
+        from fluidcompat_ops.fluid_random import float_canonical
+
         seed = int(seed_t.reshape(-1)[0]) if seed_t is not None else attrs["seed"]
-        gen = torch.Generator(device=x.device).manual_seed(seed)
-    keep = torch.empty(x.shape, device=x.device).uniform_(0.0, 1.0, generator=gen) >= p
+        keep = float_canonical(seed, x.numel(), x.device).reshape(x.shape) >= torch.tensor(p, dtype=torch.float32)
+    else:
+        keep = torch.empty(x.shape, device=x.device).uniform_(0.0, 1.0) >= p
     mask = keep.to(torch.uint8)
     y = x * keep.to(x.dtype)
     if upscale:

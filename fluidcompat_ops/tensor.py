@@ -1154,11 +1154,28 @@ def _random_infer(ins, attrs):
     return _fill_constant_infer(ins, attrs)
 
 
+def seeded_uniform(attrs, shape, device):
+    """uniform_random's values: fluid's own for a seed (NOTE: [Seeded draws]), else torch's."""
+    dtype = _tdtype(attrs["dtype"])
+    if attrs.get("seed"):
+        from fluidcompat_ops import fluid_random
+
+        return fluid_random.uniform(attrs["seed"], shape, attrs["min"], attrs["max"], dtype, device)
+    return torch.empty(shape, dtype=dtype, device=device).uniform_(attrs["min"], attrs["max"])
+
+
+def seeded_normal(attrs, shape, device):
+    """gaussian_random's values: fluid's own for a seed (NOTE: [Seeded draws]), else torch's."""
+    dtype = _tdtype(attrs["dtype"])
+    if attrs.get("seed"):
+        from fluidcompat_ops import fluid_random
+
+        return fluid_random.normal(attrs["seed"], shape, attrs["mean"], attrs["std"], dtype, device)
+    return torch.empty(shape, dtype=dtype, device=device).normal_(attrs["mean"], attrs["std"])
+
+
 def _uniform_kernel(ins, attrs):
-    dev = attrs["_device"]
-    shape = _shape_from(ins, attrs)
-    t = torch.empty(shape, dtype=_tdtype(attrs["dtype"]), device=dev)
-    t.uniform_(attrs["min"], attrs["max"], generator=_generator(attrs, dev))
+    t = seeded_uniform(attrs, _shape_from(ins, attrs), attrs["_device"])
     if attrs.get("diag_num"):
         flat = t.reshape(-1)
         for i in range(attrs["diag_num"]):
@@ -1167,18 +1184,23 @@ def _uniform_kernel(ins, attrs):
 
 
 def _gaussian_kernel(ins, attrs):
-    dev = attrs["_device"]
-    t = torch.empty(_shape_from(ins, attrs), dtype=_tdtype(attrs["dtype"]), device=dev)
-    t.normal_(attrs["mean"], attrs["std"], generator=_generator(attrs, dev))
-    return {"Out": [t]}
+    return {"Out": [seeded_normal(attrs, _shape_from(ins, attrs), attrs["_device"])]}
 
 
 def _truncated_kernel(ins, attrs):
     dev = attrs["_device"]
-    t = torch.empty(list(attrs["shape"]), dtype=_tdtype(attrs["dtype"]), device=dev)
     mean, std = attrs["mean"], attrs["std"]
+    if attrs.get("seed"):  # fluid's own values (NOTE: [Seeded draws])
+        from fluidcompat_ops import fluid_random
+
+        return {
+            "Out": [
+                fluid_random.truncated_normal(attrs["seed"], attrs["shape"], mean, std, _tdtype(attrs["dtype"]), dev)
+            ]
+        }
+    t = torch.empty(list(attrs["shape"]), dtype=_tdtype(attrs["dtype"]), device=dev)
     # fluid truncates at two standard deviations
-    torch.nn.init.trunc_normal_(t, mean, std, mean - 2 * std, mean + 2 * std, generator=_generator(attrs, dev))
+    torch.nn.init.trunc_normal_(t, mean, std, mean - 2 * std, mean + 2 * std)
     return {"Out": [t]}
 
 

@@ -1,0 +1,142 @@
+"""fluid 1.8's CPU random numbers for a fixed seed, so that a seeded program draws what fluid drew.
+
+NOTE: [Seeded draws]
+fluid 1.8's CPU kernels of uniform_random, gaussian_random (and their batch_size_like forms) and
+dropout, given a seed (the op's ``seed``, which the layers and initializers take from
+``Program.random_seed``), made a ``std::minstd_rand`` seeded with it on every run and drew from it in
+element order through libstdc++'s distributions:
+
+- the n-th number of the engine is ``s * 48271^n mod (2^31 - 1)`` (``s`` the seed, taken as an
+  unsigned long, mod 2^31 - 1, 0 made 1);
+- ``generate_canonical<float>`` takes one number: ``float(x - 1) / 2^31``; the ``double`` form takes
+  two: ``((x1 - 1) + (x2 - 1) * r) / r^2`` with ``r = 2^31 - 2``; either is kept below 1;
+- ``uniform_real_distribution`` is ``canonical * (max - min) + min`` in the output's precision;
+- truncated_gaussian_random maps a uniform ``u`` in [FLT_MIN, 1) through the inverse normal CDF
+  between -2 and 2 standard deviations: ``sqrt(2) * erfinv(2p - 1) * std + mean`` with
+  ``p = cdf(-2) + (cdf(2) - cdf(-2)) * u`` (here in float64, then rounded);
+- ``normal_distribution`` is Marsaglia's polar method: canonical pairs ``x, y`` made ``2u - 1``, kept
+  where ``0 < x^2 + y^2 <= 1``, each kept pair giving ``y * m`` then ``x * m`` with
+  ``m = sqrt(-2 log(r2) / r2)``, then ``* std + mean``.
+
+The numbers come in chunks: a table of 48271^1 .. 48271^CHUNK per device, each chunk the table times
+the chunk's first state, so a draw of any size costs a few tensor ops per chunk and no more memory
+than a chunk. torch's log and sqrt may round a float32 normal one unit in the last place off
+glibc's.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+M = 2147483647  # 2^31 - 1
+A = 48271
+CHUNK = 1 << 18
+_A_CHUNK = pow(A, CHUNK, M)
+_tables: dict = {}
+_BELOW_ONE_32 = 1.0 - 2.0**-24
+_BELOW_ONE_64 = 1.0 - 2.0**-53
+
+
+def _table(device) -> torch.Tensor:
+    """48271^k mod (2^31 - 1) for k = 1 .. CHUNK, on ``device``."""
+    key = str(device)
+    t = _tables.get(key)
+    if t is None:
+        host = _tables.get("cpu")
+        if host is None:
+            vals, v = [], 1
+            for _ in range(CHUNK):
+                v = v * A % M
+                vals.append(v)
+            _tables["cpu"] = host = torch.tensor(vals, dtype=torch.int64)
+        t = _tables[key] = host.to(device)
+    return t
+
+
+def _start(seed: int) -> int:
+    return (int(seed) % 2**64) % M or 1  # the engine's seed() takes an unsigned long
+
+
+def _draw_chunks(seed: int, device):
+    """The engine's numbers in order, CHUNK at a time (int64 tensors), without end."""
+    table, state = _table(device), _start(seed)
+    while True:
+        yield table * state % M
+        state = state * _A_CHUNK % M
+
+
+def _float_canonical(draws: torch.Tensor) -> torch.Tensor:
+    return torch.clamp((draws - 1).to(torch.float32) / 2147483648.0, max=_BELOW_ONE_32)
+
+
+def _double_canonical(draws: torch.Tensor) -> torch.Tensor:
+    r = 2147483646.0
+    d = (draws - 1).to(torch.float64)
+    return torch.clamp((d[0::2] + d[1::2] * r) / (r * r), max=_BELOW_ONE_64)
+
+
+def float_canonical(seed: int, n: int, device, double: bool = False) -> torch.Tensor:
+    """The first ``n`` values of ``generate_canonical<float>`` (float32, [n]), or with ``double``
+    of ``generate_canonical<double>`` (float64, two numbers each)."""
+    out = torch.empty(n, dtype=torch.float64 if double else torch.float32, device=device)
+    chunks = _draw_chunks(seed, device)
+    per_chunk = CHUNK // 2 if double else CHUNK
+    for at in range(0, n, per_chunk):
+        take = min(per_chunk, n - at)
+        draws = next(chunks)
+        out[at : at + take] = _double_canonical(draws)[:take] if double else _float_canonical(draws[:take])
+    return out
+
+
+def uniform(seed: int, shape, low: float, high: float, dtype, device) -> torch.Tensor:
+    """uniform_random's values for ``seed``: float32 arithmetic, then ``dtype``."""
+    n = 1
+    for d in shape:
+        n *= int(d)
+    double = dtype == torch.float64
+    real = torch.float64 if double else torch.float32
+    vals = float_canonical(seed, n, device, double)  # in place from here: a table's init holds one copy
+    low_t, high_t = (torch.tensor(v, dtype=torch.float32).to(real) for v in (low, high))
+    vals.mul_((high_t - low_t).to(device)).add_(low_t.to(device))
+    return vals.to(dtype).reshape(list(shape))
+
+
+def truncated_normal(seed: int, shape, mean: float, std: float, dtype, device) -> torch.Tensor:
+    """truncated_gaussian_random's values for ``seed``."""
+    n = 1
+    for d in shape:
+        n *= int(d)
+    u = float_canonical(seed, n, device, dtype == torch.float64).to(torch.float64)
+    u = torch.clamp(u, min=2.0**-126)  # the distribution's lower end, FLT_MIN
+    low, high = (1 + math.erf(-2 / math.sqrt(2))) / 2, (1 + math.erf(2 / math.sqrt(2))) / 2
+    p = low + (high - low) * u
+    vals = math.sqrt(2) * torch.erfinv(2 * p - 1) * float(std) + float(mean)
+    return vals.to(dtype).reshape(list(shape))
+
+
+def normal(seed: int, shape, mean: float, std: float, dtype, device) -> torch.Tensor:
+    """gaussian_random's values for ``seed`` (float64 from double canonicals, else float32)."""
+    n = 1
+    for d in shape:
+        n *= int(d)
+    double = dtype == torch.float64
+    real = torch.float64 if double else torch.float32
+    out = torch.empty(n + 1, dtype=real, device=device)  # (a last pair's second value may spill over)
+    at = 0
+    chunks = _draw_chunks(seed, device)
+    while at < n:
+        draws = next(chunks)
+        u = _double_canonical(draws) if double else _float_canonical(draws)
+        x, y = 2 * u[0::2] - 1, 2 * u[1::2] - 1
+        r2 = x * x + y * y
+        kept = (r2 <= 1.0) & (r2 != 0.0)
+        x, y, r2 = x[kept], y[kept], r2[kept]
+        mult = torch.sqrt(-2 * torch.log(r2) / r2)
+        pairs = torch.stack([y * mult, x * mult], 1).reshape(-1)[: n + 1 - at]
+        out[at : at + pairs.numel()] = pairs
+        at += pairs.numel()
+    vals = out[:n].mul_(torch.tensor(std, dtype=torch.float32).to(real))
+    vals.add_(torch.tensor(mean, dtype=torch.float32).to(real))
+    return vals.to(dtype).reshape(list(shape))

@@ -1,0 +1,112 @@
+"""What fluid 1.8.5's CPU kernels drew for a fixed seed: uniform_random / gaussian_random /
+truncated_gaussian_random (float32 and float64, several seeds, a draw of 600,000 numbers past the
+first chunk of 2^18), their batch_size_like forms, dropout masks (layer seed, program random_seed, a
+negative seed), every initializer under Program.random_seed, and a seeded MLP with dropout trained
+three steps from its own initialization (no parameters set by hand): losses and parameters."""
+
+import json
+
+import numpy as np
+import paddle.fluid as fluid
+
+L = fluid.layers
+place = fluid.CPUPlace()
+out = {}
+
+
+def r6(a):
+    return np.round(np.asarray(a).astype("float64"), 6).reshape(-1).tolist()
+
+
+main, startup = fluid.Program(), fluid.Program()
+with fluid.program_guard(main, startup):
+    x = fluid.data("x", [None, 5], "float32")
+    ops = {
+        "u1": L.uniform_random([7], min=0.0, max=1.0, seed=1),
+        "u7": L.uniform_random([2, 3], min=-2.0, max=3.0, seed=7),
+        "layer_u64": L.uniform_random([5], seed=7, dtype="float64"),
+        "u_big": L.uniform_random([600000], seed=3),
+        "g1": L.gaussian_random([7], seed=1),
+        "g64": L.gaussian_random([5], mean=1.0, std=3.0, seed=7, dtype="float64"),
+        "g_big": L.gaussian_random([600001], seed=5, mean=0.5, std=2.0),
+        "ubsl": L.uniform_random_batch_size_like(x, [-1, 4], min=-1.0, max=2.0, seed=11),
+        "gbsl": L.gaussian_random_batch_size_like(x, [-1, 4], mean=0.0, std=1.0, seed=11),
+    }
+exe = fluid.Executor(place)
+got = exe.run(main, feed={"x": np.ones((3, 5), "float32")}, fetch_list=list(ops.values()))
+for k, v in zip(ops, got):
+    v = np.asarray(v)
+    if v.size > 1000:
+        picks = [0, 1, 2, 262143, 262144, 262145, 524288, v.size - 1]
+        out[k] = [list(v.shape), str(v.dtype), r6(v.reshape(-1)[picks]), round(float(v.astype("float64").sum()), 2)]
+    else:
+        out[k] = [list(v.shape), str(v.dtype), r6(v)]
+
+main, startup = fluid.Program(), fluid.Program()
+with fluid.program_guard(main, startup):
+    p = L.create_parameter([6], "float64", default_initializer=fluid.initializer.Uniform(-1, 1, seed=3))
+    q = L.create_parameter([6], "float64", default_initializer=fluid.initializer.Normal(0.5, 2, seed=3))
+exe.run(startup)
+out["float64"] = [[str(np.asarray(v).dtype), r6(v)] for v in exe.run(main, fetch_list=[p, q])]
+
+drops = {}
+for name, seed, prog_seed, impl in (
+    ("seed1", 1, 0, "upscale_in_train"),
+    ("seed123", 123, 0, "downgrade_in_infer"),
+    ("negative", -5, 0, "upscale_in_train"),
+    ("program", None, 33, "downgrade_in_infer"),
+):
+    main, startup = fluid.Program(), fluid.Program()
+    main.random_seed = prog_seed
+    with fluid.program_guard(main, startup):
+        x = fluid.data("x", [None, 7], "float32")
+        y = L.dropout(x, 0.35, seed=seed, dropout_implementation=impl)
+    (r,) = exe.run(main, feed={"x": np.ones((4, 7), "float32")}, fetch_list=[y])
+    drops[name] = r6(r)
+out["dropout"] = drops
+
+main, startup = fluid.Program(), fluid.Program()
+main.random_seed = startup.random_seed = 90
+init = fluid.initializer
+with fluid.program_guard(main, startup):
+    x = fluid.data("x", [None, 4], "float32")
+    y = L.fc(x, 3)
+    L.fc(y, 2, param_attr=fluid.ParamAttr(initializer=init.Normal(0.0, 2.0)))
+    L.fc(y, 2, param_attr=fluid.ParamAttr(initializer=init.TruncatedNormal(0.5, 2.0)))
+    L.fc(y, 2, param_attr=fluid.ParamAttr(initializer=init.Uniform(-0.3, 0.7)))
+    L.fc(y, 2, param_attr=fluid.ParamAttr(initializer=init.Xavier(uniform=False)))
+    L.embedding(fluid.data("i", [None, 1], "int64"), [5, 3])
+    im = fluid.data("im", [None, 2, 4, 4], "float32")
+    L.conv2d(im, 2, 3, param_attr=fluid.ParamAttr(initializer=init.MSRA()))
+    L.conv2d(im, 2, 3, param_attr=fluid.ParamAttr(initializer=init.MSRA(uniform=False)))
+scope = fluid.Scope()
+exe.run(startup, scope=scope)
+out["initializers"] = {
+    p.name: r6(np.array(scope.find_var(p.name).get_tensor())) for p in main.global_block().all_parameters()
+}
+
+main, startup = fluid.Program(), fluid.Program()
+main.random_seed = startup.random_seed = 90
+with fluid.program_guard(main, startup):
+    img = fluid.data("img", [None, 16], "float32")
+    label = fluid.data("label", [None, 1], "int64")
+    h = L.fc(img, 12, act="relu")
+    h = L.dropout(h, 0.3)
+    pred = L.fc(h, 4, act="softmax")
+    loss = L.mean(L.cross_entropy(pred, label))
+    fluid.optimizer.Adam(0.01).minimize(loss)
+scope = fluid.Scope()
+rng = np.random.RandomState(0)
+with fluid.scope_guard(scope):
+    exe.run(startup)
+    losses = []
+    for _ in range(3):
+        feed = {
+            "img": rng.uniform(-1, 1, (6, 16)).astype("float32"),
+            "label": rng.randint(0, 4, (6, 1)).astype("int64"),
+        }
+        (lv,) = exe.run(main, feed=feed, fetch_list=[loss])
+        losses.append(r6(lv))
+    first = main.global_block().all_parameters()[0].name
+    out["mlp"] = {"losses": losses, "first": r6(np.array(scope.find_var(first).get_tensor()))[:24]}
+print(json.dumps(out))
