@@ -1112,6 +1112,12 @@ register(
 # -- random ---------------------------------------------------------------------------------------
 def _randint(ins, a):
     shape = list(a["shape"])
+    if a["seed"]:  # fluid's own numbers (NOTE: [Seeded draws])
+        from fluidcompat_ops import fluid_random
+
+        got = fluid_random.randint(a["seed"], shape, a["low"], a["high"], _tdtype(a["dtype"]), a["_device"])
+        if got is not None:
+            return {"Out": [got]}
     return {
         "Out": [
             torch.randint(
@@ -1138,7 +1144,12 @@ _op(
 
 
 def _randperm(ins, a):
-    p = torch.randperm(a["n"], generator=_generator(a, a["_device"]), device=a["_device"])
+    if a["seed"]:  # fluid's own permutation (NOTE: [Seeded draws])
+        from fluidcompat_ops import fluid_random
+
+        p = torch.tensor(fluid_random.randperm(a["seed"], a["n"]), device=a["_device"])
+    else:
+        p = torch.randperm(a["n"], device=a["_device"])
     return {"Out": [p.to(_tdtype(a["dtype"]))]}
 
 
@@ -1826,10 +1837,15 @@ _op(
 
 def _sampling_id(ins, a):
     x = _x(ins)
-    g = _generator(a, x.device)
-    r = torch.empty(x.shape[0], dtype=x.dtype, device=x.device).uniform_(a["min"], a["max"], generator=g)
+    if a["seed"]:  # fluid's own draws (NOTE: [Seeded draws])
+        from fluidcompat_ops import fluid_random
+
+        r = fluid_random.uniform(a["seed"], [x.shape[0]], a["min"], a["max"], x.dtype, x.device)
+    else:
+        r = torch.empty(x.shape[0], dtype=x.dtype, device=x.device).uniform_(a["min"], a["max"])
+    # fluid took the first id whose probabilities so far exceed the draw (else the last)
     cdf = torch.cumsum(x, 1)
-    idx = torch.sum(cdf < r[:, None], 1).clamp(max=x.shape[1] - 1)
+    idx = torch.sum(cdf <= r[:, None], 1).clamp(max=x.shape[1] - 1)
     return {"Out": [idx.to(torch.int64)]}
 
 

@@ -14,6 +14,11 @@ element order through libstdc++'s distributions:
 - truncated_gaussian_random maps a uniform ``u`` in [FLT_MIN, 1) through the inverse normal CDF
   between -2 and 2 standard deviations: ``sqrt(2) * erfinv(2p - 1) * std + mean`` with
   ``p = cdf(-2) + (cdf(2) - cdf(-2)) * u`` (here in float64, then rounded);
+- ``uniform_int_distribution`` (randint) takes ``x - 1`` below the largest multiple of the range's
+  size under 2^31 - 2, then divides by the scaling (numbers at or past it are skipped);
+- sampling_id draws one uniform per row from ``min`` to ``max`` (in the probabilities' precision);
+- randperm (unlike the others) seeded glibc's ``rand()`` with ``srand`` and shuffled 0 .. n-1 with
+  ``std::random_shuffle``: element i swapped with ``rand() % (i + 1)``, i from 1;
 - ``normal_distribution`` is Marsaglia's polar method: canonical pairs ``x, y`` made ``2u - 1``, kept
   where ``0 < x^2 + y^2 <= 1``, each kept pair giving ``y * m`` then ``x * m`` with
   ``m = sqrt(-2 log(r2) / r2)``, then ``* std + mean``.
@@ -101,6 +106,59 @@ def uniform(seed: int, shape, low: float, high: float, dtype, device) -> torch.T
     low_t, high_t = (torch.tensor(v, dtype=torch.float32).to(real) for v in (low, high))
     vals.mul_((high_t - low_t).to(device)).add_(low_t.to(device))
     return vals.to(dtype).reshape(list(shape))
+
+
+def randint(seed: int, shape, low: int, high: int, dtype, device) -> torch.Tensor:
+    """randint's values for ``seed`` (ints in [low, high)), or None for a range wider than the
+    engine's (fluid's libstdc++ combined several numbers there)."""
+    n = 1
+    for d in shape:
+        n *= int(d)
+    size = int(high) - int(low)  # the distribution's urange + 1
+    span = M - 2  # the engine's max - min
+    if size <= 0 or size > span:
+        return None
+    scaling = span // size
+    past = size * scaling
+    out = torch.empty(n, dtype=torch.int64, device=device)
+    at = 0
+    chunks = _draw_chunks(seed, device)
+    while at < n:
+        ret = next(chunks) - 1
+        ret = ret[ret < past][: n - at]
+        out[at : at + ret.numel()] = ret // scaling + int(low)
+        at += ret.numel()
+    return out.to(dtype).reshape(list(shape))
+
+
+def _glibc_rand(seed: int):
+    """glibc's rand() after srand(seed) (its TYPE_3 additive generator), without end."""
+    r = [int(seed) & 0xFFFFFFFF]
+    if r[0] >= 2**31:
+        r[0] -= 2**32
+    for i in range(1, 31):
+        hi, lo = divmod(r[i - 1], 127773)
+        word = 16807 * lo - 2836 * hi
+        r.append(word + 2147483647 if word < 0 else word)
+    r += r[:3]
+    r = [x & 0xFFFFFFFF for x in r]
+    for i in range(34, 344):
+        r.append((r[i - 31] + r[i - 3]) & 0xFFFFFFFF)
+    while True:
+        v = (r[-31] + r[-3]) & 0xFFFFFFFF
+        r.append(v)
+        del r[0]
+        yield v >> 1
+
+
+def randperm(seed: int, n: int) -> list:
+    """randperm's permutation of 0 .. n-1 for ``seed``."""
+    perm = list(range(n))
+    rand = _glibc_rand(seed)
+    for i in range(1, n):
+        j = next(rand) % (i + 1)
+        perm[i], perm[j] = perm[j], perm[i]
+    return perm
 
 
 def truncated_normal(seed: int, shape, mean: float, std: float, dtype, device) -> torch.Tensor:

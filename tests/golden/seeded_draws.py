@@ -1,8 +1,9 @@
 """What fluid 1.8.5's CPU kernels drew for a fixed seed: uniform_random / gaussian_random /
 truncated_gaussian_random (float32 and float64, several seeds, a draw of 600,000 numbers past the
 first chunk of 2^18), their batch_size_like forms, dropout masks (layer seed, program random_seed, a
-negative seed), every initializer under Program.random_seed, and a seeded MLP with dropout trained
-three steps from its own initialization (no parameters set by hand): losses and parameters."""
+negative seed), sampling_id, randint and randperm (glibc's rand), every initializer under
+Program.random_seed, and a seeded MLP with dropout trained three steps from its own initialization
+(no parameters set by hand): losses and parameters."""
 
 import json
 
@@ -48,6 +49,19 @@ with fluid.program_guard(main, startup):
     q = L.create_parameter([6], "float64", default_initializer=fluid.initializer.Normal(0.5, 2, seed=3))
 exe.run(startup)
 out["float64"] = [[str(np.asarray(v).dtype), r6(v)] for v in exe.run(main, fetch_list=[p, q])]
+
+main, startup = fluid.Program(), fluid.Program()
+with fluid.program_guard(main, startup):
+    probs = fluid.data("probs", [None, 4], "float32")
+    ints = [
+        L.sampling_id(probs, seed=5),
+        L.randint(0, 10, [8], seed=5),
+        L.randint(-3, 1000, [3, 4], seed=9),
+        L.randperm(8, seed=5),
+        L.randperm(50, seed=-2),
+    ]
+p = np.tile(np.array([[0.1, 0.2, 0.3, 0.4]], "float32"), (10, 1))
+out["ints"] = [np.asarray(v).tolist() for v in exe.run(main, feed={"probs": p}, fetch_list=ints)]
 
 drops = {}
 for name, seed, prog_seed, impl in (
