@@ -3295,15 +3295,14 @@ register(
 
 
 # -- nce: noise-contrastive estimation over the true labels and sampled negatives --------------------
-def _nce_q(a, classes, dtype, device):
+def _nce_q(ins, a, classes, dtype, device):
     """The sampler's probability of each class id in ``classes``."""
     n = a["num_total_classes"]
     if a["sampler"] == 1:  # log-uniform
         c = classes.to(torch.float64)
-        return (torch.log((c + 2.0) / (c + 1.0)) / math.log(n + 1)).to(dtype)
+        return (torch.log((c + 2.0) / (c + 1.0)) / math.log(n)).to(dtype)  # fluid's log range: log(classes)
     if a["sampler"] == 2:  # custom distribution
-        probs = torch.tensor(a["custom_neg_classes_probs"], dtype=dtype, device=device)
-        return probs[classes]
+        return _nce_custom_probs(ins, a).to(dtype=dtype, device=device)[classes]
     return torch.full(classes.shape, 1.0 / n, dtype=dtype, device=device)
 
 
@@ -3315,7 +3314,7 @@ def _nce_cost(ins, a, samples):
     if b is not None:
         logits = logits + b.reshape(-1)[samples]
     o = torch.sigmoid(logits)
-    noise = a["num_neg_samples"] * _nce_q(a, samples, x.dtype, x.device)
+    noise = a["num_neg_samples"] * _nce_q(ins, a, samples, x.dtype, x.device)
     true_part = -torch.log(o[:, :num_true] / (o[:, :num_true] + noise[:, :num_true]))
     neg_part = -torch.log(noise[:, num_true:] / (o[:, num_true:] + noise[:, num_true:]))
     cost = true_part.sum(1, keepdim=True) + neg_part.sum(1, keepdim=True)
@@ -3327,16 +3326,28 @@ def _nce_cost(ins, a, samples):
 def _nce_samples(ins, a):
     label = ins["Label"][0].long()
     n_rows, k, total = label.shape[0], a["num_neg_samples"], a["num_total_classes"]
-    gen = _generator(a, "cpu")  # None without a seed: torch's own generator
-    if a["sampler"] == 2:
-        probs = torch.tensor(a["custom_neg_classes_probs"], dtype=torch.float64)
-        neg = torch.multinomial(probs, n_rows * k, replacement=True, generator=gen).reshape(n_rows, k)
-    elif a["sampler"] == 1:
-        u = torch.rand((n_rows, k), generator=gen, dtype=torch.float64)
-        neg = (torch.exp(u * math.log(total + 1)) - 1).long().clamp(0, total - 1)
+    alias, alias_probs = first(ins, "CustomDistAlias"), first(ins, "CustomDistAliasProbs")
+    if a["seed"] and (a["sampler"] != 2 or alias is not None):  # fluid's negatives (NOTE: [Seeded draws])
+        from fluidcompat_ops import fluid_random
+
+        tables = (alias.reshape(-1).tolist(), alias_probs.reshape(-1).cpu().numpy()) if alias is not None else ()
+        neg = torch.from_numpy(fluid_random.nce_negatives(a["sampler"], a["seed"], n_rows, k, total, *tables))
+    elif a["sampler"] == 2:
+        neg = torch.multinomial(_nce_custom_probs(ins, a).to(torch.float64), n_rows * k, replacement=True)
+        neg = neg.reshape(n_rows, k)
+    elif a["sampler"] == 1:  # fluid's log-uniform sampler: exp(u * log(total)) - 1, modulo total - 1
+        u = torch.rand((n_rows, k), dtype=torch.float64)
+        neg = (torch.exp(u * math.log(total)) - 1).long() % max(total - 1, 1)
     else:
-        neg = torch.randint(0, total, (n_rows, k), generator=gen)
+        neg = torch.randint(0, total, (n_rows, k))
     return torch.cat([label, neg.to(label.device)], 1)
+
+
+def _nce_custom_probs(ins, a):
+    """The custom distribution: the CustomDistProbs input (fluid's), or the attribute earlier
+    fluidcompat programs kept it in."""
+    probs = first(ins, "CustomDistProbs")
+    return probs.reshape(-1) if probs is not None else torch.tensor(a.get("custom_neg_classes_probs", []))
 
 
 def _nce(ins, a):
@@ -3391,14 +3402,24 @@ register(
             "sampler": 0,
             "seed": 0,
             "is_sparse": False,
-            "custom_neg_classes_probs": [],
+            "custom_neg_classes": [],
             "remote_prefetch": False,
             "is_test": False,
         },
         _nce_infer,
         _nce,
         grad=GradDef(
-            ("Input", "Label", "Weight", "Bias", "SampleWeight", "SampleLabels"),
+            (
+                "Input",
+                "Label",
+                "Weight",
+                "Bias",
+                "SampleWeight",
+                "SampleLabels",
+                "CustomDistProbs",
+                "CustomDistAlias",
+                "CustomDistAliasProbs",
+            ),
             out_grads=("Cost",),
             in_grads=("Input", "Weight", "Bias"),
             kernel=_nce_grad,

@@ -17,6 +17,11 @@ element order through libstdc++'s distributions:
 - ``uniform_int_distribution`` (randint) takes ``x - 1`` below the largest multiple of the range's
   size under 2^31 - 2, then divides by the scaling (numbers at or past it are skipped);
 - sampling_id draws one uniform per row from ``min`` to ``max`` (in the probabilities' precision);
+- nce's samplers (unlike the others, one per run from the op's seed): uniform and log-uniform drew
+  from a ``std::mt19937_64`` (``uniform_int_distribution(0, classes - 1)``; ``exp(u * log(classes))
+  - 1`` modulo ``classes - 1`` for a canonical ``u`` of one 64-bit number), the custom distribution
+  from a 32-bit ``std::mt19937``: a class by ``uniform_int_distribution``, then a canonical double
+  (two numbers) above the class's alias probability takes its alias;
 - randperm (unlike the others) seeded glibc's ``rand()`` with ``srand`` and shuffled 0 .. n-1 with
   ``std::random_shuffle``: element i swapped with ``rand() % (i + 1)``, i from 1;
 - ``normal_distribution`` is Marsaglia's polar method: canonical pairs ``x, y`` made ``2u - 1``, kept
@@ -129,6 +134,48 @@ def randint(seed: int, shape, low: int, high: int, dtype, device) -> torch.Tenso
         out[at : at + ret.numel()] = ret // scaling + int(low)
         at += ret.numel()
     return out.to(dtype).reshape(list(shape))
+
+
+def nce_negatives(sampler: int, seed: int, rows: int, k: int, classes: int, alias=None, alias_probs=None):
+    """nce's ``k`` negatives per row for ``seed`` (numpy int64 [rows, k]): sampler 0 uniform, 1
+    log-uniform, 2 the custom distribution's alias tables."""
+    import numpy as np
+
+    from fluidcompat_ops.mt19937_64 import MT19937_64
+
+    out = np.empty((rows, k), dtype=np.int64)
+    if sampler == 2:
+        engine = np.random.RandomState(int(seed) & 0xFFFFFFFF)  # numpy's legacy generator is std::mt19937
+        raw = iter(engine.randint(0, 2**32, size=4 * rows * k + 64, dtype=np.uint64).tolist())
+        span = classes
+        scaling = (2**32 - 1) // span
+        past = span * scaling
+        alias_probs = np.asarray(alias_probs, dtype=np.float32)
+        for i in range(rows):
+            for j in range(k):
+                while True:
+                    v = next(raw, None)
+                    if v is None:  # (rejections used up the numbers drawn ahead)
+                        raw = iter(engine.randint(0, 2**32, size=4 * rows * k + 64, dtype=np.uint64).tolist())
+                        v = next(raw)
+                    if v < past:
+                        break
+                cls = v // scaling
+                u = (float(next(raw)) + float(next(raw)) * 4294967296.0) / 18446744073709551616.0
+                out[i, j] = alias[cls] if u > alias_probs[cls] and alias[cls] != -1 else cls
+        return out
+    engine = MT19937_64(int(seed) & 0xFFFFFFFF)  # the sampler keeps the seed as an unsigned int
+    if sampler == 1:
+        log_range = math.log(classes)
+        for i in range(rows):
+            for j in range(k):
+                u = min(float(engine.next()) / 18446744073709551616.0, 1.0 - 2.0**-53)
+                out[i, j] = (int(math.exp(u * log_range)) - 1) % (classes - 1)
+        return out
+    for i in range(rows):
+        for j in range(k):
+            out[i, j] = engine.uniform_int(0, classes - 1)
+    return out
 
 
 def _glibc_rand(seed: int):

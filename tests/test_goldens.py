@@ -1938,3 +1938,14 @@ def test_seeded_draws_match_fluid():
     assert sorted(got) == sorted(want)
     # float32 normals: torch's log / sqrt may round one unit in the last place off glibc's
     assert _close(got, want, atol=2e-6, rtol=2e-6)
+
+
+def test_nce_samplers_match_fluid():
+    """nce with a seed draws fluid 1.8.5's negatives for the uniform, log-uniform and custom
+    samplers, run after run, and costs them as fluid (the log-uniform probabilities over
+    log(classes)); a custom distribution is three parameters the startup program fills (alias
+    tables made as fluid made them) and the op's inputs, as in fluid (fluidcompat kept it in an
+    attribute and drew torch's negatives)."""
+    got, want = run_fluidcompat("nce_samplers.py"), load("nce_samplers.json")
+    assert want["custom_dist_params"][2:] == [["nce_2.w_1", [10]], ["nce_2.w_2", [10]], ["nce_2.w_3", [10]]]
+    assert _close(got, want, atol=2e-5)

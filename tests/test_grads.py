@@ -434,7 +434,8 @@ _READS_VALUES = set(
     "sequence_unpad sequence_concat_slice sequence_scatter "
     "lookup_table lookup_table_v2 dropout dropout_upscale cond_true cond_false while_loop tensor_array ifelse "
     "print py_func roi_pool_roi_align linear_chain_crf warpctc yolov3_loss lod_tensor_to_array "
-    "roi_perspective_transform filter_by_instag tree_conv rank_attention sampled_softmax_customized".split()
+    "roi_perspective_transform filter_by_instag tree_conv rank_attention sampled_softmax_customized "
+    "nce".split()  # a seeded custom distribution reads its alias tables on the host
 )
 
 

@@ -736,7 +736,8 @@ _READS_VALUES = set(
     "collect_fpn_proposals matrix_nms detection_map rpn_target_assign retinanet_target_assign "
     "retinanet_detection_output generate_proposal_labels lod_tensor_to_array roi_perspective_transform "
     "locality_aware_nms filter_by_instag generate_mask_labels tree_conv tdm_child tdm_sampler "
-    "fake_quantize_range_abs_max rank_attention".split()
+    "fake_quantize_range_abs_max rank_attention "
+    "nce_custom_dist".split()  # a seeded custom distribution reads its alias tables on the host
 )
 
 

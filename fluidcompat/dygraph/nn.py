@@ -12,6 +12,7 @@ from fluidcompat.dygraph.layers import Layer
 from fluidcompat.dygraph.varbase import VarBase
 from fluidcompat.initializer import ConstantInitializer, NormalInitializer
 from fluidcompat.layer_helper import refuse_false
+from fluidcompat.layers.extra import nce_alias_table
 from fluidcompat.layers.nn import append_batch_norm, bn_statistics
 from fluidcompat.param_attr import ParamAttr
 
@@ -843,36 +844,6 @@ class SpectralNorm(Layer):
         return out
 
 
-def _alias_table(probs):
-    """Walker's alias table of ``probs`` (fluid 1.8's construction: over- and under-full classes
-    paired first come, first served): ``(alias, alias_probs)``; -1 marks a class that keeps its slot."""
-    n = len(probs)
-    alias, keep = [0] * n, [0.0] * n
-    over, under = [], []
-    for i, p in enumerate(probs):
-        scaled = p * n
-        if scaled > 1.0:
-            over.append((i, scaled))
-        elif scaled < 1.0:
-            under.append((i, scaled))
-        else:
-            keep[i], alias[i] = scaled, -1
-    while over and under:
-        (big, big_p), (little, little_p) = over.pop(0), under.pop(0)
-        keep[little], alias[little] = little_p, big
-        left = big_p + little_p - 1.0
-        if left > 1.0:
-            over.append((big, left))
-        elif left < 1.0:
-            under.append((big, left))
-        else:
-            keep[big], alias[big] = left, -1
-    for rest in (over, under):
-        if rest:
-            keep[rest[0][0]], alias[rest[0][0]] = 1.0, -1
-    return alias, keep
-
-
 _NCE_SAMPLERS = {"uniform": 0, "log_uniform": 1, "custom_dist": 2}
 
 
@@ -882,7 +853,7 @@ class NCE(Layer):
     divided by ``num_neg_samples + 1``. Weight ``[num_total_classes, dim]``; a bias
     ``[num_total_classes, 1]`` only when ``bias_attr`` is given (fluid 1.8's layer).
 
-    Compat: the negatives are drawn by torch's generator, not fluid's; for ``custom_dist`` the alias
+    With a ``seed`` the negatives are fluid's (NOTE: [Seeded draws]); for ``custom_dist`` the alias
     tables are made as fluid made them (three untrained parameters, before the weight)."""
 
     def __init__(
@@ -914,7 +885,7 @@ class NCE(Layer):
         if sample_weight is not None:
             self._extra["SampleWeight"] = [sample_weight]
         if sampler == "custom_dist":
-            alias, keep = _alias_table([float(p) for p in custom_dist])
+            alias, keep = nce_alias_table([float(p) for p in custom_dist])
             for slot, value in (
                 ("CustomDistProbs", np.array(custom_dist, "float32")),
                 ("CustomDistAlias", np.array(alias, "int32")),
@@ -932,7 +903,6 @@ class NCE(Layer):
             "sampler": _NCE_SAMPLERS[sampler],
             "is_sparse": is_sparse,
             "remote_prefetch": is_sparse,
-            "custom_neg_classes_probs": [float(p) for p in custom_dist] if sampler == "custom_dist" else [],
         }
         self.weight = self.create_parameter(attr=param_attr, shape=[num_total_classes, dim], dtype=dtype)
         self.bias = None

@@ -8,7 +8,7 @@ import numpy as np
 from fluidcompat import framework, unique_name
 from fluidcompat.dtypes import VarType, to_vartype
 from fluidcompat.framework import Variable, layer
-from fluidcompat.initializer import ConstantInitializer, NormalInitializer
+from fluidcompat.initializer import ConstantInitializer, NormalInitializer, NumpyArrayInitializer
 from fluidcompat.layer_helper import LayerHelper, check_dtype, check_variable, refuse_false
 from fluidcompat.layers.nn import (
     _activation,
@@ -1839,6 +1839,36 @@ def prroi_pool(input, rois, spatial_scale=1.0, pooled_height=1, pooled_width=1, 
     return out
 
 
+def nce_alias_table(probs):
+    """Walker's alias table of ``probs`` (fluid 1.8's construction: over- and under-full classes
+    paired first come, first served): ``(alias, alias_probs)``; -1 marks a class that keeps its slot."""
+    n = len(probs)
+    alias, keep = [0] * n, [0.0] * n
+    over, under = [], []
+    for i, p in enumerate(probs):
+        scaled = p * n
+        if scaled > 1.0:
+            over.append((i, scaled))
+        elif scaled < 1.0:
+            under.append((i, scaled))
+        else:
+            keep[i], alias[i] = scaled, -1
+    while over and under:
+        (big, big_p), (little, little_p) = over.pop(0), under.pop(0)
+        keep[little], alias[little] = little_p, big
+        left = big_p + little_p - 1.0
+        if left > 1.0:
+            over.append((big, left))
+        elif left < 1.0:
+            under.append((big, left))
+        else:
+            keep[big], alias[big] = left, -1
+    for rest in (over, under):
+        if rest:
+            keep[rest[0][0]], alias[rest[0][0]] = 1.0, -1
+    return alias, keep
+
+
 @_export
 def nce(
     input,
@@ -1871,6 +1901,21 @@ def nce(
         ins["Bias"] = [bias]
     if sample_weight is not None:
         ins["SampleWeight"] = [sample_weight]
+    if sampler == "custom_dist":  # three parameters the startup program fills, as fluid 1.8 kept them
+        alias, alias_probs = nce_alias_table([float(p) for p in custom_dist])
+        for slot, values in (
+            ("CustomDistProbs", np.array(custom_dist).astype("float32")),
+            ("CustomDistAlias", np.array(alias).astype("int32")),
+            ("CustomDistAliasProbs", np.array(alias_probs).astype("float32")),
+        ):
+            table = helper.create_parameter(
+                attr=ParamAttr(),
+                shape=values.shape,
+                dtype=values.dtype,
+                default_initializer=NumpyArrayInitializer(values),
+            )
+            table.stop_gradient = True
+            ins[slot] = [table]
     cost = helper.create_variable_for_type_inference(dtype=input.dtype)
     logits = helper.create_variable_for_type_inference(dtype=input.dtype)
     labels = helper.create_variable_for_type_inference(dtype="int64")
@@ -1884,7 +1929,7 @@ def nce(
             "seed": seed,
             "sampler": samplers[sampler],
             "is_sparse": is_sparse,
-            "custom_neg_classes_probs": [float(p) for p in custom_dist] if custom_dist is not None else [],
+            "remote_prefetch": is_sparse,
         },
     )
     negatives = 10 if num_neg_samples is None else int(num_neg_samples)
