@@ -3017,35 +3017,6 @@ register(
 
 
 # -- sample_logits: the logits of the true and sampled classes, for sampled softmax ----------------
-def _log_uniform_samples(n_rows, num_true, num_samples, range_max, labels, gen, device):
-    """Per row: the true labels, then ``num_samples`` distinct classes drawn log-uniformly
-    (P(k) = log((k + 2) / (k + 1)) / log(range_max + 1)); each with its expected count under the
-    draws it took, 1 - (1 - P(k)) ** tries."""
-    import numpy as np
-
-    log_range = math.log(range_max + 1)
-    samples = np.zeros((n_rows, num_true + num_samples), dtype=np.int64)
-    probs = np.zeros((n_rows, num_true + num_samples), dtype=np.float64)
-    lab = labels.cpu().numpy().reshape(n_rows, num_true)
-
-    def p(k):
-        return np.log((k + 2.0) / (k + 1.0)) / log_range
-
-    for i in range(n_rows):
-        chosen, tries = [], 0
-        while len(chosen) < num_samples:
-            u = float(torch.rand((), generator=gen))
-            k = int(math.exp(u * log_range)) - 1
-            k = min(max(k, 0), range_max - 1)
-            tries += 1
-            if k not in chosen:
-                chosen.append(k)
-        row = list(lab[i]) + chosen
-        samples[i] = row
-        probs[i] = [1.0 - (1.0 - p(k)) ** tries for k in row]
-    return torch.from_numpy(samples).to(device), torch.from_numpy(probs).to(device)
-
-
 def _sample_logits(ins, a):
     logits, labels = ins["Logits"][0], ins["Labels"][0].long()
     n, num_true = labels.shape[0], labels.shape[1]
@@ -3053,11 +3024,15 @@ def _sample_logits(ins, a):
         samples = ins["CustomizedSamples"][0].long()
         probs = ins["CustomizedProbabilities"][0].to(logits.dtype)
     else:
-        gen = _generator(a, "cpu")  # None without a seed: torch's own generator
-        samples, probs = _log_uniform_samples(
-            n, num_true, a["num_samples"], logits.shape[1], labels, gen, logits.device
+        from fluidcompat_ops import fluid_random
+
+        # fluid's sampler (NOTE: [Seeded draws]); without a seed, seeded from torch's generator
+        seed = a["seed"] or int(torch.randint(1, 2**31 - 1, ()))
+        samples, probs = fluid_random.sampled_classes(
+            seed, labels.cpu().numpy(), a["num_samples"], logits.shape[1], a.get("uniq", True)
         )
-        probs = probs.to(logits.dtype)
+        samples = torch.from_numpy(samples).to(logits.device)
+        probs = torch.from_numpy(probs).to(device=logits.device, dtype=logits.dtype)
     picked = torch.gather(logits, 1, samples) - torch.log(probs)
     if a["remove_accidental_hits"]:
         hits = (samples[:, num_true:, None] == labels[:, None, :]).any(-1)

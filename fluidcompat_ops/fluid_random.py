@@ -22,6 +22,7 @@ element order through libstdc++'s distributions:
   - 1`` modulo ``classes - 1`` for a canonical ``u`` of one 64-bit number), the custom distribution
   from a 32-bit ``std::mt19937``: a class by ``uniform_int_distribution``, then a canonical double
   (two numbers) above the class's alias probability takes its alias;
+- sample_logits (sampled softmax) drew its classes once per batch from the same log-uniform sampler;
 - randperm (unlike the others) seeded glibc's ``rand()`` with ``srand`` and shuffled 0 .. n-1 with
   ``std::random_shuffle``: element i swapped with ``rand() % (i + 1)``, i from 1;
 - ``normal_distribution`` is Marsaglia's polar method: canonical pairs ``x, y`` made ``2u - 1``, kept
@@ -176,6 +177,33 @@ def nce_negatives(sampler: int, seed: int, rows: int, k: int, classes: int, alia
         for j in range(k):
             out[i, j] = engine.uniform_int(0, classes - 1)
     return out
+
+
+def sampled_classes(seed: int, labels, num_samples: int, classes: int, uniq: bool = True):
+    """sample_logits' samples and probabilities (numpy [rows, num_true + num_samples]), as fluid 1.8
+    drew them: ``num_samples`` classes from the log-uniform sampler (a std::mt19937_64 seeded with
+    ``seed``; with ``uniq`` distinct ones, counting the tries), shared by every row after the row's
+    true labels; each class's probability P(c) = log((c + 2) / (c + 1)) / log(classes + 1) made the
+    expected count under the tries: ``P * num_samples`` when every try counted, else
+    ``1 - (1 - P) ** tries``."""
+    import numpy as np
+
+    from fluidcompat_ops.mt19937_64 import MT19937_64
+
+    engine = MT19937_64(int(seed) & 0xFFFFFFFF)
+    log_range = math.log(classes + 1)  # (this sampler's range is the class count: nce's is one less)
+    drawn, tries = [], 0
+    while len(drawn) < num_samples:
+        u = min(float(engine.next()) / 18446744073709551616.0, 1.0 - 2.0**-53)
+        c = (int(math.exp(u * log_range)) - 1) % classes
+        tries += 1
+        if not uniq or c not in drawn:
+            drawn.append(c)
+    labels = np.asarray(labels, dtype=np.int64).reshape(len(labels), -1)
+    samples = np.concatenate([labels, np.tile(np.array(drawn, dtype=np.int64), (labels.shape[0], 1))], 1)
+    p = np.log((samples + 2.0) / (samples + 1.0)) / log_range
+    probs = p * num_samples if tries == num_samples else -np.expm1(tries * np.log1p(-p))
+    return samples, probs
 
 
 def _glibc_rand(seed: int):

@@ -1945,7 +1945,9 @@ def test_nce_samplers_match_fluid():
     samplers, run after run, and costs them as fluid (the log-uniform probabilities over
     log(classes)); a custom distribution is three parameters the startup program fills (alias
     tables made as fluid made them) and the op's inputs, as in fluid (fluidcompat kept it in an
-    attribute and drew torch's negatives)."""
+    attribute and drew torch's negatives). sampled_softmax_with_cross_entropy draws one set of
+    distinct classes for the whole batch, as fluid (fluidcompat drew one per row), with fluid's
+    expected-count probabilities."""
     got, want = run_fluidcompat("nce_samplers.py"), load("nce_samplers.json")
     assert want["custom_dist_params"][2:] == [["nce_2.w_1", [10]], ["nce_2.w_2", [10]], ["nce_2.w_3", [10]]]
     assert _close(got, want, atol=2e-5)
