@@ -1792,27 +1792,22 @@ _op(
 
 def _random_crop(ins, a):
     """Crops at random offsets drawn from the seed the Seed variable carries from the last run
-    (``startup_seed`` on the first); SeedOut gets the next seed, so each run crops afresh."""
+    (``startup_seed`` on the first); SeedOut gets the next seed, so each run crops afresh. The
+    offsets and seeds are fluid's (NOTE: [Seeded draws])."""
+    from fluidcompat_ops import fluid_random
+
     x = _x(ins)
     shape = list(a["shape"])
     k = len(shape)
     carried = (ins.get("Seed") or [None])[0]
     seed = int(carried.reshape(-1)[0]) if carried is not None and carried.numel() else int(a.get("startup_seed", 0))
-    g = torch.Generator().manual_seed(seed)
     lead = x.shape[: x.dim() - k]
     flat = x.reshape((-1,) + tuple(x.shape[x.dim() - k :]))
-    outs = []
-    for inst in flat:
-        idx = []
-        for d, s in enumerate(shape):
-            hi = inst.shape[d] - s
-            off = int(torch.randint(0, hi + 1, (1,), generator=g).item()) if hi > 0 else 0
-            idx.append(slice(off, off + s))
-        outs.append(inst[tuple(idx)])
-    next_seed = torch.randint(1, 2**62, (1,), generator=g, dtype=torch.int64)
+    offsets, next_seed = fluid_random.crop_offsets(seed, flat.shape[0], flat.shape[1:], shape)
+    outs = [inst[tuple(slice(o, o + s) for o, s in zip(offs, shape))] for inst, offs in zip(flat, offsets)]
     return {
         "Out": [torch.stack(outs).reshape(tuple(lead) + tuple(shape))],
-        "SeedOut": [next_seed.to(x.device)],
+        "SeedOut": [torch.tensor([next_seed], dtype=torch.int64, device=x.device)],
     }
 
 

@@ -22,6 +22,7 @@ element order through libstdc++'s distributions:
   - 1`` modulo ``classes - 1`` for a canonical ``u`` of one 64-bit number), the custom distribution
   from a 32-bit ``std::mt19937``: a class by ``uniform_int_distribution``, then a canonical double
   (two numbers) above the class's alias probability takes its alias;
+- random_crop advanced one engine per instance (see crop_offsets);
 - sample_logits (sampled softmax) drew its classes once per batch from the same log-uniform sampler;
 - randperm (unlike the others) seeded glibc's ``rand()`` with ``srand`` and shuffled 0 .. n-1 with
   ``std::random_shuffle``: element i swapped with ``rand() % (i + 1)``, i from 1;
@@ -204,6 +205,31 @@ def sampled_classes(seed: int, labels, num_samples: int, classes: int, uniq: boo
     p = np.log((samples + 2.0) / (samples + 1.0)) / log_range
     probs = p * num_samples if tries == num_samples else -np.expm1(tries * np.log1p(-p))
     return samples, probs
+
+
+def crop_offsets(seed: int, instances: int, dims, sizes):
+    """random_crop's offsets per instance and the seed it carries to the next run, as fluid 1.8 drew
+    them: instance i's engine is the seed's advanced by i * rank numbers, one
+    ``uniform_int_distribution(0, dim - size)`` per cropped dim (drawn also where there is no room);
+    the next seed is the number after instances * rank."""
+    rank = len(sizes)
+    start = _start(seed)
+    scalings = []
+    for d, s in zip(dims, sizes):
+        scaling = (M - 2) // (int(d) - int(s) + 1)
+        scalings.append((scaling, (int(d) - int(s) + 1) * scaling))
+    offsets = []
+    for i in range(instances):
+        x = start * pow(A, i * rank, M) % M
+        row = []
+        for scaling, past in scalings:
+            while True:
+                x = x * A % M
+                if x - 1 < past:
+                    break
+            row.append((x - 1) // scaling)
+        offsets.append(row)
+    return offsets, start * pow(A, instances * rank + 1, M) % M
 
 
 def _glibc_rand(seed: int):

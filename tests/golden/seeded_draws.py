@@ -1,7 +1,7 @@
 """What fluid 1.8.5's CPU kernels drew for a fixed seed: uniform_random / gaussian_random /
 truncated_gaussian_random (float32 and float64, several seeds, a draw of 600,000 numbers past the
 first chunk of 2^18), their batch_size_like forms, dropout masks (layer seed, program random_seed, a
-negative seed), sampling_id, randint and randperm (glibc's rand), every initializer under
+negative seed), sampling_id, randint, randperm (glibc's rand), random_crop over runs, every initializer under
 Program.random_seed, and a seeded MLP with dropout trained three steps from its own initialization
 (no parameters set by hand): losses and parameters."""
 
@@ -62,6 +62,16 @@ with fluid.program_guard(main, startup):
     ]
 p = np.tile(np.array([[0.1, 0.2, 0.3, 0.4]], "float32"), (10, 1))
 out["ints"] = [np.asarray(v).tolist() for v in exe.run(main, feed={"probs": p}, fetch_list=ints)]
+
+main, startup = fluid.Program(), fluid.Program()
+with fluid.program_guard(main, startup):
+    img = fluid.data("img", [None, 3, 6, 6], "float32")
+    crops = [L.random_crop(img, [3, 2, 2], seed=7), L.random_crop(img, [2, 4, 3], seed=-123)]
+exe.run(startup)
+v = np.arange(4 * 3 * 6 * 6, dtype="float32").reshape(4, 3, 6, 6)
+out["random_crop"] = [  # the corner of each crop, over three runs (each carries its seed on)
+    [np.asarray(t)[:, :, 0, 0].tolist() for t in exe.run(main, feed={"img": v}, fetch_list=crops)] for _ in range(3)
+]
 
 drops = {}
 for name, seed, prog_seed, impl in (
