@@ -102,6 +102,27 @@ def float_canonical(seed: int, n: int, device, double: bool = False) -> torch.Te
     return out
 
 
+_keep_cache: dict = {}
+_KEEP_CACHE_BYTES = 1 << 29
+
+
+def dropout_keep(seed: int, shape, p: float, device) -> torch.Tensor:
+    """dropout's keep mask for ``seed`` (bool, ``shape``): where fluid's draw was at least ``p``. The
+    same seed gives the same mask every run (as in fluid), so masks are kept (up to 512 MiB) and a
+    seeded dropout in a training loop costs a look-up after its first step."""
+    key = (int(seed), tuple(int(d) for d in shape), float(p), str(device))
+    keep = _keep_cache.get(key)
+    if keep is None:
+        n = 1
+        for d in shape:
+            n *= int(d)
+        keep = float_canonical(seed, n, device).reshape(key[1]) >= torch.tensor(p, dtype=torch.float32)
+        if sum(t.numel() for t in _keep_cache.values()) + keep.numel() > _KEEP_CACHE_BYTES:
+            _keep_cache.clear()
+        _keep_cache[key] = keep
+    return keep
+
+
 def uniform(seed: int, shape, low: float, high: float, dtype, device) -> torch.Tensor:
     """uniform_random's values for ``seed``: float32 arithmetic, then ``dtype``."""
     n = 1

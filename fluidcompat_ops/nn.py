@@ -630,10 +630,10 @@ def _dropout_kernel(ins, attrs):
         return {"Out": [x.clone() if upscale else x * (1.0 - p)]}
     seed_t = first(ins, "Seed")
     if seed_t is not None or attrs["fix_seed"]:  # the same mask as fluid's (NOTE: [Seeded draws])
-        from fluidcompat_ops.fluid_random import float_canonical
+        from fluidcompat_ops.fluid_random import dropout_keep
 
         seed = int(seed_t.reshape(-1)[0]) if seed_t is not None else attrs["seed"]
-        keep = float_canonical(seed, x.numel(), x.device).reshape(x.shape) >= torch.tensor(p, dtype=torch.float32)
+        keep = dropout_keep(seed, x.shape, p, x.device)
     else:
         keep = torch.empty(x.shape, device=x.device).uniform_(0.0, 1.0) >= p
     mask = keep.to(torch.uint8)
