@@ -67,6 +67,13 @@ def _table(device) -> torch.Tensor:
     return t
 
 
+def _numel(shape) -> int:
+    n = 1
+    for d in shape:
+        n *= int(d)
+    return n
+
+
 def _start(seed: int) -> int:
     return (int(seed) % 2**64) % M or 1  # the engine's seed() takes an unsigned long
 
@@ -113,10 +120,7 @@ def dropout_keep(seed: int, shape, p: float, device) -> torch.Tensor:
     key = (int(seed), tuple(int(d) for d in shape), float(p), str(device))
     keep = _keep_cache.get(key)
     if keep is None:
-        n = 1
-        for d in shape:
-            n *= int(d)
-        keep = float_canonical(seed, n, device).reshape(key[1]) >= torch.tensor(p, dtype=torch.float32)
+        keep = float_canonical(seed, _numel(shape), device).reshape(key[1]) >= torch.tensor(p, dtype=torch.float32)
         if sum(t.numel() for t in _keep_cache.values()) + keep.numel() > _KEEP_CACHE_BYTES:
             _keep_cache.clear()
         _keep_cache[key] = keep
@@ -124,10 +128,8 @@ def dropout_keep(seed: int, shape, p: float, device) -> torch.Tensor:
 
 
 def uniform(seed: int, shape, low: float, high: float, dtype, device) -> torch.Tensor:
-    """uniform_random's values for ``seed``: float32 arithmetic, then ``dtype``."""
-    n = 1
-    for d in shape:
-        n *= int(d)
+    """uniform_random's values for ``seed`` (float64 from double canonicals, else float32)."""
+    n = _numel(shape)
     double = dtype == torch.float64
     real = torch.float64 if double else torch.float32
     vals = float_canonical(seed, n, device, double)  # in place from here: a table's init holds one copy
@@ -139,9 +141,7 @@ def uniform(seed: int, shape, low: float, high: float, dtype, device) -> torch.T
 def randint(seed: int, shape, low: int, high: int, dtype, device) -> torch.Tensor:
     """randint's values for ``seed`` (ints in [low, high)), or None for a range wider than the
     engine's (fluid's libstdc++ combined several numbers there)."""
-    n = 1
-    for d in shape:
-        n *= int(d)
+    n = _numel(shape)
     size = int(high) - int(low)  # the distribution's urange + 1
     span = M - 2  # the engine's max - min
     if size <= 0 or size > span:
@@ -285,9 +285,7 @@ def randperm(seed: int, n: int) -> list:
 
 def truncated_normal(seed: int, shape, mean: float, std: float, dtype, device) -> torch.Tensor:
     """truncated_gaussian_random's values for ``seed``."""
-    n = 1
-    for d in shape:
-        n *= int(d)
+    n = _numel(shape)
     u = float_canonical(seed, n, device, dtype == torch.float64).to(torch.float64)
     u = torch.clamp(u, min=2.0**-126)  # the distribution's lower end, FLT_MIN
     low, high = (1 + math.erf(-2 / math.sqrt(2))) / 2, (1 + math.erf(2 / math.sqrt(2))) / 2
@@ -298,9 +296,7 @@ def truncated_normal(seed: int, shape, mean: float, std: float, dtype, device) -
 
 def normal(seed: int, shape, mean: float, std: float, dtype, device) -> torch.Tensor:
     """gaussian_random's values for ``seed`` (float64 from double canonicals, else float32)."""
-    n = 1
-    for d in shape:
-        n *= int(d)
+    n = _numel(shape)
     double = dtype == torch.float64
     real = torch.float64 if double else torch.float32
     out = torch.empty(n + 1, dtype=real, device=device)  # (a last pair's second value may spill over)

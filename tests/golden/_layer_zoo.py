@@ -1,6 +1,7 @@
-# Shared by lod_levels.py and stop_gradients.py: about 240 layers built from sequence (lod_level 1
-# and 2) and dense inputs; build() returns {name: output Variable}. (nce and hsigmoid print a line
-# when built under fluid 1.8.5: building is kept off stdout.)
+# Shared by lod_levels.py, stop_gradients.py, runtime_lods.py and grad_lods.py: about 240 layers
+# built from sequence (lod_level 1 and 2) and dense inputs; build() returns {name: output Variable},
+# lod_feed() LoDTensors for its inputs. (nce and hsigmoid print a line when built under fluid
+# 1.8.5: building is kept off stdout.)
 import contextlib
 import io
 
@@ -245,3 +246,22 @@ def build(more=False, startup_too=False):
             o["sum_of"] = L.sums([d, d])
             o["concat_var"] = L.concat([d, d], 0)
     return (o, startup) if startup_too else o
+
+
+def lod_feed(rng, place):
+    """LoDTensors (and arrays) for the zoo's data variables, from numpy generator ``rng``."""
+
+    def lt(a, lens):
+        return fluid.create_lod_tensor(a, lens, place)
+
+    return {
+        "s": lt(rng.uniform(-1, 1, (5, 8)).astype("float32"), [[2, 3]]),
+        "s2": lt(rng.uniform(-1, 1, (5, 8)).astype("float32"), [[1, 2], [2, 1, 2]]),
+        "i": lt(rng.randint(0, 8, (5, 1)).astype("int64"), [[2, 3]]),
+        "i2": lt(rng.randint(0, 8, (5, 1)).astype("int64"), [[1, 2], [2, 1, 2]]),
+        "d": rng.uniform(-1, 1, (5, 8)).astype("float32"),
+        "bb": rng.uniform(0, 1, (2, 10, 4)).astype("float32"),
+        "sc": rng.uniform(0, 1, (2, 3, 10)).astype("float32"),
+        "s3": lt(rng.uniform(-1, 1, (5, 2, 4)).astype("float32"), [[2, 3]]),
+        "s4": lt(rng.uniform(-1, 1, (5, 4, 2, 2)).astype("float32"), [[2, 3]]),
+    }

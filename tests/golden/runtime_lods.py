@@ -10,7 +10,7 @@ import sys
 import numpy as np
 import paddle.fluid as fluid
 from _golden import flat
-from _layer_zoo import build
+from _layer_zoo import build, lod_feed
 
 place = fluid.CPUPlace()
 L = fluid.layers
@@ -25,17 +25,7 @@ def zoo():
     outs, startup = build(startup_too=True)
     outs = {k: v for k, v in outs.items() if v is not None}
     main = next(iter(outs.values())).block.program
-    feed = {
-        "s": lt(rng.uniform(-1, 1, (5, 8)).astype("float32"), [[2, 3]]),
-        "s2": lt(rng.uniform(-1, 1, (5, 8)).astype("float32"), [[1, 2], [2, 1, 2]]),
-        "i": lt(rng.randint(0, 8, (5, 1)).astype("int64"), [[2, 3]]),
-        "i2": lt(rng.randint(0, 8, (5, 1)).astype("int64"), [[1, 2], [2, 1, 2]]),
-        "d": rng.uniform(-1, 1, (5, 8)).astype("float32"),
-        "bb": rng.uniform(0, 1, (2, 10, 4)).astype("float32"),
-        "sc": rng.uniform(0, 1, (2, 3, 10)).astype("float32"),
-        "s3": lt(rng.uniform(-1, 1, (5, 2, 4)).astype("float32"), [[2, 3]]),
-        "s4": lt(rng.uniform(-1, 1, (5, 4, 2, 2)).astype("float32"), [[2, 3]]),
-    }
+    feed = lod_feed(rng, place)
     exe = fluid.Executor(place)
     exe.run(startup)
     found = {}
