@@ -689,13 +689,17 @@ class Executor:
         lod = lod_of(t)
         if return_numpy:
             if lod:
-                raise RuntimeError(
-                    "Some of your fetched tensors hold LoD information. They can not be completely cast to Python "
-                    "ndarray. Please set the parameter 'return_numpy' as 'False' to return LoDTensor itself "
-                    "directly."
-                )
+                raise RuntimeError(_LOD_TO_NUMPY)
             return _to_numpy(t).view(FetchedArray)
         return LoDTensor(t, made_lod=lod)
+
+
+# fluid 1.8.5's text (run's return_numpy and as_numpy alike), spaces of its source lines included
+_LOD_TO_NUMPY = (
+    "Some of your fetched tensors hold LoD information.             They can not be completely cast to "
+    "Python ndarray.             Please set the parameter 'return_numpy' as 'False' to             "
+    "return LoDTensor itself directly."
+)
 
 
 def as_numpy(tensor):
@@ -709,12 +713,7 @@ def as_numpy(tensor):
             f"as_numpy expects a LoDTensor, a LoDTensorArray or a list of them. Received: {type(tensor).__name__}"
         )
     if tensor.lod():
-        # fluid 1.8.5's text, spaces of its source lines included
-        raise RuntimeError(
-            "Some of your fetched tensors hold LoD information.             They can not be completely cast to "
-            "Python ndarray.             Please set the parameter 'return_numpy' as 'False' to             "
-            "return LoDTensor itself directly."
-        )
+        raise RuntimeError(_LOD_TO_NUMPY)
     if not tensor._is_initialized():
         return None
     return np.array(tensor).view(FetchedArray)
