@@ -1269,7 +1269,7 @@ def random_crop(x, shape, seed=None):
     out = helper.create_variable_for_type_inference(dtype=x.dtype)
     attrs = {"shape": list(shape), "startup_seed": 0}
     if seed is None:
-        seed = int(np.random.randint(0, 2**31 - 1))
+        seed = int(np.random.randint(-65536, 65536))  # numpy's global generator, as fluid 1.8's layer
     if isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
         attrs["startup_seed"] = int(seed)
         seed = helper.create_variable(name=unique_name.generate("random_crop_seed"), dtype="int64", persistable=True)

@@ -8,7 +8,7 @@ import numpy as np
 
 from fluidcompat import unique_name
 from fluidcompat.dtypes import INT_TYPES, VarType, to_vartype
-from fluidcompat.framework import Variable, default_main_program, in_dygraph_mode, layer
+from fluidcompat.framework import Variable, in_dygraph_mode, layer
 from fluidcompat.initializer import ConstantInitializer, assign_value_attrs
 from fluidcompat.layer_helper import LayerHelper, check_variable
 from fluidcompat.param_attr import ParamAttr
@@ -630,7 +630,7 @@ def uniform_random(shape, dtype="float32", min=-1.0, max=1.0, seed=0) -> Variabl
             "dtype": int(vt),
             "min": float(min),
             "max": float(max),
-            "seed": seed or default_main_program().random_seed,
+            "seed": seed,  # (fluid 1.8's layer left Program.random_seed to the initializers)
         },
     )
     return out
@@ -651,7 +651,7 @@ def gaussian_random(shape, mean=0.0, std=1.0, seed=0, dtype="float32") -> Variab
             "dtype": int(vt),
             "mean": float(mean),
             "std": float(std),
-            "seed": seed or default_main_program().random_seed,
+            "seed": seed,  # (fluid 1.8's layer left Program.random_seed to the initializers)
         },
     )
     return out

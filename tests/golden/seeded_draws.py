@@ -3,8 +3,10 @@ truncated_gaussian_random (float32 and float64, several seeds, a draw of 600,000
 first chunk of 2^18), their batch_size_like forms, dropout masks (layer seed, program random_seed, a
 negative seed), sampling_id, randint, randperm (glibc's rand), random_crop over runs, every initializer under
 Program.random_seed, and a seeded MLP with dropout trained three steps from its own initialization
-(no parameters set by hand): losses and parameters."""
+(no parameters set by hand): losses and parameters; which layers' ops take the program's seed."""
 
+import contextlib
+import io
 import json
 
 import numpy as np
@@ -71,6 +73,26 @@ exe.run(startup)
 v = np.arange(4 * 3 * 6 * 6, dtype="float32").reshape(4, 3, 6, 6)
 out["random_crop"] = [  # the corner of each crop, over three runs (each carries its seed on)
     [np.asarray(t)[:, :, 0, 0].tolist() for t in exe.run(main, feed={"img": v}, fetch_list=crops)] for _ in range(3)
+]
+
+np.random.seed(0)  # random_crop without a seed takes its seed from numpy's generator
+main, startup = fluid.Program(), fluid.Program()
+main.random_seed = startup.random_seed = 11
+with fluid.program_guard(main, startup), contextlib.redirect_stdout(io.StringIO()):  # (nce prints)
+    x = fluid.data("x", [None, 4], "float32")
+    L.uniform_random([3])
+    L.gaussian_random([3])
+    L.uniform_random_batch_size_like(x, [-1, 2])
+    L.sampling_id(L.softmax(x))
+    L.randint(0, 5, [3])
+    L.randperm(4)
+    L.dropout(x, 0.3)
+    L.random_crop(L.reshape(x, [-1, 2, 2]), [1, 1])
+    L.nce(x, fluid.data("y", [None, 1], "int64"), 5)
+    L.sampled_softmax_with_cross_entropy(x, fluid.data("z", [None, 1], "int64"), 2)
+out["seed_attrs"] = [  # which layers take Program.random_seed (fluid's: dropout only)
+    [op.type] + [op.attr(a) for a in ("seed", "startup_seed", "fix_seed") if op.has_attr(a)]
+    for op in main.global_block().ops
 ]
 
 drops = {}
