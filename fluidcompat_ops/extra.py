@@ -82,7 +82,7 @@ _unary("mish", lambda x, a: x * torch.tanh(_mish_softplus(x, a)), {"threshold": 
 
 
 def _op(name, inputs, outputs, attrs, infer, kernel, grad=True, **kw):
-    grad_def = GradDef(out_grads=tuple(outputs)) if grad else None
+    grad_def = grad if isinstance(grad, GradDef) else GradDef(out_grads=tuple(outputs)) if grad else None
     register(OpDef(name, inputs, outputs, attrs, infer, kernel, grad=grad_def, **kw))
 
 
@@ -880,7 +880,15 @@ def _log_loss_infer(ins, a):
     return out("Loss", p.shape, p.dtype)
 
 
-_op("log_loss", ("Predicted", "Labels"), ("Loss",), {"epsilon": 1e-4}, _log_loss_infer, _log_loss)
+_op(
+    "log_loss",
+    ("Predicted", "Labels"),
+    ("Loss",),
+    {"epsilon": 1e-4},
+    _log_loss_infer,
+    _log_loss,
+    grad=GradDef(out_grads=("Loss",), in_grads=("Predicted",)),  # fluid 1.8 gave the labels no gradient
+)
 
 
 def _smooth_l1(ins, a):
@@ -997,7 +1005,7 @@ register(
         {"margin": 0.0},
         _margin_rank_infer,
         _margin_rank,
-        grad=GradDef(),
+        grad=GradDef(in_grads=("X1", "X2")),  # fluid 1.8 gave the label no gradient
     )
 )
 

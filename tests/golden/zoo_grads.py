@@ -1,0 +1,98 @@
+"""Gradients of ~160 layers of the layer zoo run on LoD sequences with the same parameters (a loss of
+sin and square of each output, differentiated by fluid.gradients in a clone of the zoo's program,
+run pruned): each input's gradient (shape, leading values, sum) and the grad ops with the gradient
+slots they write."""
+
+import json
+import sys
+
+import numpy as np
+import paddle.fluid as fluid
+from _layer_zoo import build, lod_feed
+
+place = fluid.CPUPlace()
+L = fluid.layers
+outs, startup = build(startup_too=True)
+outs = {
+    k: v
+    for k, v in outs.items()
+    if v is not None and v.dtype in (fluid.core.VarDesc.VarType.FP32, fluid.core.VarDesc.VarType.FP64)
+}
+base = next(iter(outs.values())).block.program
+feed = lod_feed(np.random.RandomState(0), place)
+exe = fluid.Executor(place)
+scope = fluid.Scope()
+exe.run(startup, scope=scope)
+for k, p in enumerate(sorted(p.name for p in base.global_block().all_parameters())):
+    t = scope.find_var(p).get_tensor()
+    a = np.array(t)
+    if a.dtype == np.float32:
+        t.set(np.random.RandomState(k).uniform(-0.5, 0.5, a.shape).astype("float32"), place)
+found = {}
+SKIP = {
+    "elt_floordiv",
+    "elt_mod",
+    "sce",
+    "chunk",
+    "crf",
+    "label_smooth",
+    "lod_append",
+    "lod_reset2",
+    "seq_expand",
+    "seq_expand_as",
+    "seq_slice",
+    "split0",
+    "add_pos",
+    "dropout",
+    "dropout_ui",
+    "urbsl",
+    "grbsl",
+    "sampling_id",
+    "sampled",
+    "nce",
+}
+for k, v in sorted(outs.items()):
+    if k in SKIP:
+        continue
+    try:
+        main = base.clone()
+        v = main.global_block().var(v.name)
+        block = main.global_block()
+        wrt = [block.var(n) for n in ("s", "s2", "s3", "s4", "d")]
+        for w in wrt:
+            w.stop_gradient = False
+        with fluid.program_guard(main, startup):
+            loss = L.reduce_sum(L.sin(v) * 0.5 + v * v * 0.25)
+            grads = fluid.gradients([loss], wrt)
+        slots = sorted(
+            {
+                (op.type, tuple(sorted(s for s in op.output_names if op.output(s))))
+                for op in block.ops
+                if op.type.endswith("_grad")
+            }
+        )
+        targets = [(w.name, g) for w, g in zip(wrt, grads) if g is not None]
+        if not targets:
+            found[k] = {"grad ops": [[t, list(s)] for t, s in slots]}
+            continue
+        pruned = main._prune(targets=[g for _, g in targets])
+        names = set(pruned.global_block().vars)
+        got = exe.run(
+            pruned,
+            feed={n: t for n, t in feed.items() if n in names},
+            fetch_list=[g.name for _, g in targets],
+            return_numpy=False,
+            scope=scope,
+        )
+        found[k] = {
+            n: [
+                list(np.array(t).shape),
+                np.round(np.array(t).astype("float64").reshape(-1)[:24], 4).tolist(),
+                round(float(np.nansum(np.array(t))), 3),
+            ]
+            for (n, _), t in zip(targets, got)
+        }
+        found[k]["grad ops"] = [[t, list(s)] for t, s in slots]
+    except Exception as e:
+        found[k] = ["error", type(e).__name__]
+json.dump(found, sys.stdout, indent=0, sort_keys=True)
