@@ -1924,7 +1924,8 @@ def test_seeded_draws_match_fluid():
     and float64, past a chunk's end, their batch_size_like forms, dropout masks, every initializer
     under Program.random_seed, and a seeded MLP with dropout trains to fluid's losses and parameters
     without any set by hand, as does a transformer with seeded dropout (fluidcompat drew torch's
-    numbers), and the book's recognize-digits conv net from random_seed 90. Departure: layers.uniform_random with
+    numbers), and the book's recognize-digits conv net and PaddleRec's CTR-DNN from their seeds.
+    Departure: layers.uniform_random with
     dtype float64 gives float64 (fluid ignored the dtype and gave float32; its float64 values are
     the initializers')."""
     got, want = run_fluidcompat("seeded_draws.py"), load("seeded_draws.json")
@@ -1932,6 +1933,8 @@ def test_seeded_draws_match_fluid():
     assert _close(tf_got, tf_want, atol=1e-4, rtol=1e-4)  # (a transformer with seeded dropout)
     digits_got, digits_want = run_fluidcompat("book_digits_seeded.py"), load("book_digits_seeded.json")
     assert _close(digits_got, digits_want, atol=1e-4, rtol=1e-4)  # (the book's conv net from its seed)
+    ctr_got, ctr_want = run_fluidcompat("ctr_dnn_seeded.py"), load("ctr_dnn_seeded.json")
+    assert _close(ctr_got, ctr_want, atol=1e-4, rtol=1e-4)  # (PaddleRec's CTR-DNN from its seed)
     assert want["layer_u64"][1] == "float32" and got["layer_u64"][1] == "float64"
     got.pop("layer_u64"), want.pop("layer_u64")
     assert sorted(got) == sorted(want)
