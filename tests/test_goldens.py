@@ -2015,3 +2015,30 @@ def test_zoo_grads_match_fluid():
             w = {k: v for k, v in w.items() if k != "grad ops"}
         g, w = ({k: _nan_named(v) for k, v in d.items()} for d in (g, w))
         assert _close(g, w, atol=2e-4, rtol=1e-4), key
+
+
+def test_layer_arg_types_match_fluid():
+    """A numpy array where a layer wants a Variable: wherever fluid 1.8.5 named the argument and
+    layer ("The type of 'x' in has_inf must be ..., but received <class 'numpy.ndarray'>."), the same
+    error and words, the accepted types named as fluidcompat's classes (concat / sum / sums of a
+    list holding an array said "Data Type mismatch", has_inf / has_nan named the op's slot, gelu and
+    conv2d_transpose had other words). Where fluid failed otherwise (an assertion of to_variable, an
+    AttributeError, the array printed), a TypeError naming the argument."""
+    got, want = run_fluidcompat("layer_arg_types.py"), load("layer_arg_types.json")
+    assert sorted(got) == sorted(want) and len(want) > 90
+    for key, w in want.items():
+        if w is None:
+            assert got[key] is None, key
+        elif w[1].startswith("The type of '") and w[1].endswith("but received <class 'numpy.ndarray'>."):
+            # (fluid named cross_entropy's op, cross_entropy2: layer_arg_checks' deliberate difference)
+            head = w[1].split(" must be ")[0].replace("in cross_entropy2", "in cross_entropy")
+            assert got[key][0] == w[0], key
+            assert got[key][1].startswith(head + " must be "), key
+            assert got[key][1].endswith(", but received <class 'numpy.ndarray'>."), key
+        elif key == "l2_normalize":  # (fluid: its axis argument missing, a TypeError too)
+            assert got[key][0] == w[0] == "TypeError", key
+        elif w[0] not in ("AssertionError", "AttributeError") and not w[1].startswith(" ["):
+            assert got[key] == w, key  # fluid's own words (gelu, conv2d_transpose, resize's 4-D check)
+        else:
+            assert got[key][0] == "TypeError", key
+            assert "The type of '" in got[key][1] or "expects Variables" in got[key][1], key

@@ -379,11 +379,13 @@ def isfinite(x):
 
 @_export
 def has_inf(x):
+    check_variable(x, "x", "has_inf")
     return _one("isinf", {"X": [x]}, dtype=VarType.BOOL)
 
 
 @_export
 def has_nan(x):
+    check_variable(x, "x", "has_nan")
     return _one("isnan", {"X": [x]}, dtype=VarType.BOOL)
 
 

@@ -273,6 +273,7 @@ def softmax(input, use_cudnn=False, name=None, axis=-1) -> Variable:
 @layer
 def log_softmax(input, axis=None, dtype=None, name=None) -> Variable:
     """``log(softmax(input))`` built as fluid 1.8 did: a ``softmax`` op then a ``log`` op."""
+    check_variable(input, "input", "log_softmax")
     helper = LayerHelper("log_softmax", name=name)
     x = input if dtype is None else cast_to(input, dtype)
     sm = helper.create_variable_for_type_inference(x.dtype)
@@ -345,6 +346,8 @@ def hard_swish(x, threshold=6.0, scale=6.0, offset=3.0, name=None) -> Variable:
 
 @layer
 def gelu(x, approximate=False) -> Variable:
+    if not isinstance(x, Variable):
+        raise ValueError("input of gelu must be variable")  # fluid 1.8's words (its generated layer)
     return _activation("gelu", x, {"approximate": approximate})
 
 
@@ -614,7 +617,8 @@ def conv2d_transpose(
     name=None,
     data_format="NCHW",
 ) -> Variable:
-    check_variable(input, "input", "conv2d_transpose")
+    if not isinstance(input, Variable):
+        raise TypeError("Input of conv2d_transpose must be Variable")  # fluid 1.8's words
     refuse_false(param_attr, "param_attr", "in conv2d_transpose")
     _check_format(data_format)
     channels = input.shape[1] if data_format == "NCHW" else input.shape[3]

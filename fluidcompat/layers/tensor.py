@@ -312,6 +312,9 @@ def transpose(x, perm, name=None) -> Variable:
 def concat(input, axis=0, name=None) -> Variable:
     if isinstance(input, Variable):
         input = [input]
+    elif isinstance(input, (list, tuple)):
+        for i, each in enumerate(input):
+            check_variable(each, f"input[{i}]", "concat")
     helper = LayerHelper("concat", **locals())
     inputs = {"X": list(input)}
     attrs = {}
@@ -552,6 +555,8 @@ def sums(input, out=None) -> Variable:
     helper = LayerHelper("sum", **locals())
     if isinstance(input, Variable):
         input = [input]
+    for each in input if isinstance(input, (list, tuple)) else [input]:
+        check_variable(each, "input", "sums")
     if out is None:
         out = helper.create_variable_for_type_inference(dtype=helper.input_dtype())
     helper.append_op(type="sum", inputs={"X": list(input)}, outputs={"Out": [out]}, attrs={"use_mkldnn": False})
@@ -559,6 +564,8 @@ def sums(input, out=None) -> Variable:
 
 
 def sum(x) -> Variable:
+    for each in x if isinstance(x, (list, tuple)) else [x]:
+        check_variable(each, "x", "sum")
     return sums(x)
 
 
