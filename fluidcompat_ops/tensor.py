@@ -1069,6 +1069,8 @@ register(OpDef("pad", ("X",), ("Out",), {"paddings": [], "pad_value": 0.0}, _pad
 
 def _pad2d_infer(ins, attrs):
     x = first(ins, "X")
+    if len(x.shape) != 4:
+        raise ValueError(f"The size of Input(X)'s dimension should be equal to 4, but received {len(x.shape)}. ")
     p = attrs["paddings"]
     shape = list(x.shape)
     h, w = (2, 3) if attrs["data_format"] == "NCHW" else (1, 2)

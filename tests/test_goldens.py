@@ -2017,6 +2017,32 @@ def test_zoo_grads_match_fluid():
         assert _close(g, w, atol=2e-4, rtol=1e-4), key
 
 
+# layers fluid built with int64 inputs that fail later (when run) and fluidcompat refuses at once:
+# elementwise ops of int64 and float32, squeezing an axis of size 3, one_hot of [N, 3]
+INT64_REFUSED_EARLY = {"elementwise_add", "elementwise_sub", "elementwise_mul", "elementwise_div",
+                       "elementwise_max", "elementwise_pow", "squeeze", "one_hot"}  # fmt: skip
+
+
+def _int64_args_match(got, want):
+    """An int64 Variable where a layer wants floats: fluid's TypeError word for word wherever fluid
+    checked the data type (fluidcompat's log_softmax and sign did not); a build error wherever
+    fluid's shape checks failed (fluidcompat's pad2d said "list index out of range")."""
+    assert sorted(got) == sorted(want)
+    for key, w in want.items():
+        if w is None:
+            assert got[key] is None or key in INT64_REFUSED_EARLY, key
+        elif w[1].startswith("The data type of '"):
+            text = (
+                w[1]
+                .replace("in cross_entropy2", "in cross_entropy")
+                .replace("('float32', 'float64')", "['float32', 'float64']")
+            )
+            assert got[key] == [w[0], text.strip()] or got[key] == [w[0], text], key
+        else:
+            assert got[key] is not None, key
+    assert got["pad2d"][1].endswith("The size of Input(X)'s dimension should be equal to 4, but received 2.")
+
+
 def test_layer_arg_types_match_fluid():
     """A numpy array where a layer wants a Variable: wherever fluid 1.8.5 named the argument and
     layer ("The type of 'x' in has_inf must be ..., but received <class 'numpy.ndarray'>."), the same
@@ -2024,8 +2050,10 @@ def test_layer_arg_types_match_fluid():
     list holding an array said "Data Type mismatch", has_inf / has_nan named the op's slot, gelu and
     conv2d_transpose had other words). Where fluid failed otherwise (an assertion of to_variable, an
     AttributeError, the array printed), a TypeError naming the argument."""
-    got, want = run_fluidcompat("layer_arg_types.py"), load("layer_arg_types.json")
+    everything, everything_want = run_fluidcompat("layer_arg_types.py"), load("layer_arg_types.json")
+    got, want = everything["array"], everything_want["array"]
     assert sorted(got) == sorted(want) and len(want) > 90
+    _int64_args_match(everything["int64"], everything_want["int64"])
     for key, w in want.items():
         if w is None:
             assert got[key] is None, key

@@ -119,6 +119,7 @@ def sign(x):
         from fluidcompat.layers.tensor import assign
 
         x = assign(np.asarray(x))
+    check_dtype(x.dtype, "x", ["float16", "float32", "float64"], "sign")
     return _activation("sign", x)
 
 

@@ -274,6 +274,7 @@ def softmax(input, use_cudnn=False, name=None, axis=-1) -> Variable:
 def log_softmax(input, axis=None, dtype=None, name=None) -> Variable:
     """``log(softmax(input))`` built as fluid 1.8 did: a ``softmax`` op then a ``log`` op."""
     check_variable(input, "input", "log_softmax")
+    check_dtype(input.dtype, "input", ["float16", "float32", "float64"], "log_softmax")
     helper = LayerHelper("log_softmax", name=name)
     x = input if dtype is None else cast_to(input, dtype)
     sm = helper.create_variable_for_type_inference(x.dtype)
