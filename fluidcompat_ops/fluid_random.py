@@ -23,6 +23,7 @@ element order through libstdc++'s distributions:
   from a 32-bit ``std::mt19937``: a class by ``uniform_int_distribution``, then a canonical double
   (two numbers) above the class's alias probability takes its alias;
 - random_crop advanced one engine per instance (see crop_offsets);
+- dpsgd drew one polar-method normal per step (its ``v1`` half) from the engine;
 - sample_logits (sampled softmax) drew its classes once per batch from the same log-uniform sampler;
 - randperm (unlike the others) seeded glibc's ``rand()`` with ``srand`` and shuffled 0 .. n-1 with
   ``std::random_shuffle``: element i swapped with ``rand() % (i + 1)``, i from 1;
@@ -251,6 +252,29 @@ def crop_offsets(seed: int, instances: int, dims, sizes):
             row.append((x - 1) // scaling)
         offsets.append(row)
     return offsets, start * pow(A, instances * rank + 1, M) % M
+
+
+def dpsgd_noise(seed: int, sigma: float) -> float:
+    """dpsgd's one Gaussian draw for ``seed``, as fluid 1.8's CPU kernel made it in float32: polar
+    pairs ``v = 2u - 1`` from the engine's uniform draws until ``0 < s = v1^2 + v2^2 < 1``, then
+    ``v1 * sqrt(-2 log(s) / s) * sigma``."""
+    import numpy as np
+
+    f32 = np.float32
+    x = _start(seed)
+
+    def uniform():
+        nonlocal x
+        x = x * A % M
+        return min(f32(x - 1) / f32(2147483648.0), f32(_BELOW_ONE_32))
+
+    while True:
+        v1 = f32(2) * uniform() - f32(1)
+        v2 = f32(2) * uniform() - f32(1)
+        s = v1 * v1 + v2 * v2
+        if 0 < s < 1:
+            break
+    return float(v1 * np.sqrt(f32(-2) * np.log(s) / s) * f32(sigma))
 
 
 def _glibc_rand(seed: int):

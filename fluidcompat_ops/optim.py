@@ -9,7 +9,6 @@ import numpy as np
 from fluidcompat_ops.grad import SelectedRows
 from fluidcompat_ops.registry import OpDef, register
 from fluidcompat_ops.shapes import first
-from fluidcompat_ops.tensor import _generator
 
 torch = None  # NOTE: [Lazy torch] in registry.py
 F = None
@@ -457,9 +456,12 @@ def _dpsgd_kernel(ins, attrs):
     norm = torch.linalg.vector_norm(g.to(torch.float64))
     scale = float(norm) / attrs["clip"] if float(norm) > attrs["clip"] else 1.0
     noise = 0.0
-    if attrs["sigma"]:
-        gen = _generator(attrs, "cpu")  # None without a seed: torch's own generator
-        noise = float(torch.randn((), generator=gen)) * attrs["sigma"]
+    if attrs["sigma"] and attrs["seed"]:  # fluid's draw for the seed (NOTE: [Seeded draws])
+        from fluidcompat_ops.fluid_random import dpsgd_noise
+
+        noise = dpsgd_noise(attrs["seed"], attrs["sigma"])
+    elif attrs["sigma"]:
+        noise = float(torch.randn(())) * attrs["sigma"]
     p.sub_(lr.to(p.dtype) * (g / scale + noise / attrs["batch_size"]))
     return {"ParamOut": [p]}
 

@@ -1,9 +1,10 @@
 """What fluid 1.8.5's CPU kernels drew for a fixed seed: uniform_random / gaussian_random /
 truncated_gaussian_random (float32 and float64, several seeds, a draw of 600,000 numbers past the
 first chunk of 2^18), their batch_size_like forms, dropout masks (layer seed, program random_seed, a
-negative seed), sampling_id, randint, randperm (glibc's rand), random_crop over runs, every initializer under
-Program.random_seed, and a seeded MLP with dropout trained three steps from its own initialization
-(no parameters set by hand): losses and parameters; which layers' ops take the program's seed."""
+negative seed), sampling_id, randint, randperm (glibc's rand), random_crop over runs, dpsgd's noise,
+every initializer under Program.random_seed, and a seeded MLP with dropout trained three steps from
+its own initialization (no parameters set by hand): losses and parameters; which layers' ops take
+the program's seed."""
 
 import contextlib
 import io
@@ -94,6 +95,22 @@ out["seed_attrs"] = [  # which layers take Program.random_seed (fluid's: dropout
     [op.type] + [op.attr(a) for a in ("seed", "startup_seed", "fix_seed") if op.has_attr(a)]
     for op in main.global_block().ops
 ]
+
+main, startup = fluid.Program(), fluid.Program()
+with fluid.program_guard(main, startup):
+    x = fluid.data("x", [None, 3], "float32")
+    y = L.fc(x, 2, param_attr=fluid.ParamAttr(initializer=fluid.initializer.Constant(0.5)), bias_attr=False)
+    dp_loss = L.mean(y)
+    dpsgd = fluid.optimizer.Dpsgd(learning_rate=0.1, clip=0.5, batch_size=4.0, sigma=2.0)
+    dpsgd._seed = 7  # (fluid's way to fix its noise)
+    dpsgd.minimize(dp_loss)
+scope = fluid.Scope()
+exe.run(startup, scope=scope)
+dp_steps = []
+for _ in range(2):
+    exe.run(main, feed={"x": np.ones((2, 3), "float32")}, fetch_list=[dp_loss], scope=scope)
+    dp_steps.append(r6(np.array(scope.find_var(main.global_block().all_parameters()[0].name).get_tensor())))
+out["dpsgd"] = dp_steps
 
 drops = {}
 for name, seed, prog_seed, impl in (
