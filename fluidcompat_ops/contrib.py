@@ -195,12 +195,14 @@ def _shuffle_batch(ins, a):
     x = ins["X"][0]
     seed_in = first(ins, "Seed")
     seed = int(seed_in.reshape(-1)[0]) if seed_in is not None and seed_in.numel() else int(a["startup_seed"])
-    gen = torch.Generator().manual_seed(seed % (2**63))
+    from fluidcompat_ops.fluid_random import shuffle_order
+
     rows = x.reshape(-1, x.shape[-1]) if x.dim() > 1 else x.reshape(-1, 1)
-    idx = torch.randperm(rows.shape[0], generator=gen)
+    order, next_seed = shuffle_order(seed, rows.shape[0])  # fluid's (NOTE: [Seeded draws])
+    idx = torch.tensor(order, dtype=torch.int64)
     shuffled = torch.empty_like(rows)
     shuffled[idx.to(x.device)] = rows  # row j goes to place idx[j], as fluid 1.8.5 placed it
-    seed_out = torch.randint(0, 2**31 - 1, (1,), generator=gen, dtype=torch.int64)
+    seed_out = torch.tensor([next_seed], dtype=torch.int64)
     return {"Out": [shuffled.reshape(x.shape)], "ShuffleIdx": [idx], "SeedOut": [seed_out]}
 
 

@@ -23,6 +23,7 @@ element order through libstdc++'s distributions:
   from a 32-bit ``std::mt19937``: a class by ``uniform_int_distribution``, then a canonical double
   (two numbers) above the class's alias probability takes its alias;
 - random_crop advanced one engine per instance (see crop_offsets);
+- shuffle_batch used ``std::default_random_engine`` (minstd_rand0) instead (see shuffle_order);
 - dpsgd drew one polar-method normal per step (its ``v1`` half) from the engine;
 - sample_logits (sampled softmax) drew its classes once per batch from the same log-uniform sampler;
 - randperm (unlike the others) seeded glibc's ``rand()`` with ``srand`` and shuffled 0 .. n-1 with
@@ -275,6 +276,30 @@ def dpsgd_noise(seed: int, sigma: float) -> float:
         if 0 < s < 1:
             break
     return float(v1 * np.sqrt(f32(-2) * np.log(s) / s) * f32(sigma))
+
+
+def shuffle_order(seed: int, n: int):
+    """shuffle_batch's order for ``seed`` and the seed it carries on, as fluid 1.8 drew them: 0 .. n-1
+    shuffled by ``std::shuffle`` (a plain Fisher-Yates with ``uniform_int_distribution(0, i)``) over
+    ``std::default_random_engine`` (minstd_rand0: multiplier 16807), then the engine's next number."""
+    x = _start(seed)
+
+    def draw():
+        nonlocal x
+        x = x * 16807 % M
+        return x
+
+    order = list(range(n))
+    for i in range(1, n):
+        scaling = (M - 2) // (i + 1)
+        past = (i + 1) * scaling
+        while True:
+            r = draw() - 1
+            if r < past:
+                break
+        j = r // scaling
+        order[i], order[j] = order[j], order[i]
+    return order, draw()
 
 
 def _glibc_rand(seed: int):

@@ -1,7 +1,7 @@
 """What fluid 1.8.5's CPU kernels drew for a fixed seed: uniform_random / gaussian_random /
 truncated_gaussian_random (float32 and float64, several seeds, a draw of 600,000 numbers past the
 first chunk of 2^18), their batch_size_like forms, dropout masks (layer seed, program random_seed, a
-negative seed), sampling_id, randint, randperm (glibc's rand), random_crop over runs, dpsgd's noise,
+negative seed), sampling_id, randint, randperm (glibc's rand), random_crop and shuffle_batch over runs, dpsgd's noise,
 every initializer under Program.random_seed, and a seeded MLP with dropout trained three steps from
 its own initialization (no parameters set by hand): losses and parameters; which layers' ops take
 the program's seed."""
@@ -111,6 +111,16 @@ for _ in range(2):
     exe.run(main, feed={"x": np.ones((2, 3), "float32")}, fetch_list=[dp_loss], scope=scope)
     dp_steps.append(r6(np.array(scope.find_var(main.global_block().all_parameters()[0].name).get_tensor())))
 out["dpsgd"] = dp_steps
+
+main, startup = fluid.Program(), fluid.Program()
+with fluid.program_guard(main, startup):
+    rows = fluid.data("rows", [None, 2], "float32")
+    shuffled = fluid.contrib.layers.shuffle_batch(rows, seed=5)
+exe.run(startup)
+v = np.arange(20, dtype="float32").reshape(10, 2)
+out["shuffle_batch"] = [
+    np.asarray(exe.run(main, feed={"rows": v}, fetch_list=[shuffled])[0])[:, 0].tolist() for _ in range(3)
+]
 
 drops = {}
 for name, seed, prog_seed, impl in (
