@@ -3382,7 +3382,6 @@ register(
             "is_sparse": False,
             "custom_neg_classes": [],
             "remote_prefetch": False,
-            "is_test": False,
         },
         _nce_infer,
         _nce,

@@ -847,7 +847,7 @@ register(
         "norm",
         ("X",),
         ("Out", "Norm"),
-        {"axis": 1, "epsilon": 1e-10, "is_test": False},
+        {"axis": 1, "epsilon": 1e-10},
         _norm_infer,
         _norm_kernel,
         grad=GradDef(("X", "Norm"), kernel=_norm_grad),
@@ -887,7 +887,7 @@ def _arg_kernel(fn):
     return kernel
 
 
-_ARG_ATTRS = {"axis": 0, "keepdims": False, "flatten": False, "dtype": -1}
+_ARG_ATTRS = {"axis": 0, "keepdims": False, "dtype": -1}  # (a later Paddle's "flatten" is read when set)
 register(
     OpDef(
         "arg_max",

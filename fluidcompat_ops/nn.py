@@ -605,7 +605,7 @@ register(
         "layer_norm",
         ("X", "Scale", "Bias"),
         ("Y", "Mean", "Variance"),
-        {"epsilon": 1e-5, "begin_norm_axis": 1, "use_mkldnn": False, "is_test": False},
+        {"epsilon": 1e-5, "begin_norm_axis": 1},
         _ln_infer,
         _ln_kernel,
         grad=GradDef(("X", "Scale", "Bias"), out_grads=("Y",), in_grads=("X", "Scale", "Bias")),

@@ -2070,3 +2070,20 @@ def test_layer_arg_types_match_fluid():
         else:
             assert got[key][0] == "TypeError", key
             assert "The type of '" in got[key][1] or "expects Variables" in got[key][1], key
+
+
+def test_op_attr_names_are_fluids():
+    """Every op the layer zoo builds, and every grad op of its outputs, carries no attribute fluid
+    1.8.5's op did not (layer_norm / norm / nce had an is_test, layer_norm a use_mkldnn, arg_max /
+    arg_min a later Paddle's flatten, swish the slope fluid's layer passed and its op dropped). The
+    loss gradient's fill_constant and the scale of a sum's gradient carry their ops' defaults, which
+    fluid's backward left unset."""
+    got, want = run_fluidcompat("op_attr_names.py"), load("op_attr_names.json")
+    assert sorted(got["forward"]) == sorted(want["forward"]) and len(want["forward"]) > 170
+    assert sorted(got["backward"]) == sorted(want["backward"]) and len(want["backward"]) > 120
+    for part in ("forward", "backward"):
+        for op_type, names in want[part].items():
+            extra = set(got[part][op_type]) - set(names)
+            if part == "backward" and op_type in ("fill_constant", "scale"):
+                extra -= {"str_value", "bias", "bias_after_scale"}
+            assert not extra, (part, op_type, sorted(extra))

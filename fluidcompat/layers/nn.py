@@ -332,7 +332,7 @@ def swish(x, beta=1.0, name=None) -> Variable:
             "Write x * sigmoid(beta * x) with layers to get another beta.",
             stacklevel=3,
         )
-    return _activation("swish", x, {"slope": float(beta)}, name)
+    return _activation("swish", x, {}, name)  # (fluid's layer passed "slope", which its op dropped)
 
 
 @layer
