@@ -1,10 +1,12 @@
 # Shared by lod_levels.py, stop_gradients.py, runtime_lods.py and grad_lods.py: about 240 layers
 # built from sequence (lod_level 1 and 2) and dense inputs; build() returns {name: output Variable},
-# lod_feed() LoDTensors for its inputs. (nce and hsigmoid print a line when built under fluid
+# lod_feed() LoDTensors for its inputs, set_float_params() and differentiate() what runtime_lods.py,
+# grad_lods.py, zoo_values.py and zoo_grads.py share. (nce and hsigmoid print a line when built under fluid
 # 1.8.5: building is kept off stdout.)
 import contextlib
 import io
 
+import numpy as np
 import paddle.fluid as fluid
 
 
@@ -265,3 +267,27 @@ def lod_feed(rng, place):
         "s3": lt(rng.uniform(-1, 1, (5, 2, 4)).astype("float32"), [[2, 3]]),
         "s4": lt(rng.uniform(-1, 1, (5, 4, 2, 2)).astype("float32"), [[2, 3]]),
     }
+
+
+def set_float_params(program, scope, place):
+    """Every float32 parameter of ``program`` in ``scope`` set from numpy, seeded by its rank in name
+    order."""
+    for k, p in enumerate(sorted(p.name for p in program.global_block().all_parameters())):
+        t = scope.find_var(p).get_tensor()
+        a = np.array(t)
+        if a.dtype == np.float32:
+            t.set(np.random.RandomState(k).uniform(-0.5, 0.5, a.shape).astype("float32"), place)
+
+
+def differentiate(base, startup, out, loss_of):
+    """A clone of ``base`` with the gradients of ``loss_of(out)`` (``out`` one of the zoo's outputs)
+    with respect to the float inputs s, s2, s3, s4 and d: (clone, [(input name, gradient)]) for the
+    inputs that get one."""
+    main = base.clone()
+    v = main.global_block().var(out.name)
+    wrt = [main.global_block().var(n) for n in ("s", "s2", "s3", "s4", "d")]
+    for w in wrt:
+        w.stop_gradient = False
+    with fluid.program_guard(main, startup):
+        grads = fluid.gradients([loss_of(v)], wrt)
+    return main, [(w.name, g) for w, g in zip(wrt, grads) if g is not None]

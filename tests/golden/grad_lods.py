@@ -9,7 +9,7 @@ import sys
 
 import numpy as np
 import paddle.fluid as fluid
-from _layer_zoo import build, lod_feed
+from _layer_zoo import build, differentiate, lod_feed
 
 place = fluid.CPUPlace()
 L = fluid.layers
@@ -48,16 +48,7 @@ def zoo():
         if k in SKIP:
             continue
         try:
-            main = base.clone()
-            v = main.global_block().var(v.name)
-            block = main.global_block()
-            wrt = [block.var(n) for n in ("s", "s2", "s3", "s4", "d")]
-            for w in wrt:
-                w.stop_gradient = False
-            with fluid.program_guard(main, startup):
-                loss = L.reduce_sum(v)
-                grads = fluid.gradients([loss], wrt)
-            targets = [(w.name, g) for w, g in zip(wrt, grads) if g is not None]
+            main, targets = differentiate(base, startup, v, L.reduce_sum)
             if not targets:
                 found[k] = "none"
                 continue

@@ -8,7 +8,7 @@ import sys
 
 import numpy as np
 import paddle.fluid as fluid
-from _layer_zoo import build, lod_feed
+from _layer_zoo import build, differentiate, lod_feed, set_float_params
 
 place = fluid.CPUPlace()
 L = fluid.layers
@@ -23,11 +23,7 @@ feed = lod_feed(np.random.RandomState(0), place)
 exe = fluid.Executor(place)
 scope = fluid.Scope()
 exe.run(startup, scope=scope)
-for k, p in enumerate(sorted(p.name for p in base.global_block().all_parameters())):
-    t = scope.find_var(p).get_tensor()
-    a = np.array(t)
-    if a.dtype == np.float32:
-        t.set(np.random.RandomState(k).uniform(-0.5, 0.5, a.shape).astype("float32"), place)
+set_float_params(base, scope, place)
 found = {}
 SKIP = {
     "elt_floordiv",
@@ -55,15 +51,8 @@ for k, v in sorted(outs.items()):
     if k in SKIP:
         continue
     try:
-        main = base.clone()
-        v = main.global_block().var(v.name)
+        main, targets = differentiate(base, startup, v, lambda o: L.reduce_sum(L.sin(o) * 0.5 + o * o * 0.25))
         block = main.global_block()
-        wrt = [block.var(n) for n in ("s", "s2", "s3", "s4", "d")]
-        for w in wrt:
-            w.stop_gradient = False
-        with fluid.program_guard(main, startup):
-            loss = L.reduce_sum(L.sin(v) * 0.5 + v * v * 0.25)
-            grads = fluid.gradients([loss], wrt)
         slots = sorted(
             {
                 (op.type, tuple(sorted(s for s in op.output_names if op.output(s))))
@@ -71,7 +60,6 @@ for k, v in sorted(outs.items()):
                 if op.type.endswith("_grad")
             }
         )
-        targets = [(w.name, g) for w, g in zip(wrt, grads) if g is not None]
         if not targets:
             found[k] = {"grad ops": [[t, list(s)] for t, s in slots]}
             continue
