@@ -80,6 +80,53 @@ def _start(seed: int) -> int:
     return (int(seed) % 2**64) % M or 1  # the engine's seed() takes an unsigned long
 
 
+class _Minstd:
+    """One engine drawn number by number: std::minstd_rand, or with ``multiplier`` 16807
+    std::minstd_rand0 (libstdc++'s std::default_random_engine)."""
+
+    def __init__(self, seed: int, multiplier: int = A) -> None:
+        self.x, self.a = _start(seed), multiplier
+
+    def next(self) -> int:
+        self.x = self.x * self.a % M
+        return self.x
+
+    def discard(self, n: int) -> None:
+        self.x = self.x * pow(self.a, n, M) % M
+
+    def uniform_int(self, size: int) -> int:
+        """``uniform_int_distribution(0, size - 1)``: numbers at or past the largest multiple of
+        ``size`` under the engine's range are drawn again (randint's vectorized form is the same)."""
+        scaling = (M - 2) // size
+        past = size * scaling
+        while True:
+            r = self.next() - 1
+            if r < past:
+                return r // scaling
+
+    def float_canonical(self):
+        """``generate_canonical<float>`` of the next number (a numpy float32)."""
+        import numpy as np
+
+        return min(np.float32(self.next() - 1) / np.float32(2147483648.0), np.float32(_BELOW_ONE_32))
+
+
+def _mt19937_numbers(seed: int):
+    """std::mt19937's numbers for ``seed``, without end (numpy's legacy RandomState is that engine)."""
+    import numpy as np
+
+    engine = np.random.RandomState(int(seed) & 0xFFFFFFFF)
+    while True:
+        yield from engine.randint(0, 2**32, size=4096, dtype=np.uint64).tolist()
+
+
+def _log_uniform(engine, range_: int) -> int:
+    """fluid's LogUniformSampler(range_) over a std::mt19937_64: ``exp(u * log(range_ + 1)) - 1``
+    modulo ``range_`` for the canonical double ``u`` of one 64-bit number."""
+    u = min(float(engine.next()) / 18446744073709551616.0, _BELOW_ONE_64)
+    return (int(math.exp(u * math.log(range_ + 1))) - 1) % range_
+
+
 def _draw_chunks(seed: int, device):
     """The engine's numbers in order, CHUNK at a time (int64 tensors), without end."""
     table, state = _table(device), _start(seed)
@@ -170,32 +217,24 @@ def nce_negatives(sampler: int, seed: int, rows: int, k: int, classes: int, alia
 
     out = np.empty((rows, k), dtype=np.int64)
     if sampler == 2:
-        engine = np.random.RandomState(int(seed) & 0xFFFFFFFF)  # numpy's legacy generator is std::mt19937
-        raw = iter(engine.randint(0, 2**32, size=4 * rows * k + 64, dtype=np.uint64).tolist())
-        span = classes
-        scaling = (2**32 - 1) // span
-        past = span * scaling
+        raw = _mt19937_numbers(seed)
+        scaling = (2**32 - 1) // classes  # uniform_int_distribution(0, classes - 1) over 32-bit numbers
+        past = classes * scaling
         alias_probs = np.asarray(alias_probs, dtype=np.float32)
         for i in range(rows):
             for j in range(k):
-                while True:
-                    v = next(raw, None)
-                    if v is None:  # (rejections used up the numbers drawn ahead)
-                        raw = iter(engine.randint(0, 2**32, size=4 * rows * k + 64, dtype=np.uint64).tolist())
-                        v = next(raw)
-                    if v < past:
-                        break
+                v = next(raw)
+                while v >= past:
+                    v = next(raw)
                 cls = v // scaling
                 u = (float(next(raw)) + float(next(raw)) * 4294967296.0) / 18446744073709551616.0
                 out[i, j] = alias[cls] if u > alias_probs[cls] and alias[cls] != -1 else cls
         return out
     engine = MT19937_64(int(seed) & 0xFFFFFFFF)  # the sampler keeps the seed as an unsigned int
     if sampler == 1:
-        log_range = math.log(classes)
         for i in range(rows):
             for j in range(k):
-                u = min(float(engine.next()) / 18446744073709551616.0, 1.0 - 2.0**-53)
-                out[i, j] = (int(math.exp(u * log_range)) - 1) % (classes - 1)
+                out[i, j] = _log_uniform(engine, classes - 1)
         return out
     for i in range(rows):
         for j in range(k):
@@ -218,8 +257,7 @@ def sampled_classes(seed: int, labels, num_samples: int, classes: int, uniq: boo
     log_range = math.log(classes + 1)  # (this sampler's range is the class count: nce's is one less)
     drawn, tries = [], 0
     while len(drawn) < num_samples:
-        u = min(float(engine.next()) / 18446744073709551616.0, 1.0 - 2.0**-53)
-        c = (int(math.exp(u * log_range)) - 1) % classes
+        c = _log_uniform(engine, classes)
         tries += 1
         if not uniq or c not in drawn:
             drawn.append(c)
@@ -236,23 +274,14 @@ def crop_offsets(seed: int, instances: int, dims, sizes):
     ``uniform_int_distribution(0, dim - size)`` per cropped dim (drawn also where there is no room);
     the next seed is the number after instances * rank."""
     rank = len(sizes)
-    start = _start(seed)
-    scalings = []
-    for d, s in zip(dims, sizes):
-        scaling = (M - 2) // (int(d) - int(s) + 1)
-        scalings.append((scaling, (int(d) - int(s) + 1) * scaling))
     offsets = []
     for i in range(instances):
-        x = start * pow(A, i * rank, M) % M
-        row = []
-        for scaling, past in scalings:
-            while True:
-                x = x * A % M
-                if x - 1 < past:
-                    break
-            row.append((x - 1) // scaling)
-        offsets.append(row)
-    return offsets, start * pow(A, instances * rank + 1, M) % M
+        engine = _Minstd(seed)
+        engine.discard(i * rank)
+        offsets.append([engine.uniform_int(int(d) - int(s) + 1) for d, s in zip(dims, sizes)])
+    engine = _Minstd(seed)
+    engine.discard(instances * rank)
+    return offsets, engine.next()
 
 
 def dpsgd_noise(seed: int, sigma: float) -> float:
@@ -262,16 +291,10 @@ def dpsgd_noise(seed: int, sigma: float) -> float:
     import numpy as np
 
     f32 = np.float32
-    x = _start(seed)
-
-    def uniform():
-        nonlocal x
-        x = x * A % M
-        return min(f32(x - 1) / f32(2147483648.0), f32(_BELOW_ONE_32))
-
+    engine = _Minstd(seed)
     while True:
-        v1 = f32(2) * uniform() - f32(1)
-        v2 = f32(2) * uniform() - f32(1)
+        v1 = f32(2) * engine.float_canonical() - f32(1)
+        v2 = f32(2) * engine.float_canonical() - f32(1)
         s = v1 * v1 + v2 * v2
         if 0 < s < 1:
             break
@@ -282,24 +305,12 @@ def shuffle_order(seed: int, n: int):
     """shuffle_batch's order for ``seed`` and the seed it carries on, as fluid 1.8 drew them: 0 .. n-1
     shuffled by ``std::shuffle`` (a plain Fisher-Yates with ``uniform_int_distribution(0, i)``) over
     ``std::default_random_engine`` (minstd_rand0: multiplier 16807), then the engine's next number."""
-    x = _start(seed)
-
-    def draw():
-        nonlocal x
-        x = x * 16807 % M
-        return x
-
+    engine = _Minstd(seed, multiplier=16807)
     order = list(range(n))
     for i in range(1, n):
-        scaling = (M - 2) // (i + 1)
-        past = (i + 1) * scaling
-        while True:
-            r = draw() - 1
-            if r < past:
-                break
-        j = r // scaling
+        j = engine.uniform_int(i + 1)
         order[i], order[j] = order[j], order[i]
-    return order, draw()
+    return order, engine.next()
 
 
 def _glibc_rand(seed: int):
