@@ -12,7 +12,7 @@ from fluidcompat.dygraph.layers import Layer
 from fluidcompat.dygraph.varbase import VarBase
 from fluidcompat.initializer import ConstantInitializer, NormalInitializer
 from fluidcompat.layer_helper import refuse_false
-from fluidcompat.layers.extra import nce_alias_table
+from fluidcompat.layers.extra import nce_custom_dist_tables
 from fluidcompat.layers.nn import append_batch_norm, bn_statistics
 from fluidcompat.param_attr import ParamAttr
 
@@ -885,12 +885,7 @@ class NCE(Layer):
         if sample_weight is not None:
             self._extra["SampleWeight"] = [sample_weight]
         if sampler == "custom_dist":
-            alias, keep = nce_alias_table([float(p) for p in custom_dist])
-            for slot, value in (
-                ("CustomDistProbs", np.array(custom_dist, "float32")),
-                ("CustomDistAlias", np.array(alias, "int32")),
-                ("CustomDistAliasProbs", np.array(keep, "float32")),
-            ):
+            for slot, value in nce_custom_dist_tables(custom_dist):
                 table = self._helper.create_parameter(
                     ParamAttr(), list(value.shape), value.dtype, False, NumpyArrayInitializer(value)
                 )

@@ -1872,6 +1872,17 @@ def nce_alias_table(probs):
     return alias, keep
 
 
+def nce_custom_dist_tables(custom_dist):
+    """nce's custom-distribution inputs as fluid 1.8 made them: (slot, numpy array) for the
+    probabilities, the alias table and the alias probabilities."""
+    alias, alias_probs = nce_alias_table([float(p) for p in custom_dist])
+    return [
+        ("CustomDistProbs", np.array(custom_dist, "float32")),
+        ("CustomDistAlias", np.array(alias, "int32")),
+        ("CustomDistAliasProbs", np.array(alias_probs, "float32")),
+    ]
+
+
 @_export
 def nce(
     input,
@@ -1905,12 +1916,7 @@ def nce(
     if sample_weight is not None:
         ins["SampleWeight"] = [sample_weight]
     if sampler == "custom_dist":  # three parameters the startup program fills, as fluid 1.8 kept them
-        alias, alias_probs = nce_alias_table([float(p) for p in custom_dist])
-        for slot, values in (
-            ("CustomDistProbs", np.array(custom_dist).astype("float32")),
-            ("CustomDistAlias", np.array(alias).astype("int32")),
-            ("CustomDistAliasProbs", np.array(alias_probs).astype("float32")),
-        ):
+        for slot, values in nce_custom_dist_tables(custom_dist):
             table = helper.create_parameter(
                 attr=ParamAttr(),
                 shape=values.shape,
