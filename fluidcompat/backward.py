@@ -395,6 +395,7 @@ def _append_backward(loss: Variable, parameter_list, no_grad_set, callbacks, che
             f"Received: {loss.name} with shape {tuple(loss.shape)}; reduce it with fluid.layers.mean first."
         )
     program: Program = block.program
+    before = program._desc_state()
     loss_op.attrs["op_role"] = int(OpRole.Forward) | int(OpRole.Loss)
     if checkpoints:
         from fluidcompat.recompute import seed_dropouts
@@ -420,6 +421,7 @@ def _append_backward(loss: Variable, parameter_list, no_grad_set, callbacks, che
     renamed = _backward(
         block, {loss.name: (grad, loss_op)}, no_grad, callbacks, stop_at, None, _next_grad_times(program), checkpoints
     )
+    program._take_backward_vars(before)
     program._bump()
 
     if parameter_list is not None:
@@ -471,6 +473,7 @@ def _gradients(targets, inputs, target_gradients, no_grad_set):
     if len(target_gradients) != len(targets):
         raise ValueError("Should have the same number of target_gradients as targets")
     block = targets[0].block.program.global_block()
+    before = block.program._desc_state()
     first_new = len(block.ops)  # the seeds this pass appends count as written by it
     no_grad = _no_grad_names(block, no_grad_set) - {v.name for v in inputs}
     seeds: Dict[str, Tuple[str, Optional[Operator]]] = {}
@@ -501,6 +504,7 @@ def _gradients(targets, inputs, target_gradients, no_grad_set):
         seeds[target.name] = (grad, target.op)
     sources = {v.name for v in inputs}
     renamed = _backward(block, seeds, no_grad, None, last, None, _next_grad_times(block.program), sources=sources)
+    block.program._take_backward_vars(before)
     block.program._bump()
     written = {n for op in block.ops[first_new:] for n in op.output_arg_names}
     result = []

@@ -13,7 +13,7 @@ import sys
 import warnings
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from fluidcompat import places, unique_name
+from fluidcompat import desc_order, places, unique_name
 from fluidcompat.dtypes import VarType, np_name, to_vartype
 from fluidcompat.lod_levels import share_lod_level
 from fluidcompat_ops import registry
@@ -397,6 +397,26 @@ class Block:
         self.backward_block_idx = -1
         self.vars: Dict[str, Variable] = {}
         self.ops: List[Operator] = []
+        # the variables as fluid's C++ block would have taken them in: (name, added) in turn
+        # (NOTE: [Variable order] in fluidcompat/desc_order.py)
+        self._desc_log: List[Tuple[str, bool]] = []
+
+    def _desc_order(self) -> List[str]:
+        """This block's variable names in the order of fluid's C++ block (a saved program's order)."""
+        table = desc_order.replay(self._desc_log)
+        for name in table.order():
+            if name not in self.vars:
+                table.erase(name)
+        for name in self.vars:  # ones put in ``vars`` directly: as if added last
+            table.insert(name)
+        return table.order()
+
+    def _set_desc_order(self, filled: Sequence[str]) -> None:
+        """fluid rebuilt this block from a C++ block filled in ``filled``'s order: the variables now
+        come in that block's order."""
+        self._desc_log = [(n, True) for n in filled if n in self.vars]
+        order = desc_order.replay(self._desc_log).order()
+        self.vars = {n: self.vars[n] for n in [*order, *self.vars]}
 
     @property
     def parent_block(self) -> Optional["Block"]:
@@ -413,6 +433,7 @@ class Block:
             return var
         var = Variable(self, **kwargs)
         self.vars[var.name] = var
+        self._desc_log.append((var.name, True))
         self.program._bump()
         return var
 
@@ -434,6 +455,7 @@ class Block:
         kwargs.pop("initializer", None)
         param = Parameter(glob, **kwargs)
         glob.vars[param.name] = param
+        glob._desc_log.append((param.name, True))
         self.program._bump()
         return param
 
@@ -484,7 +506,8 @@ class Block:
         return iter(self.all_parameters())
 
     def _remove_var(self, name: str) -> None:
-        self.vars.pop(name, None)
+        if self.vars.pop(name, None) is not None:
+            self._desc_log.append((name, False))
         self.program._bump()
 
     def _rename_var(self, name: str, new_name: str) -> Variable:
@@ -497,6 +520,7 @@ class Block:
         del self.vars[name]
         var.name = new_name
         self.vars[new_name] = var
+        self._desc_log += [(new_name, True), (name, False)]
         for op in self.ops:
             op._rename_input(name, new_name)
             op._rename_output(name, new_name)
@@ -514,6 +538,7 @@ class Block:
         if force_persistable:
             new.persistable = True
         self.vars[new.name] = new
+        self._desc_log.append((new.name, True))
         self.program._bump()
         return new
 
@@ -793,6 +818,30 @@ class Program:
     def _bump(self) -> None:
         self._version += 1
 
+    def _desc_state(self) -> Dict[int, Tuple[int, int, set]]:
+        """Per block: how much of its variable log, how many ops and which variables it has now."""
+        return {b.idx: (len(b._desc_log), len(b.ops), set(b.vars)) for b in self.blocks}
+
+    def _take_backward_vars(self, before: Dict[int, Tuple[int, int, set]]) -> None:
+        """Order the variables a backward pass added since ``before`` as fluid's did (NOTE:
+        [Variable order]): its C++ blocks took them op by op (each new op's outputs, by slot name),
+        and each Python block then appended its new ones in its C++ block's order."""
+        for b in self.blocks:
+            logged, n_ops, names = before.get(b.idx, (0, 0, set()))
+            new = [n for n in b.vars if n not in names]
+            if not new:
+                continue
+            fresh = set(new)
+            created = dict.fromkeys(
+                n for op in b.ops[n_ops:] for slot in sorted(op.outputs) for n in op.outputs[slot] if n in fresh
+            )
+            created.update(dict.fromkeys(new))
+            del b._desc_log[logged:]
+            b._desc_log += [(n, True) for n in created]
+            rank = {n: i for i, n in enumerate(b._desc_order())}
+            kept = [n for n in b.vars if n in names]
+            b.vars = {n: b.vars[n] for n in kept + sorted(new, key=rank.__getitem__)}
+
     def global_seed(self, seed: int = 0) -> None:
         """This program's random seed, and that of every Program made after (fluid 1.8)."""
         global _global_seed
@@ -936,6 +985,8 @@ class Program:
         block.ops = [op for i, op in enumerate(block.ops) if i in keep]
         used = pruned._names_used()
         block.vars = {n: v for n, v in block.vars.items() if n in used or n in fed}
+        # fluid's prune listed the variables by name, and the result was copied twice over
+        block._set_desc_order(desc_order.copied(sorted(block.vars), 2))
         pruned._bump()
         return pruned
 
@@ -950,6 +1001,18 @@ class Program:
             nb.vars = {n: v._copy_to(nb) for n, v in b.vars.items()}
             nb.ops = [op._copy_to(nb) for op in b.ops]
             p.blocks.append(nb)
+        # the order of fluid's copies (NOTE: [Variable order]): clone copied the C++ program once;
+        # clone(for_test=True) five times when there was no backward, else rebuilt each block from
+        # the variables its forward ops use (as a hash set holds them) and copied that three times
+        trained = for_test and any(
+            op.attrs.get("op_role", 0) == int(OpRole.Backward) | int(OpRole.Loss) for b in self.blocks for op in b.ops
+        )
+        fills = [
+            b._desc_order()
+            if not for_test
+            else desc_order.copied(_forward_var_set(b) if trained else b._desc_order(), 3 if trained else 4)
+            for b in self.blocks
+        ]
         if for_test:
             p._is_test = True
             pruned = False
@@ -970,6 +1033,8 @@ class Program:
         for b in p.blocks:
             for op in b.ops:
                 b._link_outputs(op)
+        for b, fill in zip(p.blocks, fills):
+            b._set_desc_order(fill)
         return p
 
     def validate(self) -> None:
@@ -1011,6 +1076,25 @@ class Program:
 # -- default programs and guards ---------------------------------------------------------------
 _main_program_ = Program()
 _startup_program_ = Program()
+
+
+def _forward_var_set(block: Block) -> List[str]:
+    """The variables of ``block`` its forward ops use, in the order fluid's prune for a test program
+    listed them: the inputs and the outputs each gathered into a hash set, op by op, and both sets
+    poured into a third."""
+    skip = int(OpRole.Backward) | int(OpRole.Optimize) | int(OpRole.LRSched)
+    ins, outs = desc_order.HashOrder(), desc_order.HashOrder()
+    for op in block.ops:
+        if op.attrs.get("op_role", 0) & skip:
+            continue
+        for table, slots in ((ins, op.inputs), (outs, op.outputs)):
+            for slot in sorted(slots):
+                for name in slots[slot]:
+                    table.insert(name)
+    both = desc_order.HashOrder()
+    both.insert_range(ins.order())
+    both.insert_range(outs.order())
+    return [n for n in both.order() if n in block.vars]
 
 
 def variables_of(program: Program, items, missing, not_a_variable) -> List[Variable]:
@@ -1131,18 +1215,19 @@ def _snapshot(program: Program, deep: bool = False):
     return (
         program._version,
         program.current_block_idx,
-        [(b, list(b.vars), list(b.ops)) for b in program.blocks],
+        [(b, list(b.vars), list(b.ops), len(b._desc_log)) for b in program.blocks],
         edits,
     )
 
 
 def _restore(program: Program, snap) -> None:
     version, cur, blocks, edits = snap
-    program.blocks = [b for b, _, _ in blocks]
-    for b, var_names, ops in blocks:
+    program.blocks = [b for b, _, _, _ in blocks]
+    for b, var_names, ops, logged in blocks:
         keep = set(var_names)
         for name in [n for n in b.vars if n not in keep]:
             del b.vars[name]
+        del b._desc_log[logged:]
         b.ops[:] = ops
     if edits is not None:
         for op, ins, outs, attrs in edits[0]:

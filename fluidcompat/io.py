@@ -380,6 +380,8 @@ def save_inference_model(
         if not program.global_block().has_var(n):
             raise ValueError(f"Cannot save the inference model: feed variable '{n}' is not in the program")
     pruned = _prune(program, feeded_var_names, [t.name for t in targets])
+    for b in pruned.blocks:  # fluid copied the pruned program once more (NOTE: [Variable order])
+        b._set_desc_order(b._desc_order())
     block = pruned.global_block()
     feed_var = block.create_var(name="feed", type=VarType.FEED_MINIBATCH, persistable=True)
     fetch_var = block.create_var(name="fetch", type=VarType.FETCH_LIST, persistable=True)
@@ -415,6 +417,7 @@ def _program_from_records(blocks) -> Program:
                 persistable=v["persistable"],
                 need_check_feed=v["need_check_feed"],
             )
+        b._set_desc_order([v["name"] for v in vars_])
         program.blocks.append(b)
     for (_, _, _, _, ops), b in zip(blocks, program.blocks):
         for o in ops:

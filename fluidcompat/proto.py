@@ -269,7 +269,7 @@ def program_to_bytes(program) -> bytes:
     out = b""
     for b in program.blocks:
         msg = _int_field(1, b.idx) + _int_field(2, b.parent_idx)
-        msg += b"".join(_bytes_field(3, _var_bytes(v)) for v in b.vars.values())
+        msg += b"".join(_bytes_field(3, _var_bytes(b.vars[n])) for n in b._desc_order())
         msg += b"".join(_bytes_field(4, _op_bytes(op)) for op in b.ops)
         if b.forward_block_idx != -1:
             msg += _int_field(5, b.forward_block_idx)

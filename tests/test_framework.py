@@ -411,3 +411,39 @@ def test_global_seed_seeds_this_and_later_programs():
     finally:
         fluid.Program().global_seed(0)
     assert fluid.Program().random_seed == 0
+
+
+class TestDescOrder:
+    """fluidcompat.desc_order: libstdc++'s hash table order, for fluid's variable order."""
+
+    def test_hash_is_libstdcxx(self):
+        from fluidcompat.desc_order import key_hash
+
+        # std::hash<std::string> of g++ (libstdc++ _Hash_bytes, seed 0xc70f6907) for these keys
+        assert key_hash("abc") == 3663726644998027833
+        assert key_hash("") == 6142509188972423790
+        assert key_hash("fc_0.w_0@GRAD") == 10891936241725706707
+
+    def test_order_follows_buckets(self):
+        from fluidcompat.desc_order import HashOrder, key_hash
+
+        names = [f"v{i}" for i in range(10)]  # 11 buckets, no growth yet
+        order = HashOrder(names).order()
+        # a key in an empty bucket goes to the front; one in a used bucket to the front of its run
+        expect: list = []
+        for n in names:
+            same = [i for i, m in enumerate(expect) if key_hash(m) % 11 == key_hash(n) % 11]
+            expect.insert(same[0] if same else 0, n)
+        assert order == expect
+
+    def test_growth_and_erase(self):
+        from fluidcompat.desc_order import HashOrder, key_hash
+
+        table = HashOrder(f"n{i}" for i in range(11))  # the 11th key grows the table to 23 buckets
+        assert table._buckets == 23
+        assert sorted(table.order()) == sorted(f"n{i}" for i in range(11))
+        runs = [key_hash(n) % 23 for n in table.order()]
+        assert all(runs.index(b) + runs.count(b) - 1 == len(runs) - 1 - runs[::-1].index(b) for b in runs)
+        table.erase("n3")
+        table.erase("absent")
+        assert "n3" not in table.order() and len(table) == 10

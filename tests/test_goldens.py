@@ -1075,6 +1075,17 @@ def test_clone_for_test_matches_fluid():
     assert "fc_0.w_0_moment1_0" in want["plain"]["vars"] and "fc_0.w_0_moment1_0" not in want["after"]["vars"]
 
 
+def test_variable_order_matches_fluid():
+    """Where fluid 1.8.5 rebuilt a program's Python blocks from its C++ ones (the gradients of
+    minimize and fluid.gradients, clone, clone(for_test=True) before and after minimize, a while
+    loop's blocks, _prune, _prune_with_input, save_inference_model's __model__ read back by
+    load_inference_model and parse_from_string, a startup program's clone, a 994-variable block,
+    removed and renamed variables), the variables come in fluid's order (NOTE: [Variable order])."""
+    got, want = run_fluidcompat("var_order.py"), load("var_order.json")
+    assert got == want
+    assert want["clone_forward"] != want["forward"] and len(want["big_trained"]) > 409
+
+
 def test_numpy_results_match_fluid():
     """fluid.executor.as_numpy (the docs' example, lists, an empty tensor, LoD refused with fluid's
     text) and one-element numpy results printed with '%f' (as_numpy, a dygraph loss.numpy(),
