@@ -1065,6 +1065,12 @@ class Program:
             raise ValueError("Program is not valid:\n  " + "\n  ".join(problems))
 
     def to_string(self, throw_on_error: bool = True, with_details: bool = False) -> str:
+        """The program, block by block: each variable, then one op per line with its inputs,
+        outputs, attributes and ``op_device``.
+
+        Compat: fluid 1.8.5 printed the ProgramDesc protobuf as text (a message per variable and
+        attribute, variables in its hash table's order); the readable form is this project's.
+        ``program.desc.serialize_to_string()`` gives fluid's bytes."""
         return "\n".join(b.to_string() for b in self.blocks)
 
     __str__ = to_string
