@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from fluidcompat_ops.math import _unary, same_int_dtype
 from fluidcompat_ops.nn import (
     _avg_pooled,
@@ -1988,6 +1990,109 @@ _op(
 )
 
 
+def _rows_with_blank_labels(label, ll, blank):
+    within = torch.arange(label.shape[1], device=label.device) < ll.to(label.device).unsqueeze(1)
+    return torch.nonzero(((label == blank) & within).any(1)).reshape(-1).tolist()
+
+
+def _warp_ctc_rows(logits, label, il, ll, blank, rows, loss):
+    """``loss`` with ``rows`` scored by ``_warp_ctc_row``; their gradient rides on a term worth 0."""
+    x = logits.detach().to("cpu", torch.float64).numpy()
+    labels, il, ll = label.tolist(), il.tolist(), ll.tolist()
+    costs = loss.detach().clone()
+    grad = np.zeros(x.shape)
+    for b in rows:
+        cost, g = _warp_ctc_row(x[: il[b], b], labels[b][: ll[b]], blank)
+        costs[b] = cost
+        grad[: il[b], b] = g
+    pick = torch.zeros(loss.shape, dtype=torch.bool, device=loss.device)
+    pick[rows] = True
+    surrogate = (logits * torch.as_tensor(grad, dtype=logits.dtype, device=logits.device)).sum((0, 2))
+    return torch.where(pick, costs + (surrogate - surrogate.detach()), loss)
+
+
+def _warp_ctc_row(x, label, blank):
+    """warp-ctc's cost and gradient (with respect to the logits ``x`` [T, C], float64 numpy) of one
+    label, step for step as fluid 1.8.5's warp-ctc computed them: the forward pass never skips into
+    a label equal to blank, the backward pass never skips out of one, each pass runs over the
+    window of states that can still be on a path (so the backward column keeps older values
+    outside it), and a class whose occupancy is nothing (or exactly 1 in log space) gets
+    softmax(x) as its gradient. For labels without blank this is plain CTC."""
+    steps, classes = x.shape
+    probs = np.exp(x - x.max(1, keepdims=True))
+    probs /= probs.sum(1, keepdims=True)
+    logp = np.log(probs)
+    n = len(label)
+    states = 2 * n + 1
+    s_inc, e_inc, repeats = [1], [], 0
+    for i in range(1, n):
+        if label[i - 1] == label[i]:
+            s_inc += [1, 1]
+            e_inc += [1, 1]
+            repeats += 1
+        else:
+            s_inc.append(2)
+            e_inc.append(2)
+    e_inc.append(1)
+    if n + repeats > steps:  # no path fits: no cost, no gradient
+        return 0.0, np.zeros_like(x)
+    ext = np.full(states, blank)
+    ext[1::2] = label
+    prev2 = np.concatenate([[-1, -1], ext[:-2]])
+    into = (ext != blank) & (ext != prev2)
+    into[:2] = False
+    next2 = np.concatenate([ext[2:], [-1, -1]])
+    out_of = (ext != blank) & (ext != next2)
+    out_of[states - 2 :] = False
+    need = n + repeats
+    alphas = np.full((steps, states), -np.inf)
+    lo, hi = (0 if need - steps < 0 else 1), (2 if states > 1 else 1)
+    alphas[0, lo:hi] = logp[0, ext[lo:hi]]
+    for t in range(1, steps):
+        remain = need - (steps - t)
+        if remain >= 0:
+            lo += s_inc[remain]
+        if t <= need:
+            hi += e_inc[t - 1]
+        prev = alphas[t - 1]
+        one = np.concatenate([[-np.inf], prev[:-1]])
+        two = np.where(into, np.concatenate([[-np.inf, -np.inf], prev[:-2]]), -np.inf)
+        alphas[t, lo:hi] = (np.logaddexp(np.logaddexp(prev, one), two) + logp[t, ext])[lo:hi]
+    loglike = np.logaddexp.reduce(alphas[steps - 1, lo:hi]) if hi > lo else -np.inf
+    grad = np.zeros_like(x)
+    betas = np.full(states, -np.inf)
+
+    def gradient_at(t, window):
+        occupied = np.full(classes, -np.inf)
+        np.logaddexp.at(occupied, ext[window], alphas[t, window] + betas[window])
+        bare = (occupied == 0.0) | (occupied == -np.inf) | (probs[t] == 0.0)
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            taken = probs[t] - np.exp(occupied - logp[t] - loglike)
+        grad[t] = np.where(bare, probs[t], taken)
+
+    lo = states - 2 if states > 1 else 0
+    hi = states if steps > need else states - 1
+    betas[lo:hi] = logp[steps - 1, ext[lo:hi]]
+    gradient_at(steps - 1, np.arange(lo, hi))
+    for t in range(steps - 2, -1, -1):
+        remain = need - (steps - t)
+        if remain >= -1:
+            lo -= s_inc[remain + 1]
+        if t < need:
+            hi -= e_inc[t]
+        top = hi - 1 if hi == states else hi
+        one = np.concatenate([betas[1:], [-np.inf]])
+        two = np.where(out_of, np.concatenate([betas[2:], [-np.inf, -np.inf]]), -np.inf)
+        fresh = np.logaddexp(np.logaddexp(betas, one), two) + logp[t, ext]
+        betas[lo:top] = fresh[lo:top]  # outside the window the column keeps what it had
+        window = list(range(lo, top))
+        if hi == states:
+            betas[states - 1] += logp[t, blank]
+            window.append(states - 1)
+        gradient_at(t, np.array(window, dtype=int))
+    return -loglike, grad
+
+
 def _warpctc(ins, a):
     """CTC loss; a label that no alignment of its logits can produce (too long for them) costs 0 and
     gives no gradient, as warp-ctc in fluid 1.8.5."""
@@ -2007,7 +2112,11 @@ def _warpctc(ins, a):
         il = torch.tensor(lengths_of(offsets), dtype=torch.int64, device=logits.device)
         ll = torch.tensor(lengths_of(label_offsets), dtype=torch.int64, device=logits.device)
     logp = torch.log_softmax(logits, -1)
-    loss = F.ctc_loss(logp, label.long(), il, ll, blank=a["blank"], reduction="none", zero_infinity=True)
+    label = label.long()
+    loss = F.ctc_loss(logp, label, il, ll, blank=a["blank"], reduction="none", zero_infinity=True)
+    blank_rows = _rows_with_blank_labels(label, ll, a["blank"])
+    if blank_rows:  # torch's CTC scores these otherwise than warp-ctc did
+        loss = _warp_ctc_rows(logits, label, il, ll, a["blank"], blank_rows, loss)
     if a["norm_by_times"]:  # fluid scales only the gradient by 1 / the sequence's length
         scaled = loss / il.to(loss.dtype)
         loss = scaled + (loss - scaled).detach()

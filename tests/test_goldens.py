@@ -567,6 +567,19 @@ def test_ctc_family_on_lod_sequences_matches_fluid():
             np.testing.assert_allclose(gv, wv, rtol=1e-4, atol=1e-5, err_msg=case)
 
 
+def test_warpctc_with_blank_in_labels_matches_fluid():
+    """warpctc over labels holding the blank class itself (the docs' example draws them so): costs
+    and gradients as fluid 1.8.5's warp-ctc gave them, padded (norm_by_times too) and LoD, including
+    a label no path finishes in time (cost inf, gradient softmax) and one too long for its logits
+    (cost 0). torch's CTC skips into such a label where warp-ctc did not."""
+    got, want = run_fluidcompat("ctc_blank_labels.py"), load("ctc_blank_labels.json")
+    assert sorted(got) == sorted(want) == ["blank2", "docs", "lod", "mixed", "tight", "tight4"]
+    for case, w in want.items():
+        np.testing.assert_allclose(got[case]["cost"], w["cost"], rtol=1e-5, atol=1e-5, err_msg=case)
+        np.testing.assert_allclose(got[case]["grad"], w["grad"], rtol=1e-4, atol=1e-5, err_msg=case)
+    assert np.isinf(want["tight"]["cost"][0]) and want["tight"]["cost"][3] == 0.0
+
+
 def test_row_conv_on_lod_sequences_matches_fluid():
     """row_conv over LoD sequences (a sequence shorter than the lookahead, relu): output and LoD, and
     the gradients of the input (no LoD, as fluid's) and the filter."""
