@@ -1167,7 +1167,23 @@ def program_guard(main_program: Program, startup_program: Optional[Program] = No
             switch_startup_program(startup)
 
 
-_name_scope_stack: List[str] = []
+class _NameScope:
+    """A node of fluid's name-scope tree: a prefix used again under the same parent gets ``_1``,
+    ``_2``, ... for as long as the process runs (fluid never reset the tree)."""
+
+    __slots__ = ("name", "parent", "children")
+
+    def __init__(self, name: str = "", parent: Optional["_NameScope"] = None) -> None:
+        self.name, self.parent = name, parent
+        self.children: Dict[str, int] = {}
+
+    def child(self, prefix: str) -> "_NameScope":
+        used = self.children.get(prefix, 0)
+        self.children[prefix] = used + 1
+        return _NameScope(prefix if not used else f"{prefix}_{used}", self)
+
+
+_name_scope = _NameScope()
 
 
 CONTROL_DEP_VAR_PREFIX = "__control_var"
@@ -1181,19 +1197,29 @@ def generate_control_dev_var_name() -> str:
 
 
 def _full_name_scope() -> str:
-    return "/" + "".join(s + "/" for s in _name_scope_stack)
+    names = []
+    scope: Optional[_NameScope] = _name_scope
+    while scope is not None:
+        names.append(scope.name)
+        scope = scope.parent
+    return "/".join(reversed(names)) + "/"
 
 
 @contextlib.contextmanager
 def name_scope(prefix: Optional[str] = None) -> Iterator[None]:
-    """Prefix the ``op_namescope`` attribute of ops appended inside the block."""
-    base = prefix or ""
-    siblings = sum(1 for s in _name_scope_stack if s.split("_")[0] == base)  # cheap disambiguation
-    _name_scope_stack.append(base if not siblings else f"{base}_{siblings}")
+    """Prefix the ``op_namescope`` attribute of ops appended inside the block: ``/prefix/`` under
+    the enclosing scopes, ``/prefix_1/`` the second time the same scope opens it, and so on (as
+    fluid 1.8). In dygraph mode it does nothing."""
+    global _name_scope
+    if in_dygraph_mode():
+        yield
+        return
+    assert prefix, "namescope prefix can not be empty."
+    _name_scope = _name_scope.child(prefix)
     try:
         yield
     finally:
-        _name_scope_stack.pop()
+        _name_scope = _name_scope.parent
 
 
 # -- rollback of failed layer calls -----------------------------------------------------------

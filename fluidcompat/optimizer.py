@@ -108,7 +108,7 @@ class Optimizer:
         lr = self._global_learning_rate()
         if param_lr == 1.0:
             return lr
-        with default_main_program()._lr_schedule_guard(is_with_opt=True):
+        with default_main_program()._lr_schedule_guard(is_with_opt=True), framework.name_scope("scale_with_param_lr"):
             return lr * param_lr
 
     # -- accumulators --------------------------------------------------------------------------
@@ -240,9 +240,13 @@ class Optimizer:
         self._create_accumulators(block, [p for p, g in parameters_and_grads if p.trainable])
         self._create_global_learning_rate()
         for param_and_grad in parameters_and_grads:
-            if param_and_grad[1] is None or not param_and_grad[0].trainable:
+            if param_and_grad[1] is None:
                 continue
-            with default_main_program()._optimized_guard(list(param_and_grad)):
+            # each parameter's ops go in their own name scope (/optimizer/, /optimizer_1/, ...), one
+            # opened for a frozen parameter too, as fluid numbered them
+            with default_main_program()._optimized_guard(list(param_and_grad)), framework.name_scope("optimizer"):
+                if not param_and_grad[0].trainable:
+                    continue
                 with places.device_guard(self._param_device_map.get(param_and_grad[0].name)):
                     self._append_optimize_op(block, param_and_grad)
         self._finish_update(block, parameters_and_grads)
@@ -563,7 +567,7 @@ class AdamaxOptimizer(Optimizer):
         for p, g in parameters_and_grads:
             if g is None or not p.trainable:
                 continue
-            with default_main_program()._optimized_guard([p, g]):
+            with default_main_program()._optimized_guard([p, g]), framework.name_scope("adamx"):
                 b1p = self._get_accumulator("beta1_pow_acc", p)
                 block.append_op(type="scale", inputs={"X": [b1p]}, outputs={"Out": [b1p]}, attrs={"scale": self._beta1})
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import warnings
 
+from fluidcompat import framework
 from fluidcompat.dtypes import VarType
 
 __all__ = ["L1Decay", "L2Decay", "L1DecayRegularizer", "L2DecayRegularizer", "append_regularization_ops"]
@@ -65,32 +66,33 @@ def append_regularization_ops(parameters_and_grads, regularization=None):
     """Add each parameter's decay term to its gradient; a ParamAttr regularizer wins over ``regularization``."""
     result = []
     warned = False
-    for param, grad in parameters_and_grads:
-        if grad is None:
-            result.append((param, grad))
-            continue
-        with param.block.program._optimized_guard([param, grad]):
-            reg = param.regularizer if param.regularizer is not None else regularization
-            if param.regularizer is not None and regularization is not None and not warned:
-                warned = True
-                warnings.warn(
-                    "If regularizer of a Parameter has been set by 'fluid.ParamAttr' or "
-                    "'fluid.WeightNormParamAttr' already. The Regularization[%s] in Optimizer will not take "
-                    "effect, and it will only be applied to other Parameters!" % regularization,
-                    stacklevel=3,
-                )
-            if reg is None:
+    with framework.name_scope("regularization"):  # one scope for all, opened every time as fluid did
+        for param, grad in parameters_and_grads:
+            if grad is None:
                 result.append((param, grad))
                 continue
-            block = grad.block
-            term = reg(param, grad, block)
-            new_grad = grad
-            if grad.type == VarType.SELECTED_ROWS:
-                new_grad = block.create_var(
-                    name=grad.name + "@NEWGRAD", dtype=param.dtype, shape=param.shape, type=VarType.LOD_TENSOR
-                )
-            block.append_op(type="sum", inputs={"X": [grad, term]}, outputs={"Out": [new_grad]})
-            result.append((param, new_grad))
+            with param.block.program._optimized_guard([param, grad]):
+                reg = param.regularizer if param.regularizer is not None else regularization
+                if param.regularizer is not None and regularization is not None and not warned:
+                    warned = True
+                    warnings.warn(
+                        "If regularizer of a Parameter has been set by 'fluid.ParamAttr' or "
+                        "'fluid.WeightNormParamAttr' already. The Regularization[%s] in Optimizer will not take "
+                        "effect, and it will only be applied to other Parameters!" % regularization,
+                        stacklevel=3,
+                    )
+                if reg is None:
+                    result.append((param, grad))
+                    continue
+                block = grad.block
+                term = reg(param, grad, block)
+                new_grad = grad
+                if grad.type == VarType.SELECTED_ROWS:
+                    new_grad = block.create_var(
+                        name=grad.name + "@NEWGRAD", dtype=param.dtype, shape=param.shape, type=VarType.LOD_TENSOR
+                    )
+                block.append_op(type="sum", inputs={"X": [grad, term]}, outputs={"Out": [new_grad]})
+                result.append((param, new_grad))
     return result
 
 

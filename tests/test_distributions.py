@@ -34,3 +34,12 @@ def test_float64_arrays_are_made_float32_with_a_warning():
     with pytest.warns(UserWarning, match="data type of argument only support float32"):
         d = L.Normal(np.array([0.0, 1.0]), np.array([1.0, 2.0]))
     assert d.loc.dtype == d.scale.dtype == fluid.core.VarDesc.VarType.FP32
+
+
+def test_parameters_by_keyword():
+    """fluid's docs build them by keyword: Normal(loc=, scale=), Uniform(low=, high=)."""
+    n = L.Normal(loc=[1.0, 2.0], scale=[11.0, 22.0])
+    u = L.Uniform(low=0.0, high=4.0)
+    ent_n, ent_u = fluid.Executor(fluid.CPUPlace()).run(fetch_list=[n.entropy(), u.entropy()])
+    np.testing.assert_allclose(ent_n, 0.5 + 0.5 * np.log(2 * np.pi) + np.log([11.0, 22.0]), rtol=1e-6)
+    np.testing.assert_allclose(ent_u, np.log(4.0), rtol=1e-6)

@@ -1099,6 +1099,16 @@ def test_variable_order_matches_fluid():
     assert want["clone_forward"] != want["forward"] and len(want["big_trained"]) > 409
 
 
+def test_name_scopes_match_fluid():
+    """op_namescope as fluid 1.8.5 set it: a scope opened again under the same parent is numbered
+    (/s1_1/, the docs' example), and optimizers put the decay terms under /regularization/ and each
+    parameter's update under /optimizer/, /optimizer_1/, ... (with /adamx/ and scale_with_param_lr
+    inside), counted on across minimize calls and under an enclosing scope."""
+    got, want = run_fluidcompat("name_scopes.py"), load("name_scopes.json")
+    assert got == want
+    assert ["pow", "/s1_1/"] in want["docs"] and ["sgd", "/outer/optimizer_3/"] in want["outer"]
+
+
 def test_numpy_results_match_fluid():
     """fluid.executor.as_numpy (the docs' example, lists, an empty tensor, LoD refused with fluid's
     text) and one-element numpy results printed with '%f' (as_numpy, a dygraph loss.numpy(),

@@ -125,6 +125,9 @@ class Uniform(_LocScale):
     api = "Uniform"
     names = ("low", "high")
 
+    def __init__(self, low, high):
+        super().__init__(low, high)
+
     def _draw(self, shape, seed, like):
         if like is None:
             return L.uniform_random(shape, min=0.0, max=1.0, seed=seed)
@@ -152,6 +155,9 @@ class Normal(_LocScale):
 
     api = "Normal"
     names = ("loc", "scale")
+
+    def __init__(self, loc, scale):
+        super().__init__(loc, scale)
 
     def _draw(self, shape, seed, like):
         return L.gaussian_random(shape if like is None else L.shape(like), mean=0.0, std=1.0, seed=seed)
