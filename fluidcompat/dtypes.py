@@ -57,7 +57,6 @@ _NP_NAMES = {
     VarType.INT8: "int8",
 }
 _FROM_NAME = {v: k for k, v in _NP_NAMES.items()}
-_FROM_NAME.update({"float": VarType.FP32, "double": VarType.FP64, "int": VarType.INT32, "long": VarType.INT64})
 
 # Names used by fluid's C++ debug strings (``DebugStringEx``) for each element type.
 CPP_NAMES = {
@@ -84,6 +83,12 @@ def to_vartype(dtype) -> VarType:
         return VarType(dtype)
     if isinstance(dtype, str):
         found = _FROM_NAME.get(dtype)
+        if found is None:
+            # numpy's reading of the name, as fluid's (np.dtype): 'float' is float64, 'int' int64
+            try:
+                found = _FROM_NAME.get(np.dtype(dtype).name)
+            except TypeError:
+                found = None
         if found is None:
             raise TypeError(f"Unsupported data type: {dtype!r}. Expected one of {sorted(_NP_NAMES.values())}")
         return found

@@ -6,7 +6,7 @@ import copy
 from typing import Any, Optional
 
 from fluidcompat import framework, unique_name
-from fluidcompat.dtypes import VarType
+from fluidcompat.dtypes import FLOAT_TYPES, VarType, to_vartype
 from fluidcompat.initializer import ConstantInitializer, XavierInitializer
 from fluidcompat.param_attr import ParamAttr, WeightNormParamAttr
 from fluidcompat_ops import registry
@@ -24,12 +24,30 @@ def refuse_false(attr, arg: str, where: str) -> None:
         raise ValueError(f"{arg} should not be False {where}.")
 
 
-def check_dtype(value, arg: str, allowed, api: str) -> None:
+_DTYPE_NAMES = ("bool", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8")
+
+
+def convert_dtype(dtype) -> str:
+    """fluid's ``convert_dtype``: a dtype's numpy name; as a string only one of those names (numpy's
+    aliases such as 'float' and 'int', which ``fluid.data`` takes, are refused here, as fluid did)."""
     from fluidcompat.dtypes import np_name
 
-    name = np_name(value)
+    if isinstance(dtype, str):
+        if dtype in _DTYPE_NAMES:
+            return dtype
+        raise ValueError("dtype must be any of [bool, float16, float32, float64, int8, int16, int32, int64, uint8]")
+    return np_name(dtype)
+
+
+def check_dtype(value, arg: str, allowed, api: str) -> None:
+    """fluid's check of a dtype (a variable's, or a layer's ``dtype`` argument): ``allowed`` shows in
+    the message as given (a list, or a tuple where fluid's layer wrote one). Skipped in dygraph mode,
+    as fluid 1.8 skipped it."""
+    if framework.in_dygraph_mode():
+        return
+    name = convert_dtype(value)
     if name not in allowed:
-        raise TypeError(f"The data type of '{arg}' in {api} must be {list(allowed)}, but received {name}. ")
+        raise TypeError(f"The data type of '{arg}' in {api} must be {allowed!r}, but received {name}. ")
 
 
 def is_activation(op_type: str) -> bool:
@@ -94,6 +112,11 @@ class LayerHelper:
         if attr is False:
             return None
         attr = copy.deepcopy(ParamAttr._to_attr(attr)) if attr is not None else ParamAttr()
+        if default_initializer is None and attr.initializer is None and to_vartype(dtype) not in FLOAT_TYPES:
+            raise TypeError(
+                "Can not create parameter with default initializer when dtype is not float type. Set "
+                "default_initializer to fit the parameter dtype!"
+            )
         if default_initializer is None:
             default_initializer = ConstantInitializer(0.0) if is_bias else XavierInitializer()
         attr._set_default_initializer(default_initializer)

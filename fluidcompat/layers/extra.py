@@ -360,6 +360,8 @@ def full(shape, fill_value, out=None, dtype=None, device=None, stop_gradient=Tru
 
 @_export
 def full_like(input, fill_value, out=None, dtype=None, device=None, stop_gradient=True, name=None):
+    if dtype is not None:
+        check_dtype(dtype, "dtype", ["bool", "float16", "float32", "float64", "int32", "int64"], "full_like")
     dtype = input.dtype if dtype is None else to_vartype(dtype)
     result = _one("fill_any_like", {"X": [input]}, {"value": float(fill_value), "dtype": int(dtype)}, dtype, name=name)
     result.stop_gradient = stop_gradient
@@ -547,6 +549,7 @@ def randint(low, high=None, shape=None, out=None, dtype=None, device=None, stop_
         raise ValueError(f"randint's low must be less than high, but received low = {low}, high = {high}")
     helper = LayerHelper("randint", name=name)
     dtype = dtype or "int64"
+    check_dtype(dtype, "dtype", ["int32", "int64"], "randint")
     result = helper.create_variable_for_type_inference(dtype=dtype)
     attrs = {"shape": list(shape or [1]), "low": low, "high": high, "seed": seed, "dtype": int(to_vartype(dtype))}
     helper.append_op(type="randint", outputs={"Out": [result]}, attrs=attrs)
@@ -558,6 +561,7 @@ def randint(low, high=None, shape=None, out=None, dtype=None, device=None, stop_
 def randn(shape, out=None, dtype=None, device=None, stop_gradient=True, name=None):
     from fluidcompat.layers.tensor import gaussian_random
 
+    check_dtype(dtype or "float32", "create data type", ["float32", "float64"], "randn")
     result = gaussian_random(list(shape), 0.0, 1.0, 0, dtype or "float32")
     result.stop_gradient = stop_gradient
     return result
@@ -567,6 +571,7 @@ def randn(shape, out=None, dtype=None, device=None, stop_gradient=True, name=Non
 def randperm(n, out=None, dtype="int64", device=None, stop_gradient=True, seed=0):
     if n < 1:
         raise ValueError(f"The input n should be greater than 0 in randperm op. Received: n={n}")
+    check_dtype(dtype, "dtype", ["int64", "int32"], "randperm")
     helper = LayerHelper("randperm")
     result = helper.create_variable_for_type_inference(dtype=dtype)
     helper.append_op(
@@ -590,6 +595,7 @@ def _batch_size_like(op_type, input, shape, dtype, input_dim_idx, output_dim_idx
 def uniform_random_batch_size_like(
     input, shape, dtype="float32", input_dim_idx=0, output_dim_idx=0, min=-1.0, max=1.0, seed=0
 ):
+    check_dtype(dtype, "dtype", ("float32", "float64"), "uniform_random_batch_size_like")
     extra = {"min": float(min), "max": float(max)}
     return _batch_size_like(
         "uniform_random_batch_size_like", input, shape, dtype, input_dim_idx, output_dim_idx, seed, extra
@@ -600,6 +606,8 @@ def uniform_random_batch_size_like(
 def gaussian_random_batch_size_like(
     input, shape, input_dim_idx=0, output_dim_idx=0, mean=0.0, std=1.0, seed=0, dtype="float32"
 ):
+    # fluid's list: 'int' is no numpy name, so no integer type passes (nor float64)
+    check_dtype(dtype, "dtype", ["float16", "float32", "int"], "fluid.layers.gaussian_random_batch_size_like")
     extra = {"mean": float(mean), "std": float(std)}
     return _batch_size_like(
         "gaussian_random_batch_size_like", input, shape, dtype, input_dim_idx, output_dim_idx, seed, extra

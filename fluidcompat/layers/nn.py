@@ -449,6 +449,7 @@ def _embedding(op_type, api, input, size, is_sparse, is_distributed, padding_idx
     check_variable(input, "input", api)
     if op_type == "lookup_table_v2":
         check_dtype(input.dtype, "input", ["int64"], api)
+    check_dtype(dtype, "dtype", ["float16", "float32", "float64"], api)
     helper = LayerHelper("embedding", param_attr=param_attr)
     w = helper.create_parameter(attr=param_attr, shape=list(size), dtype=to_vartype(dtype), is_bias=False)
     out = helper.create_variable_for_type_inference(to_vartype(dtype))

@@ -194,7 +194,7 @@ def lstm(
 
     for value, arg in ((input, "input"), (init_h, "init_h"), (init_c, "init_c")):
         check_variable(value, arg, "lstm")
-        check_dtype(value.dtype, arg, ("float32", "float64"), "lstm")
+        check_dtype(value.dtype, arg, ["float32", "float64"], "lstm")
     for value, arg in ((max_len, "max_len"), (hidden_size, "hidden_size"), (num_layers, "num_layers")):
         if not isinstance(value, int) or isinstance(value, bool):
             raise TypeError(f"The type of '{arg}' in lstm must be <class 'int'>, but received {type(value)}. ")

@@ -10,7 +10,8 @@ from fluidcompat import unique_name
 from fluidcompat.dtypes import INT_TYPES, VarType, to_vartype
 from fluidcompat.framework import Variable, in_dygraph_mode, layer
 from fluidcompat.initializer import ConstantInitializer, assign_value_attrs
-from fluidcompat.layer_helper import LayerHelper, check_variable
+from fluidcompat.layer_helper import _DTYPE_NAMES as _ALL_DTYPES
+from fluidcompat.layer_helper import LayerHelper, check_dtype, check_variable, convert_dtype
 from fluidcompat.param_attr import ParamAttr
 
 __all__ = [
@@ -80,6 +81,7 @@ def _shape_inputs(shape, api: str):
 @layer
 def fill_constant(shape, dtype, value, force_cpu: bool = False, out: Optional[Variable] = None) -> Variable:
     """A tensor of ``shape`` filled with ``value`` (op ``fill_constant``)."""
+    check_dtype(dtype, "dtype", ["bool", "float16", "float32", "float64", "int32", "int64"], "fill_constant")
     vt = to_vartype(dtype)
     attrs_shape, inputs = _shape_inputs(shape, "fill_constant")
     attrs = {"shape": attrs_shape, "dtype": int(vt), "force_cpu": force_cpu}
@@ -102,6 +104,7 @@ def fill_constant(shape, dtype, value, force_cpu: bool = False, out: Optional[Va
 
 @layer
 def fill_constant_batch_size_like(input, shape, dtype, value, input_dim_idx=0, output_dim_idx=0, force_cpu=False):
+    convert_dtype(dtype)
     helper = LayerHelper("fill_constant_batch_size_like")
     out = helper.create_variable_for_type_inference(dtype=dtype)
     vt = to_vartype(dtype)
@@ -124,10 +127,12 @@ def fill_constant_batch_size_like(input, shape, dtype, value, input_dim_idx=0, o
 
 
 def zeros(shape, dtype, force_cpu: bool = False) -> Variable:
+    check_dtype(dtype, "create data type", ["bool", "float16", "float32", "float64", "int32", "int64"], "zeros")
     return fill_constant(shape=shape, dtype=dtype, value=0.0, force_cpu=force_cpu)
 
 
 def ones(shape, dtype, force_cpu: bool = False) -> Variable:
+    check_dtype(dtype, "create data type", ["bool", "float16", "float32", "float64", "int32", "int64"], "ones")
     return fill_constant(shape=shape, dtype=dtype, value=1.0, force_cpu=force_cpu)
 
 
@@ -172,6 +177,7 @@ def assign(input, output=None) -> Variable:
 @layer
 def cast(x, dtype) -> Variable:
     check_variable(x, "x", "cast")
+    check_dtype(dtype, "dtype", ["bool", "float16", "float32", "float64", "int8", "int32", "int64", "uint8"], "cast")
     helper = LayerHelper("cast", **locals())
     vt = to_vartype(dtype)
     out = helper.create_variable_for_type_inference(dtype=vt)
@@ -468,6 +474,7 @@ def _scalar_var(v, dtype):
 
 @layer
 def range(start, end, step, dtype) -> Variable:
+    check_dtype(dtype, "create data type", ["float32", "float64", "int32", "int64"], "range")
     helper = LayerHelper("range", **locals())
     start, end, step = (_scalar_var(v, dtype) for v in (start, end, step))
     out = helper.create_variable_for_type_inference(dtype=start.dtype)
@@ -487,12 +494,15 @@ def linspace(start, stop, num, dtype) -> Variable:
 
 
 def create_tensor(dtype, name=None, persistable=False) -> Variable:
+    allowed = ["bool", "float16", "float32", "float64", "int8", "int32", "int32", "int64"]  # fluid's, int32 twice
+    check_dtype(dtype, "dtype", allowed, "create_tensor")
     helper = LayerHelper("create_tensor", **locals())
     return helper.create_variable(name=helper.name, dtype=dtype, persistable=persistable)
 
 
 @layer
 def create_parameter(shape, dtype, name=None, attr=None, is_bias=False, default_initializer=None):
+    check_dtype(dtype, "dtype", list(_ALL_DTYPES), "create_parameter")
     helper = LayerHelper("create_parameter", **locals())
     if attr is None:
         attr = ParamAttr(name=name)
@@ -501,6 +511,7 @@ def create_parameter(shape, dtype, name=None, attr=None, is_bias=False, default_
 
 @layer
 def create_global_var(shape, value, dtype, persistable=False, force_cpu=False, name=None) -> Variable:
+    check_dtype(dtype, "dtype", list(_ALL_DTYPES), "create_global_var")
     helper = LayerHelper("global_var", **locals())
     var = helper.create_global_variable(
         dtype=dtype,
@@ -624,6 +635,7 @@ def where(condition) -> Variable:
 
 @layer
 def uniform_random(shape, dtype="float32", min=-1.0, max=1.0, seed=0) -> Variable:
+    check_dtype(to_vartype(dtype), "dtype", ("float32", "float64"), "uniform_random")
     helper = LayerHelper("uniform_random", **locals())
     attrs_shape, inputs = _shape_inputs(shape, "uniform_random")
     vt = to_vartype(dtype)
