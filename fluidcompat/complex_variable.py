@@ -32,7 +32,23 @@ class ComplexVariable:
     def name(self):
         return {"real": self.real.name, "imag": self.imag.name}
 
+    @name.setter
+    def name(self, name):
+        if isinstance(name, str):
+            self.real.name, self.imag.name = name + ".real", name + ".imag"
+        elif isinstance(name, (tuple, list)) and len(name) == 2:
+            self.real.name, self.imag.name = name[0], name[1]
+        else:
+            raise ValueError(
+                "An invalid name assigned to the ComplexVariable, which must be a string, or a tuple or a list "
+                "with length 2!"
+            )
+
+    def numpy(self):
+        """Dygraph: the complex value as one numpy array."""
+        return self.real.numpy() + 1j * self.imag.numpy()
+
     def __str__(self) -> str:
-        return f"ComplexVariable(real={self.real.name}, imag={self.imag.name}, dtype={self._dtype})"
+        return "REAL: " + str(self.real) + "IMAG: " + str(self.imag)
 
     __repr__ = __str__

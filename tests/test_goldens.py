@@ -1124,6 +1124,13 @@ def test_dtype_arguments_match_fluid():
     assert all(want[k] == "VarType.FP32" and got[k] == "VarType.FP64" for k in departures)
 
 
+def test_complex_to_variable_matches_fluid():
+    """to_variable of a complex array gives a ComplexVariable of two real values, as fluid 1.8.5 (the
+    docs' examples; it raised 'Unsupported data type'): names, dtype, shape, numpy(), its printed form
+    and a rename."""
+    assert run_fluidcompat("complex_variable.py") == load("complex_variable.json")
+
+
 def test_numpy_results_match_fluid():
     """fluid.executor.as_numpy (the docs' example, lists, an empty tensor, LoD refused with fluid's
     text) and one-element numpy results printed with '%f' (as_numpy, a dygraph loss.numpy(),

@@ -394,6 +394,11 @@ def to_variable(value, name=None, zero_copy=None) -> VarBase:
     tracer = _tracer
     if tracer is None:
         raise RuntimeError("fluid.dygraph.to_variable works only in dygraph mode (inside fluid.dygraph.guard())")
+    if np.iscomplexobj(value):  # two real values, as fluid 1.8 held it
+        from fluidcompat.complex_variable import ComplexVariable
+
+        name = name or unique_name.generate("_generated_var")
+        return ComplexVariable(to_variable(value.real, name + ".real"), to_variable(value.imag, name + ".imag"))
     torch = varbase._torch()
     from fluidcompat.dtypes import to_vartype
     from fluidcompat_ops.registry import TORCH_DTYPES
