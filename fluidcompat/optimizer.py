@@ -298,12 +298,15 @@ class Optimizer:
         from fluidcompat.dygraph.base import no_grad
 
         params = parameter_list if parameter_list is not None else self._parameter_list
+        # an is_sparse embedding's rows go to the update as fluid's sparse kernels took them, unless a
+        # clip or decay term comes first (those here take dense gradients)
+        by_rows = self._grad_clip is None and self.regularization is None
         with no_grad():
             params_grads = []
             for param in params:
                 if not param.trainable:
                     continue
-                grad = param._grad_ivar()
+                grad = param._grad_ivar(sparse=by_rows and getattr(param, "regularizer", None) is None)
                 if grad is not None:
                     params_grads.append((param, grad))
             if self._grad_clip is not None:

@@ -20,6 +20,8 @@ class SelectedRows:
     values: Any
     height: int
 
+    requires_grad = False  # a gradient is not differentiated again (dygraph reads the flag)
+
     @property
     def shape(self):
         return (self.height,) + tuple(self.values.shape[1:])

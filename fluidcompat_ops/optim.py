@@ -88,7 +88,10 @@ _MINUS_F32: dict = {}  # beta -> 1 - beta in float32 (a plain dict: torch.compil
 
 
 def _in_place(op, *slots) -> bool:
-    """Whether each input slot of ``slots`` is the same variable as its output slot (``slot + "Out"``)."""
+    """Whether each input slot of ``slots`` is the same variable as its output slot (``slot + "Out"``).
+    In dygraph mode (no op) it is: fluid's optimizers hand the same variables in and out there too."""
+    if op is None:
+        return True
     return all(op.inputs[s] == op.outputs.get(s + "Out") for s in slots)
 
 

@@ -244,6 +244,7 @@ def _op_function():
                 out_layout.append((slot, n))
             ctx.opdef, ctx.attrs, ctx.layout, ctx.out_layout = opdef, attrs, layout, out_layout
             ctx.n_in = len(flat)
+            ctx.leaves = [t if t.is_leaf and t.requires_grad else None for t in flat]
             # what a kernel left on its outputs for its grad kernel (cudnn_lstm's dropout seed)
             ctx.states = [getattr(t, "_fluidcompat_state", None) for t in outs]
             ctx.save_for_backward(*flat, *outs)
@@ -280,6 +281,15 @@ def _op_function():
             for slot, n in ctx.layout:
                 got = list(result.get(slot + "@GRAD") or ()) if slot in attrs["_wanted"] else []
                 grads.extend(got[j] if j < len(got) else None for j in range(n))
+            # NOTE: [Sparse gradients in dygraph]: a sparse gradient (an is_sparse embedding's table's)
+            # reaches autograd dense; its rows stay on the parameter for an optimizer that updates by
+            # rows, as fluid's did (VarBase._grad_ivar(sparse=True))
+            for i, g in enumerate(grads):
+                if g is not None and not torch.is_tensor(g):
+                    leaf = ctx.leaves[i]
+                    if leaf is not None:
+                        leaf._fluidcompat_sparse = (getattr(leaf, "_fluidcompat_sparse", None) or []) + [g]
+                    grads[i] = g.to_dense()
             return (None, None, None, None) + tuple(grads)
 
     _OP_FUNCTION = _OpFunction

@@ -424,7 +424,9 @@ class Dropout(Layer):
 class Embedding(Layer):
     """Rows of ``weight`` (``size``, Xavier) looked up by int64 ids (op ``lookup_table_v2``).
 
-    Compat: ``is_sparse=True`` gives the same values; the gradient is dense (torch's)."""
+    With ``is_sparse=True`` the table's gradient is also kept as the rows looked up, and ``gradient()``
+    gives ``(values, rows)`` and optimizers update by rows, as fluid's (NOTE: [Sparse gradients in
+    dygraph] in fluidcompat/dygraph/base.py)."""
 
     def __init__(self, size, is_sparse=False, is_distributed=False, padding_idx=None, param_attr=None, dtype="float32"):
         super().__init__()

@@ -242,15 +242,42 @@ class VarBase(framework.Variable):
         t = self._value
         return None if t is None else t.grad
 
-    def gradient(self) -> Optional[np.ndarray]:
-        """This value's gradient from the last ``backward()`` calls (summed), or None."""
-        g = self._grad_tensor()
-        return None if g is None else g.detach().cpu().numpy().copy()
-
-    def _grad_ivar(self) -> Optional["VarBase"]:
+    def gradient(self):
+        """This value's gradient from the last ``backward()`` calls (summed), or None; a sparse one (an
+        ``is_sparse`` embedding's table) as fluid 1.8 gave it: ``(values, rows)``."""
         g = self._grad_tensor()
         if g is None:
             return None
+        sparse = self._sparse_grad(g)
+        if sparse is not None:
+            return sparse.values.detach().cpu().numpy().copy(), sparse.rows.cpu().numpy().copy()
+        return g.detach().cpu().numpy().copy()
+
+    def _sparse_grad(self, g):
+        """The gradient as the sparse rows its ops gave it (NOTE: [Sparse gradients in dygraph]), or
+        None where it is not only theirs (a dense contribution too, or none sparse)."""
+        parts = getattr(self._value, "_fluidcompat_sparse", None)
+        if not parts:
+            return None
+        total = parts[0].to_dense()
+        for p in parts[1:]:
+            total = total + p.to_dense()
+        if not torch.equal(total, g):
+            return None
+        from fluidcompat_ops.grad import SelectedRows
+
+        return SelectedRows(torch.cat([p.rows for p in parts]), torch.cat([p.values for p in parts]), parts[0].height)
+
+    def _grad_ivar(self, sparse: bool = False) -> Optional["VarBase"]:
+        """The gradient as a VarBase; with ``sparse``, a SelectedRows one where it is sparse."""
+        g = self._grad_tensor()
+        if g is None:
+            return None
+        rows = self._sparse_grad(g) if sparse else None
+        if rows is not None:
+            return VarBase(
+                rows, name=self.name + "@GRAD", stop_gradient=True, block=self.block, type=VarType.SELECTED_ROWS
+            )
         return VarBase(g, name=self.name + "@GRAD", stop_gradient=True, block=self.block)
 
     def clear_gradient(self) -> None:
@@ -258,6 +285,8 @@ class VarBase(framework.Variable):
         t = self._value
         if t is not None and t.grad is not None:
             t.grad.zero_()
+        if t is not None and getattr(t, "_fluidcompat_sparse", None):
+            t._fluidcompat_sparse = None
 
     def set_value(self, value) -> None:
         """Overwrite the values in place with ``value`` (a numpy array or VarBase) of the same shape and dtype."""
@@ -341,6 +370,8 @@ def _forget_leaf_grads(t) -> None:
         leaf = getattr(node, "variable", None)
         if leaf is not None:
             leaf.grad = None
+            if getattr(leaf, "_fluidcompat_sparse", None):
+                leaf._fluidcompat_sparse = None
         stack.extend(n for n, _ in node.next_functions)
 
 
