@@ -1586,13 +1586,14 @@ def _affine_grid(ins, a):
     theta = ins["Theta"][0]
     shape_t = first(ins, "OutputShape")
     shape = [int(v) for v in shape_t.reshape(-1).tolist()] if shape_t is not None else list(a["output_shape"])
+    shape[0] = theta.shape[0]  # fluid took the batch from theta, whatever the shape said
     return {"Output": [F.affine_grid(theta, shape, align_corners=True)]}
 
 
 def _affine_grid_infer(ins, a):
+    # fluid 1.8.5 declared the grid's height and width unknown even from an attribute shape
     theta = first(ins, "Theta")
-    s = list(a["output_shape"]) or [-1, -1, -1, -1]
-    return out("Output", (theta.shape[0], s[2], s[3], 2), theta.dtype)
+    return out("Output", (theta.shape[0], -1, -1, 2), theta.dtype)
 
 
 _op(

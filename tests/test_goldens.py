@@ -1153,6 +1153,13 @@ def test_dygraph_optimizers_match_fluid():
             np.testing.assert_allclose(got[key], losses, rtol=2e-5, atol=2e-6, err_msg=key)
 
 
+def test_affine_grid_batch_matches_fluid():
+    """affine_grid takes its batch from theta whatever out_shape says (the docs' example asks for 5
+    with a batch of 2, and failed here) and declares the grid's height and width unknown, as fluid
+    1.8.5; values rounded to 5 places."""
+    assert run_fluidcompat("affine_grid_batch.py") == load("affine_grid_batch.json")
+
+
 def test_numpy_results_match_fluid():
     """fluid.executor.as_numpy (the docs' example, lists, an empty tensor, LoD refused with fluid's
     text) and one-element numpy results printed with '%f' (as_numpy, a dygraph loss.numpy(),
