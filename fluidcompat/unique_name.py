@@ -32,11 +32,31 @@ def generate_with_ignorable_key(key: str) -> str:
     return generator(key)
 
 
-def switch(new_generator: Optional[UniqueNameGenerator] = None) -> UniqueNameGenerator:
-    """Replace the name generator (a fresh one by default); returns the old one."""
-    global generator
-    old = generator
+class DygraphParameterNameChecker:
+    """Remembers parameter names: ``checker(name)`` says whether ``name`` was seen before."""
+
+    def __init__(self) -> None:
+        self._name_set = set()
+
+    def __call__(self, name: str) -> bool:
+        if name in self._name_set:
+            return True
+        self._name_set.add(name)
+        return False
+
+
+dygraph_parameter_name_checker = DygraphParameterNameChecker()
+
+
+def switch(new_generator: Optional[UniqueNameGenerator] = None, new_para_name_checker=None):
+    """Replace the name generator and the parameter-name checker (fresh ones by default); returns
+    the old pair, as fluid 1.8 (``switch(*old)`` puts them back)."""
+    global generator, dygraph_parameter_name_checker
+    old = (generator, dygraph_parameter_name_checker)
     generator = new_generator if new_generator is not None else UniqueNameGenerator()
+    dygraph_parameter_name_checker = (
+        new_para_name_checker if new_para_name_checker is not None else DygraphParameterNameChecker()
+    )
     return old
 
 
@@ -51,7 +71,7 @@ def guard(new_generator=None) -> Iterator[None]:
     try:
         yield
     finally:
-        switch(old)
+        switch(*old)
 
 
 def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError

@@ -31,7 +31,15 @@ from fluidcompat_ops.nn import (
 from fluidcompat_ops.registry import GradDef, OpDef, lookup, register
 from fluidcompat_ops.sequence import _last_level, _padded, lengths_of, lod_of, offsets_of, with_lod
 from fluidcompat_ops.shapes import dims_agree, first, norm_axis, out, same_as
-from fluidcompat_ops.tensor import _bounds, _generator, _tdtype, seeded_normal, seeded_uniform
+from fluidcompat_ops.tensor import (
+    _bounds,
+    _fill_constant_infer,
+    _generator,
+    _shape_from,
+    _tdtype,
+    seeded_normal,
+    seeded_uniform,
+)
 
 torch = None  # NOTE: [Lazy torch] in registry.py
 F = None
@@ -1121,7 +1129,7 @@ register(
 
 # -- random ---------------------------------------------------------------------------------------
 def _randint(ins, a):
-    shape = list(a["shape"])
+    shape = _shape_from(ins, a)
     if a["seed"]:  # fluid's own numbers (NOTE: [Seeded draws])
         from fluidcompat_ops import fluid_random
 
@@ -1144,12 +1152,13 @@ def _randint(ins, a):
 
 _op(
     "randint",
-    (),
+    ("ShapeTensor", "ShapeTensorList"),
     ("Out",),
     {"shape": [], "low": 0, "high": 0, "seed": 0, "dtype": 3},
-    lambda ins, a: out("Out", a["shape"], a["dtype"]),
+    lambda ins, a: _fill_constant_infer(ins, a),
     _randint,
     grad=False,
+    host_inputs=frozenset({"ShapeTensor", "ShapeTensorList"}),
 )
 
 

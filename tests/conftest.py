@@ -25,7 +25,7 @@ def fresh_state():
     yield
     framework.switch_main_program(main)
     framework.switch_startup_program(startup)
-    unique_name.switch(names)
+    unique_name.switch(*names)
     scope_mod._global_scope = old_scope
 
 

@@ -1160,6 +1160,13 @@ def test_affine_grid_batch_matches_fluid():
     assert run_fluidcompat("affine_grid_batch.py") == load("affine_grid_batch.json")
 
 
+def test_api_forms_match_fluid():
+    """Argument forms fluid 1.8.5 took (its docs' examples use them) that failed here: diag_embed of
+    a numpy array in dygraph mode, randint with a shape holding Variables or given as one,
+    unique_name.switch's (generator, checker) pair, a label declared 'int' (int64) fed to accuracy."""
+    assert run_fluidcompat("api_forms.py") == load("api_forms.json")
+
+
 def test_numpy_results_match_fluid():
     """fluid.executor.as_numpy (the docs' example, lists, an empty tensor, LoD refused with fluid's
     text) and one-element numpy results printed with '%f' (as_numpy, a dygraph loss.numpy(),

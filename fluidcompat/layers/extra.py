@@ -325,6 +325,11 @@ def diag(diagonal):
 
 @_export
 def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """``input`` (a Variable, or a numpy array, as the docs' example gives it) on diagonals."""
+    if isinstance(input, np.ndarray):
+        from fluidcompat.layers.tensor import assign
+
+        input = assign(input)
     return _one("diag_embed", {"Input": [input]}, {"offset": offset, "dim1": dim1, "dim2": dim2})
 
 
@@ -550,9 +555,13 @@ def randint(low, high=None, shape=None, out=None, dtype=None, device=None, stop_
     helper = LayerHelper("randint", name=name)
     dtype = dtype or "int64"
     check_dtype(dtype, "dtype", ["int32", "int64"], "randint")
+    from fluidcompat.layers.tensor import _shape_inputs
+
     result = helper.create_variable_for_type_inference(dtype=dtype)
-    attrs = {"shape": list(shape or [1]), "low": low, "high": high, "seed": seed, "dtype": int(to_vartype(dtype))}
-    helper.append_op(type="randint", outputs={"Out": [result]}, attrs=attrs)
+    # a shape of numbers, or holding Variables, or a Variable itself, as fluid's layer took it
+    attrs_shape, inputs = _shape_inputs([1] if shape is None else shape, "randint")
+    attrs = {"shape": attrs_shape, "low": low, "high": high, "seed": seed, "dtype": int(to_vartype(dtype))}
+    helper.append_op(type="randint", inputs=inputs, outputs={"Out": [result]}, attrs=attrs)
     result.stop_gradient = True
     return result
 
