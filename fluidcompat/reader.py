@@ -302,7 +302,9 @@ class _GeneratorLoader:
 
     def set_sample_list_generator(self, reader, places=None):
         self._places = _place_count(places)
-        if any(getattr(v, "lod_level", 0) for v in self.feed_list):
+        if self.feed_list and not self._dygraph:
+            # as fluid's DataFeeder converts them: each field to its variable's dtype and shape, sequences
+            # of lod_level > 0 variables to LoDTensors
             self._batches = fed_batches(reader, self.feed_list)
         else:
             self._batches = collated_batches(reader)

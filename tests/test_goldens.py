@@ -1167,6 +1167,13 @@ def test_api_forms_match_fluid():
     assert run_fluidcompat("api_forms.py") == load("api_forms.json")
 
 
+def test_sample_generators_convert_as_fluid():
+    """A DataLoader's or PyReader's sample and sample-list generators in static mode convert each
+    field as fluid 1.8.5's DataFeeder did: float64 images to float32, int labels to int64 [batch, 1],
+    each a LoDTensor (they were stacked as given, and the feed check refused float64 for float32)."""
+    assert run_fluidcompat("sample_generator_dtypes.py") == load("sample_generator_dtypes.json")
+
+
 def test_numpy_results_match_fluid():
     """fluid.executor.as_numpy (the docs' example, lists, an empty tensor, LoD refused with fluid's
     text) and one-element numpy results printed with '%f' (as_numpy, a dygraph loss.numpy(),
