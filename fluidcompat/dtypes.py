@@ -101,6 +101,14 @@ def to_vartype(dtype) -> VarType:
     return _FROM_NAME[name]
 
 
+def as_long_long(a: np.ndarray) -> np.ndarray:
+    """``a`` with int64 viewed as C ``long long``: the type fluid's tensors handed numpy, whose arrays
+    print ``dtype=int64`` (numpy's default ``long`` prints none)."""
+    if a.dtype.kind == "i" and a.dtype.itemsize == 8 and a.dtype.char != "q":
+        return a.view(np.longlong)
+    return a
+
+
 def np_name(dtype) -> str:
     """The numpy name of a dtype ('float32'); fluid's ``convert_dtype``."""
     return _NP_NAMES[to_vartype(dtype)]

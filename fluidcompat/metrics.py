@@ -173,9 +173,9 @@ def _as_number_array(value):
     scripts print metrics that way); like a fetched value (executor.FetchedArray)."""
     if type(value) is not np.ndarray:
         return value
-    from fluidcompat.executor.executor import FetchedArray
+    from fluidcompat.executor.executor import fetched
 
-    return value.view(FetchedArray)
+    return fetched(value)
 
 
 class ChunkEvaluator(MetricBase):

@@ -1174,6 +1174,13 @@ def test_sample_generators_convert_as_fluid():
     assert run_fluidcompat("sample_generator_dtypes.py") == load("sample_generator_dtypes.json")
 
 
+def test_int64_results_print_as_fluids():
+    """int64 results print as fluid 1.8.5's did: its tensors handed numpy C long long, so an array's
+    repr (and a printed list of fetched values) says dtype=int64; here numpy's default long printed
+    none. Fetched values, as_numpy, np.array of a LoDTensor, dygraph numpy()."""
+    assert run_fluidcompat("int64_arrays.py") == load("int64_arrays.json")
+
+
 def test_numpy_results_match_fluid():
     """fluid.executor.as_numpy (the docs' example, lists, an empty tensor, LoD refused with fluid's
     text) and one-element numpy results printed with '%f' (as_numpy, a dygraph loss.numpy(),

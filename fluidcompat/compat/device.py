@@ -210,9 +210,9 @@ class Tensor:
 
     def numpy(self) -> np.ndarray:
         """A copy in a numpy array (one element converts with float()/int(), as in Paddle)."""
-        from fluidcompat.executor.executor import FetchedArray
+        from fluidcompat.executor.executor import fetched
 
-        return self._t.detach().cpu().numpy().copy().view(FetchedArray)
+        return fetched(self._t.detach().cpu().numpy().copy())
 
     def cuda(self, device_id: Optional[int] = None, blocking: bool = False) -> "Tensor":
         """This tensor on GPU ``device_id`` (its own GPU, or 0); no copy when it is there already. From

@@ -14,7 +14,7 @@ from typing import Optional
 import numpy as np
 
 from fluidcompat import framework
-from fluidcompat.dtypes import FLOAT_TYPES, VarType, np_dtype, to_vartype
+from fluidcompat.dtypes import FLOAT_TYPES, VarType, as_long_long, np_dtype, to_vartype
 from fluidcompat.logging import tensor_text
 
 torch = None  # bound on first use (no torch import when building static programs)
@@ -200,10 +200,10 @@ class VarBase(framework.Variable):
     def numpy(self) -> np.ndarray:
         """The value as a new numpy array; of one element, it converts to a number with ``float()`` /
         ``'%f' %`` as numpy arrays did before numpy 2.4 (fluid-era scripts print ``loss.numpy()`` so)."""
-        from fluidcompat.executor.executor import FetchedArray
+        from fluidcompat.executor.executor import fetched
 
         _note_read(self, "numpy()")
-        return self._tensor().detach().cpu().numpy().copy().view(FetchedArray)
+        return fetched(self._tensor().detach().cpu().numpy().copy())
 
     def value(self) -> "VarBase":
         return self
@@ -250,8 +250,8 @@ class VarBase(framework.Variable):
             return None
         sparse = self._sparse_grad(g)
         if sparse is not None:
-            return sparse.values.detach().cpu().numpy().copy(), sparse.rows.cpu().numpy().copy()
-        return g.detach().cpu().numpy().copy()
+            return sparse.values.detach().cpu().numpy().copy(), as_long_long(sparse.rows.cpu().numpy().copy())
+        return as_long_long(g.detach().cpu().numpy().copy())
 
     def _sparse_grad(self, g):
         """The gradient as the sparse rows its ops gave it (NOTE: [Sparse gradients in dygraph]), or

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from fluidcompat import flags, places
-from fluidcompat.dtypes import np_name, to_vartype
+from fluidcompat.dtypes import as_long_long, np_name, to_vartype
 from fluidcompat.executor.interpreter import PreparedBlock, UninitializedVariableError
 from fluidcompat.executor.placement import plan_block
 from fluidcompat.executor.scope import LoDTensor, Scope, global_scope, vartype_of
@@ -42,6 +42,12 @@ class FetchedArray(np.ndarray):
 
     def __repr__(self) -> str:
         return repr(self.view(np.ndarray))
+
+
+def fetched(a: np.ndarray) -> FetchedArray:
+    """``a`` as a fetched value, int64 as the C ``long long`` fluid's tensors handed numpy (so that
+    its repr says ``dtype=int64``, as a fetched fluid array's did)."""
+    return as_long_long(a).view(FetchedArray)
 
 
 class BuildStrategy:
@@ -690,7 +696,7 @@ class Executor:
         if return_numpy:
             if lod:
                 raise RuntimeError(_LOD_TO_NUMPY)
-            return _to_numpy(t).view(FetchedArray)
+            return fetched(_to_numpy(t))
         return LoDTensor(t, made_lod=lod)
 
 
@@ -716,7 +722,7 @@ def as_numpy(tensor):
         raise RuntimeError(_LOD_TO_NUMPY)
     if not tensor._is_initialized():
         return None
-    return np.array(tensor).view(FetchedArray)
+    return fetched(np.array(tensor))
 
 
 def _with_fed_lod(t: torch.Tensor, value) -> torch.Tensor:
@@ -817,7 +823,7 @@ def _fetch_all(accelerated, names, env, scope: Scope, return_numpy: bool) -> lis
         if return_numpy:
             host = accelerated.host_fetched(names)
             if host is not None:
-                return [t.numpy().copy().view(FetchedArray) for t in host]
+                return [fetched(t.numpy().copy()) for t in host]
         else:
             accelerated.own_fetched(env, names)
     return [Executor._fetched(n, env, scope, return_numpy) for n in names]

@@ -9,7 +9,7 @@ import numpy as np
 import torch
 
 from fluidcompat import places
-from fluidcompat.dtypes import VarType, to_vartype
+from fluidcompat.dtypes import VarType, as_long_long, to_vartype
 from fluidcompat.logging import tensor_text
 from fluidcompat_ops.registry import TORCH_DTYPES, bind_torch
 from fluidcompat_ops.sequence import lengths_of
@@ -120,7 +120,7 @@ class LoDTensor:
         arr = self._t.detach().cpu().numpy()
         if copy is not False:
             arr = arr.copy()
-        return arr.astype(dtype) if dtype is not None else arr
+        return arr.astype(dtype) if dtype is not None else as_long_long(arr)
 
     def torch(self) -> torch.Tensor:
         """The torch tensor itself (fluidcompat extension)."""
