@@ -12,7 +12,7 @@ from fluidcompat.dygraph.layers import Layer
 from fluidcompat.dygraph.varbase import VarBase
 from fluidcompat.initializer import ConstantInitializer, NormalInitializer
 from fluidcompat.layer_helper import refuse_false
-from fluidcompat.layers.extra import nce_custom_dist_tables
+from fluidcompat.layers.extra import nce_custom_dist_tables, sparse_mode_notice
 from fluidcompat.layers.nn import append_batch_norm, bn_statistics
 from fluidcompat.param_attr import ParamAttr
 
@@ -878,6 +878,7 @@ class NCE(Layer):
             )
         if sampler == "custom_dist" and (custom_dist is None or len(custom_dist) != num_total_classes):
             raise ValueError("NCE: sampler='custom_dist' needs custom_dist, one probability per class")
+        sparse_mode_notice()
         super().__init__()
         from fluidcompat.initializer import NumpyArrayInitializer
 

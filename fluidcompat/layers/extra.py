@@ -1653,6 +1653,7 @@ def hsigmoid(
         raise ValueError("only num_classes should be passed without custom tree")
     if num_classes < 2:
         raise ValueError(f"num_classes must not be less than 2 with default tree. Received: {num_classes}")
+    sparse_mode_notice()
     helper = LayerHelper("hierarchical_sigmoid", name=name)
     dim = input.shape[1]
     rows = num_classes if is_custom else num_classes - 1
@@ -1761,14 +1762,16 @@ def sampled_softmax_with_cross_entropy(
     from fluidcompat.layers.loss import softmax_with_cross_entropy
 
     helper = LayerHelper("sample_logits")
+    # the variables in fluid's order (their names are sample_logits_N.tmp_0 ... tmp_8)
     outs = {
         "Samples": helper.create_variable_for_type_inference(dtype="int64"),
         "Probabilities": helper.create_variable_for_type_inference(dtype=logits.dtype),
         "SampledLogits": helper.create_variable_for_type_inference(dtype=logits.dtype),
         "SampledLabels": helper.create_variable_for_type_inference(dtype="int64"),
-        "LogitsDim": helper.create_variable_for_type_inference(dtype=logits.dtype),
-        "LabelsDim": helper.create_variable_for_type_inference(dtype=logits.dtype),
     }
+    soft = helper.create_variable_for_type_inference(dtype=logits.dtype)
+    outs["LogitsDim"] = helper.create_variable_for_type_inference(dtype=logits.dtype)
+    outs["LabelsDim"] = helper.create_variable_for_type_inference(dtype=logits.dtype)
     ins = {"Logits": [logits], "Labels": [label]}
     if use_customized_samples:
         if customized_samples is None or customized_probabilities is None:
@@ -1788,14 +1791,21 @@ def sampled_softmax_with_cross_entropy(
     )
     outs["SampledLabels"].stop_gradient = True
     if num_true == 1:  # fluid's ops: a one_hot of the sampled labels, a soft-label loss, / num_true
-        soft = helper.create_variable_for_type_inference(dtype=logits.dtype)
+        loss = helper.create_variable_for_type_inference(dtype=logits.dtype)
+        softmax = helper.create_variable_for_type_inference(dtype=logits.dtype)
         helper.append_op(
             type="one_hot",
             inputs={"X": [outs["SampledLabels"]]},
             outputs={"Out": [soft]},
             attrs={"depth": num_samples + 1},
         )
-        return softmax_with_cross_entropy(outs["SampledLogits"], soft, soft_label=True) / num_true
+        helper.append_op(
+            type="softmax_with_cross_entropy",
+            inputs={"Logits": [outs["SampledLogits"]], "Label": [soft]},
+            outputs={"Softmax": [softmax], "Loss": [loss]},
+            attrs={"soft_label": True, "ignore_index": False, "numeric_stable_mode": False},
+        )
+        return loss / num_true
     # several true classes: a soft target of 1 / num_true on each (fluid 1.8.5 failed here with a
     # shape error)
     from fluidcompat.layers.nn import one_hot_v2, scale
@@ -1857,6 +1867,11 @@ def prroi_pool(input, rois, spatial_scale=1.0, pooled_height=1, pooled_width=1, 
         ins["BatchRoINums"] = [batch_roi_nums]
     helper.append_op(type="prroi_pool", inputs=ins, outputs={"Out": [out]}, attrs=attrs)
     return out
+
+
+def sparse_mode_notice() -> None:
+    """The line fluid 1.8.5 printed whenever it built an nce or hsigmoid layer (sparse or not)."""
+    print("With sparse mode, if your models has only small parameter prefetch may cause speed down")
 
 
 def nce_alias_table(probs):
@@ -1923,6 +1938,7 @@ def nce(
         raise ValueError(f"Unsupported sampler type: {sampler!r}; use uniform, log_uniform or custom_dist")
     if sampler == "custom_dist" and (custom_dist is None or len(custom_dist) != num_total_classes):
         raise ValueError("custom_dist must be given, with one probability per class, for sampler='custom_dist'")
+    sparse_mode_notice()
     helper = LayerHelper("nce", name=name)
     dim = input.shape[1]
     weight = helper.create_parameter(attr=param_attr, shape=[num_total_classes, dim], dtype=input.dtype)

@@ -20,9 +20,9 @@ def _export(fn):
     return layer(fn)
 
 
-def _seq_op(op_type, inputs, attrs=None, out_slot="Out", name=None, lod_level=1):
+def _seq_op(op_type, inputs, attrs=None, out_slot="Out", name=None, lod_level=1, helper_name=None):
     """``_one``'s op of one output, the output declared with ``lod_level``."""
-    out = _one(op_type, inputs, attrs, out_slot=out_slot, name=name)
+    out = _one(op_type, inputs, attrs, out_slot=out_slot, name=name, helper_name=helper_name)
     out._lod_level = lod_level
     return out
 
@@ -344,9 +344,10 @@ def lod_append(x, level):
         raise ValueError("Input(level) of lod_append should not be None.")
     if isinstance(level, (list, tuple)):
         attrs = {"target_lod": [int(v) for v in level], "append": True}
-        return _seq_op("lod_reset", {"X": [x]}, attrs, lod_level=x.lod_level + 1)
+        return _seq_op("lod_reset", {"X": [x]}, attrs, lod_level=x.lod_level + 1, helper_name="lod_append")
     _checked(level, "level", "lod_append")
-    return _seq_op("lod_reset", {"X": [x], "Y": [level]}, {"append": True}, lod_level=x.lod_level + 1)
+    inputs = {"X": [x], "Y": [level]}
+    return _seq_op("lod_reset", inputs, {"append": True}, lod_level=x.lod_level + 1, helper_name="lod_append")
 
 
 @_export

@@ -15,7 +15,7 @@ def rec(tag, v):
         out.append((tag, "ERR " + type(e).__name__))
         return
     vs = v if isinstance(v, (list, tuple)) else [v]
-    out.append((tag, [getattr(x, "name", None) for x in vs]))
+    out.append((tag, [x if isinstance(x, str) else getattr(x, "name", None) for x in vs]))
 
 
 x = fluid.data("x", [None, 3, 8, 8], "float32")
@@ -202,6 +202,9 @@ rec("noam_decay", lambda: L.noam_decay(16, 10))
 rec("piecewise_decay", lambda: L.piecewise_decay([10], [0.1, 0.01]))
 rec("cosine_decay", lambda: L.cosine_decay(0.1, 10, 5))
 rec("linear_lr_warmup", lambda: L.linear_lr_warmup(0.1, 5, 0.0, 0.1))
+rec("lod_append", lambda: L.lod_append(seq, [0, 1, 2]))
+rec("sampled_softmax", lambda: L.sampled_softmax_with_cross_entropy(y, ids, num_samples=3).op.input("X"))
+rec("sampled_softmax_ops", lambda: [op.type for op in fluid.default_main_program().global_block().ops[-4:]])
 print("\n".join(f"{t} {n}" for t, n in out))
 print(sorted(v.name for v in fluid.default_main_program().list_vars()))
 print(sorted(v.name for v in fluid.default_startup_program().list_vars()))
