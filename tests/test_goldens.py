@@ -1282,7 +1282,7 @@ def test_layer_arg_checks_match_fluid():
     array where a Variable is due names the argument and layer as fluid's (whose type list names its
     own classes)."""
     got, want = run_fluidcompat("layer_arg_checks.py"), load("layer_arg_checks.json")
-    assert sorted(got) == sorted(want) and len(want) == 51
+    assert sorted(got) == sorted(want) and len(want) == 52
     for key, (kind, msg) in want.items():
         if key in ARG_CHECK_DELIBERATE:
             expected_kind, words = ARG_CHECK_DELIBERATE[key]

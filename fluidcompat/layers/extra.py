@@ -738,9 +738,9 @@ def teacher_student_sigmoid_loss(input, label, soft_max_up_bound=15.0, soft_max_
 def dice_loss(input, label, epsilon=1e-05, name=None):
     """1 - 2|X.Y| / (|X| + |Y| + epsilon) against the one-hot label, averaged over the batch (fluid
     1.8's composition)."""
-    from fluidcompat.layers.nn import one_hot
+    from fluidcompat import layers  # the checked one_hot: fluid refused a float label there
 
-    label = one_hot(label, depth=input.shape[-1])
+    label = layers.one_hot(label, depth=input.shape[-1])
     dims = list(range(1, len(input.shape)))
     inse = reduce_sum(input * label, dim=dims)
     denominator = reduce_sum(input, dim=dims) + reduce_sum(label, dim=dims)

@@ -66,6 +66,7 @@ with fluid.program_guard(main, fluid.Program()):
         "fill_constant_bad_dtype": lambda: L.fill_constant([1], "str", 1),
         "increment_float": lambda: L.increment(f),
         "zeros_bad": lambda: L.zeros([2], "complex64"),
+        "dice_loss_float_label": lambda: L.dice_loss(L.softmax(f), f[:, 0:1]),
     }
     report = {}
     for name, fn in cases.items():
