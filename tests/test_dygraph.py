@@ -824,6 +824,19 @@ def test_translated_control_flow_programs_and_errors():
         np.testing.assert_allclose(got, v * (2.0 if v.sum() > 0 else 1.0))
 
 
+def test_backward_of_constants_does_nothing_with_a_warning():
+    """backward() of a value made from stop_gradient inputs only (fluid's docs' BackwardStrategy
+    example does it) does nothing, as in fluid 1.8, and says so; gradients stay None."""
+    with fluid.dygraph.guard(fluid.CPUPlace()):
+        x = to_variable(np.ones((2, 2), "float32"))
+        total = fluid.layers.reduce_sum(fluid.layers.sums([fluid.layers.scale(x) for _ in range(3)]))
+        strategy = fluid.dygraph.BackwardStrategy()
+        strategy.sort_sum_gradient = True
+        with pytest.warns(UserWarning, match="does not depend on any value that needs a gradient"):
+            total.backward(strategy)
+        assert x.gradient() is None and float(total.numpy()[0]) == 12.0
+
+
 def test_backward_after_eval_names_eval_mode():
     """A Layer's eval() turns gradient recording off for the whole tracer (fluid 1.8 too, which then
     gave zero gradients without a word): backward then says so, and train() brings gradients back."""

@@ -9,6 +9,7 @@ VarBases did.
 
 from __future__ import annotations
 
+import warnings
 from typing import Optional
 
 import numpy as np
@@ -225,15 +226,17 @@ class VarBase(framework.Variable):
             raise ValueError("VarBase.backward() is only available in dygraph mode (inside fluid.dygraph.guard())")
         t = self._tensor()
         if not t.requires_grad:
-            why = (
-                "(every input has stop_gradient=True)"
-                if tracer._train_mode
-                else "(a Layer's eval() turned gradient recording off for every layer until a Layer's train() is "
-                "called; fluid 1.8 then gave zero gradients silently)"
-            )
+            if tracer._train_mode:  # constants only: fluid 1.8 did nothing (its docs' examples do this)
+                warnings.warn(
+                    f"Variable '{self.name}' does not depend on any value that needs a gradient (every input "
+                    "has stop_gradient=True): backward() does nothing",
+                    stacklevel=2,
+                )
+                return
             raise ValueError(
-                f"Variable '{self.name}' does not depend on any value that needs a gradient {why}: there is "
-                "nothing to backward"
+                f"Variable '{self.name}' does not depend on any value that needs a gradient (a Layer's eval() "
+                "turned gradient recording off for every layer until a Layer's train() is called; fluid 1.8 "
+                "then gave zero gradients silently): there is nothing to backward"
             )
         _forget_leaf_grads(t)
         t.backward(torch.ones_like(t), retain_graph=retain_graph)
