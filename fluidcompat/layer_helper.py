@@ -24,7 +24,8 @@ def refuse_false(attr, arg: str, where: str) -> None:
         raise ValueError(f"{arg} should not be False {where}.")
 
 
-_DTYPE_NAMES = ("bool", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8")
+# the dtype names fluid's convert_dtype knew (its list in its messages too)
+DTYPE_NAMES = ("bool", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8")
 
 
 def convert_dtype(dtype) -> str:
@@ -33,7 +34,7 @@ def convert_dtype(dtype) -> str:
     from fluidcompat.dtypes import np_name
 
     if isinstance(dtype, str):
-        if dtype in _DTYPE_NAMES:
+        if dtype in DTYPE_NAMES:
             return dtype
         raise ValueError("dtype must be any of [bool, float16, float32, float64, int8, int16, int32, int64, uint8]")
     return np_name(dtype)

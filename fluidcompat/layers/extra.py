@@ -366,7 +366,9 @@ def full(shape, fill_value, out=None, dtype=None, device=None, stop_gradient=Tru
 @_export
 def full_like(input, fill_value, out=None, dtype=None, device=None, stop_gradient=True, name=None):
     if dtype is not None:
-        check_dtype(dtype, "dtype", ["bool", "float16", "float32", "float64", "int32", "int64"], "full_like")
+        from fluidcompat.layers.tensor import FILL_DTYPES
+
+        check_dtype(dtype, "dtype", FILL_DTYPES, "full_like")
     dtype = input.dtype if dtype is None else to_vartype(dtype)
     result = _one("fill_any_like", {"X": [input]}, {"value": float(fill_value), "dtype": int(dtype)}, dtype, name=name)
     result.stop_gradient = stop_gradient

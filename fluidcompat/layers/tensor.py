@@ -10,8 +10,7 @@ from fluidcompat import unique_name
 from fluidcompat.dtypes import INT_TYPES, VarType, to_vartype
 from fluidcompat.framework import Variable, in_dygraph_mode, layer
 from fluidcompat.initializer import ConstantInitializer, assign_value_attrs
-from fluidcompat.layer_helper import _DTYPE_NAMES as _ALL_DTYPES
-from fluidcompat.layer_helper import LayerHelper, check_dtype, check_variable, convert_dtype
+from fluidcompat.layer_helper import DTYPE_NAMES, LayerHelper, check_dtype, check_variable, convert_dtype
 from fluidcompat.param_attr import ParamAttr
 
 __all__ = [
@@ -66,6 +65,10 @@ def _known_ints(values) -> List[int]:
     return [-1 if isinstance(v, Variable) else int(v) for v in values]
 
 
+# the dtypes fluid's fill_constant (and ones, zeros, full_like) allowed
+FILL_DTYPES = ["bool", "float16", "float32", "float64", "int32", "int64"]
+
+
 def _shape_inputs(shape, api: str):
     """Split a shape given as list/tuple/Variable into (attr list, inputs dict) as fluid does."""
     if isinstance(shape, Variable):
@@ -81,7 +84,7 @@ def _shape_inputs(shape, api: str):
 @layer
 def fill_constant(shape, dtype, value, force_cpu: bool = False, out: Optional[Variable] = None) -> Variable:
     """A tensor of ``shape`` filled with ``value`` (op ``fill_constant``)."""
-    check_dtype(dtype, "dtype", ["bool", "float16", "float32", "float64", "int32", "int64"], "fill_constant")
+    check_dtype(dtype, "dtype", FILL_DTYPES, "fill_constant")
     vt = to_vartype(dtype)
     attrs_shape, inputs = _shape_inputs(shape, "fill_constant")
     attrs = {"shape": attrs_shape, "dtype": int(vt), "force_cpu": force_cpu}
@@ -104,7 +107,7 @@ def fill_constant(shape, dtype, value, force_cpu: bool = False, out: Optional[Va
 
 @layer
 def fill_constant_batch_size_like(input, shape, dtype, value, input_dim_idx=0, output_dim_idx=0, force_cpu=False):
-    convert_dtype(dtype)
+    convert_dtype(dtype)  # fluid refused the names numpy reads ('float', 'int') here, and nothing else
     helper = LayerHelper("fill_constant_batch_size_like")
     out = helper.create_variable_for_type_inference(dtype=dtype)
     vt = to_vartype(dtype)
@@ -127,12 +130,12 @@ def fill_constant_batch_size_like(input, shape, dtype, value, input_dim_idx=0, o
 
 
 def zeros(shape, dtype, force_cpu: bool = False) -> Variable:
-    check_dtype(dtype, "create data type", ["bool", "float16", "float32", "float64", "int32", "int64"], "zeros")
+    check_dtype(dtype, "create data type", FILL_DTYPES, "zeros")
     return fill_constant(shape=shape, dtype=dtype, value=0.0, force_cpu=force_cpu)
 
 
 def ones(shape, dtype, force_cpu: bool = False) -> Variable:
-    check_dtype(dtype, "create data type", ["bool", "float16", "float32", "float64", "int32", "int64"], "ones")
+    check_dtype(dtype, "create data type", FILL_DTYPES, "ones")
     return fill_constant(shape=shape, dtype=dtype, value=1.0, force_cpu=force_cpu)
 
 
@@ -502,7 +505,7 @@ def create_tensor(dtype, name=None, persistable=False) -> Variable:
 
 @layer
 def create_parameter(shape, dtype, name=None, attr=None, is_bias=False, default_initializer=None):
-    check_dtype(dtype, "dtype", list(_ALL_DTYPES), "create_parameter")
+    check_dtype(dtype, "dtype", list(DTYPE_NAMES), "create_parameter")
     helper = LayerHelper("create_parameter", **locals())
     if attr is None:
         attr = ParamAttr(name=name)
@@ -511,7 +514,7 @@ def create_parameter(shape, dtype, name=None, attr=None, is_bias=False, default_
 
 @layer
 def create_global_var(shape, value, dtype, persistable=False, force_cpu=False, name=None) -> Variable:
-    check_dtype(dtype, "dtype", list(_ALL_DTYPES), "create_global_var")
+    check_dtype(dtype, "dtype", list(DTYPE_NAMES), "create_global_var")
     helper = LayerHelper("global_var", **locals())
     var = helper.create_global_variable(
         dtype=dtype,
