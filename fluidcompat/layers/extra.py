@@ -1882,24 +1882,21 @@ def nce_alias_table(probs):
     n = len(probs)
     alias, keep = [0] * n, [0.0] * n
     over, under = [], []
-    for i, p in enumerate(probs):
-        scaled = p * n
+
+    def file(i, scaled):  # over-full, under-full, or exactly full (keeps its slot)
         if scaled > 1.0:
             over.append((i, scaled))
         elif scaled < 1.0:
             under.append((i, scaled))
         else:
             keep[i], alias[i] = scaled, -1
+
+    for i, p in enumerate(probs):
+        file(i, p * n)
     while over and under:
         (big, big_p), (little, little_p) = over.pop(0), under.pop(0)
         keep[little], alias[little] = little_p, big
-        left = big_p + little_p - 1.0
-        if left > 1.0:
-            over.append((big, left))
-        elif left < 1.0:
-            under.append((big, left))
-        else:
-            keep[big], alias[big] = left, -1
+        file(big, big_p + little_p - 1.0)
     for rest in (over, under):
         if rest:
             keep[rest[0][0]], alias[rest[0][0]] = 1.0, -1
