@@ -3,6 +3,7 @@ torch autograd) against the same math in hand-written eager torch, both reading 
 
 - MLP 784-128-10 (Linear layers), batch 64, SGD
 - LeNet-style CNN (Conv2D 5x5/20 + Pool2D, Conv2D 5x5/50 + Pool2D, Linear 10), batch 32, Adam
+- an is_sparse Embedding 1,000,000 x 150, batch 32, SGD (torch: a sparse embedding gradient)
 
 The dygraph guard stays open while the case runs (``enable_dygraph``); ``main`` closes it.
 """
@@ -90,12 +91,41 @@ def cnn_case(device="cpu"):
     return ours, theirs
 
 
+def embedding_case(device="cpu"):
+    rng = np.random.RandomState(0)
+    ids = rng.randint(0, 1000000, (32, 1)).astype("int64")
+    emb = fluid.dygraph.Embedding(size=[1000000, 150], is_sparse=True)
+    opt = fluid.optimizer.SGD(0.01, parameter_list=emb.parameters())
+    x = to_variable(ids)
+
+    def ours():
+        loss = fluid.layers.reduce_mean(emb(x))
+        loss.backward()
+        opt.minimize(loss)
+        emb.clear_gradients()
+        loss.numpy()
+
+    (w,) = _leaves(emb, device)
+    t_ids = torch.from_numpy(ids).reshape(-1).to(device)
+
+    def theirs():
+        loss_t = F.embedding(t_ids, w, sparse=True).mean()
+        loss_t.backward()
+        with torch.no_grad():
+            w.sub_(w.grad, alpha=0.01)  # (a sparse gradient: its rows alone)
+            w.grad = None
+        loss_t.item()
+
+    return ours, theirs
+
+
 def main(compare) -> None:
     print("# fluid.dygraph training steps (traced onto torch eager) against hand-written eager torch")
     fluid.enable_dygraph(fluid.CPUPlace())
     try:
         compare("dygraph MLP 784-128-10 SGD, batch 64", *mlp_case(), steps=300)
         compare("dygraph LeNet CNN Adam, batch 32", *cnn_case(), steps=60)
+        compare("dygraph embedding 1Mx150 is_sparse", *embedding_case(), steps=300)
     finally:
         fluid.disable_dygraph()
 

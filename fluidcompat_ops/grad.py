@@ -48,6 +48,10 @@ class SelectedRows:
         dense = torch.zeros(self.shape, dtype=self.values.dtype, device=self.values.device)
         return dense.index_add_(0, self.rows, self.values)
 
+    def to_torch(self):
+        """The same gradient as a torch sparse COO tensor (not coalesced: rows in this order)."""
+        return torch.sparse_coo_tensor(self.rows.reshape(1, -1), self.values, self.shape, check_invariants=False)
+
 
 def _grad_free(t):
     from fluidcompat_ops.sequence import lod_of, with_lod

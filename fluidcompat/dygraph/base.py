@@ -282,14 +282,19 @@ def _op_function():
                 got = list(result.get(slot + "@GRAD") or ()) if slot in attrs["_wanted"] else []
                 grads.extend(got[j] if j < len(got) else None for j in range(n))
             # NOTE: [Sparse gradients in dygraph]: a sparse gradient (an is_sparse embedding's table's)
-            # reaches autograd dense; its rows stay on the parameter for an optimizer that updates by
-            # rows, as fluid's did (VarBase._grad_ivar(sparse=True))
+            # reaches a leaf (a parameter) as a torch sparse COO tensor, so that its .grad holds the
+            # rows alone (torch adds a dense gradient to it as dense); the SelectedRows stay on the
+            # leaf too, in fluid's order, for an optimizer that updates by rows, as fluid's did
+            # (VarBase._grad_ivar(sparse=True)). Elsewhere (a table computed from others, or
+            # create_graph differentiating the gradients again) it goes on dense.
             for i, g in enumerate(grads):
                 if g is not None and not torch.is_tensor(g):
                     leaf = ctx.leaves[i]
-                    if leaf is not None:
+                    if leaf is not None and not torch.is_grad_enabled():
                         leaf._fluidcompat_sparse = (getattr(leaf, "_fluidcompat_sparse", None) or []) + [g]
-                    grads[i] = g.to_dense()
+                        grads[i] = g.to_torch()
+                    else:
+                        grads[i] = g.to_dense()
             return (None, None, None, None) + tuple(grads)
 
     _OP_FUNCTION = _OpFunction
@@ -442,18 +447,24 @@ def grad(
             f"The length of grad_outputs must be equal to outputs: expected {len(outs)}, received {len(gouts)}"
         )
     gts = [torch.ones_like(o._tensor()) if g is None else g._tensor() for o, g in zip(outs, gouts)]
-    got = torch.autograd.grad(
-        [o._tensor() for o in outs],
-        [i._tensor() for i in ins],
-        grad_outputs=gts,
-        retain_graph=create_graph if retain_graph is None else retain_graph,
-        create_graph=create_graph,
-        allow_unused=allow_unused,
-    )
+    kept = {}  # (the leaves' sparse parts are backward()'s: NOTE: [Sparse gradients in dygraph])
+    for o in outs:
+        kept.update(varbase.leaf_sparse_parts(o._tensor()))
+    try:
+        got = torch.autograd.grad(
+            [o._tensor() for o in outs],
+            [i._tensor() for i in ins],
+            grad_outputs=gts,
+            retain_graph=create_graph if retain_graph is None else retain_graph,
+            create_graph=create_graph,
+            allow_unused=allow_unused,
+        )
+    finally:
+        varbase.restore_sparse_parts(kept)
     result = []
     for i, g in zip(ins, got):
         if g is None:
             result.append(None)
         else:
-            result.append(VarBase(g, name=i.name + "@GRAD", stop_gradient=not create_graph))
+            result.append(VarBase(varbase.dense_grad(g), name=i.name + "@GRAD", stop_gradient=not create_graph))
     return result

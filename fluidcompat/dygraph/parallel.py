@@ -105,7 +105,12 @@ class DataParallel(Layer):
         import torch
         import torch.distributed as dist
 
-        grads = [p._grad_tensor() for p in self._layers.parameters() if p.trainable]
+        grads = []
+        for p in self._layers.parameters():
+            g = p._grad_tensor() if p.trainable else None
+            if g is not None and g.is_sparse:  # summed dense (the rows differ between workers)
+                g = p._value.grad = g.to_dense()
+            grads.append(g)
         by_dtype = {}
         for g in grads:
             if g is not None:

@@ -253,23 +253,26 @@ class VarBase(framework.Variable):
             return None
         sparse = self._sparse_grad(g)
         if sparse is not None:
-            return sparse.values.detach().cpu().numpy().copy(), as_long_long(sparse.rows.cpu().numpy().copy())
-        return as_long_long(g.detach().cpu().numpy().copy())
+            # (the rows as numpy's own int64, as fluid's list of rows converted: its repr names no dtype)
+            return sparse.values.detach().cpu().numpy().copy(), sparse.rows.cpu().numpy().copy()
+        return as_long_long(dense_grad(g).detach().cpu().numpy().copy())
 
     def _sparse_grad(self, g):
         """The gradient as the sparse rows its ops gave it (NOTE: [Sparse gradients in dygraph]), or
-        None where it is not only theirs (a dense contribution too, or none sparse)."""
-        parts = getattr(self._value, "_fluidcompat_sparse", None)
-        if not parts:
-            return None
-        total = parts[0].to_dense()
-        for p in parts[1:]:
-            total = total + p.to_dense()
-        if not torch.equal(total, g):
+        None where it is not only theirs (a dense contribution too, or none sparse). One op's rows
+        come as it gave them (repeated rows repeated); several ops' are merged, as fluid 1.8 added
+        sparse gradients up: each row once, ascending."""
+        if not g.is_sparse:
             return None
         from fluidcompat_ops.grad import SelectedRows
 
-        return SelectedRows(torch.cat([p.rows for p in parts]), torch.cat([p.values for p in parts]), parts[0].height)
+        parts = getattr(self._value, "_fluidcompat_sparse", None) or []
+        rows = torch.cat([p.rows for p in parts]) if parts else None
+        if rows is None or rows.numel() != g._nnz():  # (not the ops' rows alone: the gradient's own)
+            g = g.coalesce()
+            return SelectedRows(g.indices()[0], g.values(), g.shape[0])
+        rows = SelectedRows(rows, torch.cat([p.values for p in parts]), parts[0].height)
+        return rows.merged() if len(parts) > 1 else rows
 
     def _grad_ivar(self, sparse: bool = False) -> Optional["VarBase"]:
         """The gradient as a VarBase; with ``sparse``, a SelectedRows one where it is sparse."""
@@ -281,13 +284,17 @@ class VarBase(framework.Variable):
             return VarBase(
                 rows, name=self.name + "@GRAD", stop_gradient=True, block=self.block, type=VarType.SELECTED_ROWS
             )
-        return VarBase(g, name=self.name + "@GRAD", stop_gradient=True, block=self.block)
+        return VarBase(dense_grad(g), name=self.name + "@GRAD", stop_gradient=True, block=self.block)
 
     def clear_gradient(self) -> None:
-        """Zero this value's gradient (fluid 1.8 kept the gradient's buffer, set to zeros)."""
+        """Zero this value's gradient (fluid 1.8 kept the gradient's buffer, set to zeros); a sparse
+        one is emptied: gradient() gives None until the next backward(), as fluid 1.8's."""
         t = self._value
         if t is not None and t.grad is not None:
-            t.grad.zero_()
+            if t.grad.is_sparse:
+                t.grad = None
+            else:
+                t.grad.zero_()
         if t is not None and getattr(t, "_fluidcompat_sparse", None):
             t._fluidcompat_sparse = None
 
@@ -360,9 +367,14 @@ class VarBase(framework.Variable):
         return self
 
 
-def _forget_leaf_grads(t) -> None:
-    """Drop the gradients of the leaves (parameters, inputs) that ``t`` depends on: in fluid 1.8 each
-    ``backward()`` replaced their gradients instead of adding to them (torch adds)."""
+def dense_grad(g):
+    """A gradient as a dense tensor (an is_sparse embedding's table's is a sparse one: NOTE: [Sparse
+    gradients in dygraph] in base.py)."""
+    return g.to_dense() if g is not None and g.is_sparse else g
+
+
+def _leaves(t):
+    """The leaf tensors (parameters, inputs) whose gradients ``t``'s backward reaches."""
     seen = set()
     stack = [t.grad_fn]
     while stack:
@@ -372,10 +384,28 @@ def _forget_leaf_grads(t) -> None:
         seen.add(node)
         leaf = getattr(node, "variable", None)
         if leaf is not None:
-            leaf.grad = None
-            if getattr(leaf, "_fluidcompat_sparse", None):
-                leaf._fluidcompat_sparse = None
+            yield leaf
         stack.extend(n for n, _ in node.next_functions)
+
+
+def leaf_sparse_parts(t) -> dict:
+    """The leaves ``t`` depends on with the sparse gradient parts their ops left (to put back with
+    restore_sparse_parts after a gradient computed outside backward())."""
+    return {leaf: getattr(leaf, "_fluidcompat_sparse", None) for leaf in _leaves(t)}
+
+
+def restore_sparse_parts(found: dict) -> None:
+    for leaf, parts in found.items():
+        leaf._fluidcompat_sparse = parts
+
+
+def _forget_leaf_grads(t) -> None:
+    """Drop the gradients of the leaves (parameters, inputs) that ``t`` depends on: in fluid 1.8 each
+    ``backward()`` replaced their gradients instead of adding to them (torch adds)."""
+    for leaf in _leaves(t):
+        leaf.grad = None
+        if getattr(leaf, "_fluidcompat_sparse", None):
+            leaf._fluidcompat_sparse = None
 
 
 class ParamBase(VarBase, framework.Parameter):
