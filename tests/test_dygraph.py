@@ -852,3 +852,28 @@ def test_backward_after_eval_names_eval_mode():
         loss = fluid.layers.reduce_sum(layer(x))
         loss.backward()
         np.testing.assert_allclose(layer.weight.gradient(), np.full((3, 2), 2.0, "float32"))
+
+
+@pytest.mark.parametrize(
+    "build, x_shape, y_shape, y_dtype",
+    [
+        (lambda x, y: fluid.layers.softmax_with_cross_entropy(x, y), [4, 5, 50], [20, 1], "int64"),
+        (lambda x, y: fluid.layers.matmul(x, y), [4, 5], [4, 5], "float32"),
+        (lambda x, y: fluid.layers.elementwise_mul(x, y), [4, 5], [5, 4], "float32"),
+        (lambda x, y: fluid.layers.concat([x, y], axis=0), [4, 5], [4, 6], "float32"),
+        (lambda x, y: fluid.layers.cross_entropy(x, y), [4, 5], [3, 1], "int64"),
+    ],
+)
+def test_dygraph_op_with_bad_shapes_says_what_static_mode_says(build, x_shape, y_shape, y_dtype):
+    """An op given inputs of shapes it cannot take says so in dygraph mode as building it in a static
+    program does (fluid 1.8's dygraph checked shapes before each kernel), naming the op and the
+    shapes, instead of torch's error from inside the kernel."""
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        with pytest.raises(ValueError) as static:
+            build(fluid.data("x", x_shape), fluid.data("y", y_shape, dtype=y_dtype))
+    with fluid.dygraph.guard(fluid.CPUPlace()):
+        x = to_variable(np.ones(x_shape, "float32"))
+        y = to_variable(np.zeros(y_shape, y_dtype))
+        with pytest.raises(ValueError) as dygraph:
+            build(x, y)
+    assert str(dygraph.value) == str(static.value).replace("cannot be built", "cannot run")

@@ -111,9 +111,10 @@ class Tracer:
         full["_device"] = self.device
         full["_op"] = None
         ins = {slot: [] for slot in opdef.inputs}
+        given = {}  # slot -> the VarBases (for the op's shape checks when its kernel fails)
         record = False
         for slot, value in (inputs or {}).items():
-            tensors = []
+            tensors = given[slot] = []
             for v in _as_list(value):
                 if v is None:
                     continue
@@ -126,20 +127,24 @@ class Tracer:
                     if slot in opdef.optional_inputs:  # e.g. cudnn_lstm's Cache
                         continue
                     raise ValueError(f"Op '{type}': input variable '{v.name}' (slot {slot}) holds no value yet")
-                tensors.append(v._value)
+                tensors.append(v)
                 record = record or v._value.requires_grad
-            ins[slot] = tensors
+            ins[slot] = [v._value for v in tensors]
         for slot in opdef.reads_outputs:
             ins[slot] = [v._value if isinstance(v, VarBase) else None for v in _as_list((outputs or {}).get(slot))]
         # eval mode records no gradients either (fluid 1.8's tracer)
         record = record and self._has_grad and self._train_mode and opdef.grad is not None and not stop_gradient
-        if record and opdef.grad.kernel is not None and type not in AUTOGRAD_AS_FLUID:
-            result = _run_with_grad_kernel(opdef, ins, full)
-        elif record == torch.is_grad_enabled():
-            result = opdef.kernel(ins, full)
-        else:
-            with torch.set_grad_enabled(record):
+        try:
+            if record and opdef.grad.kernel is not None and type not in AUTOGRAD_AS_FLUID:
+                result = _run_with_grad_kernel(opdef, ins, full)
+            elif record == torch.is_grad_enabled():
                 result = opdef.kernel(ins, full)
+            else:
+                with torch.set_grad_enabled(record):
+                    result = opdef.kernel(ins, full)
+        except Exception as e:
+            _raise_shape_error(opdef, given, full, e)
+            raise
         for slot, value in (outputs or {}).items():
             produced = result.get(slot) or ()
             for v, t in zip(_as_list(value), produced):
@@ -150,6 +155,20 @@ class Tracer:
                 v._assign(t, stop_gradient)
         if self._recorder is not None:
             self._recorder.record(type, inputs, outputs, attrs)
+
+
+def _raise_shape_error(opdef, given, attrs, error: Exception) -> None:
+    """Where an op's kernel failed, raise what the op's shape checks say of its inputs (the checks
+    that building it in a static program runs, and fluid's dygraph ran before each kernel) instead
+    of the kernel's own error (torch's, which names no variable), if they find something."""
+    if opdef.infer_shape is None:
+        return
+    try:
+        opdef.infer_shape(given, attrs)
+    except (ValueError, TypeError, IndexError) as e:
+        raise type(e)(f"Op '{opdef.type}' cannot run: {e}") from error
+    except Exception:  # (a check that cannot read a VarBase: the kernel's error stands)
+        return
 
 
 # Ops with a grad kernel of their own (for the static executor's speed) whose forward kernel, run
