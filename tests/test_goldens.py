@@ -1163,6 +1163,15 @@ def _check_dygraph_optimizers(got: dict, rtol: float, atol: float) -> None:
             np.testing.assert_allclose(got[key], losses, rtol=rtol, atol=atol, err_msg=key)
 
 
+@pytest.mark.parametrize("script", ["dygraph_ptb_lm", "dygraph_sentiment"])
+def test_dygraph_models_train_as_fluid(script):
+    """Dygraph models in the shape of fluid 1.8's model zoo, seeded, train to fluid 1.8.5's losses and
+    parameters to 5 places: the PTB language model (a hand-written two-layer LSTM, seeded dropout,
+    global-norm clipping, piecewise decay) and the sentiment BOW and GRU (GRUUnit) models over
+    is_sparse embeddings (padding_idx, a parameter learning rate) with Adagrad."""
+    assert run_fluidcompat(f"{script}.py") == load(f"{script}.json")
+
+
 def test_dygraph_sparse_gradients_match_fluid():
     """An is_sparse embedding's gradient in dygraph mode as fluid 1.8.5 gave it: one lookup's rows as
     given (repeated rows repeated; a plain int64 array), several lookups' added up (each row once,
