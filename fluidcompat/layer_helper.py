@@ -134,6 +134,12 @@ class LayerHelper:
             WeightNormParamAttr.params_with_weight_norm.append(param)
             return param
         if framework.in_dygraph_mode():  # created and initialized at once
+            if unique_name.dygraph_parameter_name_checker(attr.name):
+                raise ValueError(
+                    f"parameter name [{attr.name}] have be been used. In dygraph mode, the name of parameter "
+                    "can't be same.Please check the parameter attr value passed to self.create_parameter or "
+                    "constructor of dygraph Layers"
+                )
             param = self.main_program.global_block().create_parameter(
                 shape=shape, dtype=dtype, stop_gradient=stop_gradient, **attr._to_kwargs(with_initializer=True)
             )

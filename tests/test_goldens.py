@@ -1163,13 +1163,22 @@ def _check_dygraph_optimizers(got: dict, rtol: float, atol: float) -> None:
             np.testing.assert_allclose(got[key], losses, rtol=rtol, atol=atol, err_msg=key)
 
 
-@pytest.mark.parametrize("script", ["dygraph_ptb_lm", "dygraph_sentiment"])
+@pytest.mark.parametrize("script", ["dygraph_ptb_lm", "dygraph_sentiment", "dygraph_lac"])
 def test_dygraph_models_train_as_fluid(script):
     """Dygraph models in the shape of fluid 1.8's model zoo, seeded, train to fluid 1.8.5's losses and
     parameters to 5 places: the PTB language model (a hand-written two-layer LSTM, seeded dropout,
     global-norm clipping, piecewise decay) and the sentiment BOW and GRU (GRUUnit) models over
-    is_sparse embeddings (padding_idx, a parameter learning rate) with Adagrad."""
+    is_sparse embeddings (padding_idx, a parameter learning rate) with Adagrad, and the lexical
+    analysis model (a bidirectional GRU of GRUUnit steps, its own LinearChainCRF / CRFDecoding
+    layers appending linear_chain_crf and crf_decoding, chunk_eval; the decoder's ``weight`` property
+    set to the CRF's parameter: fluid registered it under both names, fluidcompat under one)."""
     assert run_fluidcompat(f"{script}.py") == load(f"{script}.json")
+
+
+def test_dygraph_parameter_names_match_fluid():
+    """A parameter name given twice in one dygraph guard is refused with fluid 1.8.5's text (it was
+    taken: two parameters of one name), a new guard starts afresh, and the layers' names follow."""
+    assert run_fluidcompat("dygraph_param_names.py") == load("dygraph_param_names.json")
 
 
 def test_dygraph_sparse_gradients_match_fluid():

@@ -238,9 +238,12 @@ class Layer:
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def __setattr__(self, name: str, value) -> None:
-        if isinstance(getattr(type(self), name, None), property):
+        # a property's setter runs, and a Parameter or Layer given to it is registered under the
+        # property's name too, as fluid 1.8 did (a layer's ``weight`` property set to another layer's
+        # parameter: both names are in its state_dict)
+        is_property = isinstance(getattr(type(self), name, None), property)
+        if is_property:
             object.__setattr__(self, name, value)
-            return
         params = self.__dict__.get("_parameters")
         if isinstance(value, ParamBase):
             if params is None:
@@ -281,7 +284,8 @@ class Layer:
                 )
             buffers[name] = value
             return
-        object.__setattr__(self, name, value)
+        if not is_property:
+            object.__setattr__(self, name, value)
 
     def __delattr__(self, name: str) -> None:
         for store in ("_parameters", "_sub_layers", "_buffers"):
