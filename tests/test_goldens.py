@@ -1175,6 +1175,16 @@ def test_dygraph_models_train_as_fluid(script):
     assert run_fluidcompat(f"{script}.py") == load(f"{script}.json")
 
 
+def test_dygraph_resnet_trains_as_fluid():
+    """A dygraph ResNet in the shape of fluid 1.8's model zoo (ConvBNLayer, bottleneck blocks with a
+    projection shortcut, LayerHelper.append_activation, global average pooling), seeded, trained with
+    Momentum, L2Decay and piecewise decay, then in eval mode: fluid 1.8.5's losses, accuracies,
+    predictions, state_dict keys and parameter sums (to 1e-3: sums of hundreds of values)."""
+    got, want = run_fluidcompat("dygraph_resnet.py"), load("dygraph_resnet.json")
+    assert got["keys"] == want["keys"] and len(want["keys"]) == 47
+    assert _close(got, want, atol=1e-3)
+
+
 def test_dygraph_parameter_names_match_fluid():
     """A parameter name given twice in one dygraph guard is refused with fluid 1.8.5's text (it was
     taken: two parameters of one name), a new guard starts afresh, and the layers' names follow."""
