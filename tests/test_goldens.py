@@ -1163,7 +1163,7 @@ def _check_dygraph_optimizers(got: dict, rtol: float, atol: float) -> None:
             np.testing.assert_allclose(got[key], losses, rtol=rtol, atol=atol, err_msg=key)
 
 
-@pytest.mark.parametrize("script", ["dygraph_ptb_lm", "dygraph_sentiment", "dygraph_lac"])
+@pytest.mark.parametrize("script", ["dygraph_ptb_lm", "dygraph_sentiment", "dygraph_lac", "dygraph_transformer"])
 def test_dygraph_models_train_as_fluid(script):
     """Dygraph models in the shape of fluid 1.8's model zoo, seeded, train to fluid 1.8.5's losses and
     parameters to 5 places: the PTB language model (a hand-written two-layer LSTM, seeded dropout,
@@ -1171,8 +1171,13 @@ def test_dygraph_models_train_as_fluid(script):
     is_sparse embeddings (padding_idx, a parameter learning rate) with Adagrad, and the lexical
     analysis model (a bidirectional GRU of GRUUnit steps, its own LinearChainCRF / CRFDecoding
     layers appending linear_chain_crf and crf_decoding, chunk_eval; the decoder's ``weight`` property
-    set to the CRF's parameter: fluid registered it under both names, fluidcompat under one)."""
-    assert run_fluidcompat(f"{script}.py") == load(f"{script}.json")
+    set to the CRF's parameter: fluid registered it under both names, fluidcompat under one), and a
+    Transformer decoder layer (multi-head attention, layer_norm pre/post processing, seeded dropout,
+    label smoothing, soft-label cross entropy, NoamDecay, Adam). Parameter sums to 1e-3."""
+    got, want = run_fluidcompat(f"{script}.py"), load(f"{script}.json")
+    got_params, want_params = got.pop("params"), want.pop("params")
+    assert list(got_params) == list(want_params)
+    assert _close(got, want, atol=1e-5) and _close(got_params, want_params, atol=1e-3)
 
 
 def test_dygraph_resnet_trains_as_fluid():
