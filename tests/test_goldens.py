@@ -1211,14 +1211,15 @@ def test_dygraph_sparse_gradients_match_fluid():
 def test_seeded_draws_and_sparse_dygraph_on_cuda_match_fluid(tmp_path):
     """On cuda:0 a fixed seed draws what fluid 1.8.5's CPU kernels drew (fluidcompat draws the same
     numbers on every device; fluid's GPU kernels drew others), and dygraph's sparse embedding
-    gradients train every optimizer as on the CPU: the golden scripts with their CPUPlace made
+    gradients train every optimizer as on the CPU (gradient() of a sparse table too), and the dygraph
+    Transformer (seeded dropout) trains as on the CPU: the golden scripts with their CPUPlace made
     CUDAPlace(0), against the same recordings (training to 1e-4: GPU kernels sum in other orders)."""
     import torch
 
     if not torch.cuda.is_available():
         pytest.skip("no CUDA device")
     got = {}
-    for script in ("seeded_draws.py", "dygraph_optimizers.py"):
+    for script in ("seeded_draws.py", "dygraph_optimizers.py", "dygraph_sparse_grads.py", "dygraph_transformer.py"):
         with open(os.path.join(GOLDEN, script)) as f:
             source = f.read()
         assert source.count("fluid.CPUPlace()") == 1, script
@@ -1235,6 +1236,8 @@ def test_seeded_draws_and_sparse_dygraph_on_cuda_match_fluid(tmp_path):
     assert draws.pop("layer_u64")[1] == "float64" and want.pop("layer_u64")[1] == "float32"
     assert _close(draws, want, atol=1e-4, rtol=1e-4)
     _check_dygraph_optimizers(got["dygraph_optimizers.py"], rtol=1e-4, atol=1e-5)
+    assert _close(got["dygraph_sparse_grads.py"], load("dygraph_sparse_grads.json"), atol=1e-5)
+    assert _close(got["dygraph_transformer.py"], load("dygraph_transformer.json"), atol=1e-3)
 
 
 def test_affine_grid_batch_matches_fluid():
