@@ -2136,12 +2136,15 @@ def _warpctc(ins, a):
 _op(
     "warpctc",
     ("Logits", "Label", "LogitsLength", "LabelLength"),
-    ("Loss",),
+    # (WarpCTCGrad: fluid's kernel left the logits' gradient there for its grad op; here autograd
+    # differentiates the loss, and the variable is declared, as in fluid's programs, but not written)
+    ("Loss", "WarpCTCGrad"),
     {"blank": 0, "norm_by_times": False},
     lambda ins, a: out(
         "Loss", (first(ins, "Logits").shape[1] if first(ins, "LogitsLength") else -1, 1), first(ins, "Logits").dtype
     ),
     _warpctc,
+    grad=GradDef(out_grads=("Loss",)),
 )
 
 

@@ -1191,6 +1191,12 @@ def test_dygraph_resnet_trains_as_fluid():
     assert _close(got, want, atol=1e-3)
 
 
+def test_warpctc_program_matches_fluid():
+    """warpctc adds its WarpCTCGrad variable and output as fluid 1.8.5 (a program listed one variable
+    fewer) and trains."""
+    assert run_fluidcompat("warpctc_program.py") == load("warpctc_program.json")
+
+
 def test_dygraph_parameter_names_match_fluid():
     """A parameter name given twice in one dygraph guard is refused with fluid 1.8.5's text (it was
     taken: two parameters of one name), a new guard starts afresh, and the layers' names follow."""

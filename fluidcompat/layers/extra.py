@@ -1402,13 +1402,14 @@ def warpctc(input, label, blank=0, norm_by_times=False, input_length=None, label
         raise ValueError("warpctc: give both input_length and label_length (padded input), or neither (LoD input)")
     helper = LayerHelper("warpctc")
     loss = helper.create_variable_for_type_inference(dtype=input.dtype)
+    grad = helper.create_variable_for_type_inference(dtype=input.dtype)
     inputs = {"Logits": [input], "Label": [label]}
     if input_length is not None:
         inputs.update(LogitsLength=[input_length], LabelLength=[label_length])
     helper.append_op(
         type="warpctc",
         inputs=inputs,
-        outputs={"Loss": [loss]},
+        outputs={"WarpCTCGrad": [grad], "Loss": [loss]},
         attrs={"blank": blank, "norm_by_times": norm_by_times},
     )
     return loss
