@@ -49,8 +49,14 @@ class SelectedRows:
         return dense.index_add_(0, self.rows, self.values)
 
     def to_torch(self):
-        """The same gradient as a torch sparse COO tensor (not coalesced: rows in this order)."""
-        return torch.sparse_coo_tensor(self.rows.reshape(1, -1), self.values, self.shape, check_invariants=False)
+        """The same gradient as a torch sparse COO tensor (not coalesced: rows in this order). Made by
+        the aten op itself: torch.sparse_coo_tensor reads the global invariant-check setting, and
+        some torch versions warn each process that it was left unset."""
+        v = self.values
+        return torch.ops.aten._sparse_coo_tensor_with_dims_and_tensors(
+            1, v.dim() - 1, list(self.shape), self.rows.reshape(1, -1), v,
+            dtype=v.dtype, layout=torch.sparse_coo, device=v.device, is_coalesced=False,
+        )  # fmt: skip
 
 
 def _grad_free(t):
