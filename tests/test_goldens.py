@@ -1163,7 +1163,9 @@ def _check_dygraph_optimizers(got: dict, rtol: float, atol: float) -> None:
             np.testing.assert_allclose(got[key], losses, rtol=rtol, atol=atol, err_msg=key)
 
 
-@pytest.mark.parametrize("script", ["dygraph_ptb_lm", "dygraph_sentiment", "dygraph_lac", "dygraph_transformer"])
+@pytest.mark.parametrize(
+    "script", ["dygraph_ptb_lm", "dygraph_sentiment", "dygraph_lac", "dygraph_transformer", "dygraph_senet"]
+)
 def test_dygraph_models_train_as_fluid(script):
     """Dygraph models in the shape of fluid 1.8's model zoo, seeded, train to fluid 1.8.5's losses and
     parameters to 5 places: the PTB language model (a hand-written two-layer LSTM, seeded dropout,
@@ -1173,7 +1175,9 @@ def test_dygraph_models_train_as_fluid(script):
     layers appending linear_chain_crf and crf_decoding, chunk_eval; the decoder's ``weight`` property
     set to the CRF's parameter: fluid registered it under both names, fluidcompat under one), and a
     Transformer decoder layer (multi-head attention, layer_norm pre/post processing, seeded dropout,
-    label smoothing, soft-label cross entropy, NoamDecay, Adam). Parameter sums to 1e-3."""
+    label smoothing, soft-label cross entropy, NoamDecay, Adam), and SE-ResNeXt / MobileNet pieces
+    (grouped and depthwise convolutions, squeeze-excitation, relu6, CosineDecay with Momentum and
+    L2Decay, ExponentialDecay with RMSProp). Parameter sums to 1e-3."""
     got, want = run_fluidcompat(f"{script}.py"), load(f"{script}.json")
     sums = [k for k in want if k.endswith("params")]
     got_params, want_params = [got.pop(k) for k in sums], [want.pop(k) for k in sums]
