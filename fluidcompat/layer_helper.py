@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import warnings
 from typing import Any, Optional
 
 from fluidcompat import framework, unique_name
@@ -47,6 +48,8 @@ def check_dtype(value, arg: str, allowed, api: str) -> None:
     if framework.in_dygraph_mode():
         return
     name = convert_dtype(value)
+    if name == "float16":  # fluid 1.8's warning, whatever the place
+        warnings.warn(f"The data type of '{arg}' in {api} only support float16 in GPU now. ", stacklevel=2)
     if name not in allowed:
         raise TypeError(f"The data type of '{arg}' in {api} must be {allowed!r}, but received {name}. ")
 

@@ -1195,6 +1195,12 @@ def test_dygraph_resnet_trains_as_fluid():
     assert _close(got, want, atol=1e-3)
 
 
+def test_float16_dtype_warnings_match_fluid():
+    """A float16 variable given to a layer in a static program warns as fluid 1.8.5's dtype check
+    did ("... only support float16 in GPU now."), before any refusal."""
+    assert run_fluidcompat("float16_warnings.py") == load("float16_warnings.json")
+
+
 def test_warpctc_program_matches_fluid():
     """warpctc adds its WarpCTCGrad variable and output as fluid 1.8.5 (a program listed one variable
     fewer) and trains."""
