@@ -1164,7 +1164,8 @@ def _check_dygraph_optimizers(got: dict, rtol: float, atol: float) -> None:
 
 
 @pytest.mark.parametrize(
-    "script", ["dygraph_ptb_lm", "dygraph_sentiment", "dygraph_lac", "dygraph_transformer", "dygraph_senet"]
+    "script",
+    ["dygraph_ptb_lm", "dygraph_sentiment", "dygraph_lac", "dygraph_transformer", "dygraph_senet", "dygraph_cyclegan"],
 )
 def test_dygraph_models_train_as_fluid(script):
     """Dygraph models in the shape of fluid 1.8's model zoo, seeded, train to fluid 1.8.5's losses and
@@ -1177,12 +1178,14 @@ def test_dygraph_models_train_as_fluid(script):
     Transformer decoder layer (multi-head attention, layer_norm pre/post processing, seeded dropout,
     label smoothing, soft-label cross entropy, NoamDecay, Adam), and SE-ResNeXt / MobileNet pieces
     (grouped and depthwise convolutions, squeeze-excitation, relu6, CosineDecay with Momentum and
-    L2Decay, ExponentialDecay with RMSProp). Parameter sums to 1e-3."""
+    L2Decay, ExponentialDecay with RMSProp), and CycleGAN pieces (InstanceNorm, Conv2DTranspose,
+    reflect padding, LSGAN losses, two Adam optimizers, the fake image detached for the
+    discriminator). Losses to 2e-5 (printed to 5 places), parameter sums to 1e-3."""
     got, want = run_fluidcompat(f"{script}.py"), load(f"{script}.json")
     sums = [k for k in want if k.endswith("params")]
     got_params, want_params = [got.pop(k) for k in sums], [want.pop(k) for k in sums]
     assert [list(p) for p in got_params] == [list(p) for p in want_params]
-    assert _close(got, want, atol=1e-5) and _close(got_params, want_params, atol=1e-3)
+    assert _close(got, want, atol=2e-5) and _close(got_params, want_params, atol=1e-3)
 
 
 def test_dygraph_resnet_trains_as_fluid():
