@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import warnings
+import logging
 
 from fluidcompat import framework
 from fluidcompat.dtypes import VarType
@@ -74,12 +74,11 @@ def append_regularization_ops(parameters_and_grads, regularization=None):
             with param.block.program._optimized_guard([param, grad]):
                 reg = param.regularizer if param.regularizer is not None else regularization
                 if param.regularizer is not None and regularization is not None and not warned:
-                    warned = True
-                    warnings.warn(
+                    warned = True  # (fluid 1.8 logged it at INFO on the root logger: silent unless configured)
+                    logging.info(
                         "If regularizer of a Parameter has been set by 'fluid.ParamAttr' or "
                         "'fluid.WeightNormParamAttr' already. The Regularization[%s] in Optimizer will not take "
-                        "effect, and it will only be applied to other Parameters!" % regularization,
-                        stacklevel=3,
+                        "effect, and it will only be applied to other Parameters!" % regularization
                     )
                 if reg is None:
                     result.append((param, grad))

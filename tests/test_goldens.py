@@ -1198,9 +1198,17 @@ def test_dygraph_resnet_trains_as_fluid():
     assert _close(got, want, atol=1e-3)
 
 
+def test_regularizer_note_is_logged_as_fluid():
+    """A parameter's own regularizer beside the optimizer's is noted once at INFO on the root logger,
+    as fluid 1.8.5 did: nothing shows until logging is configured (fluidcompat warned on stderr)."""
+    with open(os.path.join(GOLDEN, "regularizer_log.txt")) as f:
+        assert run_lines("regularizer_log.py") == f.read().strip().splitlines()
+
+
 def test_float16_dtype_warnings_match_fluid():
     """A float16 variable given to a layer in a static program warns as fluid 1.8.5's dtype check
-    did ("... only support float16 in GPU now."), before any refusal."""
+    did ("... only support float16 in GPU now."), before any refusal; resize with an actual_shape
+    Variable gives fluid's notice that actual_shape will be deprecated."""
     assert run_fluidcompat("float16_warnings.py") == load("float16_warnings.json")
 
 

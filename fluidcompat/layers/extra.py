@@ -3,6 +3,8 @@ losses, normalization, 3-D conv/pool, resizing (ops in fluidcompat_ops/extra.py)
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from fluidcompat import framework, unique_name
@@ -1039,6 +1041,13 @@ def image_resize(
         if float(scale) <= 0:
             raise ValueError("Attr(scale) should be greater than zero.")
         attrs["scale"] = float(scale)
+    if isinstance(actual_shape, Variable):  # (fluid 1.8's notice; the size is still taken from it)
+        warnings.warn(
+            "actual_shape will be deprecated, it is recommended to use out_shape instead of actual_shape to "
+            "specify output shape dynamically.",
+            stacklevel=3,
+        )
+        actual_shape.stop_gradient = True
     return _one(op_type, ins, attrs, name=name, helper_name=op_type)
 
 
