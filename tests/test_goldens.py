@@ -1198,6 +1198,12 @@ def test_dygraph_resnet_trains_as_fluid():
     assert _close(got, want, atol=1e-3)
 
 
+def test_run_error_notice_matches_fluid():
+    """Executor.run warns "The following exception is not an EOF exception." before an error, as
+    fluid 1.8.5 did, and not at the end of a reader's data."""
+    assert run_fluidcompat("run_error_notice.py") == load("run_error_notice.json")
+
+
 def test_regularizer_note_is_logged_as_fluid():
     """A parameter's own regularizer beside the optimizer's is noted once at INFO on the root logger,
     as fluid 1.8.5 did: nothing shows until logging is configured (fluidcompat warned on stderr)."""
