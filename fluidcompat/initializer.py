@@ -6,11 +6,20 @@ import math
 
 import numpy as np
 
+from fluidcompat import unique_name
 from fluidcompat.dtypes import VarType, to_vartype
 
 
 def _seed(seed: int, block) -> int:
     return seed or block.program.random_seed
+
+
+def _check_out(var, api: str) -> None:
+    """fluid 1.8's check of the variable an initializer fills (uniform, normal and Xavier checked it:
+    a float16 one warned, a non-float one was refused)."""
+    from fluidcompat.layer_helper import check_dtype
+
+    check_dtype(var.dtype, "Out", ["float16", "float32", "float64"], api)
 
 
 def _fans(shape):
@@ -31,9 +40,36 @@ class Initializer:
     def __call__(self, var, block):
         raise NotImplementedError(f"{type(self).__name__} does not define how to initialize {var.name}")
 
-    def _prepend(self, block, op_type, var, attrs):
-        return block._prepend_op(
-            type=op_type, outputs={"Out": [var]}, attrs=dict(attrs, shape=list(var.shape), dtype=int(var.dtype))
+    def _prepend(self, block, op_type, var, attrs, prefix=None):
+        target = _fp32_target(block, var, prefix or op_type)
+        op = block._prepend_op(
+            type=op_type, outputs={"Out": [target]}, attrs=dict(attrs, shape=list(var.shape), dtype=int(target.dtype))
+        )
+        _cast_back(block, target, var)
+        return op
+
+
+def _fp32_target(block, var, prefix: str):
+    """What an initializer's op fills: ``var``, or for a float16 one a float32 temporary that a cast
+    copies into it afterwards (``<prefix>.<var>.tmp_N``), as fluid 1.8 made float16 parameters."""
+    if to_vartype(var.dtype) != VarType.FP16:
+        return var
+    return block.create_var(
+        name=unique_name.generate(f"{prefix}.{var.name}.tmp"),
+        shape=var.shape,
+        dtype=VarType.FP32,
+        type=VarType.LOD_TENSOR,
+        persistable=False,
+    )
+
+
+def _cast_back(block, target, var) -> None:
+    if target is not var:
+        block.append_op(
+            type="cast",
+            inputs={"X": [target]},
+            outputs={"Out": [var]},
+            attrs={"in_dtype": int(VarType.FP32), "out_dtype": int(VarType.FP16)},
         )
 
 
@@ -46,7 +82,11 @@ class ConstantInitializer(Initializer):
 
     def __call__(self, var, block):
         return self._prepend(
-            block, "fill_constant", var, {"value": float(self._value), "force_cpu": self._force_cpu, "str_value": ""}
+            block,
+            "fill_constant",
+            var,
+            {"value": float(self._value), "force_cpu": self._force_cpu, "str_value": ""},
+            "constant_init",
         )
 
 
@@ -60,6 +100,10 @@ class UniformInitializer(Initializer):
         self._diag = (diag_num, diag_step, diag_val)
 
     def __call__(self, var, block):
+        _check_out(var, "uniform_random")
+        return self._fill(var, block)
+
+    def _fill(self, var, block, prefix="uniform_random"):
         n, step, val = self._diag
         return self._prepend(
             block,
@@ -73,6 +117,7 @@ class UniformInitializer(Initializer):
                 "diag_step": step,
                 "diag_val": float(val),
             },
+            prefix,
         )
 
 
@@ -83,11 +128,16 @@ class NormalInitializer(Initializer):
         self._mean, self._std, self._seed = loc, scale, seed
 
     def __call__(self, var, block):
+        _check_out(var, "guassian_random")  # (fluid's spelling)
+        return self._fill(var, block)
+
+    def _fill(self, var, block, prefix="gaussian_random"):
         return self._prepend(
             block,
             "gaussian_random",
             var,
             {"mean": float(self._mean), "std": float(self._std), "seed": _seed(self._seed, block)},
+            prefix,
         )
 
 
@@ -110,13 +160,14 @@ class XavierInitializer(Initializer):
         self._uniform, self._fan_in, self._fan_out, self._seed = uniform, fan_in, fan_out, seed
 
     def __call__(self, var, block):
+        _check_out(var, "xavier_init")
         f_in, f_out = _fans(var.shape)
         f_in = f_in if self._fan_in is None else self._fan_in
         f_out = f_out if self._fan_out is None else self._fan_out
         if self._uniform:
             limit = math.sqrt(6.0 / float(f_in + f_out))
-            return UniformInitializer(-limit, limit, self._seed)(var, block)
-        return NormalInitializer(0.0, math.sqrt(2.0 / float(f_in + f_out)), self._seed)(var, block)
+            return UniformInitializer(-limit, limit, self._seed)._fill(var, block, "xavier_init")
+        return NormalInitializer(0.0, math.sqrt(2.0 / float(f_in + f_out)), self._seed)._fill(var, block, "xavier_init")
 
 
 class MSRAInitializer(Initializer):
@@ -129,8 +180,8 @@ class MSRAInitializer(Initializer):
         f_in = _fans(var.shape)[0] if self._fan_in is None else self._fan_in
         if self._uniform:
             limit = math.sqrt(6.0 / float(f_in))
-            return UniformInitializer(-limit, limit, self._seed)(var, block)
-        return NormalInitializer(0.0, math.sqrt(2.0 / float(f_in)), self._seed)(var, block)
+            return UniformInitializer(-limit, limit, self._seed)._fill(var, block, "masra_init")  # (fluid's name)
+        return NormalInitializer(0.0, math.sqrt(2.0 / float(f_in)), self._seed)._fill(var, block, "masra_init")
 
 
 class NumpyArrayInitializer(Initializer):
@@ -147,9 +198,12 @@ class NumpyArrayInitializer(Initializer):
                 f"the array's shape must equal the parameter's. Received: array {self._value.shape}, "
                 f"{var.name} {tuple(var.shape)}"
             )
-        return block._prepend_op(
-            type="assign_value", outputs={"Out": [var]}, attrs=assign_value_attrs(self._value, var.dtype)
+        target = _fp32_target(block, var, "numpy_array_init")
+        op = block._prepend_op(
+            type="assign_value", outputs={"Out": [target]}, attrs=assign_value_attrs(self._value, target.dtype)
         )
+        _cast_back(block, target, var)
+        return op
 
 
 def assign_value_attrs(value: np.ndarray, dtype) -> dict:
@@ -168,7 +222,9 @@ def assign_value_attrs(value: np.ndarray, dtype) -> dict:
 
 
 class BilinearInitializer(Initializer):
-    """Bilinear upsampling weights for a conv2d_transpose filter [C, 1, K, K]."""
+    """Bilinear upsampling weights for a conv2d_transpose filter [C, 1, K, K]. (fluid 1.8.5 under
+    Python 3 took the row as ``(i / size) % size``, a fraction, and so made another kernel than the
+    bilinear one it documents: a departure, these are the bilinear weights.)"""
 
     def __call__(self, var, block):
         shape = list(var.shape)
@@ -183,9 +239,14 @@ class BilinearInitializer(Initializer):
             y = (i // size) % size
             weight[i] = (1 - abs(x / f - c)) * (1 - abs(y / f - c))
         # fluid 1.8 appends this one op to the startup program (the other initializers prepend theirs)
-        return block.append_op(
-            type="assign_value", outputs={"Out": [var]}, attrs=assign_value_attrs(weight.reshape(shape), var.dtype)
+        target = _fp32_target(block, var, "bilinear_init")
+        op = block.append_op(
+            type="assign_value",
+            outputs={"Out": [target]},
+            attrs=assign_value_attrs(weight.reshape(shape), target.dtype),
         )
+        _cast_back(block, target, var)
+        return op
 
 
 Constant = ConstantInitializer

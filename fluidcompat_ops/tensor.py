@@ -16,6 +16,31 @@ def _tdtype(code):
     return TORCH_DTYPES[VarType(code)]
 
 
+_HALF_MAX = 65504.0
+_HALF_TINY = 2.0**-14  # the smallest normal float16
+_HALF_MANTISSA_DROP = ~0x1FFF  # the 13 float32 mantissa bits float16 does not hold
+
+
+def half_as_fluid_cpu(t: torch.Tensor) -> torch.Tensor:
+    """``t`` as float16 the way fluid 1.8's CPU kernels converted (cast, fill_constant): rounded
+    toward zero, subnormals too, and above 65504 infinite (torch rounds to nearest; fluid's GPU
+    kernels did too)."""
+    x = t.to(torch.float32)
+    a = x.abs()
+    normal = (x.view(torch.int32) & _HALF_MANTISSA_DROP).view(torch.float32)
+    tiny = torch.trunc(x * 2.0**24) * 2.0**-24  # (float16's subnormal spacing)
+    y = torch.where(a < _HALF_TINY, tiny, normal)
+    y = torch.where(a > _HALF_MAX, torch.copysign(torch.full_like(x, float("inf")), x), y)
+    return y.to(torch.float16)  # (exact: every value is on float16's grid now)
+
+
+def _to_dtype(t: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """``t.to(dtype)``, float16 on the CPU as fluid's CPU kernels made it (half_as_fluid_cpu)."""
+    if dtype == torch.float16 and t.dtype != torch.float16 and t.device.type == "cpu" and t.is_floating_point():
+        return half_as_fluid_cpu(t)
+    return t.to(dtype)
+
+
 # -- feed / fetch: no kernel; the interpreter moves data between the holders and the scope ------
 register(OpDef("feed", ("X",), ("Out",), {"col": 0}))
 register(OpDef("fetch", ("X",), ("Out",), {"col": 0}))
@@ -60,6 +85,8 @@ def _fill_constant_specialize(attrs, slots):
         return None
     shape, value, dtype, device = list(attrs["shape"]), _fill_value(attrs), _tdtype(attrs["dtype"]), attrs["_device"]
     full = torch.full
+    if dtype == torch.float16 and torch.device(device).type == "cpu":
+        value = _half_value(value)
 
     def fill_constant(ins, attrs):
         return {"Out": [full(shape, value, dtype=dtype, device=device)]}
@@ -72,8 +99,15 @@ def _fill_constant_kernel(ins, attrs):
     vt = first(ins, "ValueTensor")
     dtype = _tdtype(attrs["dtype"])
     if vt is not None:
-        return {"Out": [vt.reshape(()).to(dtype).expand(shape).clone()]}
-    return {"Out": [torch.full(shape, _fill_value(attrs), dtype=dtype, device=attrs["_device"])]}
+        return {"Out": [_to_dtype(vt.reshape(()), dtype).expand(shape).clone()]}
+    value = _fill_value(attrs)
+    if dtype == torch.float16 and torch.device(attrs["_device"]).type == "cpu":
+        value = _half_value(value)
+    return {"Out": [torch.full(shape, value, dtype=dtype, device=attrs["_device"])]}
+
+
+def _half_value(value):
+    return half_as_fluid_cpu(torch.tensor([value], dtype=torch.float64)).item()
 
 
 register(
@@ -221,7 +255,7 @@ register(
         ("Out",),
         {"in_dtype": int(VarType.FP32), "out_dtype": int(VarType.FP32)},
         lambda ins, attrs: out("Out", ins["X"][0].shape, attrs["out_dtype"]),
-        lambda ins, attrs: {"Out": [ins["X"][0].to(_tdtype(attrs["out_dtype"]))]},
+        lambda ins, attrs: {"Out": [_to_dtype(ins["X"][0], _tdtype(attrs["out_dtype"]))]},
         grad=GradDef(in_grads=("X",), maker=lambda op, og, ig: _cast_grad_maker(op, og, ig)),
         place_from_input="X",
     )

@@ -62,13 +62,13 @@ class Distribution:
         """Float32 variables holding the parameters broadcast to one shape."""
         arrays = []
         for a in args:
-            arr = np.zeros(1, "float32") + a if isinstance(a, float) else np.asarray(a)
+            # (a float made a float64 array in fluid 1.8, a list numpy's own dtype: both were warned of)
+            arr = np.zeros(1) + a if isinstance(a, float) else np.array(a)
             if arr.dtype != np.float32:
-                if isinstance(a, np.ndarray):
-                    warnings.warn(
-                        "data type of argument only support float32, your argument will be convert to float32.",
-                        stacklevel=4,
-                    )
+                warnings.warn(
+                    "data type of argument only support float32, your argument will be convert to float32.",
+                    stacklevel=4,
+                )
                 arr = arr.astype("float32")
             arrays.append(arr)
         return tuple(L.assign(np.ascontiguousarray(b)) for b in np.broadcast_arrays(*arrays))
