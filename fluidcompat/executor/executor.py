@@ -409,6 +409,7 @@ class Executor:
                         return got if return_merged or type(target) is Program else [[v] for v in got]
             if self._closed:
                 raise RuntimeError("Attempted to use a closed Executor")
+            passed_program = isinstance(program, Program)  # (fluid's notice below is for a Program passed)
             if program is None:
                 program = default_main_program()
                 if not program.global_block().ops:
@@ -443,7 +444,7 @@ class Executor:
 
                 rpc.serve(self, program, scope if scope is not None else global_scope())
                 return []
-            if not program.global_block().ops and program is not default_main_program():
+            if passed_program and not program.global_block().ops:
                 warnings.warn(
                     "There are no operators in the program to be executed. If you pass Program manually, please use "
                     "fluid.program_guard to ensure the current Program is being used.",

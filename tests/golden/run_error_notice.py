@@ -1,6 +1,6 @@
 # Golden script: Executor.run's warning before an error that is not the end of a reader's data
-# ("The following exception is not an EOF exception.") and its absence at a reader's end. Prints a
-# JSON report.
+# ("The following exception is not an EOF exception.") and its absence at a reader's end; its notices
+# for programs without ops (the default one, and any passed). Prints a JSON report.
 import json
 import warnings
 
@@ -8,6 +8,13 @@ import numpy as np
 import paddle.fluid as fluid
 
 out = []
+exe = fluid.Executor(fluid.CPUPlace())
+with warnings.catch_warnings(record=True) as caught:  # programs without ops, before any layer
+    warnings.simplefilter("always")
+    exe.run()
+    exe.run(fluid.default_main_program())
+    exe.run(fluid.default_startup_program())
+    out.append([str(m.message) for m in caught])
 x = fluid.data("x", [None, 3])
 y = fluid.layers.fc(x, 2)
 exe = fluid.Executor(fluid.CPUPlace())
