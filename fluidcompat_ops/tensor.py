@@ -978,10 +978,16 @@ register(
         ("Out",),
         {"overwrite": True},
         _gather_infer,
-        lambda ins, attrs: {"Out": [ins["X"][0].index_select(0, ins["Index"][0].reshape(-1).long())]},
+        lambda ins, attrs: _gather_kernel(ins["X"][0], ins["Index"][0]),
         grad=GradDef(kernel=lambda ins, a: _gather_grad(ins, a), shape_only=("X",)),
     )
 )
+
+
+def _gather_kernel(x, idx):
+    if idx.dim() > 2 or idx.dim() == 2 and idx.shape[1] != 1:  # (what a built program's check refuses)
+        raise ValueError(f"Index must be 1-D or [N, 1]. Received: Index.shape={tuple(idx.shape)}")
+    return {"Out": [x.index_select(0, idx.reshape(-1).long())]}
 
 
 def _gather_grad(ins, attrs):

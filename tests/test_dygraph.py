@@ -877,3 +877,26 @@ def test_dygraph_op_with_bad_shapes_says_what_static_mode_says(build, x_shape, y
         with pytest.raises(ValueError) as dygraph:
             build(x, y)
     assert str(dygraph.value) == str(static.value).replace("cannot be built", "cannot run")
+
+
+def test_inputs_fluid_refused_are_refused_in_both_modes():
+    """chunk_eval with seq_length and labels of another shape than the inferences, and gather with a
+    [2, 2] index, which fluid 1.8.5 refused (the chunk_eval text is its) and fluidcompat computed:
+    refused when the program is built and in dygraph mode."""
+    text = (
+        "Input(Inference)'s shape must be the same as Input(Label)'s shape, but received [3, 5] (Inference) vs "
+        "[3, 5, 1] (Label)."
+    )
+    with fluid.program_guard(fluid.Program(), fluid.Program()):
+        i, lab = fluid.data("i", [3, 5], "int64"), fluid.data("l", [3, 5, 1], "int64")
+        with pytest.raises(ValueError, match=r"Op 'chunk_eval' cannot be built: Input\(Inference\)'s shape") as e:
+            fluid.layers.chunk_eval(i, lab, "IOB", 3, seq_length=fluid.data("s", [3], "int64"))
+        assert str(e.value).endswith(text)
+    with fluid.dygraph.guard(fluid.CPUPlace()):
+        i, lab = to_variable(np.zeros((3, 5), "int64")), to_variable(np.zeros((3, 5, 1), "int64"))
+        with pytest.raises(ValueError, match=r"Op 'chunk_eval' cannot run: Input\(Inference\)'s shape") as e:
+            fluid.layers.chunk_eval(i, lab, "IOB", 3, seq_length=to_variable(np.array([5, 3, 4], "int64")))
+        assert str(e.value).endswith(text)
+        x, idx = to_variable(np.ones((4, 5), "float32")), to_variable(np.zeros((2, 2), "int64"))
+        with pytest.raises(ValueError, match=r"Op 'gather' cannot run: Index must be 1-D or \[N, 1\]"):
+            fluid.layers.gather(x, idx)
