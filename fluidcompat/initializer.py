@@ -41,29 +41,26 @@ class Initializer:
         raise NotImplementedError(f"{type(self).__name__} does not define how to initialize {var.name}")
 
     def _prepend(self, block, op_type, var, attrs, prefix=None):
-        target = _fp32_target(block, var, prefix or op_type)
-        op = block._prepend_op(
-            type=op_type, outputs={"Out": [target]}, attrs=dict(attrs, shape=list(var.shape), dtype=int(target.dtype))
+        return _fill_op(
+            block, op_type, var, lambda t: dict(attrs, shape=list(var.shape), dtype=int(t.dtype)), prefix or op_type
         )
-        _cast_back(block, target, var)
-        return op
 
 
-def _fp32_target(block, var, prefix: str):
-    """What an initializer's op fills: ``var``, or for a float16 one a float32 temporary that a cast
-    copies into it afterwards (``<prefix>.<var>.tmp_N``), as fluid 1.8 made float16 parameters."""
-    if to_vartype(var.dtype) != VarType.FP16:
-        return var
-    return block.create_var(
-        name=unique_name.generate(f"{prefix}.{var.name}.tmp"),
-        shape=var.shape,
-        dtype=VarType.FP32,
-        type=VarType.LOD_TENSOR,
-        persistable=False,
-    )
-
-
-def _cast_back(block, target, var) -> None:
+def _fill_op(block, op_type, var, attrs_for, prefix: str, append: bool = False):
+    """Prepend (or append) the op ``op_type`` that fills ``var`` with attributes ``attrs_for(target)``:
+    ``target`` is ``var``, or for a float16 one a float32 temporary (``<prefix>.<var>.tmp_N``) that a
+    cast appended after it copies into ``var``, as fluid 1.8 made float16 parameters."""
+    target = var
+    if to_vartype(var.dtype) == VarType.FP16:
+        target = block.create_var(
+            name=unique_name.generate(f"{prefix}.{var.name}.tmp"),
+            shape=var.shape,
+            dtype=VarType.FP32,
+            type=VarType.LOD_TENSOR,
+            persistable=False,
+        )
+    add = block.append_op if append else block._prepend_op
+    op = add(type=op_type, outputs={"Out": [target]}, attrs=attrs_for(target))
     if target is not var:
         block.append_op(
             type="cast",
@@ -71,6 +68,7 @@ def _cast_back(block, target, var) -> None:
             outputs={"Out": [var]},
             attrs={"in_dtype": int(VarType.FP32), "out_dtype": int(VarType.FP16)},
         )
+    return op
 
 
 class ConstantInitializer(Initializer):
@@ -198,12 +196,9 @@ class NumpyArrayInitializer(Initializer):
                 f"the array's shape must equal the parameter's. Received: array {self._value.shape}, "
                 f"{var.name} {tuple(var.shape)}"
             )
-        target = _fp32_target(block, var, "numpy_array_init")
-        op = block._prepend_op(
-            type="assign_value", outputs={"Out": [target]}, attrs=assign_value_attrs(self._value, target.dtype)
+        return _fill_op(
+            block, "assign_value", var, lambda t: assign_value_attrs(self._value, t.dtype), "numpy_array_init"
         )
-        _cast_back(block, target, var)
-        return op
 
 
 def assign_value_attrs(value: np.ndarray, dtype) -> dict:
@@ -239,14 +234,10 @@ class BilinearInitializer(Initializer):
             y = (i // size) % size
             weight[i] = (1 - abs(x / f - c)) * (1 - abs(y / f - c))
         # fluid 1.8 appends this one op to the startup program (the other initializers prepend theirs)
-        target = _fp32_target(block, var, "bilinear_init")
-        op = block.append_op(
-            type="assign_value",
-            outputs={"Out": [target]},
-            attrs=assign_value_attrs(weight.reshape(shape), target.dtype),
+        weight = weight.reshape(shape)
+        return _fill_op(
+            block, "assign_value", var, lambda t: assign_value_attrs(weight, t.dtype), "bilinear_init", append=True
         )
-        _cast_back(block, target, var)
-        return op
 
 
 Constant = ConstantInitializer

@@ -2741,19 +2741,25 @@ def chunk_segments(labels, scheme, num_chunk_types, excluded=()):
     return [s for s in segments if s[2] not in excluded]
 
 
-def _chunk_eval_shapes(ins, a):
+def _check_chunk_shapes(ins) -> None:
     """fluid 1.8's check: with SeqLength (padded input) Inference and Label have one shape."""
     inf, lab = first(ins, "Inference"), first(ins, "Label")
     if first(ins, "SeqLength") is not None and tuple(inf.shape) != tuple(lab.shape):
+        from fluidcompat.logging import dims_text
+
         raise ValueError(
             "Input(Inference)'s shape must be the same as Input(Label)'s shape, but received "
-            f"[{', '.join(str(d) for d in inf.shape)}] (Inference) vs [{', '.join(str(d) for d in lab.shape)}] (Label)."
+            f"[{dims_text(inf.shape)}] (Inference) vs [{dims_text(lab.shape)}] (Label)."
         )
+
+
+def _chunk_eval_infer(ins, a):
+    _check_chunk_shapes(ins)
     return {s: [((1,), "float32" if k < 3 else "int64")] for k, s in enumerate(_CHUNK_OUTS)}
 
 
 def _chunk_eval(ins, a):
-    _chunk_eval_shapes(ins, a)
+    _check_chunk_shapes(ins)
     inf, lab = ins["Inference"][0], ins["Label"][0]
     n = inf.shape[0]
     inf_rows, lab_rows = inf.reshape(n, -1).tolist(), lab.reshape(n, -1).tolist()
@@ -2799,7 +2805,7 @@ _op(
     ("Inference", "Label", "SeqLength"),
     _CHUNK_OUTS,
     {"num_chunk_types": 0, "chunk_scheme": "IOB", "excluded_chunk_types": []},
-    _chunk_eval_shapes,
+    _chunk_eval_infer,
     _chunk_eval,
     grad=False,
     host_inputs=frozenset({"Inference", "Label", "SeqLength"}),

@@ -83,10 +83,9 @@ def _fill_value(attrs):
 def _fill_constant_specialize(attrs, slots):
     if slots:
         return None
-    shape, value, dtype, device = list(attrs["shape"]), _fill_value(attrs), _tdtype(attrs["dtype"]), attrs["_device"]
+    shape, dtype, device = list(attrs["shape"]), _tdtype(attrs["dtype"]), attrs["_device"]
+    value = _fill_value_as(attrs, dtype, device)
     full = torch.full
-    if dtype == torch.float16 and torch.device(device).type == "cpu":
-        value = _half_value(value)
 
     def fill_constant(ins, attrs):
         return {"Out": [full(shape, value, dtype=dtype, device=device)]}
@@ -100,14 +99,16 @@ def _fill_constant_kernel(ins, attrs):
     dtype = _tdtype(attrs["dtype"])
     if vt is not None:
         return {"Out": [_to_dtype(vt.reshape(()), dtype).expand(shape).clone()]}
-    value = _fill_value(attrs)
-    if dtype == torch.float16 and torch.device(attrs["_device"]).type == "cpu":
-        value = _half_value(value)
+    value = _fill_value_as(attrs, dtype, attrs["_device"])
     return {"Out": [torch.full(shape, value, dtype=dtype, device=attrs["_device"])]}
 
 
-def _half_value(value):
-    return half_as_fluid_cpu(torch.tensor([value], dtype=torch.float64)).item()
+def _fill_value_as(attrs, dtype, device):
+    """fill_constant's value, as a float16 on the CPU fluid's CPU kernel made it (half_as_fluid_cpu)."""
+    value = _fill_value(attrs)
+    if dtype == torch.float16 and torch.device(device).type == "cpu":
+        return half_as_fluid_cpu(torch.tensor([value], dtype=torch.float64)).item()
+    return value
 
 
 register(
@@ -964,10 +965,14 @@ register(
 
 
 # -- gather, scatter ---------------------------------------------------------------------------------
+def _check_gather_index(shape) -> None:
+    if len(shape) == 2 and shape[1] != 1 or len(shape) > 2:
+        raise ValueError(f"Index must be 1-D or [N, 1]. Received: Index.shape={shape}")
+
+
 def _gather_infer(ins, attrs):
     x, idx = first(ins, "X"), first(ins, "Index")
-    if len(idx.shape) == 2 and idx.shape[1] != 1 or len(idx.shape) > 2:
-        raise ValueError(f"Index must be 1-D or [N, 1]. Received: Index.shape={idx.shape}")
+    _check_gather_index(idx.shape)
     return out("Out", (idx.shape[0],) + tuple(x.shape[1:]), x.dtype)
 
 
@@ -985,8 +990,8 @@ register(
 
 
 def _gather_kernel(x, idx):
-    if idx.dim() > 2 or idx.dim() == 2 and idx.shape[1] != 1:  # (what a built program's check refuses)
-        raise ValueError(f"Index must be 1-D or [N, 1]. Received: Index.shape={tuple(idx.shape)}")
+    if idx.dim() != 1:  # (what a built program's check refuses)
+        _check_gather_index(tuple(idx.shape))
     return {"Out": [x.index_select(0, idx.reshape(-1).long())]}
 
 
