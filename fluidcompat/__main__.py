@@ -78,6 +78,7 @@ def run_module(module: str, args: List[str], device: Optional[str]) -> int:
     from fluidcompat.compat import real_name
 
     sys.argv = [module] + list(args)
+    sys.path.insert(0, os.getcwd())  # as `python -m` does: the working directory's modules import
     try:
         runpy.run_module(real_name(module) or module, run_name="__main__", alter_sys=True)
     except SystemExit as e:  # as python -m does: a message (sys.exit("...")) goes to stderr, exit 1
