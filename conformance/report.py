@@ -1,0 +1,208 @@
+"""Writes docs/conformance.md from a conformance run's results.json (``make conformance``).
+
+    python3 conformance/report.py RESULTS_JSON [--baseline FILE] [--baseline-extra FILE]
+                                  [--out docs/conformance.md] [--checkout .]
+
+RESULTS_JSON is what ``../shared/conformance/run.py`` writes into its ``--out`` folder: for each test
+file its case, fluid 1.8.5's result (``fluid18``, from the baseline) and fluidcompat's
+(``fluidcompat``). A test case counts when it passes under fluid 1.8.5; it passes when it passes
+under fluidcompat too. The page is written only after a full run, one that covers every file of the
+baselines (``--baseline`` and ``--baseline-extra``); after a partial run (``make conformance
+ONLY=...``) the summary is printed and the page is left as it is.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+
+from tabulate import tabulate
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DOC = os.path.join("docs", "conformance.md")
+ERROR_WIDTH = 120
+
+
+def _ok(result):
+    return result is not None and not result.get("timed_out") and result.get("rc") == 0
+
+
+def file_figures(entry):
+    """(counted, passing, first error) of one results.json entry.
+
+    counted: the test cases that pass under fluid 1.8.5 (a script file counts as one case when it exits
+    0 there); passing: those of them that pass under fluidcompat; the first error: why the first counted
+    case that does not pass failed under fluidcompat, or "" when all pass."""
+    oracle, ours = entry["fluid18"], entry["fluidcompat"]
+    if entry["case"]["kind"] != "unittest":
+        if not _ok(oracle):
+            return 0, 0, ""
+        if _ok(ours):
+            return 1, 1, ""
+        return 1, 0, "TIMEOUT" if ours.get("timed_out") else ours.get("first_error", "")
+    tests = ours.get("tests", {})
+    good = [t for t, s in oracle.get("tests", {}).items() if s == "ok"]
+    lost = [t for t in good if tests.get(t) != "ok"]
+    if not lost:
+        return len(good), len(good), ""
+    t = lost[0]
+    if t in tests:
+        return len(good), len(good) - len(lost), "%s: %s" % (t, ours.get("errors", {}).get(t) or tests[t])
+    # the case did not run: the file stopped before it (an import error, a crash, a timeout)
+    why = "TIMEOUT" if ours.get("timed_out") else ours.get("first_error", "") or "no result"
+    if why.startswith("_FailedTest."):  # unittest's stand-in for a module that failed to import
+        why = why.split(": ", 1)[-1]
+    if any(u in tests for u in good):
+        return len(good), len(good) - len(lost), "%s not run: %s" % (t, why)
+    return len(good), len(good) - len(lost), "not run: %s" % why
+
+
+def short(text, checkout=ROOT, width=ERROR_WIDTH):
+    """One line of at most `width` characters as a markdown table cell: a code span, with the pipe escaped
+    (GitHub splits cells at a bare pipe, even inside a code span) and no backtick to close it early."""
+    text = " ".join(text.replace(checkout.rstrip("/") + "/", "").split())
+    if not text:
+        return ""
+    if len(text) > width:
+        text = text[: width - 3].rstrip() + "..."
+    return "`%s`" % text.replace("`", "'").replace("|", "\\|")
+
+
+def totals(results):
+    counted = passing = judged = complete = 0
+    for entry in results.values():
+        c, p, _ = file_figures(entry)
+        counted += c
+        passing += p
+        if c:
+            judged += 1
+            complete += c == p
+    return {
+        "files": len(results),
+        "judged": judged,
+        "complete": complete,
+        "counted": counted,
+        "passing": passing,
+        "failing": counted - passing,
+        "percent": 100.0 * passing / counted if counted else 0.0,
+    }
+
+
+def baseline_files(paths):
+    """The files fluid 1.8.5 has a result for, in the baselines that exist among `paths`."""
+    names = set()
+    for p in paths:
+        if p and os.path.exists(p):
+            with open(p) as f:
+                names.update(json.load(f))
+    return names
+
+
+def git_head(checkout):
+    """Short hash and date of HEAD, marked when files other than this page differ from it."""
+    try:
+        head = subprocess.check_output(
+            ["git", "-C", checkout, "log", "-1", "--format=%h (%cd)", "--date=short"], stderr=subprocess.DEVNULL
+        )
+        dirty = subprocess.check_output(
+            ["git", "-C", checkout, "status", "--porcelain", "--untracked-files=no", "--", ".", ":!" + DOC],
+            stderr=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return head.decode().strip() + (" with uncommitted changes" if dirty.strip() else "")
+
+
+def render(results, date, head, checkout=ROOT):
+    t = totals(results)
+    lines = [
+        "# Conformance: fluid 1.8's own unit tests",
+        "",
+        "<!-- Generated by `make conformance` (conformance/report.py); do not edit by hand. -->",
+        "",
+        "fluid 1.8's unit-test folder (`../shared/conformance/fluid18_unittests`) run under fluidcompat and",
+        "compared per test case with fluid 1.8.5's own results (the shipped baseline and",
+        "`conformance/fluid18_baseline_extra.json`). A test case counts when it passes under fluid 1.8.5.",
+        "Regenerate with `make conformance` (about an hour on 2 cores); `make conformance ONLY=test_a.py,...`",
+        "runs a few files and leaves this page alone.",
+        "",
+        "- run on %s, git head %s" % (date, head),
+        "- test cases: **%d of %d pass (%.1f%%)**, %d fail" % (t["passing"], t["counted"], t["percent"], t["failing"]),
+        "- files: %d run; %d with a counted case, %d of them passing completely; %d with none"
+        % (t["files"], t["judged"], t["complete"], t["files"] - t["judged"]),
+        "",
+        "## Files with counted cases",
+        "",
+    ]
+    rows, uncounted = [], []
+    for name in sorted(results):
+        c, p, err = file_figures(results[name])
+        if c:
+            rows.append([name, c, p, c - p, short(err, checkout)])
+        else:
+            uncounted.append([name, short(results[name]["fluid18"].get("first_error", ""), checkout)])
+    lines.append(
+        tabulate(rows, headers=["file", "counted", "passing", "failing", "first error"], tablefmt="github")
+        if rows
+        else "(none)"
+    )
+    lines += [
+        "",
+        "## Files with no counted case",
+        "",
+        "Nothing in these passes under fluid 1.8.5 itself (Paddle 2.0 APIs, CUDA, MKL-DNN, several",
+        "processes, missing files or data).",
+        "",
+        tabulate(uncounted, headers=["file", "first error under fluid 1.8.5"], tablefmt="github")
+        if uncounted
+        else "(none)",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def summary(t):
+    return "%d of %d test cases pass (%.1f%%), %d fail; %d files (%d with a counted case, %d passing completely)" % (
+        t["passing"],
+        t["counted"],
+        t["percent"],
+        t["failing"],
+        t["files"],
+        t["judged"],
+        t["complete"],
+    )
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("results", help="results.json of a run.py run")
+    ap.add_argument("--baseline", action="append", default=[], help="a baseline JSON file (repeatable)")
+    ap.add_argument("--baseline-extra", action="append", default=[], help="another baseline JSON file")
+    ap.add_argument("--out", default=os.path.join(ROOT, DOC), help="the page to write (default: %(default)s)")
+    ap.add_argument("--checkout", default=ROOT, help="the checkout the run tested (for git head and paths)")
+    ap.add_argument("--date", default=None, help="the date to print (default: today)")
+    a = ap.parse_args(argv)
+    with open(a.results) as f:
+        results = json.load(f)
+    print(summary(totals(results)))
+    expected = baseline_files(a.baseline + a.baseline_extra)
+    missing = sorted(expected - set(results))
+    if not expected or missing:
+        print(
+            "partial run (%d of %d files with a fluid 1.8.5 baseline): %s not written"
+            % (len(expected & set(results)), len(expected), a.out)
+        )
+        return 0
+    checkout = os.path.abspath(a.checkout)
+    page = render(results, a.date or datetime.date.today().isoformat(), git_head(checkout), checkout)
+    with open(a.out, "w") as f:
+        f.write(page)
+    print("wrote %s" % a.out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
