@@ -4,13 +4,13 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench venv clean
+.PHONY: demo test lint bench conformance venv clean
 
 $(STAMP): setup.cfg pyproject.toml
 	test -x $(VPY) || $(PY) -m venv $(VENV)
 	# torch first, pinned: an unpinned torch would pull gigabytes of CUDA wheels
 	$(VPY) -m pip install -q --disable-pip-version-check torch==2.13.0
-	$(VPY) -m pip install -q --disable-pip-version-check -e '.[test]'
+	$(VPY) -m pip install -q --disable-pip-version-check -e '.[test,legacy]'
 	touch $(STAMP)
 
 venv: $(STAMP)
@@ -19,8 +19,8 @@ demo: $(STAMP)
 	$(VENV)/bin/fluidcompat run --device emulated-gpu samples/device_guard_crop.py
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check fluidcompat fluidcompat_ops tests bench
-	$(VENV)/bin/ruff format --check fluidcompat fluidcompat_ops tests bench
+	$(VENV)/bin/ruff check fluidcompat fluidcompat_ops tests bench conformance
+	$(VENV)/bin/ruff format --check fluidcompat fluidcompat_ops tests bench conformance
 
 test: $(STAMP) lint
 	$(VPY) -m pytest -q -x
@@ -30,6 +30,20 @@ test: $(STAMP) lint
 # keeping the memory (these two settings) steadies the ratios without favouring either.
 bench: $(STAMP)
 	MALLOC_MMAP_THRESHOLD_=4000000000 MALLOC_TRIM_THRESHOLD_=4000000000 $(VPY) bench/run_all.py
+
+# fluid 1.8's own unit tests under fluidcompat, compared per test case with fluid 1.8.5's results
+# (../shared/conformance/README.md); about an hour on 2 cores. A full run rewrites docs/conformance.md;
+# `make conformance ONLY=test_a.py,test_b.py` (names matched as substrings) runs those files and only
+# prints the summary. The run's table, results.json and logs land in $(CONFORMANCE_OUT).
+CONFORMANCE ?= ../shared/conformance
+CONFORMANCE_OUT ?= build/conformance
+CONFORMANCE_JOBS ?= 2
+conformance: $(STAMP)
+	rm -rf $(CONFORMANCE_OUT)
+	$(PY) $(CONFORMANCE)/run.py . --jobs $(CONFORMANCE_JOBS) \
+		--baseline-extra conformance/fluid18_baseline_extra.json --out $(CONFORMANCE_OUT) $(if $(ONLY),--only $(ONLY))
+	$(VPY) conformance/report.py $(CONFORMANCE_OUT)/results.json --baseline $(CONFORMANCE)/fluid18_baseline.json \
+		--baseline-extra conformance/fluid18_baseline_extra.json --out docs/conformance.md
 
 clean:
 	rm -rf $(VENV) build *.egg-info
