@@ -10,7 +10,39 @@ import traceback
 from typing import List, Optional
 
 from fluidcompat import places
-from fluidcompat.compat import install, legacy_numpy, legacy_python
+from fluidcompat.compat import install, legacy_numpy, legacy_pillow, legacy_python
+
+# what fluid 1.8.5's pip package installed with it and fluid-era scripts import (setup.cfg's extra
+# `legacy`): import name -> pip name
+LEGACY_PACKAGES = {
+    "PIL": "Pillow",
+    "matplotlib": "matplotlib",
+    "scipy": "scipy",
+    "cv2": "opencv-python-headless",
+    "requests": "requests",
+    "yaml": "PyYAML",
+    "prettytable": "prettytable",
+    "decorator": "decorator",
+    "six": "six",
+    "graphviz": "graphviz",
+    "objgraph": "objgraph",
+    "astor": "astor",
+    "nltk": "nltk",
+    "rarfile": "rarfile",
+}
+
+
+def legacy_package_missing(exc: BaseException) -> Optional[str]:
+    """The one-line error for a ModuleNotFoundError of a package fluid 1.8 installed with it (PIL,
+    cv2, yaml, ...), or None for any other exception."""
+    if not isinstance(exc, ModuleNotFoundError) or exc.name not in LEGACY_PACKAGES:
+        return None  # (a missing submodule of an installed package, 'PIL.Foo', is not one)
+    pip_name = LEGACY_PACKAGES[exc.name]
+    named = f"'{exc.name}'" if pip_name == exc.name else f"'{exc.name}' ({pip_name})"
+    return (
+        f"fluidcompat: error: the script imports {named}, which fluid 1.8 installed with it: "
+        "pip install 'fluidcompat[legacy]'"
+    )
 
 
 def _print_script_traceback(exc: BaseException, script: str) -> None:
@@ -48,6 +80,7 @@ def run_script(script: str, args: List[str], device: Optional[str]) -> int:
         return 2
     install()
     legacy_numpy.restore()  # np.float, np.int, np.NaN, ...: fluid-era scripts use them
+    legacy_pillow.restore()  # Image.ANTIALIAS, ... (once the script imports PIL.Image)
     legacy_python.restore()  # collections.Iterable, time.clock
     sys.argv = [script] + list(args)
     sys.path.insert(0, os.path.dirname(os.path.abspath(script)))
@@ -59,6 +92,10 @@ def run_script(script: str, args: List[str], device: Optional[str]) -> int:
         cuda = _find_cuda_error(e)
         if cuda is not None:
             sys.stderr.write(f"fluidcompat: error: {cuda}\n")
+            return 1
+        missing = legacy_package_missing(e)
+        if missing is not None:
+            sys.stderr.write(missing + "\n")
             return 1
         _print_script_traceback(e, script)
         return 1
@@ -74,6 +111,7 @@ def run_module(module: str, args: List[str], device: Optional[str]) -> int:
         return 1
     install()
     legacy_numpy.restore()
+    legacy_pillow.restore()
     legacy_python.restore()
     from fluidcompat.compat import real_name
 
@@ -85,6 +123,12 @@ def run_module(module: str, args: List[str], device: Optional[str]) -> int:
         if e.code is None or isinstance(e.code, int):
             return e.code or 0
         sys.stderr.write(f"{e.code}\n")
+        return 1
+    except ModuleNotFoundError as e:
+        missing = legacy_package_missing(e)
+        if missing is None:
+            raise  # python -m's traceback
+        sys.stderr.write(missing + "\n")
         return 1
     return 0
 

@@ -6,11 +6,21 @@ builtin ``float``; numpy 1.20 deprecated the builtin aliases, 1.24 and 2.0 remov
 names here). ``restore()`` puts back those that are missing, each as what it was in numpy 1.19; names
 numpy still has (``np.bool``, ``np.long``, ``np.row_stack``) are left as they are. ``np.fromstring``
 gets its binary mode back (numpy 2 raises for it).
+
+``float(a)``, ``int(a)`` and ``'%f' % a`` of an array of one element with ``ndim > 0`` (a fetched
+value, a dataset row) gave its number then; numpy 1.25 to 2.3 still do, with a DeprecationWarning that
+``restore()`` silences (fluid 1.8 on numpy 1.19 printed nothing), and numpy 2.4 raises TypeError for
+it, which is why fluidcompat requires numpy < 2.4.
 """
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
+
+# numpy 1.25's DeprecationWarning for float() / int() of an array of one element with ndim > 0
+_SCALAR_CONVERSION_WARNING = r"Conversion of an array with ndim > 0 to a scalar is deprecated"
 
 
 def _in1d(ar1, ar2, assume_unique=False, invert=False, **kwargs):
@@ -108,7 +118,9 @@ def _names() -> dict:
 
 
 def restore() -> list:
-    """Put the missing names back into numpy; returns those it added."""
+    """Put the missing names back into numpy and silence its warning for ``float()`` of a one-element
+    array; returns the names it added."""
+    warnings.filterwarnings("ignore", message=_SCALAR_CONVERSION_WARNING, category=DeprecationWarning)
     added = []
     for name, value in _names().items():
         if value is not None and name not in np.__dict__:  # (not hasattr: numpy warns on some names)
