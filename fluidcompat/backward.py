@@ -514,6 +514,25 @@ def _gradients(targets, inputs, target_gradients, no_grad_set):
     return result
 
 
+def grad_op_descs(op: Operator, no_grad_set=None):
+    """fluid's ``core.get_grad_op_desc``: the grad op(s) of one forward op, appended nowhere, as
+    ``OpDesc``s, and a map from each gradient variable they name to its forward variable."""
+    if op._def.grad is None:
+        return [], {}
+    no_grad = _names(no_grad_set)
+    grad_of = {n: _grad_name(n) for n in op.output_arg_names}
+    need = {n for n in op.input_arg_names if n not in no_grad}
+    made = _make_grad_ops(op.block, [op], grad_of, need, _SubBlockGrads(op.block, no_grad))
+    descs, to_var = [], {}
+    for g in made:
+        opdef = registry.lookup(g.type) if registry.has(g.type) else None
+        descs.append(Operator(None, g.type, g.inputs, g.outputs, dict(g.attrs), opdef).desc)
+        for n in g.input_names() + [n for names in g.outputs.values() for n in names]:
+            if GRAD_VAR_SUFFIX in n:
+                to_var[n] = _forward_name(n)
+    return descs, to_var
+
+
 def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError
     if name.startswith("__"):
         raise AttributeError(name)

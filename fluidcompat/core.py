@@ -1,8 +1,10 @@
 """``fluid.core``: the names scripts reach for in fluid's C++ module."""
 
+from fluidcompat import flags
 from fluidcompat.dtypes import VarType
 from fluidcompat.executor.interpreter import EnforceNotMet
 from fluidcompat.executor.scope import LoDTensor, Scope, ScopeVariable, Tensor
+from fluidcompat.framework import EMPTY_VAR_NAME, GRAD_VAR_SUFFIX, TEMP_VAR_NAME, OpRole
 from fluidcompat.inference import (
     AnalysisConfig,
     AnalysisPredictor,
@@ -15,14 +17,16 @@ from fluidcompat.inference import (
     ZeroCopyTensor,
     create_paddle_predictor,
 )
+from fluidcompat.lod_tensor import LoDTensorArray
 from fluidcompat.places import (
     CPUPlace,
     CUDAPinnedPlace,
     CUDAPlace,
-    Place,
     cuda_device_count,
     is_compiled_with_cuda,
 )
+from fluidcompat.places import GenericPlace as Place
+from fluidcompat_ops import registry
 from fluidcompat_ops.python import EOFException
 
 
@@ -41,13 +45,135 @@ def is_compiled_with_mkldnn() -> bool:
 
 
 def kGradVarSuffix() -> str:
-    return "@GRAD"
+    return GRAD_VAR_SUFFIX
+
+
+grad_var_suffix = kGradVarSuffix
+
+
+def kEmptyVarName() -> str:
+    return EMPTY_VAR_NAME
+
+
+def kTempVarName() -> str:
+    return TEMP_VAR_NAME
+
+
+def kZeroVarSuffix() -> str:
+    return "@ZERO"
+
+
+def kNewGradSuffix() -> str:
+    return "@NEWGRAD@"
+
+
+def kControlDepVarName() -> str:
+    return "@CONTROL_DEP_VAR@"
+
+
+class op_proto_and_checker_maker:  # noqa: N801  (fluid's name)
+    """The attribute names fluid's op maker adds to every op, and ``OpRole``."""
+
+    OpRole = OpRole
+
+    @staticmethod
+    def kOpRoleAttrName() -> str:
+        return "op_role"
+
+    @staticmethod
+    def kOpRoleVarAttrName() -> str:
+        return "op_role_var"
+
+    @staticmethod
+    def kOpNameScopeAttrName() -> str:
+        return "op_namescope"
+
+    @staticmethod
+    def kOpCreationCallstackAttrName() -> str:
+        return "op_callstack"
+
+    @staticmethod
+    def kOpDeviceAttrName() -> str:
+        return "op_device"
+
+
+class GlobalVarGetterSetterRegistry:
+    """``core.globals()``: fluid's global flags by name (read and set)."""
+
+    def keys(self):
+        return flags.global_names()
+
+    def __contains__(self, name) -> bool:
+        return name in flags.global_names()
+
+    def __getitem__(self, name):
+        return flags.get_global(name)
+
+    def __setitem__(self, name, value) -> None:
+        flags.set_global(name, value)
+
+    def get(self, name, default=None):
+        return self[name] if name in self else default
+
+    def is_public(self, name) -> bool:
+        return name in self
+
+
+_GLOBALS = GlobalVarGetterSetterRegistry()
+
+
+def globals() -> GlobalVarGetterSetterRegistry:  # noqa: A001  (fluid's name)
+    return _GLOBALS
+
+
+def has_grad_op_maker(op_type: str) -> bool:
+    return registry.has(op_type) and registry.lookup(op_type).grad is not None
+
+
+has_non_empty_grad_op_maker = has_grad_op_maker
+
+
+def has_infer_inplace(op_type: str) -> bool:
+    """Whether the op may reuse an input's memory for an output: fluidcompat never rewrites ops to
+    work in place, so no op has one."""
+    return False
+
+
+def get_grad_op_desc(op_desc, no_grad_set, grad_sub_block_list=()):
+    """The grad op descs of one forward op and a map grad variable -> forward variable."""
+    from fluidcompat.backward import grad_op_descs
+
+    return grad_op_descs(op_desc._op, no_grad_set)
+
+
+def op_support_gpu(op_type: str) -> bool:
+    """Whether the op runs on a GPU: every fluidcompat kernel is a torch kernel that does."""
+    return registry.has(op_type) and registry.lookup(op_type).kernel is not None
+
+
+def is_float16_supported(place) -> bool:
+    return isinstance(place, CUDAPlace) or (isinstance(place, Place) and place.is_gpu_place())
+
+
+def _get_all_register_op_kernels():
+    """op type -> its kernels, in fluid's text (torch kernels take float and double on the CPU)."""
+    keys = [f"data_type[{t}]:data_layout[ANY_LAYOUT]:place[CPUPlace]:library_type[PLAIN]" for t in ("double", "float")]
+    return {t: list(keys) for t, d in registry.all_defs().items() if d.kernel is not None}
 
 
 _Scope = Scope
 Variable = ScopeVariable
 
 __all__ = [
+    "LoDTensorArray",
+    "GlobalVarGetterSetterRegistry",
+    "globals",
+    "has_grad_op_maker",
+    "has_infer_inplace",
+    "get_grad_op_desc",
+    "op_proto_and_checker_maker",
+    "op_support_gpu",
+    "is_float16_supported",
     "AnalysisConfig",
     "AnalysisPredictor",
     "NativeConfig",

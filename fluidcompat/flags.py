@@ -26,6 +26,67 @@ _FLAGS = {
 }
 
 
+# fluid 1.8.5's core.globals(): every global flag it listed, with its default
+_GLOBALS = {
+    "FLAGS_allocator_strategy": "auto_growth",
+    "FLAGS_benchmark": False,
+    "FLAGS_check_nan_inf": False,
+    "FLAGS_cpu_deterministic": False,
+    "FLAGS_eager_delete_tensor_gb": 0.0,
+    "FLAGS_enable_parallel_graph": False,
+    "FLAGS_enable_rpc_profiler": False,
+    "FLAGS_fraction_of_cpu_memory_to_use": 1.0,
+    "FLAGS_free_idle_chunk": False,
+    "FLAGS_free_when_no_cache_hit": False,
+    "FLAGS_fuse_parameter_groups_size": 1,
+    "FLAGS_fuse_parameter_memory_size": -1.0,
+    "FLAGS_init_allocated_mem": False,
+    "FLAGS_initial_cpu_memory_in_mb": 500,
+    "FLAGS_inner_op_parallelism": 0,
+    "FLAGS_memory_fraction_of_eager_deletion": 1.0,
+    "FLAGS_multiple_of_cupti_buffer_size": 1,
+    "FLAGS_paddle_num_threads": 1,
+    "FLAGS_pe_profile_fname": "",
+    "FLAGS_print_sub_graph_dir": "",
+    "FLAGS_reader_queue_speed_test_mode": False,
+    "FLAGS_tracer_profile_fname": "xxgperf",
+    "FLAGS_use_mkldnn": False,
+    "FLAGS_use_pinned_memory": True,
+    "FLAGS_use_system_allocator": False,
+}
+_global_values: dict = {}
+
+
+def global_names() -> list:
+    return sorted(_GLOBALS)
+
+
+def get_global(name):
+    """``core.globals()[name]``: a flag set through set_flags or the environment reads as such."""
+    if name not in _GLOBALS:
+        raise ValueError(f"Cannot find global variable {name}")
+    if name in _FLAGS:
+        return _current(name)
+    if name in _global_values:
+        return _global_values[name]
+    raw = os.environ.get(name)
+    default = _GLOBALS[name]
+    if raw is None:
+        return default
+    if isinstance(default, bool):
+        return raw.lower() in ("1", "true")
+    return type(default)(raw)
+
+
+def set_global(name, value) -> None:
+    if name not in _GLOBALS:
+        raise ValueError(f"Cannot find global variable {name}")
+    if name in _FLAGS:
+        set_flags({name: value})
+    else:
+        _global_values[name] = value
+
+
 def _current(name):
     default = _FLAGS[name]
     raw = os.environ.get(name)

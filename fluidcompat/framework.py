@@ -17,10 +17,33 @@ from fluidcompat import desc_order, places, unique_name
 from fluidcompat.dtypes import VarType, np_name, to_vartype
 from fluidcompat.lod_levels import share_lod_level
 from fluidcompat_ops import registry
+from fluidcompat_ops.protos import get_op_proto
 
 GRAD_VAR_SUFFIX = "@GRAD"
 TEMP_VAR_NAME = "@TEMP@"
 EMPTY_VAR_NAME = "@EMPTY@"
+
+
+class OpProtoHolder:
+    """fluid's ``framework.OpProtoHolder``: each op type's proto (its slots and attributes)."""
+
+    _instance: Optional["OpProtoHolder"] = None
+
+    @classmethod
+    def instance(cls) -> "OpProtoHolder":
+        if cls._instance is None:
+            cls._instance = cls()
+        return cls._instance
+
+    def get_op_proto(self, type: str):
+        return get_op_proto(type)
+
+    def update_op_proto(self) -> None:
+        """fluid re-read protos after loading a custom op library; fluidcompat's never change."""
+
+    @staticmethod
+    def generated_op_attr_names():
+        return {"op_role", "op_role_var", "op_namescope", "op_callstack", "op_device"}
 
 
 class OpRole:
@@ -397,6 +420,7 @@ class Block:
         self.backward_block_idx = -1
         self.vars: Dict[str, Variable] = {}
         self.ops: List[Operator] = []
+        self._unsynced: List[Operator] = []  # ops made through ``desc.append_op()`` (Program._sync_with_cpp)
         # the variables as fluid's C++ block would have taken them in: (name, added) in turn
         # (NOTE: [Variable order] in fluidcompat/desc_order.py)
         self._desc_log: List[Tuple[str, bool]] = []
@@ -417,6 +441,10 @@ class Block:
         self._desc_log = [(n, True) for n in filled if n in self.vars]
         order = desc_order.replay(self._desc_log).order()
         self.vars = {n: self.vars[n] for n in [*order, *self.vars]}
+
+    @property
+    def desc(self) -> _BlockDesc:
+        return _BlockDesc(self)
 
     @property
     def parent_block(self) -> Optional["Block"]:
@@ -784,6 +812,53 @@ class OpDesc:
     def _rename_output(self, old: str, new: str) -> None:
         self._op._rename_output(old, new)
 
+    def copy_from(self, other: "OpDesc") -> None:
+        """Make this op a copy of ``other`` (type, slots, attributes)."""
+        src, op = other._op, self._op
+        op.type, op._def = src.type, src._def
+        op.inputs = {k: list(v) for k, v in src.inputs.items()}
+        op.outputs = {k: list(v) for k, v in src.outputs.items()}
+        op.attrs = dict(src.attrs)
+        if op.block is not None:
+            op.block.program._bump()
+
+    def infer_shape(self, block_desc=None) -> None:
+        """Infer the outputs' shapes and dtypes again from the inputs' (done when the op was appended)."""
+        if self._op.block is not None:
+            self._op.block._infer(self._op)
+
+    def infer_var_type(self, block_desc=None) -> None:
+        """Output variable types follow from the op when it is appended; nothing is left to infer."""
+
+
+class _BlockDesc:
+    """A Block seen through fluid's ``core.BlockDesc``: ``append_op()`` gives an empty op desc to fill
+    (``copy_from``, ``set_type``, ``set_input`` ...) that joins the block's ops at the program's
+    ``_sync_with_cpp()``."""
+
+    def __init__(self, block: "Block") -> None:
+        self._block = block
+
+    def id(self) -> int:
+        return self._block.idx
+
+    def parent(self) -> int:
+        return self._block.parent_idx
+
+    def op_size(self) -> int:
+        return len(self._block.ops)
+
+    def op(self, index: int) -> "OpDesc":
+        return self._block.ops[index].desc
+
+    def has_var(self, name: str) -> bool:
+        return name in self._block.vars
+
+    def append_op(self) -> "OpDesc":
+        op = Operator(self._block, "", {}, {}, {}, None)
+        self._block._unsynced.append(op)
+        return op.desc
+
 
 class _ProgramDesc:
     def __init__(self, program: "Program") -> None:
@@ -814,6 +889,18 @@ class Program:
         self._op_role_var: List[str] = []
         self._is_test = False
         self._pipeline_opt: Optional[dict] = None  # PipelineOptimizer's sections
+
+    def _sync_with_cpp(self) -> None:
+        """Append to their blocks the ops made through ``block.desc.append_op()``."""
+        for block in self.blocks:
+            for op in block._unsynced:
+                if op._def is None:
+                    op._def = registry.lookup(op.type)
+                block.ops.append(op)
+                block._link_outputs(op)
+            if block._unsynced:
+                block._unsynced = []
+                self._bump()
 
     def _bump(self) -> None:
         self._version += 1

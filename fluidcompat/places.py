@@ -86,6 +86,31 @@ class CUDAPinnedPlace(Place):
 _planning_as_asked = False
 
 
+class GenericPlace(Place):
+    """fluid's ``core.Place()``: a place that holds one of the others (``set_place``)."""
+
+    def __init__(self) -> None:
+        self.place: Place = CPUPlace()
+
+    def set_place(self, place: Place) -> None:
+        self.place = place.place if isinstance(place, GenericPlace) else place
+
+    def is_cpu_place(self) -> bool:
+        return isinstance(self.place, CPUPlace)
+
+    def is_gpu_place(self) -> bool:
+        return isinstance(self.place, CUDAPlace)
+
+    def is_cuda_pinned_place(self) -> bool:
+        return isinstance(self.place, CUDAPinnedPlace)
+
+    def gpu_device_id(self) -> int:
+        return self.place.device_id
+
+    def __str__(self) -> str:
+        return str(self.place)
+
+
 def cpu_mode() -> bool:
     """True when the user asked for every GPU place and guard to run on the CPU."""
     return not _planning_as_asked and os.environ.get(ENV_DEVICE, "").lower() == "cpu"
@@ -283,6 +308,8 @@ def torch_device(where: Union[Place, str, None], default: Union[Place, str, None
         if default is None:
             return "cpu"
         return torch_device(default)
+    if isinstance(where, GenericPlace):
+        return torch_device(where.place, default)
     if isinstance(where, CPUPlace) or isinstance(where, CUDAPinnedPlace):
         return "cpu"
     if isinstance(where, CUDAPlace):

@@ -323,8 +323,11 @@ register(
 
 
 def _scale_grad_maker(op, out_grads, in_grads):
-    # fluid differentiates scale with another scale op (no bias)
-    return [("scale", {"X": out_grads["Out"]}, {"Out": in_grads["X"]}, {"scale": op.attrs["scale"], "bias": 0.0})]
+    # fluid differentiates scale with another scale op (no bias), by its ScaleTensor where it has one
+    ins = {"X": out_grads["Out"]}
+    if op.inputs.get("ScaleTensor"):
+        ins["ScaleTensor"] = list(op.inputs["ScaleTensor"])
+    return [("scale", ins, {"Out": in_grads["X"]}, {"scale": op.attrs["scale"], "bias": 0.0})]
 
 
 def _sum_infer(ins, attrs):

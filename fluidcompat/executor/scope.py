@@ -11,6 +11,7 @@ import torch
 from fluidcompat import places
 from fluidcompat.dtypes import VarType, as_long_long, to_vartype
 from fluidcompat.logging import tensor_text
+from fluidcompat_ops.grad import SelectedRows
 from fluidcompat_ops.registry import TORCH_DTYPES, bind_torch
 from fluidcompat_ops.sequence import lengths_of
 
@@ -20,6 +21,10 @@ _FROM_TORCH = {v: k for k, v in TORCH_DTYPES.items()}
 
 def vartype_of(t: torch.Tensor) -> VarType:
     return _FROM_TORCH[t.dtype]
+
+
+def vartype_of_dtype(dtype: torch.dtype) -> VarType:
+    return _FROM_TORCH[dtype]
 
 
 class LoDTensor:
@@ -62,6 +67,49 @@ class LoDTensor:
     def _dtype(self) -> VarType:
         self._require()
         return vartype_of(self._t)
+
+    _get_dims = shape
+
+    def _set_dims(self, dims) -> None:
+        """Give the tensor these dims (fluid's Resize): its values stay where the element count is the
+        same; otherwise it holds new, uninitialized memory of its dtype (float32 before any)."""
+        dims = [int(d) for d in dims]
+        if self._t is not None and self._t.numel() == int(np.prod(dims)):
+            self._t = self._t.reshape(dims)
+        else:
+            dtype = self._t.dtype if self._t is not None else torch.float32
+            device = self._t.device if self._t is not None else "cpu"
+            self._t = torch.empty(dims, dtype=dtype, device=device)
+
+    def _element(self, i: int):
+        """The ``i``-th element as a view into the tensor (made contiguous first)."""
+        self._require()
+        if not 0 <= i < self._t.numel():
+            raise IndexError(f"The index {i} is out of the tensor's {self._t.numel()} elements")
+        if not self._t.is_contiguous():
+            self._t = self._t.contiguous()
+        return self._t.view(-1)[i]
+
+    def _get_float_element(self, i: int) -> float:
+        return float(self._element(i))
+
+    def _get_double_element(self, i: int) -> float:
+        return float(self._element(i))
+
+    def _set_float_element(self, i: int, value: float) -> None:
+        self._element(i).fill_(float(value))
+
+    _set_double_element = _set_float_element
+
+    def _copy(self, place) -> "LoDTensor":
+        """A copy of the tensor and its LoD on ``place``."""
+        self._require()
+        t = self._t.detach().to(places.tensor_device(places.torch_device(place)), copy=True)
+        return LoDTensor(t, self._lod)
+
+    def _clear(self) -> None:
+        self._t = None
+        self._lod = []
 
     def lod(self) -> List[List[int]]:
         return [list(level) for level in self._lod]
@@ -138,6 +186,62 @@ class LoDTensor:
 Tensor = LoDTensor
 
 
+class SelectedRowsValue(LoDTensor):
+    """fluid's ``core.SelectedRows`` held in a scope variable: ``rows()``, ``height()`` and the values
+    tensor (``get_tensor()``), each set on its own as fluid's was. The executor reads and writes it as a
+    ``SelectedRows`` value (``_t``)."""
+
+    __slots__ = ("_rows", "_height", "_value")
+
+    def __init__(self) -> None:
+        self._rows: List[int] = []
+        self._height = 0
+        self._value = LoDTensor()
+        self._lod = []
+
+    @property
+    def _t(self):
+        values = self._value._t
+        if values is None:
+            return None
+        rows = torch.tensor(self._rows, dtype=torch.int64, device=values.device)
+        return SelectedRows(rows, values, self._height)
+
+    @_t.setter
+    def _t(self, value) -> None:
+        if value is None:
+            self._value._t = None
+        elif isinstance(value, SelectedRows):
+            self._rows = [int(r) for r in value.rows.reshape(-1).tolist()]
+            self._height = int(value.height)
+            self._value._t = value.values
+        else:  # a dense value written over the rows: all rows of it
+            self._rows = list(range(value.shape[0]))
+            self._height = int(value.shape[0])
+            self._value._t = value
+
+    def rows(self) -> List[int]:
+        return list(self._rows)
+
+    def set_rows(self, rows) -> None:
+        self._rows = [int(r) for r in rows]
+
+    def height(self) -> int:
+        return self._height
+
+    def set_height(self, height: int) -> None:
+        self._height = int(height)
+
+    def get_tensor(self) -> LoDTensor:
+        return self._value
+
+    def sync_index(self) -> None:
+        """fluid rebuilt its row index here; the rows are a list."""
+
+    def numel(self) -> int:
+        return 0 if self._value._t is None else self._value._t.numel()
+
+
 class ScopeVariable:
     """A named slot in a Scope (fluid's ``core.Variable``)."""
 
@@ -150,8 +254,24 @@ class ScopeVariable:
     def get_tensor(self) -> LoDTensor:
         return self.tensor
 
+    def get_selected_rows(self) -> SelectedRowsValue:
+        """The variable as fluid's SelectedRows (made one if it held a dense tensor or nothing)."""
+        if not isinstance(self.tensor, SelectedRowsValue):
+            old = self.tensor._t
+            self.tensor = SelectedRowsValue()
+            if old is not None:
+                self.tensor._t = old
+        return self.tensor
+
     def is_initialized(self) -> bool:
         return self.tensor._t is not None
+
+    def set_float(self, value: float) -> None:
+        """Hold one float (fluid's Variable of a float; here a 0-d float32 tensor)."""
+        self.tensor._t = torch.tensor(float(value), dtype=torch.float32)
+
+    def set_int(self, value: int) -> None:
+        self.tensor._t = torch.tensor(int(value), dtype=torch.int32)
 
 
 class Scope:
