@@ -62,8 +62,24 @@ SHARED: Dict[str, Tuple[str, Tuple[str, ...]]] = {
             "logical_not",
             "log_softmax",
             "sign",
+            "one_hot_v2",
+            "sequence_concat",
+            "sequence_erase",
+            "sequence_expand",
+            "sequence_reshape",
+            "sequence_softmax",
+            "sequence_topk_avg_pooling",
+            "hash",
+            "iou_similarity",
+            "match_matrix_tensor",
         )
     },
+    "sequence_reverse": ("X", ("Y",)),
+    "cvm": ("X", ("Y",)),
+    "sequence_expand_as": ("Y", ("Out",)),
+    "box_clip": ("Input", ("Output",)),
+    "box_coder": ("TargetBox", ("OutputBox",)),
+    "box_decoder_and_assign": ("TargetBox", ("DecodeBox", "OutputAssignBox")),
     "lookup_table": ("Ids", ("Out",)),
     "lookup_table_v2": ("Ids", ("Out",)),
     **{
@@ -112,19 +128,61 @@ _WHEN: Dict[str, Callable] = {
 }
 
 
+# Outputs that are one sequence per instance (image, sequence) whatever the inputs' levels.
+ONE_LEVEL: Dict[str, Tuple[str, ...]] = {
+    "multiclass_nms": ("Out",),
+    "multiclass_nms2": ("Out", "Index"),
+    "sequence_unpad": ("Out",),
+    "im2sequence": ("Out",),
+    "collect_fpn_proposals": ("FpnRois",),
+    "distribute_fpn_proposals": ("MultiFpnRois",),
+    "generate_mask_labels": ("MaskRois", "RoiHasMaskInt32", "MaskInt32"),
+}
+
+
+def _level_of(op, find_var, slot: str) -> Optional[int]:
+    names = op.inputs.get(slot) or []
+    v = find_var(names[0]) if names else None
+    return None if v is None else v.lod_level
+
+
+def _computed_level(op, find_var) -> Optional[int]:
+    """The output level of ops whose level is computed from their inputs (fluid 1.8.5's, checked
+    against its programs): sequence_pool drops one level; lod_reset takes Y's (at least 1), else one
+    more than X's when appending, else 1."""
+    if op.type == "sequence_pool":
+        x = _level_of(op, find_var, "X")
+        return None if x is None else max(x - 1, 0)
+    if op.type == "lod_reset":
+        y = _level_of(op, find_var, "Y")
+        if y is not None:
+            return max(y, 1)
+        x = _level_of(op, find_var, "X")
+        return (x or 0) + 1 if op.attrs.get("append") else 1
+    return None
+
+
+def _set_level(op, find_var, slots, level: int) -> None:
+    for slot in slots:
+        for name in op.outputs.get(slot, []):
+            v = find_var(name)
+            if v is not None and v.type == VarType.LOD_TENSOR:
+                v._lod_level = level
+
+
 def share_lod_level(op, find_var: Callable[[str], Optional[object]]) -> None:
     """Give ``op``'s outputs the lod_level of its input, where fluid 1.8 did when building it."""
     if op.type in UNARY:
         slot, outs = _X_OUT
     elif op.type in SHARED:
         slot, outs = SHARED[op.type]
-    elif op.type == "multiclass_nms":  # its detections are one sequence per image
-        for name in op.outputs.get("Out", []):
-            v = find_var(name)
-            if v is not None:
-                v._lod_level = 1
+    elif op.type in ONE_LEVEL:
+        _set_level(op, find_var, ONE_LEVEL[op.type], 1)
         return
     else:
+        level = _computed_level(op, find_var)
+        if level is not None:
+            _set_level(op, find_var, ("Out",), level)
         return
     names = op.inputs.get(slot) or []
     x = find_var(names[0]) if names else None

@@ -16,9 +16,7 @@ import numpy as np
 
 from fluidcompat import framework
 from fluidcompat.dtypes import FLOAT_TYPES, VarType, as_long_long, np_dtype, to_vartype
-from fluidcompat.executor.scope import LoDTensor
 from fluidcompat.logging import tensor_text
-from fluidcompat_ops.sequence import lod_of, with_lod
 
 torch = None  # bound on first use (no torch import when building static programs)
 
@@ -63,34 +61,6 @@ def _note_read(v, how: str) -> None:
     recorder = _recorder()
     if recorder is not None:
         recorder.note_read(v, how)
-
-
-class VarBaseTensor(LoDTensor):
-    """A VarBase's value seen as a LoDTensor: the same tensor and LoD, both live."""
-
-    __slots__ = ("_owner",)
-
-    def __init__(self, owner: "VarBase") -> None:
-        self._owner = owner
-
-    @property
-    def _t(self):
-        return self._owner._value
-
-    @_t.setter
-    def _t(self, value) -> None:
-        self._owner._set_tensor(value)
-
-    @property
-    def _lod(self):
-        t = self._owner._value
-        return lod_of(t) if t is not None else []
-
-    @_lod.setter
-    def _lod(self, lod) -> None:
-        t = self._owner._value
-        if t is not None:
-            with_lod(t, [list(level) for level in lod])
 
 
 class VarBase(framework.Variable):
@@ -239,9 +209,11 @@ class VarBase(framework.Variable):
     def value(self) -> "VarBase":
         return self
 
-    def get_tensor(self) -> "VarBaseTensor":
+    def get_tensor(self):
         """The value as fluid's LoDTensor (``var.value().get_tensor()``): reads it, and sets its LoD."""
-        return VarBaseTensor(self)
+        from fluidcompat.executor.scope import HeldTensor
+
+        return HeldTensor(self)
 
     def detach(self) -> "VarBase":
         """The same values, out of the graph (stop_gradient)."""

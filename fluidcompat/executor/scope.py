@@ -13,7 +13,7 @@ from fluidcompat.dtypes import VarType, as_long_long, to_vartype
 from fluidcompat.logging import tensor_text
 from fluidcompat_ops.grad import SelectedRows
 from fluidcompat_ops.registry import TORCH_DTYPES, bind_torch
-from fluidcompat_ops.sequence import lengths_of
+from fluidcompat_ops.sequence import lengths_of, lod_of, with_lod
 
 bind_torch()
 _FROM_TORCH = {v: k for k, v in TORCH_DTYPES.items()}
@@ -184,6 +184,35 @@ class LoDTensor:
 
 
 Tensor = LoDTensor
+
+
+class HeldTensor(LoDTensor):
+    """A LoDTensor over a value another object holds in ``_value`` (a dygraph VarBase): its tensor
+    and LoD, both live (``_set_tensor`` takes a new tensor)."""
+
+    __slots__ = ("_owner",)
+
+    def __init__(self, owner) -> None:
+        self._owner = owner
+
+    @property
+    def _t(self):
+        return self._owner._value
+
+    @_t.setter
+    def _t(self, value) -> None:
+        self._owner._set_tensor(value)
+
+    @property
+    def _lod(self):
+        t = self._owner._value
+        return lod_of(t) if t is not None else []
+
+    @_lod.setter
+    def _lod(self, lod) -> None:
+        t = self._owner._value
+        if t is not None:
+            with_lod(t, [list(level) for level in lod])
 
 
 class SelectedRowsValue(LoDTensor):
