@@ -176,6 +176,10 @@ class Variable:
         self._shape = _shape_tuple(shape)
 
     @property
+    def desc(self) -> "VarDesc":
+        return VarDesc(self)
+
+    @property
     def ndim(self) -> int:
         return len(self.shape)
 
@@ -831,6 +835,61 @@ class OpDesc:
         """Output variable types follow from the op when it is appended; nothing is left to infer."""
 
 
+class VarDesc:
+    """A Variable seen through fluid's ``core.VarDesc`` (``var.desc``, ``block.desc.var(name)``):
+    getters and setters that act on the variable itself."""
+
+    def __init__(self, var: Variable) -> None:
+        self._var = var
+
+    def name(self) -> str:
+        return self._var.name
+
+    def shape(self) -> List[int]:
+        return list(self._var.shape)
+
+    def set_shape(self, shape) -> None:
+        self._var._shape = _shape_tuple(shape)
+        self._var.block.program._bump()
+
+    def dtype(self) -> VarType:
+        return self._var.dtype
+
+    def set_dtype(self, dtype) -> None:
+        self._var._dtype = to_vartype(dtype)
+        self._var.block.program._bump()
+
+    def lod_level(self) -> int:
+        return self._var.lod_level
+
+    def set_lod_level(self, level: int) -> None:
+        self._var._lod_level = int(level)
+
+    def type(self) -> VarType:
+        return self._var.type
+
+    def set_type(self, type: VarType) -> None:
+        self._var.type = VarType(int(type))
+        self._var.block.program._bump()
+
+    def persistable(self) -> bool:
+        return self._var.persistable
+
+    def set_persistable(self, persistable: bool) -> None:
+        self._var.persistable = bool(persistable)
+        self._var.block.program._bump()
+
+    def need_check_feed(self) -> bool:
+        return self._var.need_check_feed
+
+    def set_need_check_feed(self, need: bool) -> None:
+        self._var.need_check_feed = bool(need)
+
+
+def _desc_name(name) -> str:
+    return name.decode() if isinstance(name, bytes) else name
+
+
 class _BlockDesc:
     """A Block seen through fluid's ``core.BlockDesc``: ``append_op()`` gives an empty op desc to fill
     (``copy_from``, ``set_type``, ``set_input`` ...) that joins the block's ops at the program's
@@ -851,8 +910,25 @@ class _BlockDesc:
     def op(self, index: int) -> "OpDesc":
         return self._block.ops[index].desc
 
-    def has_var(self, name: str) -> bool:
-        return name in self._block.vars
+    def has_var(self, name) -> bool:
+        return _desc_name(name) in self._block.vars
+
+    def var(self, name) -> VarDesc:
+        """The block's variable of this name, made (as fluid's VarDesc: a LoDTensor of float32) if absent."""
+        name = _desc_name(name)
+        v = self._block.vars.get(name)
+        return (v if v is not None else self._block.create_var(name=name)).desc
+
+    def find_var(self, name) -> Optional[VarDesc]:
+        v = self._block.vars.get(_desc_name(name))
+        return None if v is None else v.desc
+
+    def find_var_recursive(self, name) -> Optional[VarDesc]:
+        v = self._block._find_var_recursive(_desc_name(name))
+        return None if v is None else v.desc
+
+    def all_vars(self) -> List[VarDesc]:
+        return [v.desc for v in self._block.vars.values()]
 
     def append_op(self) -> "OpDesc":
         op = Operator(self._block, "", {}, {}, {}, None)

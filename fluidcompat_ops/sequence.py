@@ -396,10 +396,11 @@ _op("sequence_reshape", ("X",), ("Out",), {"new_dim": 0}, _sequence_reshape_infe
 # -- sequence_concat ------------------------------------------------------------------------------
 def _sequence_concat(ins, a):
     xs = ins["X"]
-    levels = [_last_level(x, "SequenceConcatOp", f"Input(X) '{a['_op'].inputs['X'][i]}'") for i, x in enumerate(xs)]
+    op = a.get("_op")  # None in dygraph: the inputs are named by position
+    names = op.inputs["X"] if op is not None else [f"X[{i}]" for i in range(len(xs))]
+    levels = [_last_level(x, "SequenceConcatOp", f"Input(X) '{names[i]}'") for i, x in enumerate(xs)]
     counts = [len(level) - 1 for level in levels]
     if len(set(counts)) != 1:
-        names = a["_op"].inputs["X"]
         raise ValueError(
             "sequence_concat: every input must hold the same number of sequences. Received: "
             + ", ".join(f"'{n}' with {c}" for n, c in zip(names, counts))

@@ -109,7 +109,7 @@ class Tracer:
         for k, v in (attrs or {}).items():
             full[k] = int(v) if isinstance(v, VarType) else v
         full["_device"] = self.device
-        full["_op"] = None
+        full["_op"] = TracedOp(type, inputs, outputs)
         ins = {slot: [] for slot in opdef.inputs}
         given = {}  # slot -> the VarBases (for the op's shape checks when its kernel fails)
         record = False
@@ -155,6 +155,31 @@ class Tracer:
                 v._assign(t, stop_gradient)
         if self._recorder is not None:
             self._recorder.record(type, inputs, outputs, attrs)
+
+
+class TracedOp:
+    """The op a dygraph kernel runs for, as kernels that name their variables see it (``attrs["_op"]``):
+    its type and, per slot, the names of its input and output VarBases (the same VarBase in and out:
+    the same name, as an optimizer's ParamOut)."""
+
+    __slots__ = ("type", "_inputs", "_outputs")
+
+    def __init__(self, type: str, inputs, outputs) -> None:
+        self.type = type
+        self._inputs = inputs
+        self._outputs = outputs
+
+    @staticmethod
+    def _names(slots) -> dict:
+        return {s: [v.name for v in _as_list(value) if isinstance(v, VarBase)] for s, value in (slots or {}).items()}
+
+    @property
+    def inputs(self) -> dict:
+        return self._names(self._inputs)
+
+    @property
+    def outputs(self) -> dict:
+        return self._names(self._outputs)
 
 
 def _raise_shape_error(opdef, given, attrs, error: Exception) -> None:

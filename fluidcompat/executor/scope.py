@@ -215,6 +215,28 @@ class HeldTensor(LoDTensor):
             with_lod(t, [list(level) for level in lod])
 
 
+class ArrayValue(LoDTensor):
+    """fluid's ``core.LoDTensorArray`` held in a scope variable: the script's list of LoDTensors
+    (``get_lod_tensor_array()``, appended to as fluid's). The executor reads and writes it as an
+    array value, a list of tensors carrying their LoD (NOTE: [Array values] in fluidcompat_ops/array.py)."""
+
+    __slots__ = ("array",)
+
+    def __init__(self) -> None:
+        from fluidcompat.lod_tensor import LoDTensorArray
+
+        self.array = LoDTensorArray()
+        self._lod = []
+
+    @property
+    def _t(self):
+        return [None if e._t is None else with_lod(e._t, e.lod()) for e in self.array]
+
+    @_t.setter
+    def _t(self, value) -> None:
+        self.array[:] = [LoDTensor(t, lod_of(t)) if t is not None else LoDTensor() for t in value or ()]
+
+
 class SelectedRowsValue(LoDTensor):
     """fluid's ``core.SelectedRows`` held in a scope variable: ``rows()``, ``height()`` and the values
     tensor (``get_tensor()``), each set on its own as fluid's was. The executor reads and writes it as a
@@ -291,6 +313,15 @@ class ScopeVariable:
             if old is not None:
                 self.tensor._t = old
         return self.tensor
+
+    def get_lod_tensor_array(self):
+        """The variable as fluid's LoDTensorArray (made one if it held nothing)."""
+        if not isinstance(self.tensor, ArrayValue):
+            old = self.tensor._t
+            self.tensor = ArrayValue()
+            if isinstance(old, list):
+                self.tensor._t = old
+        return self.tensor.array
 
     def is_initialized(self) -> bool:
         return self.tensor._t is not None
