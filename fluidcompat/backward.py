@@ -52,6 +52,21 @@ def _grad_name(name: str) -> str:
     return name + GRAD_VAR_SUFFIX
 
 
+_append_grad_suffix_ = _grad_name  # fluid's name for it
+
+
+def _as_list(x) -> list:
+    """``x`` as a list: None is empty, a list or tuple its items, anything else one item."""
+    if x is None:
+        return []
+    return list(x) if isinstance(x, (list, tuple)) else [x]
+
+
+def _get_stop_gradients_(program: Program) -> List[Set[str]]:
+    """Per block of ``program``, the names of its variables that stop gradients."""
+    return [{n for n, v in block.vars.items() if v.stop_gradient} for block in program.blocks]
+
+
 def _forward_name(grad_name: str) -> str:
     name = grad_name.split(GRAD_VAR_SUFFIX)[0]
     while name.startswith("grad/"):  # a later backward pass's name (_rename_earlier_grads)

@@ -26,6 +26,7 @@ from fluidcompat.places import (
     is_compiled_with_cuda,
 )
 from fluidcompat.places import GenericPlace as Place
+from fluidcompat.proto import AttrType
 from fluidcompat_ops import registry
 from fluidcompat_ops.python import EOFException
 
@@ -126,6 +127,49 @@ def globals() -> GlobalVarGetterSetterRegistry:  # noqa: A001  (fluid's name)
     return _GLOBALS
 
 
+def _set_eager_deletion_mode(threshold: float, fraction: float, fast_mode: bool) -> None:
+    """fluid's switch for freeing variables as soon as no op needs them: fluidcompat always does
+    (torch frees a tensor with its last reference), so there is nothing to switch."""
+
+
+def _set_fuse_parameter_group_size(size: int) -> None:
+    """fluid fused parameters into groups for all-reduce; fluidcompat's data parallel does not."""
+
+
+def _set_fuse_parameter_memory_size(size: float) -> None:
+    """See ``_set_fuse_parameter_group_size``."""
+
+
+def set_feed_variable(scope, tensor, var_name: str, index: int) -> None:
+    """Put ``tensor`` at ``index`` of the feed list ``var_name`` of ``scope``."""
+    array = scope.var(var_name).get_lod_tensor_array()
+    while len(array) <= index:
+        array.append(LoDTensor())
+    array[index] = tensor
+
+
+def get_fetch_variable(scope, var_name: str, index: int):
+    """The tensor at ``index`` of the fetch list ``var_name`` of ``scope``."""
+    var = scope.find_var(var_name)
+    if var is None:
+        raise ValueError(f"Cannot find fetch variable in scope, fetch_var_name is {var_name}")
+    array = var.get_lod_tensor_array()
+    if index >= len(array):
+        raise IndexError(f"index {index} is out of the fetch list of {len(array)} variables")
+    return array[index]
+
+
+def get_op_attrs_default_value(op_type) -> dict:
+    """An op type's attributes and their default values."""
+    op_type = op_type.decode() if isinstance(op_type, bytes) else op_type
+    return dict(registry.lookup(op_type).attrs)
+
+
+def infer_no_need_buffer_slots(op_type: str, inputs, outputs, attrs) -> set:
+    """The input slots whose values the op reads only the shape of."""
+    return set(registry.lookup(op_type).no_buffer_inputs)
+
+
 def has_grad_op_maker(op_type: str) -> bool:
     return registry.has(op_type) and registry.lookup(op_type).grad is not None
 
@@ -166,6 +210,7 @@ Variable = ScopeVariable
 
 __all__ = [
     "LoDTensorArray",
+    "AttrType",
     "GlobalVarGetterSetterRegistry",
     "globals",
     "has_grad_op_maker",

@@ -116,3 +116,20 @@ def np_name(dtype) -> str:
 
 def np_dtype(dtype) -> np.dtype:
     return np.dtype(np_name(dtype))
+
+
+def convert_np_dtype_to_dtype_(np_dtype) -> VarType:
+    """fluid's ``framework.convert_np_dtype_to_dtype_``: the VarType of a numpy dtype (ValueError,
+    fluid's text, for one fluid had none for)."""
+    dtype = np.dtype(np_dtype)
+    found = _FROM_NAME.get(dtype.name)
+    if found is None:
+        raise ValueError(f"Not supported numpy dtype {dtype}")
+    return found
+
+
+def dtype_is_floating(dtype) -> bool:
+    """Whether a dtype (a VarType or a numpy dtype) is floating point."""
+    if not isinstance(dtype, VarType):
+        dtype = convert_np_dtype_to_dtype_(dtype)
+    return dtype in (VarType.FP16, VarType.FP32, VarType.FP64)

@@ -1508,7 +1508,17 @@ _REEXPORTS = {  # names fluid 1.8's framework module also offered
     "get_flags": "fluidcompat.flags",
     "set_flags": "fluidcompat.flags",
     "require_version": "fluidcompat.flags",
+    "convert_np_dtype_to_dtype_": "fluidcompat.dtypes",
+    "dtype_is_floating": "fluidcompat.dtypes",
 }
+ZERO_VAR_SUFFIX = "@ZERO"
+
+
+def _get_var(name: str, program: Optional[Program] = None) -> Variable:
+    """The variable ``name`` of ``program``'s global block (the default main program's)."""
+    if not isinstance(name, str):
+        raise TypeError(f"name should be a str. Received: {type(name).__name__}")
+    return (program or default_main_program()).global_block().var(name)
 
 
 def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError

@@ -18,9 +18,10 @@ _LAZY = {
     "scope_guard": "fluidcompat.executor.scope",
     "EnforceNotMet": "fluidcompat.executor.interpreter",
     "as_numpy": "fluidcompat.executor.executor",
+    "_as_lodtensor": "fluidcompat.executor.executor",
 }
 
-__all__ = sorted(_LAZY)
+__all__ = sorted(n for n in _LAZY if not n.startswith("_"))
 
 
 def __getattr__(name):

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from fluidcompat import flags, places
-from fluidcompat.dtypes import as_long_long, np_name, to_vartype
+from fluidcompat.dtypes import as_long_long, np_dtype, np_name, to_vartype
 from fluidcompat.executor.interpreter import PreparedBlock, UninitializedVariableError
 from fluidcompat.executor.placement import plan_block
 from fluidcompat.executor.scope import LoDTensor, Scope, global_scope, vartype_of
@@ -721,6 +721,23 @@ _LOD_TO_NUMPY = (
     "Python ndarray.             Please set the parameter 'return_numpy' as 'False' to             "
     "return LoDTensor itself directly."
 )
+
+
+def _as_lodtensor(data, place, dtype=None) -> LoDTensor:
+    """A LoDTensor of ``data`` (an array, a list, or a number with its ``dtype``) on ``place``."""
+    if np.isscalar(data):
+        assert dtype is not None, "The dtype should be given when feed data is not np.ndarray"
+        data = np.array([data]).astype(np_dtype(dtype))
+    elif isinstance(data, (list, tuple)):
+        data = np.array(data)
+        if data.dtype == object:
+            raise TypeError(
+                "The type of data in feed must be np.ndarray or a list / tuple of numbers of one shape. "
+                f"Received: {type(data).__name__} of ragged rows"
+            )
+    tensor = LoDTensor()
+    tensor.set(data, place)
+    return tensor
 
 
 def as_numpy(tensor):

@@ -38,7 +38,11 @@ class LoDTensor:
     def __init__(self, value: Optional[torch.Tensor] = None, made_lod=None) -> None:
         """``made_lod``: the LoD an op gave ``value``, kept as made (unlike ``set_lod`` it is not checked
         against the rows: ctc_align's all-empty result is one row [-1] under offsets [0, 0, ...], as in
-        fluid 1.8.5)."""
+        fluid 1.8.5). fluid's ``LoDTensor(recursive_sequence_lengths)`` (no value yet) is taken too."""
+        if isinstance(value, (list, tuple)) and made_lod is None:  # core.LoDTensor([[2, 2]]): sequence lengths
+            from fluidcompat.lod_tensor import _offsets
+
+            value, made_lod = None, _offsets(value)
         self._t = value
         self._lod: List[List[int]] = [list(level) for level in made_lod or ()]
 
@@ -323,6 +327,8 @@ class ScopeVariable:
                 self.tensor._t = old
         return self.tensor.array
 
+    get_fetch_list = get_lod_tensor_array
+
     def is_initialized(self) -> bool:
         return self.tensor._t is not None
 
@@ -332,6 +338,26 @@ class ScopeVariable:
 
     def set_int(self, value: int) -> None:
         self.tensor._t = torch.tensor(int(value), dtype=torch.int32)
+
+    def _scalar(self, dtype) -> bool:
+        t = self.tensor._t
+        return torch.is_tensor(t) and t.dim() == 0 and t.dtype == dtype
+
+    def is_float(self) -> bool:
+        return self._scalar(torch.float32)
+
+    def is_int(self) -> bool:
+        return self._scalar(torch.int32)
+
+    def get_float(self) -> float:
+        if not self.is_float():
+            raise TypeError(f"Variable {self.name} holds no float")
+        return float(self.tensor._t)
+
+    def get_int(self) -> int:
+        if not self.is_int():
+            raise TypeError(f"Variable {self.name} holds no int")
+        return int(self.tensor._t)
 
 
 class Scope:
