@@ -924,8 +924,22 @@ def _argsort_kernel(ins, attrs):
     return {"Out": [v], "Indices": [i]}
 
 
+def _argsort_grad(ins, attrs):
+    """Each sorted element's gradient back to where it came from (fluid's argsort_grad)."""
+    x, idx, dout = ins["X"][0], ins["Indices"][0], ins["Out@GRAD"][0]
+    return {"X@GRAD": [torch.zeros_like(x).scatter_(attrs["axis"] % max(x.dim(), 1), idx, dout)]}
+
+
 register(
-    OpDef("argsort", ("X",), ("Out", "Indices"), {"axis": -1, "descending": False}, _argsort_infer, _argsort_kernel)
+    OpDef(
+        "argsort",
+        ("X",),
+        ("Out", "Indices"),
+        {"axis": -1, "descending": False},
+        _argsort_infer,
+        _argsort_kernel,
+        grad=GradDef(("Indices", "X"), kernel=_argsort_grad),
+    )
 )
 
 
