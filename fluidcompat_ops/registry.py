@@ -194,4 +194,7 @@ def bind_torch() -> None:
         mod.torch = torch
         mod.F = F
         mod.TORCH_DTYPES = TORCH_DTYPES
+    from fluidcompat import flags
+
+    flags.apply_num_threads()
     _bound = True

@@ -176,31 +176,36 @@ _op(
 
 
 # -- sequence_conv --------------------------------------------------------------------------------
-def _context(flat, offsets, start: int, length: int):
+def _context(flat, offsets, start: int, length: int, padding=None):
     """[rows, length * width]: per row t the rows t+start ... t+start+length-1 of its own sequence
-    side by side, zeros outside it (fluid's context projection without trainable padding)."""
+    side by side (fluid's context projection). Outside its sequence a row reads zeros, or with
+    trainable ``padding`` ([up + down, width]: up = -start rows before a sequence, then the rows after
+    it) the padding row ``up + (r - edge)`` for a source row r beyond the sequence's edge."""
     lengths, ids = _segments(offsets, flat.device)
     rows = torch.arange(flat.shape[0], device=flat.device)
     begin = torch.tensor(offsets[:-1], dtype=torch.int64, device=flat.device)[ids]
     end = begin + lengths[ids]
-    zero = flat.new_zeros((1, flat.shape[1]))
-    source = torch.cat([flat, zero])
+    n = flat.shape[0]
+    up = max(0, -start)
+    source = torch.cat([flat, flat.new_zeros((1, flat.shape[1]))] + ([padding] if padding is not None else []))
     parts = []
     for k in range(length):
         r = rows + start + k
-        inside = (r >= begin) & (r < end)
-        parts.append(source[torch.where(inside, r, torch.full_like(r, flat.shape[0]))])
+        if padding is None:
+            outside = torch.full_like(r, n)
+        else:
+            outside = torch.where(r < begin, n + 1 + up + (r - begin), n + 1 + up + (r - end))
+        parts.append(source[torch.where((r >= begin) & (r < end), r, outside)])
     return torch.cat(parts, dim=1)
 
 
 def _sequence_conv(ins, a):
     x, w = ins["X"][0], ins["Filter"][0]
     offsets = _last_level(x, "SequenceConvOp")
-    if a["paddingTrainable"] or ins.get("PaddingData"):
-        raise NotImplementedError("sequence_conv with trainable padding (PaddingData) is not supported")
     if a["contextStride"] != 1:
         raise ValueError(f"sequence_conv: only contextStride 1 is supported. Received: {a['contextStride']}")
-    ctx = _context(x.reshape(x.shape[0], -1), offsets, a["contextStart"], a["contextLength"])
+    padding = first(ins, "PaddingData") if a["paddingTrainable"] else None
+    ctx = _context(x.reshape(x.shape[0], -1), offsets, a["contextStart"], a["contextLength"], padding)
     return {"Out": [with_lod(ctx @ w, lod_of(x))]}
 
 
