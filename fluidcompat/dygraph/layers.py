@@ -88,8 +88,9 @@ class Layer:
 
     # -- parameters and variables ---------------------------------------------------------------------
     def create_parameter(self, shape, attr=None, dtype="float32", is_bias: bool = False, default_initializer=None):
-        """A parameter named ``<full_name>.w_N`` (``.b_N`` for a bias), initialized at once."""
-        _need_dygraph("Layer.create_parameter")
+        """A parameter named ``<full_name>.w_N`` (``.b_N`` for a bias), initialized at once in dygraph
+        mode; built in a static program (a declarative function's layers), a Parameter of the main
+        program whose initializer is in the startup program, as fluid 1.8 made it."""
         return self._helper.create_parameter(attr, shape, dtype, is_bias, default_initializer)
 
     def create_variable(self, name=None, persistable=None, dtype=None, type=VarType.LOD_TENSOR) -> VarBase:
@@ -219,7 +220,7 @@ class Layer:
             raise KeyError("The name of parameter can not be empty.")
         if hasattr(self, name) and name not in self._parameters:
             raise KeyError(f"The parameter '{name}' already exists.")
-        if parameter is not None and not isinstance(parameter, ParamBase):
+        if parameter is not None and not isinstance(parameter, framework.Parameter):
             raise TypeError(
                 f"The parameter to be added should be a Parameter, but received {type(parameter).__name__}."
             )
@@ -245,7 +246,7 @@ class Layer:
         if is_property:
             object.__setattr__(self, name, value)
         params = self.__dict__.get("_parameters")
-        if isinstance(value, ParamBase):
+        if isinstance(value, framework.Parameter):  # a ParamBase, or a static one (create_parameter)
             if params is None:
                 raise ValueError("super(YourLayer, self).__init__() should be called first")
             if value.name in self._loaddict_holder:

@@ -11,8 +11,11 @@ An ``if`` whose branches end in ``return`` (``if c: ...; return a`` then ``...; 
 becomes one if that sets the value to return; a ``while`` that ``break``s or ``continue``s gets
 flags its condition and body test. A Python number a branch under a Variable condition assigns
 becomes a Variable. Left as written (a Variable condition there stays the error naming it): loops
-that ``return`` or ``yield``, loops with ``else``, ``for`` loops, and functions whose source is not
-available. Torch-free.
+that ``return`` or ``yield``, loops with ``else``, ``for`` loops over anything but ``range(...)``,
+and functions whose source is not available. ``for i in range(...)`` becomes a while over the
+range (a while op when the range's bounds are Variables); ``a if c else b`` becomes a cond on a
+Variable ``c``; ``x.numpy()`` of a Variable of a static program is ``x`` itself, as fluid 1.8's
+translation dropped it. Torch-free.
 """
 
 from __future__ import annotations
@@ -23,8 +26,6 @@ import inspect
 import textwrap
 import weakref
 from typing import Dict, List, Tuple
-
-from fluidcompat import framework
 
 __all__ = ["convert", "converted_source"]
 
@@ -126,7 +127,63 @@ class _Translator(ast.NodeTransformer):
 
     visit_AsyncFunctionDef = visit_FunctionDef
     visit_ClassDef = visit_FunctionDef
-    visit_Lambda = visit_FunctionDef
+
+    def visit_Lambda(self, node):
+        node.body = self.visit(node.body)  # an expression: its conditional expressions and .numpy()
+        return node
+
+    def visit_Call(self, node):
+        """``x.numpy()`` as ``__fc_rt.numpy(x)``: a Variable of a static program stays itself (fluid
+        1.8's translation dropped ``.numpy()``: ``x.numpy()[0] > 5`` compares ``x[0]``)."""
+        self.generic_visit(node)
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr == "numpy" and not node.args and not node.keywords:
+            self.changed = True
+            return _call("numpy", [func.value])
+        return node
+
+    def visit_IfExp(self, node):
+        """``a if c else b`` as ``__fc_rt.ifexp(c, lambda: a, lambda: b)``: ``layers.cond`` on a Variable."""
+        self.generic_visit(node)
+        self.changed = True
+        no_args = _function("x", [], [], []).args
+        return _call(
+            "ifexp", [self._condition(node.test), ast.Lambda(args=no_args, body=node.body),
+                      ast.Lambda(args=no_args, body=node.orelse)],
+        )  # fmt: skip
+
+    def visit_For(self, node):
+        """``for i in range(...)`` (no else, no return inside) as a while over the range's positions,
+        which the runtime runs in Python for a Python range and as a while op for a range of
+        Variables; other for loops stay as written."""
+        it = node.iter
+        plain = (
+            isinstance(it, ast.Call) and isinstance(it.func, ast.Name) and it.func.id == "range"
+            and 1 <= len(it.args) <= 3 and not it.keywords and isinstance(node.target, ast.Name)
+            and not node.orelse and not _returns_inside(node.body)
+        )  # fmt: skip
+        if not plain:
+            self.generic_visit(node)
+            return node
+        rng, index = self._fresh("_fc_range"), self._fresh("_fc_index")
+        target = node.target.id
+
+        def rt(attr, *args):
+            return _call(attr, [ast.Name(a, ast.Load()) if isinstance(a, str) else a for a in args])
+
+        def assign(name, value):
+            return ast.Assign(targets=[ast.Name(name, ast.Store())], value=value)
+
+        locals_call = ast.Call(func=ast.Name("locals", ast.Load()), args=[], keywords=[])
+        prefix = [
+            assign(rng, _call("range_", [self.visit(a) for a in it.args])),
+            assign(target, rt("range_target", rng, _call("value", [locals_call, ast.Constant(target)]))),
+            assign(index, rt("range_start", rng)),
+        ]
+        body = [assign(target, rt("range_at", rng, index)), assign(index, rt("range_next", rng, index))]
+        loop = ast.While(test=rt("range_has", rng, index), body=body + list(node.body), orelse=[])
+        self.changed = True
+        return prefix + _as_list(self.visit_While(loop))
 
     def visit_If(self, node):
         inside = _load_counts(node)
@@ -318,7 +375,9 @@ def _translate(func):
     ast.fix_missing_locations(module)
     code = compile(module, filename=f"<translated {func.__qualname__}>", mode="exec")
     namespace = dict(func.__globals__)
-    namespace["__fc_rt"] = __import__(__name__, fromlist=["_"])
+    from fluidcompat.dygraph.dygraph_to_static import runtime
+
+    namespace["__fc_rt"] = runtime
     exec(code, namespace)  # noqa: S102  (the function's own source, rewritten)
     cells = [c.cell_contents for c in (func.__closure__ or ())]
     translated = namespace["__fc_factory"](*cells)
@@ -361,203 +420,3 @@ def converted_source(func) -> Tuple[bool, str]:
         return False, textwrap.dedent(inspect.getsource(func))
     except (OSError, TypeError) as e:
         raise ValueError(f"The source of {getattr(func, '__qualname__', func)!r} is not available: {e}") from None
-
-
-# -- runtime ----------------------------------------------------------------------------------------------
-def value(scope: dict, name: str):
-    return scope[name] if name in scope else _Undefined(name)
-
-
-def _static(v) -> bool:
-    """A Variable of a static program (not a dygraph VarBase)."""
-    from fluidcompat.dygraph.varbase import VarBase
-
-    return isinstance(v, framework.Variable) and not isinstance(v, VarBase)
-
-
-def _as_bool(v):
-    from fluidcompat import layers
-
-    return v if v.dtype == framework.VarType.BOOL else layers.cast(v, "bool")
-
-
-def _chain(parts, op: str, stops_on: bool):
-    """Python's ``and`` (``stops_on`` False) / ``or`` (True) over thunks, except that from the first
-    Variable of a static program on every operand is evaluated and joined by ``op``."""
-    from fluidcompat import layers
-
-    result = parts[0]()
-    for part in parts[1:]:
-        if _static(result):
-            other = part()
-            result = getattr(layers, op)(_as_bool(result), _as_bool(other) if _static(other) else _constant(other))
-        elif bool(result) == stops_on:
-            return result
-        else:
-            result = part()
-    return result
-
-
-def and_(*parts):
-    return _chain(parts, "logical_and", False)
-
-
-def or_(*parts):
-    return _chain(parts, "logical_or", True)
-
-
-def not_(v):
-    if _static(v):
-        from fluidcompat import layers
-
-        return layers.logical_not(_as_bool(v))
-    return not v
-
-
-def _constant(v):
-    from fluidcompat import layers
-
-    return layers.fill_constant([1], "bool", bool(v))
-
-
-def _leaves(v) -> list:
-    """The values inside nested lists and tuples (a returned ``(y, z)``), in order."""
-    if isinstance(v, (list, tuple)):
-        return [leaf for item in v for leaf in _leaves(item)]
-    return [v]
-
-
-def _rebuild(template, leaves):
-    if isinstance(template, (list, tuple)):
-        return type(template)(_rebuild(item, leaves) for item in template)
-    return next(leaves)
-
-
-def ifelse(pred, true_fn, false_fn, values, names):
-    """A translated ``if``: ``layers.cond`` for a Variable of a static program, else Python's if."""
-    if not _static(pred):
-        return true_fn(*values) if pred else false_fn(*values)
-    from fluidcompat import layers
-
-    outcomes = {}
-
-    def branch(fn, key):
-        def run():
-            # a Python number or bool a branch assigns follows the condition as a Variable
-            outcomes[key] = [_carry(v, n) if _number(v) else v for v, n in zip(fn(*values), names)]
-            if len(outcomes) == 2:  # both built: the names must agree before cond joins them
-                _check_branches(outcomes[True], outcomes[False], names, pred)
-            return [leaf for leaf in _leaves(outcomes[key]) if _static(leaf)] or None
-
-        return run
-
-    joined = layers.cond(_as_bool(pred), branch(true_fn, True), branch(false_fn, False))
-    if joined is None:
-        joined = []
-    elif not isinstance(joined, (list, tuple)):
-        joined = [joined]
-    joined = iter(joined)
-    leaves = iter([next(joined) if _static(leaf) else leaf for leaf in _leaves(outcomes[True])])
-    return tuple(_rebuild(value, leaves) for value in outcomes[True])
-
-
-def _check_branches(after_true, after_false, names, pred) -> None:
-    for name, a, b in zip(names, after_true, after_false):
-        shown = "the value returned" if name == _RETURN else f"'{name}'"
-        a_leaves, b_leaves = _leaves(a), _leaves(b)
-        if len(a_leaves) != len(b_leaves):
-            raise TypeError(
-                f"{shown} holds {len(a_leaves)} values after one branch of the translated if on '{pred.name}' and "
-                f"{len(b_leaves)} after the other: both branches must give it the same structure"
-            )
-        for x, y in zip(a_leaves, b_leaves):
-            if _static(x) and _static(y):
-                continue
-            if _static(x) or _static(y):
-                other = y if _static(x) else x
-                raise TypeError(
-                    f"{shown} is a Variable after one branch of the translated if on '{pred.name}' and {other!r} "
-                    "after the other: give it a Variable value in both (or before the if)"
-                )
-            if not (x is y or (not isinstance(x, _Undefined) and x == y)):
-                raise TypeError(
-                    f"{shown} is {x!r} after one branch of the translated if on '{pred.name}' and {y!r} after "
-                    "the other; a static program takes both branches, so a Python value changed in them cannot "
-                    "follow the condition: make it a Variable"
-                )
-
-
-def while_(cond_fn, body_fn, values, names):
-    """A translated ``while``: ``layers.while_loop`` over the Variables it changes when the condition
-    is a Variable of a static program, else Python's while."""
-    first = cond_fn(*values)
-    if not _static(first):
-        while first:
-            values = body_fn(*values)
-            first = cond_fn(*values)
-        return tuple(values)
-    from fluidcompat import layers
-
-    values = list(values)
-    carried = [k for k, v in enumerate(values) if _static(v)]
-    for k, v in enumerate(values):
-        if k not in carried and not isinstance(v, _Undefined):
-            carried_value = _carry(v, names[k])
-            if carried_value is not None:
-                values[k] = carried_value
-                carried.append(k)
-    carried.sort()
-
-    def full(loop_vars):
-        current = list(values)
-        for k, v in zip(carried, loop_vars):
-            current[k] = v
-        return current
-
-    def cond(*loop_vars):
-        return _as_bool(cond_fn(*full(loop_vars)))
-
-    def body(*loop_vars):
-        result = list(body_fn(*full(loop_vars)))
-        for k, (before, after) in enumerate(zip(values, result)):
-            if k not in carried and not isinstance(before, _Undefined) and after is not before:
-                raise TypeError(
-                    f"'{names[k]}' is {before!r} before the translated while and {after!r} after a pass; a loop "
-                    "of a static program cannot change a Python value: make it a Variable"
-                )
-        return [result[k] for k in carried]
-
-    if not carried:
-        raise TypeError("A translated while on a Variable condition must change at least one Variable")
-    out = layers.while_loop(cond, body, [values[k] for k in carried])
-    result = list(values)
-    for k, v in zip(carried, out):
-        result[k] = v
-    return tuple(result)
-
-
-def _number(v) -> bool:
-    return isinstance(v, (bool, int, float))
-
-
-def _carry(v, name):
-    """A Python number a translated loop changes, as a Variable (fluid made one too)."""
-    from fluidcompat import layers
-
-    if isinstance(v, bool):
-        return layers.fill_constant([1], "bool", v)
-    if isinstance(v, int):
-        return layers.fill_constant([1], "int64", v)
-    if isinstance(v, float):
-        return layers.fill_constant([1], "float32", v)
-    return None
-
-
-def __getattr__(name):
-    # fluid 1.8's scripts imported the translator from here: `from
-    # paddle.fluid.dygraph.dygraph_to_static import ProgramTranslator` (it lives in dygraph.jit)
-    if name == "ProgramTranslator":
-        from fluidcompat.dygraph.jit import ProgramTranslator
-
-        return ProgramTranslator
-    raise AttributeError(f"module 'paddle.fluid.dygraph.dygraph_to_static' (fluidcompat) has no attribute '{name}'")
