@@ -65,6 +65,7 @@ SHARED: Dict[str, Tuple[str, Tuple[str, ...]]] = {
             "one_hot_v2",
             "sequence_concat",
             "sequence_erase",
+            "sequence_enumerate",
             "sequence_expand",
             "sequence_reshape",
             "sequence_softmax",
@@ -108,6 +109,15 @@ SHARED: Dict[str, Tuple[str, Tuple[str, ...]]] = {
     "lstmp": ("Input", ("Projection", "Cell")),
     "gru": ("Input", ("Hidden",)),
     "crf_decoding": ("Emission", ("ViterbiPath",)),
+    # fused inference ops (fluidcompat_ops/fusion.py)
+    "fc": ("Input", ("Out",)),
+    "fusion_lstm": ("X", ("Hidden", "Cell", "XX")),
+    "fused_embedding_fc_lstm": ("Ids", ("Hidden", "Cell", "XX")),
+    "fusion_gru": ("X", ("Hidden", "XX")),
+    "attention_lstm": ("X", ("Hidden", "Cell")),
+    "fusion_seqexpand_concat_fc": _X_OUT,
+    "fusion_seqconv_eltadd_relu": _X_OUT,
+    "fusion_repeated_fc_relu": _X_OUT,
     "reshape2": _X_OUT,
     "expand": _X_OUT,
     "split": _X_OUT,
@@ -137,6 +147,7 @@ ONE_LEVEL: Dict[str, Tuple[str, ...]] = {
     "collect_fpn_proposals": ("FpnRois",),
     "distribute_fpn_proposals": ("MultiFpnRois",),
     "generate_mask_labels": ("MaskRois", "RoiHasMaskInt32", "MaskInt32"),
+    "fusion_seqpool_concat": ("Out",),
 }
 
 

@@ -123,7 +123,8 @@ def _sequence_pool(ins, a):
         result["MaxIndex"] = [torch.where(empty, torch.zeros_like(where), where + start).to(torch.int32)]
     else:  # FIRST, LAST
         rows = offsets[:-1] if pooltype == "FIRST" else [b - 1 for b in offsets[1:]]
-        index = torch.tensor(rows, dtype=torch.int64, device=flat.device).clamp(min=0)
+        # (an empty sequence reads any row: its result is the pad value)
+        index = torch.tensor(rows, dtype=torch.int64, device=flat.device).clamp(0, max(flat.shape[0] - 1, 0))
         pooled = flat[index] if flat.shape[0] else flat.new_zeros((n, flat.shape[1]))
     pooled = torch.where(empty, torch.full_like(pooled, a["pad_value"]), pooled)
     result["Out"] = [with_lod(pooled.reshape((n,) + tuple(x.shape[1:])), lod_of(x)[:-1])]

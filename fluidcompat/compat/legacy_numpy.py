@@ -10,7 +10,8 @@ gets its binary mode back (numpy 2 raises for it).
 ``float(a)``, ``int(a)`` and ``'%f' % a`` of an array of one element with ``ndim > 0`` (a fetched
 value, a dataset row) gave its number then; numpy 1.25 to 2.3 still do, with a DeprecationWarning that
 ``restore()`` silences (fluid 1.8 on numpy 1.19 printed nothing), and numpy 2.4 raises TypeError for
-it, which is why fluidcompat requires numpy < 2.4.
+it, which is why fluidcompat requires numpy < 2.4. ``np.array`` of ragged rows (``[[1], [2, 3]]``, or
+numbers mixed with one-element arrays) makes an object array again, as before numpy 1.24.
 """
 
 from __future__ import annotations
@@ -64,6 +65,24 @@ def _refuses_binary_fromstring() -> bool:
         return False
     except ValueError:
         return True
+
+
+def _array_of_ragged_rows(array):
+    """``np.array`` that makes an object array of ragged nested sequences (rows of different lengths,
+    a mix of numbers and one-element arrays) as numpy before 1.24 did, where numpy now raises
+    ValueError; what ``np.array`` accepts is its own. Only without an explicit ``dtype``."""
+
+    def array_(obj, *args, **kwargs):
+        try:
+            return array(obj, *args, **kwargs)
+        except ValueError as e:
+            if args or "dtype" in kwargs or "inhomogeneous" not in str(e):
+                raise
+            return array(obj, dtype=object, **kwargs)
+
+    array_.__doc__ = array.__doc__
+    array_.legacy = True
+    return array_
 
 
 def _names() -> dict:
@@ -129,4 +148,15 @@ def restore() -> list:
     if _refuses_binary_fromstring():
         np.fromstring = _fromstring_taking_bytes(np.fromstring)
         added.append("fromstring (binary mode)")
+    if not getattr(np.array, "legacy", False) and _refuses_ragged_rows():
+        np.array = _array_of_ragged_rows(np.array)
+        added.append("array (ragged rows)")
     return added
+
+
+def _refuses_ragged_rows() -> bool:
+    try:
+        np.array([[1], [1, 2]])
+        return False
+    except ValueError:
+        return True
