@@ -12,7 +12,7 @@ import numpy as np
 import torch
 
 from fluidcompat import flags, places
-from fluidcompat.dtypes import as_long_long, np_dtype, np_name, to_vartype
+from fluidcompat.dtypes import VarType, as_long_long, np_dtype, np_name, to_vartype
 from fluidcompat.executor.interpreter import PreparedBlock, UninitializedVariableError
 from fluidcompat.executor.placement import plan_block
 from fluidcompat.executor.scope import LoDTensor, Scope, global_scope, vartype_of
@@ -684,6 +684,8 @@ class Executor:
             for n in op.output_arg_names
             if (v := block._find_var_recursive(n)) is not None and v.persistable
         ]
+        # a fed persistable variable stays in the scope too, as fluid's feed op wrote it there
+        persist += [n for n in fed if (v := block.vars.get(n)) is not None and v.persistable]
         prepared = PreparedBlock(plan, keep=list(fetch_names) + persist, lod=True if fed_lod else None)
         prepared.persist_outputs = tuple(dict.fromkeys(persist))
         prepared.fetch_names = tuple(fetch_names)
@@ -823,6 +825,10 @@ def _read_externals(prepared: PreparedBlock, block, scope: Scope, env) -> None:
         if t is None:
             if n in prepared.optional_externals or _read_optionally(block, n):
                 continue  # e.g. detection_map's state before its first batch
+            var = block.vars.get(n)
+            if var is not None and var.type == VarType.LOD_TENSOR_ARRAY:
+                env[n] = []  # fluid's executor created every variable: a tensor array starts empty
+                continue
             raise _missing_input(prepared, n, block)
         env[n] = t if dev is None or t.device == dev else t.to(dev)
         if prepared.lod and sv.tensor._lod:  # a scope LoDTensor's LoD (NOTE: [LoD values] in sequence.py)
