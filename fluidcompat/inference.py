@@ -331,6 +331,11 @@ class PaddlePredictor:
     def get_output_names(self) -> List[str]:
         return [v.name for v in self._fetch_vars]
 
+    def get_input_tensor_shape(self) -> Dict[str, List[int]]:
+        """Each input's declared shape (-1 for a dimension the model leaves open)."""
+        block = self._program.global_block()
+        return {name: list(block.var(name).shape) for name in self._feed_names}
+
     def _run(self, inputs: Dict) -> list:
         """(name, array, LoD) of each output for ``inputs`` (name -> (array, LoD))."""
         from fluidcompat.executor.scope import scope_guard
