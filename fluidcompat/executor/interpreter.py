@@ -703,6 +703,18 @@ LOD_OPS = frozenset(
         "generate_mask_labels",
         "match_matrix_tensor",
         "var_conv_2d",
+        # the fused inference ops (fluidcompat_ops/fusion.py), each as fluid 1.8's ShareLoD did
+        "fc",
+        "fusion_lstm",
+        "fused_embedding_fc_lstm",
+        "fusion_gru",
+        "attention_lstm",
+        "fusion_seqexpand_concat_fc",
+        "fusion_seqconv_eltadd_relu",
+        "fusion_seqpool_concat",
+        "fusion_seqpool_cvm_concat",
+        "fusion_repeated_fc_relu",
+        "fusion_squared_mat_sub",
     }
 )
 # Ops whose output keeps no LoD although its first dimension is its input's (fluid 1.8 did not share).
