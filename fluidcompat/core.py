@@ -243,3 +243,13 @@ __all__ = [
     "is_compiled_with_cuda",
     "is_compiled_with_mkldnn",
 ]
+
+
+def __getattr__(name):
+    # fluid 1.8's core.VarBase (the dygraph tensor, ``isinstance(out, fluid.core.VarBase)``); imported
+    # when asked for, as the dygraph package imports this module
+    if name == "VarBase":
+        from fluidcompat.dygraph.varbase import VarBase
+
+        return VarBase
+    raise AttributeError(f"module 'paddle.fluid.core' (fluidcompat) has no attribute '{name}'")

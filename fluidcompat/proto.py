@@ -132,7 +132,10 @@ _LONG_LISTS = {"int64_values"}
 _BLOCK_ATTRS = {"sub_block"}
 # attributes fluid 1.8.5 declared as int64 (LONG) or vector<int64> (LONGS) on these ops (and their grads),
 # recorded from its serialized programs (tests/golden/program_desc.py and a wider sweep)
-_LONG_OF = {("arg_max", "axis"), ("arg_min", "axis"), ("lookup_table", "padding_idx"), ("space_to_depth", "blocksize")}
+_LONG_OF = {
+    ("arg_max", "axis"), ("arg_min", "axis"), ("lookup_table", "padding_idx"), ("space_to_depth", "blocksize"),
+    ("nll_loss", "ignore_index"), ("lookup_table_dequant", "padding_idx"),
+}  # fmt: skip
 _LONGS_OF = {
     ("fill_constant", "shape"), ("gaussian_random", "shape"), ("uniform_random", "shape"), ("randint", "shape"),
     ("roll", "dims"), ("roll", "shifts"), ("lookup_table", "height_sections"), ("lookup_table_v2", "height_sections"),

@@ -1,4 +1,5 @@
-"""Loss and metric ops: cross_entropy(2), softmax_with_cross_entropy, sigmoid CE, accuracy."""
+"""Loss and metric ops: cross_entropy(2), softmax_with_cross_entropy, sigmoid CE, accuracy, nll_loss,
+bce_loss, hinge_loss, modified_huber_loss."""
 
 from __future__ import annotations
 
@@ -315,3 +316,121 @@ def _acc_kernel(ins, attrs):
 
 
 register(OpDef("accuracy", ("Out", "Indices", "Label"), ("Accuracy", "Correct", "Total"), {}, _acc_infer, _acc_kernel))
+
+
+# -- nll_loss, bce_loss, hinge_loss, modified_huber_loss -------------------------------------------------
+def _nll_infer(ins, attrs):
+    x, label, w = first(ins, "X"), first(ins, "Label"), first(ins, "Weight")
+    if len(x.shape) not in (2, 4):
+        raise ValueError(f"The tensor rank of Input(X) must be 2 or 4. Received: X.shape={tuple(x.shape)}")
+    if not dims_agree(label.shape, (x.shape[0],) + tuple(x.shape[2:])):
+        raise ValueError(
+            "Label must have X's shape without the class dim (X's dim 1). "
+            f"Received: X.shape={tuple(x.shape)}, Label.shape={tuple(label.shape)}"
+        )
+    if w is not None and not dims_agree(w.shape, x.shape[1:2]):
+        raise ValueError(f"Weight must hold one value per class. Received: {tuple(w.shape)}, X.shape={tuple(x.shape)}")
+    shape = tuple(label.shape) if attrs["reduction"] == "none" else (1,)
+    return {"Out": [(shape, x.dtype)], "Total_weight": [((1,), x.dtype)]}
+
+
+def _nll_kernel(ins, attrs):
+    """-X[label] * Weight[label] per sample (0 for ignore_index), summed, averaged over the weights
+    taken (Total_weight; 0 when it is 0) or not reduced (Total_weight 0)."""
+    x, w = ins["X"][0], first(ins, "Weight")
+    lab, ignore = ins["Label"][0].long(), attrs["ignore_index"]
+    classes = x.shape[1]
+    try:
+        loss = F.nll_loss(x, lab, w, ignore_index=ignore, reduction="none")
+    except (RuntimeError, IndexError):
+        bad = lab[((lab < 0) | (lab >= classes)) & (lab != ignore)]
+        if bad.numel() == 0:
+            raise
+        first_bad = int(bad.reshape(-1)[0])
+        raise ValueError(f"label should not be out of bounds: {first_bad} not in [0, {classes})") from None
+    reduction = attrs["reduction"]
+    if reduction == "none":
+        return {"Out": [loss], "Total_weight": [x.new_zeros(1)]}
+    kept = lab != ignore
+    if w is None:
+        total_weight = kept.sum().to(x.dtype)
+    else:
+        total_weight = (w[torch.where(kept, lab, 0)] * kept).sum()
+    total = loss.sum()
+    if reduction == "mean":  # 0 when every label is ignore_index, as fluid's
+        total = total / torch.where(total_weight == 0, torch.ones_like(total_weight), total_weight)
+    result = total
+    return {"Out": [result.reshape(1)], "Total_weight": [total_weight.reshape(1)]}
+
+
+register(
+    OpDef(
+        "nll_loss",
+        ("X", "Label", "Weight"),
+        ("Out", "Total_weight"),
+        {"ignore_index": -100, "reduction": "mean"},
+        _nll_infer,
+        _nll_kernel,
+        grad=GradDef(("X", "Label", "Weight"), out_grads=("Out",), in_grads=("X",)),
+    )
+)
+
+
+def _same_shape_infer(a, b, result):
+    def infer(ins, attrs):
+        x, y = first(ins, a), first(ins, b)
+        if not dims_agree(x.shape, y.shape):
+            raise ValueError(
+                f"{a} and {b} must have the same shape. Received: {a}.shape={tuple(x.shape)}, "
+                f"{b}.shape={tuple(y.shape)}"
+            )
+        return {s: [(tuple(x.shape), x.dtype)] for s in result}
+
+    return infer
+
+
+register(
+    OpDef(
+        "bce_loss",
+        ("X", "Label"),
+        ("Out",),
+        {},
+        _same_shape_infer("X", "Label", ("Out",)),
+        # -(Label * log X + (1 - Label) * log(1 - X)), each log at least -100, as fluid's
+        lambda ins, a: {"Out": [F.binary_cross_entropy(ins["X"][0], ins["Label"][0], reduction="none")]},
+        grad=GradDef(("X", "Label"), in_grads=("X",)),
+    )
+)
+
+register(
+    OpDef(
+        "hinge_loss",
+        ("Logits", "Labels"),
+        ("Loss",),
+        {},
+        _same_shape_infer("Logits", "Labels", ("Loss",)),
+        # max(0, 1 - (2 * Labels - 1) * Logits), Labels 0 or 1
+        lambda ins, a: {"Loss": [torch.relu(1 - (2 * ins["Labels"][0] - 1) * ins["Logits"][0])]},
+        grad=GradDef(("Logits", "Labels"), out_grads=("Loss",), in_grads=("Logits",)),
+    )
+)
+
+
+def _modified_huber(ins, attrs):
+    """v = X * (2Y - 1) (IntermediateVal); Out = -4v for v < -1, (1 - v)^2 for v < 1, else 0."""
+    v = ins["X"][0] * (2 * ins["Y"][0] - 1)
+    loss = torch.where(v < -1, -4 * v, torch.where(v < 1, (1 - v) * (1 - v), torch.zeros_like(v)))
+    return {"IntermediateVal": [v], "Out": [loss]}
+
+
+register(
+    OpDef(
+        "modified_huber_loss",
+        ("X", "Y"),
+        ("IntermediateVal", "Out"),
+        {},
+        _same_shape_infer("X", "Y", ("IntermediateVal", "Out")),
+        _modified_huber,
+        grad=GradDef(("X", "Y"), in_grads=("X",)),
+    )
+)

@@ -304,6 +304,34 @@ register(
         grad=GradDef(out_grads=("Output",), in_grads=("Input", "Filter")),
     )
 )
+# fluid 1.8's conv2d_transpose with groups = channels (its own CPU kernel; the same arithmetic)
+register(
+    OpDef(
+        "depthwise_conv2d_transpose",
+        ("Input", "Filter", "Bias"),
+        ("Output",),
+        {
+            "is_test": False,
+            "output_size": [],
+            "groups": 1,
+            "dilations": [1, 1],
+            "strides": [1, 1],
+            "paddings": [0, 0],
+            "use_cudnn": False,
+            "use_mkldnn": False,
+            "fuse_relu": False,
+            "fuse_activation": "",
+            "fuse_alpha": 0.0,
+            "fuse_beta": 0.0,
+            "data_format": "NCHW",
+            "padding_algorithm": "EXPLICIT",
+            "workspace_size_MB": 512,
+        },
+        _convt_infer,
+        _convt_kernel,
+        grad=GradDef(out_grads=("Output",), in_grads=("Input", "Filter")),
+    )
+)
 
 
 # -- pool2d ----------------------------------------------------------------------------------------------

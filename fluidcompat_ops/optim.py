@@ -1,6 +1,7 @@
 """Optimizer update ops: sgd, momentum, adam, adamax, adagrad, decayed_adagrad, adadelta, rmsprop,
-ftrl, lamb, lars_momentum. Each updates its parameter and state in place (``ParamOut`` is the same
-variable as ``Param``); a SelectedRows gradient never becomes a dense table."""
+ftrl, lamb, lars_momentum, dpsgd, proximal_gd, proximal_adagrad. Each updates its parameter and state
+in place (``ParamOut`` is the same variable as ``Param``); a SelectedRows gradient never becomes a
+dense table."""
 
 from __future__ import annotations
 
@@ -477,5 +478,48 @@ register(
         {"clip": 10.0, "batch_size": 16.0, "sigma": 1.0, "seed": 0},
         None,
         _dpsgd_kernel,
+    )
+)
+
+
+def _proximal(p, prox, lr, attrs):
+    """ParamOut of the proximal optimizers: sign(prox) * max(|prox| - lr * l1, 0) / (1 + lr * l2), or
+    prox / (1 + lr * l2) without l1, written into Param."""
+    l1, l2 = attrs["l1"], attrs["l2"]
+    if l1 > 0:
+        prox = torch.sign(prox) * torch.clamp(prox.abs() - lr * l1, min=0.0)
+    return p.copy_(prox / (1.0 + lr * l2))
+
+
+def _proximal_gd_kernel(ins, attrs):
+    p, g, lr = ins["Param"][0], _dense(ins["Grad"][0]), _lr(ins).to(ins["Param"][0].dtype)
+    return {"ParamOut": [_proximal(p, p - lr * g, lr, attrs)]}
+
+
+def _proximal_adagrad_kernel(ins, attrs):
+    p, g, m = ins["Param"][0], _dense(ins["Grad"][0]), ins["Moment"][0]
+    lr = _lr(ins).to(p.dtype)
+    m.addcmul_(g, g)
+    return {"ParamOut": [_proximal(p, p - g * lr / torch.sqrt(m), lr, attrs)], "MomentOut": [m]}
+
+
+register(
+    OpDef(
+        "proximal_gd",
+        ("Param", "Grad", "LearningRate"),
+        ("ParamOut",),
+        {"l1": 0.0, "l2": 0.0},
+        None,
+        _proximal_gd_kernel,
+    )
+)
+register(
+    OpDef(
+        "proximal_adagrad",
+        ("Param", "Moment", "Grad", "LearningRate"),
+        ("ParamOut", "MomentOut"),
+        {"l1": 0.0, "l2": 0.0},
+        None,
+        _proximal_adagrad_kernel,
     )
 )

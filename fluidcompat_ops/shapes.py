@@ -142,3 +142,10 @@ def expand_paddings(paddings: Sequence[int], n: int) -> List[int]:
     if len(p) == 2 * n:
         return p
     raise ValueError(f"paddings must have {n} or {2 * n} values. Received: paddings={p}")
+
+
+def require_attrs(attrs, *names: str) -> None:
+    """fluid's error for an attribute its op maker declared without a default and the op lacks."""
+    for name in names:
+        if name not in attrs:
+            raise ValueError(f"Attribute '{name}' is required!")

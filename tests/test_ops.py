@@ -12,6 +12,7 @@ from tests.op_harness import Case, case_feed, run_case
 from tests.ops_extra_cases import EXTRA_CASES
 from tests.ops_fusion_cases import FUSION_CASES, FUSION_READS_VALUES
 from tests.ops_sequence_cases import SEQUENCE_CASES
+from tests.test_more_ops import MORE_CASES, MORE_READS_VALUES
 
 L = fluid.layers
 rng = np.random.RandomState(42)
@@ -673,7 +674,7 @@ def _check_dropout_train_big(out):
     assert 0.45 < kept.mean() < 0.55
 
 
-CASES += EXTRA_CASES + SEQUENCE_CASES + FUSION_CASES
+CASES += EXTRA_CASES + SEQUENCE_CASES + FUSION_CASES + MORE_CASES
 
 
 @pytest.mark.parametrize("case", CASES + RANDOM_CASES, ids=str)
@@ -740,7 +741,7 @@ _READS_VALUES = set(
     "fake_quantize_range_abs_max rank_attention "
     "nce_custom_dist".split()  # a seeded custom distribution reads its alias tables on the host
 )
-_READS_VALUES |= FUSION_READS_VALUES
+_READS_VALUES |= FUSION_READS_VALUES | MORE_READS_VALUES
 
 
 def meta_for_gpu(monkeypatch):

@@ -41,6 +41,14 @@ class LearningRateDecay:
         self.dtype = dtype
 
     def __call__(self):
+        from fluidcompat.dygraph import jit
+
+        if jit.in_declarative_build():  # fluid 1.8's translation called the static schedule instead
+            from fluidcompat.dygraph.dygraph_to_static.runtime import static_learning_rate
+
+            lr = static_learning_rate(self)
+            if lr is not None:
+                return lr
         lr = self.step()
         if not hasattr(lr, "numpy"):
             lr = self.create_lr_var(lr)

@@ -527,6 +527,9 @@ def _conv_padding(padding, data_format, nd=2, what="padding"):
     padding = list(padding)
     if len(padding) == nd + 2 and all(isinstance(p, (list, tuple)) for p in padding):
         spatial = padding[2:] if data_format[1] == "C" else padding[1:-1]
+        others = padding[:2] if data_format[1] == "C" else [padding[0], padding[-1]]
+        if any(list(p) != [0, 0] for p in others):  # fluid 1.8's words
+            raise ValueError(f"Non-zero {what}({padding}) in the batch or channel dimensions is not supported.")
         padding = [v for pair in spatial for v in pair]
     if len(padding) not in (nd, 2 * nd):
         raise ValueError(f"{what} must have {nd} or {2 * nd} values. Received: {what}={padding}")
@@ -682,7 +685,7 @@ def pool2d(
             f"Received pool_size: {pool_size}."
         )
     _check_format(data_format)
-    paddings, algo = _conv_padding(pool_padding, data_format)
+    paddings, algo = _conv_padding(pool_padding, data_format, what="pool_padding")
     helper = LayerHelper("pool2d", **locals())
     out = helper.create_variable_for_type_inference(input.dtype)
     ksize = [1, 1] if pool_size == -1 else _pair(pool_size, "pool_size")

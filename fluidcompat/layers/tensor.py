@@ -324,6 +324,10 @@ def concat(input, axis=0, name=None) -> Variable:
     elif isinstance(input, (list, tuple)):
         for i, each in enumerate(input):
             check_variable(each, f"input[{i}]", "concat")
+    if len(input) == 1 and input[0].type == VarType.LOD_TENSOR_ARRAY:  # fluid 1.8: its elements joined
+        from fluidcompat.layers.control_flow import tensor_array_to_tensor
+
+        return tensor_array_to_tensor(input[0], axis=axis)[0]
     helper = LayerHelper("concat", **locals())
     inputs = {"X": list(input)}
     attrs = {}
@@ -418,6 +422,10 @@ def stack(x, axis=0) -> Variable:
     helper = LayerHelper("stack", **locals())
     if isinstance(x, Variable):
         x = [x]
+    if len(x) == 1 and x[0].type == VarType.LOD_TENSOR_ARRAY:  # fluid 1.8: its elements stacked
+        from fluidcompat.layers.control_flow import tensor_array_to_tensor
+
+        return tensor_array_to_tensor(x[0], axis=axis, use_stack=True)[0]
     out = helper.create_variable_for_type_inference(x[0].dtype)
     helper.append_op(type="stack", inputs={"X": list(x)}, outputs={"Y": [out]}, attrs={"axis": axis})
     return out

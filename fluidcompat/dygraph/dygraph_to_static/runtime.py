@@ -92,11 +92,19 @@ def _rebuild(template, leaves):
     return next(leaves)
 
 
-def ifelse(pred, true_fn, false_fn, values, names):
-    """A translated ``if``: ``layers.cond`` for a Variable of a static program, else Python's if."""
+def ifelse(pred, true_fn, false_fn, values, names, lists=()):
+    """A translated ``if``: ``layers.cond`` for a Variable of a static program, else Python's if.
+    ``lists``: the names of lists the branches append to, tensor arrays under a Variable condition
+    (written in place by the branches, not joined by cond)."""
     if not _static(pred):
         return true_fn(*values) if pred else false_fn(*values)
     from fluidcompat import layers
+
+    values = _arrays_for(values, names, lists)
+    arrays = {id(v) for v in values if _is_array(v)}
+
+    def joins(leaf) -> bool:  # a Variable cond must join: not a tensor array the branch wrote in place
+        return _static(leaf) and id(leaf) not in arrays
 
     outcomes = {}
 
@@ -106,7 +114,7 @@ def ifelse(pred, true_fn, false_fn, values, names):
             outcomes[key] = [_carry(v, n) if _number(v) else v for v, n in zip(fn(*values), names)]
             if len(outcomes) == 2:  # both built: the names must agree before cond joins them
                 _check_branches(outcomes[True], outcomes[False], names, pred)
-            return [leaf for leaf in _leaves(outcomes[key]) if _static(leaf)] or None
+            return [leaf for leaf in _leaves(outcomes[key]) if joins(leaf)] or None
 
         return run
 
@@ -116,7 +124,7 @@ def ifelse(pred, true_fn, false_fn, values, names):
     elif not isinstance(joined, (list, tuple)):
         joined = [joined]
     joined = iter(joined)
-    leaves = iter([next(joined) if _static(leaf) else leaf for leaf in _leaves(outcomes[True])])
+    leaves = iter([next(joined) if joins(leaf) else leaf for leaf in _leaves(outcomes[True])])
     return tuple(_rebuild(value, leaves) for value in outcomes[True])
 
 
@@ -146,9 +154,10 @@ def _check_branches(after_true, after_false, names, pred) -> None:
                 )
 
 
-def while_(cond_fn, body_fn, values, names):
+def while_(cond_fn, body_fn, values, names, lists=()):
     """A translated ``while``: ``layers.while_loop`` over the Variables it changes when the condition
-    is a Variable of a static program, else Python's while."""
+    is a Variable of a static program, else Python's while. ``lists``: the names of lists the loop
+    appends to, tensor arrays under a Variable condition (written in place, not loop variables)."""
     first = cond_fn(*values)
     if not _static(first):
         while first:
@@ -157,14 +166,16 @@ def while_(cond_fn, body_fn, values, names):
         return tuple(values)
     from fluidcompat import layers
 
-    values = list(values)
-    carried = [k for k, v in enumerate(values) if _static(v)]
+    values = _arrays_for(values, names, lists)
+    carried = [k for k, v in enumerate(values) if _static(v) and not _is_array(v)]
+    numbers = set()  # loop variables made from Python numbers: their dtype follows the body's
     for k, v in enumerate(values):
         if k not in carried and not isinstance(v, _Undefined):
             carried_value = _carry(v, names[k])
             if carried_value is not None:
                 values[k] = carried_value
                 carried.append(k)
+                numbers.add(k)
     carried.sort()
 
     def full(loop_vars):
@@ -184,6 +195,8 @@ def while_(cond_fn, body_fn, values, names):
                     f"'{names[k]}' is {before!r} before the translated while and {after!r} after a pass; a loop "
                     "of a static program cannot change a Python value: make it a Variable"
                 )
+            if k in numbers and _static(after) and after.dtype != values[k].dtype:
+                _retype(values[k], after.dtype)  # foo.c = 5 before, a float32 Variable in the loop
         return [result[k] for k in carried]
 
     if not carried:
@@ -193,6 +206,19 @@ def while_(cond_fn, body_fn, values, names):
     for k, v in zip(carried, out):
         result[k] = v
     return tuple(result)
+
+
+def _retype(var, dtype) -> None:
+    """Make the fill_constant Variable ``var`` (a Python number carried into a loop) one of ``dtype``."""
+    block = var.block
+    for op in reversed(block.ops):
+        if op.type == "fill_constant" and var.name in op.output_arg_names:
+            op._set_attr("dtype", int(dtype))
+            value = op.attr("value")
+            integral = dtype in (framework.VarType.INT32, framework.VarType.INT64)
+            op._set_attr("str_value", str(int(value)) if integral else str(float(value)))
+            var.desc.set_dtype(dtype)
+            return
 
 
 def _number(v) -> bool:
@@ -281,3 +307,90 @@ def range_at(r, position):
 
 def range_next(r, position):
     return position + r.step if isinstance(r, _StaticRange) else position + 1
+
+
+# -- dygraph learning-rate schedules called while a declarative function builds a static program ----------
+# fluid 1.8's translation turned ``fluid.dygraph.CosineDecay(...)()`` into ``fluid.layers.cosine_decay(...)``:
+# the schedule's static counterpart, computed from the global step counter as the program runs.
+_STATIC_SCHEDULES = {
+    "CosineDecay": ("cosine_decay", ("learning_rate", "step_each_epoch", "epochs")),
+    "ExponentialDecay": ("exponential_decay", ("learning_rate", "decay_steps", "decay_rate", "staircase")),
+    "InverseTimeDecay": ("inverse_time_decay", ("learning_rate", "decay_steps", "decay_rate", "staircase")),
+    "NaturalExpDecay": ("natural_exp_decay", ("learning_rate", "decay_steps", "decay_rate", "staircase")),
+    "NoamDecay": ("noam_decay", ("d_model", "warmup_steps", "learning_rate")),
+    "PiecewiseDecay": ("piecewise_decay", ("boundaries", "values")),
+    "PolynomialDecay": ("polynomial_decay", ("learning_rate", "decay_steps", "end_learning_rate", "power", "cycle")),
+}
+
+
+def static_learning_rate(schedule):
+    """The static-graph learning rate of a dygraph schedule (``layers.<name>_decay`` with its
+    settings), or None for a schedule fluid 1.8 could not translate."""
+    found = _STATIC_SCHEDULES.get(type(schedule).__name__)
+    if found is None:
+        return None
+    from fluidcompat import layers
+
+    name, args = found
+    return getattr(layers, name)(**{a: getattr(schedule, a) for a in args})
+
+
+# -- lists appended to under a Variable condition: tensor arrays ----------------------------------------
+def _is_array(v) -> bool:
+    return _static(v) and v.type == framework.VarType.LOD_TENSOR_ARRAY
+
+
+def _arrays_for(values, names, lists) -> list:
+    """``values`` with each list named in ``lists`` (empty, or of Variables) as a tensor array."""
+    values = list(values)
+    if not lists:
+        return values
+    from fluidcompat import layers
+
+    for k, (v, n) in enumerate(zip(values, names)):
+        if n in lists and isinstance(v, list) and all(_static(e) for e in v):
+            array = layers.create_array(v[0].dtype if v else "float32")
+            for i, e in enumerate(v):
+                layers.array_write(e, layers.fill_constant([1], "int64", i), array)
+            values[k] = array
+    return values
+
+
+def _array_index(i):
+    from fluidcompat import layers
+
+    if _static(i):
+        return i if i.dtype == framework.VarType.INT64 else layers.cast(i, "int64")
+    return layers.fill_constant([1], "int64", int(i))
+
+
+def list_append(a, v):
+    """``a.append(v)``; a tensor array gets ``v`` written at its end."""
+    if _is_array(a):
+        from fluidcompat import layers
+
+        layers.array_write(v, layers.array_length(a), a)
+        return a
+    a.append(v)
+    return a
+
+
+def list_setitem(a, i, v):
+    """``a[i] = v``; in a tensor array ``v`` is written at ``i``."""
+    if _is_array(a):
+        from fluidcompat import layers
+
+        layers.array_write(v, _array_index(i), a)
+        return a
+    a[i] = v
+    return a
+
+
+# -- attributes a translated if / loop assigns (``foo.b = ...``) -----------------------------------------
+def get_attr(obj, name):
+    return getattr(obj, name) if hasattr(obj, name) else _Undefined(name)
+
+
+def set_attr(obj, name, value) -> None:
+    if not isinstance(value, _Undefined):
+        setattr(obj, name, value)

@@ -45,10 +45,18 @@ def _assigned(nodes) -> List[str]:
     """Names the statements assign (not inside nested functions or classes), in order."""
     found: Dict[str, None] = {}
 
+    attributes: Dict[str, None] = {}
+
     class Visitor(ast.NodeVisitor):
         def visit_Name(self, node):
             if isinstance(node.ctx, ast.Store):
                 found.setdefault(node.id, None)
+
+        def visit_Attribute(self, node):
+            # ``foo.b = ...`` on an object from outside: carried as a variable too (fluid 1.8 did)
+            if isinstance(node.ctx, ast.Store) and isinstance(node.value, ast.Name):
+                attributes.setdefault(f"{node.value.id}.{node.attr}", None)
+            self.generic_visit(node)
 
         def visit_FunctionDef(self, node):
             found.setdefault(node.name, None)
@@ -63,7 +71,8 @@ def _assigned(nodes) -> List[str]:
 
     for node in nodes:
         Visitor().visit(node)
-    return [n for n in found if not n.startswith("__fc_")]  # not the functions of inner translations
+    names = [n for n in found if not n.startswith("__fc_")]  # not the functions of inner translations
+    return names + [a for a in attributes if a.split(".")[0] not in found]
 
 
 def _escapes(nodes) -> bool:
@@ -80,16 +89,39 @@ def _call(attr: str, args) -> ast.Call:
     return ast.Call(func=ast.Attribute(ast.Name("__fc_rt", ast.Load()), attr, ast.Load()), args=args, keywords=[])
 
 
+def _param(name: str) -> str:
+    """The parameter a carried name takes in a translated branch or loop (``foo.b``: ``__fc_attr_foo__b``)."""
+    return name if "." not in name else "__fc_attr_" + name.replace(".", "__")
+
+
+def _attr_call(attr: str, name: str, *extra) -> ast.Call:
+    obj, field = name.split(".")
+    return _call(attr, [ast.Name(obj, ast.Load()), ast.Constant(field), *extra])
+
+
 def _current_values(names) -> ast.Tuple:
-    """``(__fc_rt.value(locals(), 'a'), ...)``: each name's value now, or an _Undefined."""
+    """``(__fc_rt.value(locals(), 'a'), __fc_rt.get_attr(foo, 'b'), ...)``: each carried name's value
+    now, or an _Undefined."""
     locals_call = ast.Call(func=ast.Name("locals", ast.Load()), args=[], keywords=[])
-    return ast.Tuple([_call("value", [locals_call, ast.Constant(n)]) for n in names], ast.Load())
+    return ast.Tuple(
+        [_attr_call("get_attr", n) if "." in n else _call("value", [locals_call, ast.Constant(n)]) for n in names],
+        ast.Load(),
+    )
+
+
+def _prologue(params) -> list:
+    """Statements giving the carried attributes their parameters' values."""
+    return [ast.Expr(_attr_call("set_attr", n, ast.Name(_param(n), ast.Load()))) for n in params if "." in n]
 
 
 def _function(name, params, body, returns) -> ast.FunctionDef:
-    args = ast.arguments(posonlyargs=[], args=[ast.arg(p) for p in params], kwonlyargs=[], kw_defaults=[], defaults=[])
-    result = ast.Return(ast.Tuple([ast.Name(n, ast.Load()) for n in returns], ast.Load()))
-    return ast.FunctionDef(name=name, args=args, body=list(body) + [result], decorator_list=[], returns=None)
+    args = ast.arguments(
+        posonlyargs=[], args=[ast.arg(_param(p)) for p in params], kwonlyargs=[], kw_defaults=[], defaults=[]
+    )
+    values = [_attr_call("get_attr", n) if "." in n else ast.Name(n, ast.Load()) for n in returns]
+    result = ast.Return(ast.Tuple(values, ast.Load()))
+    body = _prologue(params) + list(body) + [result]
+    return ast.FunctionDef(name=name, args=args, body=body, decorator_list=[], returns=None)
 
 
 def _load_counts(node) -> Dict[str, int]:
@@ -105,6 +137,14 @@ class _Translator(ast.NodeTransformer):
         self.count = 0
         self.changed = False
         self.loads = _load_counts(fdef)  # of the function as written
+        # names the function gives a list display (``a = []``)
+        self.lists = {
+            t.id
+            for n in _walk_local(fdef)
+            if isinstance(n, ast.Assign) and isinstance(n.value, ast.List)
+            for t in n.targets
+            if isinstance(t, ast.Name)
+        }
 
     def _fresh(self, kind: str) -> str:
         self.count += 1
@@ -195,7 +235,7 @@ class _Translator(ast.NodeTransformer):
         names = [
             n
             for n in _assigned(node.body + node.orelse)
-            if n.startswith("_fc_") or self.loads.get(n, 0) > inside.get(n, 0)
+            if n.startswith("_fc_") or "." in n or self.loads.get(n, 0) > inside.get(n, 0)
         ]
         true_name, false_name = self._fresh("true"), self._fresh("false")
         true_fn = _function(true_name, names, node.body, names)
@@ -203,10 +243,11 @@ class _Translator(ast.NodeTransformer):
         call = _call(
             "ifelse",
             [self._condition(node.test), ast.Name(true_name, ast.Load()), ast.Name(false_name, ast.Load()),
-             _current_values(names), ast.Tuple([ast.Constant(n) for n in names], ast.Load())],
+             _current_values(names), ast.Tuple([ast.Constant(n) for n in names], ast.Load()),
+             self._list_names(names)],
         )  # fmt: skip
         self.changed = True
-        return [true_fn, false_fn, self._assign(names, call)]
+        return [true_fn, false_fn] + _as_list(self._assign(names, call))
 
     def visit_While(self, node):
         prefix = []
@@ -219,24 +260,57 @@ class _Translator(ast.NodeTransformer):
         names = _assigned(node.body)
         cond_name, body_name = self._fresh("cond"), self._fresh("body")
         cond_fn = ast.FunctionDef(
-            name=cond_name, args=_function("x", names, [], []).args, body=[ast.Return(self._condition(node.test))],
-            decorator_list=[], returns=None,
+            name=cond_name, args=_function("x", names, [], []).args,
+            body=_prologue(names) + [ast.Return(self._condition(node.test))], decorator_list=[], returns=None,
         )  # fmt: skip
         body_fn = _function(body_name, names, node.body, names)
         call = _call(
             "while_",
             [ast.Name(cond_name, ast.Load()), ast.Name(body_name, ast.Load()), _current_values(names),
-             ast.Tuple([ast.Constant(n) for n in names], ast.Load())],
+             ast.Tuple([ast.Constant(n) for n in names], ast.Load()), self._list_names(names)],
         )  # fmt: skip
         self.changed = True
-        return prefix + [cond_fn, body_fn, self._assign(names, call)]
+        return prefix + [cond_fn, body_fn] + _as_list(self._assign(names, call))
 
     @staticmethod
     def _assign(names, call):
         if not names:
             return ast.Expr(call)
-        target = ast.Tuple([ast.Name(n, ast.Store()) for n in names], ast.Store())
-        return ast.Assign(targets=[target], value=call)
+        target = ast.Tuple([ast.Name(_param(n), ast.Store()) for n in names], ast.Store())
+        return [ast.Assign(targets=[target], value=call)] + _prologue(names)
+
+    # lists a translated if / loop appends to (``a = []`` ... ``a.append(x)``): the statements as
+    # assignments of the list, so that it is carried, and a runtime that makes it a tensor array
+    # when the condition is a Variable (fluid 1.8's translation made such lists tensor arrays)
+    def visit_Expr(self, node):
+        self.generic_visit(node)
+        call = node.value
+        if (
+            isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) and call.func.attr == "append"
+            and isinstance(call.func.value, ast.Name) and call.func.value.id in self.lists
+            and len(call.args) == 1 and not call.keywords
+        ):  # fmt: skip
+            name = call.func.value.id
+            self.changed = True
+            value = _call("list_append", [ast.Name(name, ast.Load()), call.args[0]])
+            return ast.Assign(targets=[ast.Name(name, ast.Store())], value=value)
+        return node
+
+    def visit_Assign(self, node):
+        self.generic_visit(node)
+        target = node.targets[0] if len(node.targets) == 1 else None
+        if (
+            isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name)
+            and target.value.id in self.lists and not isinstance(target.slice, (ast.Slice, ast.Tuple))
+        ):  # fmt: skip
+            name = target.value.id
+            self.changed = True
+            value = _call("list_setitem", [ast.Name(name, ast.Load()), target.slice, node.value])
+            return ast.Assign(targets=[ast.Name(name, ast.Store())], value=value)
+        return node
+
+    def _list_names(self, names) -> ast.Tuple:
+        return ast.Tuple([ast.Constant(n) for n in names if n in self.lists], ast.Load())
 
 
 _RETURN = "_fc_return_value"
