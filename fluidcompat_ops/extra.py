@@ -398,7 +398,10 @@ _op("cross", ("X", "Y"), ("Out",), {"dim": -100}, same_as(), _cross)
 
 def _dist(ins, a):
     d = (ins["X"][0] - ins["Y"][0]).reshape(-1)
-    return {"Out": [torch.linalg.vector_norm(d, ord=a["p"]).reshape(1)]}
+    norm = torch.linalg.vector_norm(d, ord=a["p"]).reshape(1)
+    if a["p"] == 0 and d.requires_grad:  # the count of non-zeros: zero gradients, as fluid's dist_grad gave
+        norm = norm + (d * 0).sum()
+    return {"Out": [norm]}
 
 
 _op("dist", ("X", "Y"), ("Out",), {"p": 2.0}, lambda ins, a: out("Out", (1,), first(ins, "X").dtype), _dist)
@@ -2982,8 +2985,8 @@ def _hsigmoid(ins, a):
     pre = pre.clamp(-40.0, 40.0) * valid.to(x.dtype)
     # fluid 1.8 sums softplus over every step, so a path shorter than the longest adds log(2) per
     # missing step; kept for the same values
-    loss = torch.log1p(torch.exp(pre)) - bit * pre
-    return {"Out": [loss.sum(1, keepdim=True)], "PreOut": [pre]}
+    soft = torch.log1p(torch.exp(pre))  # PreOut, as fluid kept it: after its soft relu
+    return {"Out": [(soft - bit * pre).sum(1, keepdim=True)], "PreOut": [soft]}
 
 
 def _hsigmoid_infer(ins, a):

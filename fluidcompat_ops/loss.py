@@ -31,13 +31,21 @@ def _ce_infer(two):
         x, label = first(ins, "X"), first(ins, "Label")
         _check_label(x, label, attrs.get("soft_label", False))
         yshape = tuple(x.shape[:-1]) + (1,)
-        res = {"Y": [(yshape, x.dtype)]}
+        res = {"Y": [(yshape if two else _y_shape(x.shape, label.shape), x.dtype)]}
         if two:
             res["XShape"] = [((0,) + tuple(x.shape), x.dtype)]
             res["MatchX"] = [(yshape, x.dtype)]
         return res
 
     return infer
+
+
+def _y_shape(xshape, label_shape):
+    """cross_entropy's Y: X's shape with the last dim 1, or the label's shape where the label has one
+    dim fewer than X (fluid 1.8.5's; cross_entropy2 keeps the last dim 1)."""
+    if len(label_shape) == len(xshape) - 1:
+        return tuple(label_shape)
+    return tuple(xshape[:-1]) + (1,)
 
 
 def _bad_label(lab, classes, ignore_index):
@@ -134,7 +142,8 @@ def _ce_kernel(ins, attrs):
     x, label = ins["X"][0], ins["Label"][0]
     if attrs["soft_label"]:
         return {"Y": [-(label * _tolerable_log(x)).sum(dim=-1, keepdim=True)]}
-    return {"Y": [_hard_ce(x, label, attrs["ignore_index"])[0]]}
+    y = _hard_ce(x, label, attrs["ignore_index"])[0]
+    return {"Y": [y.reshape(label.shape) if label.dim() == x.dim() - 1 else y]}
 
 
 def _ce_grad(ins, attrs):

@@ -1038,6 +1038,8 @@ def image_resize(
     elif isinstance(scale, Variable):
         ins["Scale"] = [scale]
     else:
+        if not isinstance(scale, (int, float)):  # fluid 1.8.5's check and text
+            raise TypeError("Attr(scale)'s type should be float, int or Variable.")
         if float(scale) <= 0:
             raise ValueError("Attr(scale) should be greater than zero.")
         attrs["scale"] = float(scale)
