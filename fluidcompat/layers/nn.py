@@ -70,6 +70,8 @@ def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=Non
     dtype = helper.input_dtype()
     mul_results = []
     for x, pattr in zip(inputs, attrs):
+        if num_flatten_dims == -1:  # all but the last dim, as fluid 1.8.5 (taken from the first input on)
+            num_flatten_dims = len(x.shape) - 1
         if num_flatten_dims >= len(x.shape) or num_flatten_dims < 1:
             raise ValueError(
                 f"num_flatten_dims must be in [1, rank(input)). Received: num_flatten_dims={num_flatten_dims}, "
