@@ -41,7 +41,7 @@ def convert_dtype(dtype) -> str:
     return np_name(dtype)
 
 
-def check_dtype(value, arg: str, allowed, api: str) -> None:
+def check_dtype(value, arg: str, allowed, api: str, extra: str = "") -> None:
     """fluid's check of a dtype (a variable's, or a layer's ``dtype`` argument): ``allowed`` shows in
     the message as given (a list, or a tuple where fluid's layer wrote one). Skipped in dygraph mode,
     as fluid 1.8 skipped it."""
@@ -51,7 +51,7 @@ def check_dtype(value, arg: str, allowed, api: str) -> None:
     if name == "float16":  # fluid 1.8's warning, whatever the place
         warnings.warn(f"The data type of '{arg}' in {api} only support float16 in GPU now. ", stacklevel=2)
     if name not in allowed:
-        raise TypeError(f"The data type of '{arg}' in {api} must be {allowed!r}, but received {name}. ")
+        raise TypeError(f"The data type of '{arg}' in {api} must be {allowed!r}, but received {name}. {extra}")
 
 
 def is_activation(op_type: str) -> bool:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from fluidcompat.dtypes import VarType
 from fluidcompat.framework import layer
-from fluidcompat.layer_helper import LayerHelper, check_variable, refuse_false
+from fluidcompat.layer_helper import LayerHelper, check_dtype, check_variable, refuse_false
 from fluidcompat.layers.extra import _one
 from fluidcompat.layers.rnn import swap_batch_time
 from fluidcompat_ops.sequence import POOL_TYPES
@@ -162,7 +162,8 @@ def sequence_concat(input, name=None):
     if not isinstance(input, (list, tuple)) or not input:
         raise TypeError(f"sequence_concat: input must be a non-empty list of Variables. Received: {input!r}")
     for i, v in enumerate(input):
-        _checked(v, f"input[{i}]", "sequence_concat")
+        _checked(v, f"input[{i}]", "fluid.layers.sequence_concat")
+        check_dtype(v.dtype, f"input[{i}]", ["int64", "float32", "float64"], "fluid.layers.sequence_concat")
     return _seq_op("sequence_concat", {"X": list(input)}, name=name)
 
 
