@@ -207,6 +207,7 @@ CASES = [
     G("clip", lambda a: L.clip(a, -0.9, 0.8), {"a": A}),
     G("norm", lambda a: L.l2_normalize(a, axis=1), {"a": A}),
     G("top_k", lambda a: raw("top_k", {"X": [a]}, {"Out": "float64", "Indices": "int64"}, {"k": 2})[0], {"a": A}),
+    G("argsort", lambda a: L.argsort(a, axis=1, descending=True)[0], {"a": A}),
     G("cast", lambda a: L.cast(a, "float64") * 3.0, {"a": A}),
     G("assign", lambda a: L.assign(a) * 2.0, {"a": A}),
     G("slice", lambda a: L.slice(a, axes=[1], starts=[1], ends=[3]), {"a": A}),

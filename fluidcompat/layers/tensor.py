@@ -161,7 +161,7 @@ def ones_like(x, out=None) -> Variable:
 @layer
 def assign(input, output=None) -> Variable:
     """Copy a Variable (op ``assign``) or a numpy array (op ``assign_value``) into ``output``; fluid
-    1.8.5's checks and texts for any other input or dtype."""
+    1.8.5's checks and texts for the dtypes it refused."""
     helper = LayerHelper("assign", **locals())
     if isinstance(input, Variable):
         check_dtype(
@@ -174,15 +174,19 @@ def assign(input, output=None) -> Variable:
         if output is None:  # not ``output or``: a dygraph VarBase of several values has no truth value
             output = helper.create_variable_for_type_inference(dtype=input.dtype)
         helper.append_op(type="assign", inputs={"X": [input]}, outputs={"Out": [output]})
-    elif isinstance(input, np.ndarray):
-        if input.dtype.name not in ("bool", "float32", "int32", "int64"):
+    elif isinstance(input, (np.ndarray, list, tuple, float, int, bool)):
+        # (fluidcompat also takes lists, numbers and float64 arrays, as float32: fluid 1.8.5 refused them)
+        arr = np.asarray(input)
+        if arr.dtype == np.float64:
+            arr = arr.astype("float32")
+        if arr.dtype.name not in ("bool", "float32", "int32", "int64"):
             raise TypeError(
                 "When the type of 'input' in assign is numpy.ndarray, the data type of 'input' must be bool, "
-                f"float32, int32 or int64, but received {input.dtype.name}."
+                f"float32, int32 or int64, but received {arr.dtype.name}."
             )
-        vt = to_vartype(input.dtype)
+        vt = to_vartype(arr.dtype)
         output = output or helper.create_variable_for_type_inference(dtype=vt)
-        helper.append_op(type="assign_value", outputs={"Out": [output]}, attrs=assign_value_attrs(input, vt))
+        helper.append_op(type="assign_value", outputs={"Out": [output]}, attrs=assign_value_attrs(arr, vt))
     else:
         raise TypeError(
             f"The type of 'input' in assign must be (<class 'paddle.fluid.framework.Variable'>, <class "
