@@ -8,7 +8,7 @@ import functools
 
 from fluidcompat import unique_name
 from fluidcompat.dtypes import VarType, np_name
-from fluidcompat.framework import Variable, default_main_program, layer
+from fluidcompat.framework import Variable, default_main_program, in_dygraph_mode, layer
 from fluidcompat.layer_helper import LayerHelper, check_dtype, check_variable
 from fluidcompat.layers import utils as nest
 
@@ -478,6 +478,28 @@ def while_loop(cond, body, loop_vars, is_test=False, name=None):
         raise TypeError(f"The type of 'loop_vars' in while_loop must be (list, tuple), but received {type(loop_vars)}.")
     if len(loop_vars) == 0:
         raise ValueError("loop_vars in while_loop should not be empty")
+    if in_dygraph_mode():  # fluid 1.8 ran the loop in Python over the values
+        now = cond(*loop_vars)
+        while bool(now.numpy().reshape(-1)[0]):
+            outs = body(*loop_vars)
+            outs = list(outs) if isinstance(outs, (list, tuple)) else [outs]
+            if len(outs) != len(loop_vars):
+                raise ValueError(
+                    "body in while_loop should return the same arity (length and structure) and types as loop_vars"
+                )
+            now, loop_vars = cond(*outs), outs
+        return loop_vars
+    if any(isinstance(v, (list, tuple)) for v in loop_vars):  # nested loop variables, as fluid 1.8 took them
+        from fluidcompat.layers.utils import flatten, pack_sequence_as
+
+        structure = list(loop_vars)
+
+        def flat_body(*flat):
+            outs = body(*pack_sequence_as(structure, list(flat)))
+            return flatten(list(outs) if isinstance(outs, (list, tuple)) else [outs])
+
+        flat = while_loop(lambda *f: cond(*pack_sequence_as(structure, list(f))), flat_body, flatten(structure))
+        return pack_sequence_as(structure, list(flat))
     pre_cond = cond(*loop_vars)
     if not isinstance(pre_cond, Variable):
         raise TypeError(
