@@ -332,8 +332,12 @@ class TracedLayer:
 # call is traced (NOTE: [Program tracing]) so that ``ProgramTranslator.save_inference_model`` can save
 # it, and refuses where the call's Python read a value (its branch would be fixed in the program).
 # Built in static-graph mode (``get_func``, ``get_program``, ``dygraph_to_static_func``) the function
-# runs translated (dygraph_to_static.py): an ``if`` / ``while`` on a Variable builds cond / while_loop;
-# a Variable condition it leaves alone is an error naming it.
+# runs translated (dygraph_to_static/translator.py, runtime.py): an ``if`` / ``while`` / conditional
+# expression / ``for ... in range(...)`` on a Variable builds cond / while_loop, ``x.numpy()`` of a
+# Variable is ``x``, a list appended to under a Variable condition is a tensor array, dygraph layers
+# make static parameters and learning-rate schedules fluid's static ones; a Variable condition it
+# leaves alone is an error naming it. fluid 1.8's own analysis modules of that package (utils,
+# static_analysis, ...) are there under their fluid names for the code that imports them.
 
 
 def _original(func):
