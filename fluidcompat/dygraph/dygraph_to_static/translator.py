@@ -15,7 +15,10 @@ that ``return`` or ``yield``, loops with ``else``, ``for`` loops over anything b
 and functions whose source is not available. ``for i in range(...)`` becomes a while over the
 range (a while op when the range's bounds are Variables); ``a if c else b`` becomes a cond on a
 Variable ``c``; ``x.numpy()`` of a Variable of a static program is ``x`` itself, as fluid 1.8's
-translation dropped it. Torch-free.
+translation dropped it. A list the function makes (``a = []``) and appends to or assigns an item of
+inside a translated if / loop is carried as a variable, and becomes a tensor array under a Variable
+condition; an attribute of an outside object assigned there (``foo.b = ...``) is carried too.
+Torch-free.
 """
 
 from __future__ import annotations
