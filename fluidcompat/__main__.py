@@ -27,6 +27,7 @@ LEGACY_PACKAGES = {
     "graphviz": "graphviz",
     "objgraph": "objgraph",
     "astor": "astor",
+    "gast": "gast",
     "nltk": "nltk",
     "rarfile": "rarfile",
 }

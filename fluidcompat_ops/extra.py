@@ -18,6 +18,8 @@ import numpy as np
 from fluidcompat_ops.math import _unary, same_int_dtype
 from fluidcompat_ops.nn import (
     _avg_pooled,
+    _convt_sizes,
+    convt_nd,
     _bn_infer,
     _bn_kernel,
     _conv_pads,
@@ -112,14 +114,16 @@ def _channels_first(kernel, infer, slot, outs, attr, last):
     input: NHWC, NDHWC) from its channels-first ones: ``slot``'s input with its last dim moved to 1, the outputs in
     ``outs`` with their dim 1 moved last (torch's convolutions and pools want channels first)."""
 
+    lasts = (last,) if isinstance(last, str) else tuple(last)
+
     def run(ins, a):
-        if a[attr] != last:
+        if a[attr] not in lasts:
             return kernel(ins, a)
         res = kernel(dict(ins, **{slot: [ins[slot][0].movedim(-1, 1)]}), a)
         return {k: [v.movedim(1, -1) for v in vs] if k in outs else vs for k, vs in res.items()}
 
     def shape(ins, a):
-        if a[attr] != last:
+        if a[attr] not in lasts:
             return infer(ins, a)
         x = first(ins, slot)
         dims = list(x.shape)
@@ -1670,28 +1674,12 @@ _op(
 
 
 def _conv3d_transpose(ins, a):
-    x, w = ins["Input"][0], ins["Filter"][0]
-    y = F.conv_transpose3d(x, w, None, list(a["strides"]), list(a["paddings"]), 0, a["groups"], list(a["dilations"]))
-    size = list(a["output_size"])
-    if size and list(y.shape[2:]) != size:
-        extra = [s - d for s, d in zip(size, y.shape[2:])]
-        y = F.conv_transpose3d(
-            x, w, None, list(a["strides"]), list(a["paddings"]), extra, a["groups"], list(a["dilations"])
-        )
-    return {"Output": [y]}
+    return {"Output": [convt_nd(ins["Input"][0], ins["Filter"][0], a)]}
 
 
 def _conv3d_transpose_infer(ins, a):
     x, w = first(ins, "Input"), first(ins, "Filter")
-    if a["output_size"]:
-        dims = list(a["output_size"])
-    else:
-        dims = [
-            (x.shape[2 + i] - 1) * a["strides"][i] - 2 * a["paddings"][i] + a["dilations"][i] * (w.shape[2 + i] - 1) + 1
-            if x.shape[2 + i] >= 0
-            else -1
-            for i in range(3)
-        ]
+    dims = list(a["output_size"]) or _convt_sizes(a, list(x.shape[2:5]), list(w.shape[2:5]))[0]
     return out("Output", [x.shape[0], w.shape[1] * a["groups"]] + dims, x.dtype)
 
 
@@ -1710,7 +1698,10 @@ register(
             "padding_algorithm": "EXPLICIT",
             "use_cudnn": True,
         },
-        *_channels_first(_conv3d_transpose, _conv3d_transpose_infer, "Input", ("Output",), "data_format", "NDHWC"),
+        # (fluid's layer writes NHWC / NCHW for 3-D data too)
+        *_channels_first(
+            _conv3d_transpose, _conv3d_transpose_infer, "Input", ("Output",), "data_format", ("NDHWC", "NHWC")
+        ),
         grad=GradDef(out_grads=("Output",)),
     )
 )

@@ -280,16 +280,25 @@ def _convt_infer(ins, attrs):
     return out("Output", _with_hw(x.shape, fmt, cout, sizes[0], sizes[1]), x.dtype)
 
 
-def _convt_kernel(ins, attrs):
-    fmt = attrs["data_format"]
-    x, w = _to_nchw(ins["Input"][0], fmt), ins["Filter"][0]
+def convt_nd(x, w, attrs):
+    """A transposed conv of channels-first ``x`` (2-D or 3-D) with fluid's paddings (explicit pairs, SAME,
+    VALID) and ``output_size``: torch's full transposed conv, cropped (or padded) to the wanted size."""
+    nd = x.dim() - 2
     sizes, p = _convt_sizes(attrs, list(x.shape[2:]), list(w.shape[2:]))
     want = list(attrs["output_size"]) or sizes
-    y = F.conv_transpose2d(x, w, None, attrs["strides"], 0, 0, attrs["groups"] or 1, _dil(attrs))
-    extra = [max(0, p[0] + want[0] - (y.shape[2] - p[1])), max(0, p[2] + want[1] - (y.shape[3] - p[3]))]
-    if extra[0] or extra[1]:
-        y = F.pad(y, [0, extra[1], 0, extra[0]])
-    y = y[:, :, p[0] : p[0] + want[0], p[2] : p[2] + want[1]]
+    conv = F.conv_transpose2d if nd == 2 else F.conv_transpose3d
+    y = conv(x, w, None, list(attrs["strides"]), 0, 0, attrs["groups"] or 1, _dil(attrs))
+    pad = []
+    for i in reversed(range(nd)):  # (F.pad takes the last dim first)
+        pad += [0, max(0, p[2 * i] + want[i] - (y.shape[2 + i] - p[2 * i + 1]))]
+    if any(pad):
+        y = F.pad(y, pad)
+    return y[(slice(None), slice(None)) + tuple(slice(p[2 * i], p[2 * i] + want[i]) for i in range(nd))]
+
+
+def _convt_kernel(ins, attrs):
+    fmt = attrs["data_format"]
+    y = convt_nd(_to_nchw(ins["Input"][0], fmt), ins["Filter"][0], attrs)
     return {"Output": [_from_nchw(y, fmt)]}
 
 

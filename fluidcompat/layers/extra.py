@@ -1218,16 +1218,17 @@ def conv3d_transpose(
     refuse_false(param_attr, "param_attr", "in conv3d_transpose")
     last = data_format == "NDHWC"
     spatial = input.shape[1:4] if last else input.shape[2:5]
+    paddings, algo = _conv_padding(padding, data_format, 3)
+    strides, dilations = _triple(stride, "stride"), _triple(dilation, "dilation")
     if filter_size is None:
         if output_size is None:
             raise ValueError("output_size must be set when filter_size is None")
-        out3, s, p, d = (
-            _triple(output_size, "output_size"),
-            _triple(stride, "stride"),
-            _triple(padding, "padding"),
-            _triple(dilation, "dilation"),
-        )
-        filter_size = [(out3[i] - (spatial[i] - 1) * s[i] + 2 * p[i] - 1) // d[i] + 1 for i in range(3)]
+        out3 = _triple(output_size, "output_size")
+        pads = paddings if len(paddings) == 6 else [v for v in paddings for _ in (0, 1)]
+        filter_size = [
+            (out3[i] - (spatial[i] - 1) * strides[i] + pads[2 * i] + pads[2 * i + 1] - 1) // dilations[i] + 1
+            for i in range(3)
+        ]
     helper = LayerHelper("conv3d_transpose", act=act, name=name, param_attr=param_attr, bias_attr=bias_attr)
     groups = groups or 1
     w = helper.create_parameter(
@@ -1242,12 +1243,13 @@ def conv3d_transpose(
         outputs={"Output": [pre]},
         attrs={
             "output_size": _triple(output_size, "output_size") if output_size is not None else [],
-            "strides": _triple(stride, "stride"),
-            "paddings": _triple(padding, "padding"),
-            "dilations": _triple(dilation, "dilation"),
+            "strides": strides,
+            "paddings": paddings,
+            "padding_algorithm": algo,
+            "dilations": dilations,
             "groups": groups,
             "use_cudnn": use_cudnn,
-            "data_format": data_format,
+            "data_format": "NHWC" if last else "NCHW",  # (fluid 1.8.5's attribute for 3-D data too)
         },
     )
     return helper.append_activation(channel_bias(helper, pre, data_format))
