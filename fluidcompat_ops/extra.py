@@ -18,17 +18,17 @@ import numpy as np
 from fluidcompat_ops.math import _unary, same_int_dtype
 from fluidcompat_ops.nn import (
     _avg_pooled,
-    _convt_sizes,
-    convt_nd,
     _bn_infer,
     _bn_kernel,
     _conv_pads,
+    _convt_sizes,
     _cover_pad,
     _dil,
     _max_pad,
     _pads,
     _pool_geometry,
     _pool_out,
+    convt_nd,
 )
 from fluidcompat_ops.registry import GradDef, OpDef, lookup, register
 from fluidcompat_ops.sequence import _last_level, _padded, lengths_of, lod_of, offsets_of, with_lod
