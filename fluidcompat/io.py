@@ -109,6 +109,12 @@ def is_belong_to_optimizer(var) -> bool:
     return not (isinstance(var, Parameter) or var.need_check_feed) and is_persistable(var)
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def _atomic_write(path: str, data: bytes) -> None:
     """Write ``data`` to ``path`` so that an interrupted write leaves the old file (or none)."""
     directory = os.path.dirname(os.path.abspath(path))
@@ -119,6 +125,7 @@ def _atomic_write(path: str, data: bytes) -> None:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_umask())  # the mode open() would give (mkstemp's is 0600)
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

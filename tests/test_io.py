@@ -225,6 +225,22 @@ def test_save_inference_model_leaves_the_program(tmp_path):
     assert str(fluid.default_main_program()) == before
 
 
+def test_saved_files_take_the_umask_mode(tmp_path):
+    """Model files are made as open() makes them (0644 under umask 022, as fluid 1.8.5's), not
+    mkstemp's 0600: a model folder shared with another account stays readable."""
+    exe, z, _, _ = build_net()
+    old = os.umask(0o022)
+    try:
+        fio.save_inference_model(str(tmp_path / "m"), ["x"], [z], exe)
+        os.umask(0o027)
+        fio.save_persistables(exe, str(tmp_path / "p"))
+    finally:
+        os.umask(old)
+    modes = {p.name: p.stat().st_mode & 0o777 for p in (tmp_path / "m").iterdir()}
+    assert "__model__" in modes and set(modes.values()) == {0o644}
+    assert {p.stat().st_mode & 0o777 for p in (tmp_path / "p").iterdir()} == {0o640}
+
+
 def test_a_lod_tensor_file_keeps_its_lod_both_ways(tmp_path):
     """A parameter file fluid 1.8.5 wrote from a LoDTensor (lengths [2, 3]): load_vars keeps its LoD in
     the scope, save_vars writes the same bytes back, and layers.load gives a value with that LoD
