@@ -555,7 +555,7 @@ register(
     OpDef(
         "batch_norm",
         ("X", "Scale", "Bias", "Mean", "Variance", "MomentumTensor"),
-        ("Y", "MeanOut", "VarianceOut", "SavedMean", "SavedVariance"),
+        ("Y", "MeanOut", "VarianceOut", "SavedMean", "SavedVariance", "ReserveSpace"),
         {
             "momentum": 0.9,
             "epsilon": 1e-5,

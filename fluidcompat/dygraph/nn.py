@@ -11,7 +11,7 @@ from fluidcompat.dtypes import VarType
 from fluidcompat.dygraph.layers import Layer
 from fluidcompat.dygraph.varbase import VarBase
 from fluidcompat.initializer import ConstantInitializer, NormalInitializer
-from fluidcompat.layer_helper import refuse_false
+from fluidcompat.layer_helper import check_dtype, check_variable, refuse_false
 from fluidcompat.layers.extra import nce_custom_dist_tables, sparse_mode_notice
 from fluidcompat.layers.nn import append_batch_norm, bn_statistics
 from fluidcompat.param_attr import ParamAttr
@@ -369,6 +369,8 @@ class BatchNorm(Layer):
         }
 
     def forward(self, input):
+        check_variable(input, "input", "BatchNorm")  # (fluid 1.8.5's checks, when building a static program)
+        check_dtype(input.dtype, "input", ["float16", "float32", "float64"], "BatchNorm")
         attrs = dict(self._attrs, is_test=not self.training)
         out = append_batch_norm(
             self._helper, input, self.weight, self.bias, self._mean, self._variance, attrs, self._dtype
