@@ -31,7 +31,7 @@ def _ce_infer(two):
         x, label = first(ins, "X"), first(ins, "Label")
         _check_label(x, label, attrs.get("soft_label", False))
         yshape = tuple(x.shape[:-1]) + (1,)
-        res = {"Y": [(yshape if two else _y_shape(x.shape, label.shape), x.dtype)]}
+        res = {"Y": [(_y_shape(x.shape, label.shape), x.dtype)]}
         if two:
             res["XShape"] = [((0,) + tuple(x.shape), x.dtype)]
             res["MatchX"] = [(yshape, x.dtype)]
@@ -42,7 +42,7 @@ def _ce_infer(two):
 
 def _y_shape(xshape, label_shape):
     """cross_entropy's Y: X's shape with the last dim 1, or the label's shape where the label has one
-    dim fewer than X (fluid 1.8.5's; cross_entropy2 keeps the last dim 1)."""
+    dim fewer than X (fluid 1.8.5's, for cross_entropy2's Y too; its MatchX keeps the last dim 1)."""
     if len(label_shape) == len(xshape) - 1:
         return tuple(label_shape)
     return tuple(xshape[:-1]) + (1,)
@@ -156,8 +156,9 @@ def _ce_grad(ins, attrs):
 
 
 def _ce2_kernel(ins, attrs):
-    x = ins["X"][0]
-    y, match = _hard_ce(x, ins["Label"][0], attrs["ignore_index"])
+    x, label = ins["X"][0], ins["Label"][0]
+    y, match = _hard_ce(x, label, attrs["ignore_index"])
+    y = y.reshape(label.shape) if label.dim() == x.dim() - 1 else y
     return {"Y": [y], "MatchX": [match], "XShape": [x.new_empty((0,) + tuple(x.shape))]}
 
 
