@@ -3602,10 +3602,12 @@ def _filter_by_instag(ins, a):
     dev = x.device
     if not kept:
         empty = torch.full((1,) + tuple(x.shape[1:]), float(a["out_val_if_empty"]), dtype=x.dtype, device=dev)
-        return {
+        if x.requires_grad:  # its gradient: zeros for every row of Ins, as fluid's grad kernel gave
+            empty = empty + x[:1] * 0
+        return {  # (fluid's IndexMap then: one row [0, 1, 1])
             "Out": [with_lod(empty, [[0, 1]])],
             "LossWeight": [with_lod(torch.zeros((1, 1), dtype=torch.float32, device=dev), [[0, 1]])],
-            "IndexMap": [torch.zeros((0, 3), dtype=torch.int64, device=dev)],
+            "IndexMap": [with_lod(torch.tensor([[0, 1, 1]], dtype=torch.int64, device=dev), [[0, 1]])],
         }
     rows, index_map, lengths = [], [], []
     for i in kept:
@@ -3614,12 +3616,11 @@ def _filter_by_instag(ins, a):
         rows += range(s, e)
         lengths.append(e - s)
     out_t = x[torch.tensor(rows, dtype=torch.int64, device=dev)]
+    ones = [offsets_of([1] * len(kept))]  # one row per kept instance (fluid's LoD of both)
     return {
         "Out": [with_lod(out_t, [offsets_of(lengths)])],
-        "LossWeight": [
-            with_lod(torch.ones((len(kept), 1), dtype=torch.float32, device=dev), [offsets_of([1] * len(kept))])
-        ],
-        "IndexMap": [torch.tensor(index_map, dtype=torch.int64, device=dev).reshape(-1, 3)],
+        "LossWeight": [with_lod(torch.ones((len(kept), 1), dtype=torch.float32, device=dev), ones)],
+        "IndexMap": [with_lod(torch.tensor(index_map, dtype=torch.int64, device=dev).reshape(-1, 3), ones)],
     }
 
 

@@ -438,6 +438,8 @@ class Executor:
                 raise TypeError(
                     f"Executor.run expects a Program or CompiledProgram. Received: {type(program).__name__}"
                 )
+            if any(b._unsynced for b in program.blocks):  # ops made through block.desc.append_op(): as fluid
+                program._sync_with_cpp()  # ran its C++ program, they run without an explicit sync
             ops = program.global_block().ops
             if ops and ops[0].type == "listen_and_serv":  # a parameter server's program (its only op)
                 from fluidcompat.transpiler import rpc
