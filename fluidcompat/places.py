@@ -43,6 +43,15 @@ class Place:
     def is_cuda_pinned_place(self) -> bool:
         return isinstance(self, CUDAPinnedPlace)
 
+    def _type(self) -> int:
+        """fluid's place kind number: 0 for a GPU, 1 for the CPU, 2 for pinned host memory."""
+        target = self.place if isinstance(self, GenericPlace) else self
+        return {CUDAPlace: 0, CPUPlace: 1, CUDAPinnedPlace: 2}[type(target)]
+
+    def _equals(self, other: "Place") -> bool:
+        """Whether ``other`` is the same place (a ``core.Place`` compares as the place it holds)."""
+        return self == other
+
 
 class CPUPlace(Place):
     """The host CPU."""

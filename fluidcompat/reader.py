@@ -222,6 +222,22 @@ def multiprocess_reader(readers, use_pipe=True, queue_size=1000):
     return reader
 
 
+_KEEP_DATA_LOADER_ORDER = True
+
+
+def keep_data_loader_order(*args):
+    """fluid 1.8's switch: with no argument, whether DataLoaders keep their batches in the
+    generator's order across places; with one bool, sets it. Loaders here always keep the order, which
+    is one of the orders an unordered loader may give."""
+    global _KEEP_DATA_LOADER_ORDER
+    if not args:
+        return _KEEP_DATA_LOADER_ORDER
+    if len(args) != 1 or not isinstance(args[0], bool):
+        raise TypeError(f"keep_data_loader_order takes one bool, got {args!r}")
+    _KEEP_DATA_LOADER_ORDER = args[0]
+    return None
+
+
 def default_collate_fn(batch):
     """Samples (tuples of fields) -> one stacked numpy array per field."""
     first = batch[0]
@@ -329,7 +345,16 @@ class _GeneratorLoader:
                 "Data source of DataLoader has not set yet: call set_sample_generator, "
                 "set_sample_list_generator or set_batch_generator first"
             )
-        return self._iterate()
+        self._reset()  # a new pass starts from the generator's beginning
+        self._live = self._iterate()
+        return self._live
+
+    def _reset(self) -> None:
+        """Ends the pass in progress (one left by a ``break``): its generator is closed, so the next
+        iteration reads the data source from its start."""
+        live, self._live = getattr(self, "_live", None), None
+        if live is not None:
+            live.close()
 
     def _iterate(self):
         names = self._names()
