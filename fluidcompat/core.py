@@ -1,7 +1,7 @@
 """``fluid.core``: the names scripts reach for in fluid's C++ module."""
 
 from fluidcompat import flags
-from fluidcompat.dtypes import VarType
+from fluidcompat.descs import BlockDesc, OpDesc, ProgramDesc, VarDesc
 from fluidcompat.executor.interpreter import EnforceNotMet
 from fluidcompat.executor.scope import LoDTensor, Scope, ScopeVariable, Tensor
 from fluidcompat.framework import EMPTY_VAR_NAME, GRAD_VAR_SUFFIX, TEMP_VAR_NAME, OpRole
@@ -29,12 +29,6 @@ from fluidcompat.places import GenericPlace as Place
 from fluidcompat.proto import AttrType
 from fluidcompat_ops import registry
 from fluidcompat_ops.python import EOFException
-
-
-class VarDesc:
-    """Holds ``VarDesc.VarType`` as ``core.VarDesc.VarType.FP32`` spells it."""
-
-    VarType = VarType
 
 
 def get_cuda_device_count() -> int:
@@ -211,6 +205,9 @@ Variable = ScopeVariable
 __all__ = [
     "LoDTensorArray",
     "AttrType",
+    "BlockDesc",
+    "OpDesc",
+    "ProgramDesc",
     "GlobalVarGetterSetterRegistry",
     "globals",
     "has_grad_op_maker",
@@ -252,4 +249,8 @@ def __getattr__(name):
         from fluidcompat.dygraph.varbase import VarBase
 
         return VarBase
+    if name in ("Dataset", "Fleet"):  # fluid's core.Dataset / core.Fleet (fluid.DatasetFactory's C++ side)
+        from fluidcompat import fluid_dataset
+
+        return {"Dataset": fluid_dataset.CoreDataset, "Fleet": fluid_dataset.CoreFleet}[name]
     raise AttributeError(f"module 'paddle.fluid.core' (fluidcompat) has no attribute '{name}'")

@@ -13,11 +13,11 @@ import sys
 import warnings
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from fluidcompat import desc_order, places, unique_name
+from fluidcompat import desc_order, descs, places, unique_name
 from fluidcompat.dtypes import VarType, np_name, to_vartype
 from fluidcompat.lod_levels import share_lod_level
 from fluidcompat_ops import registry
-from fluidcompat_ops.protos import get_op_proto
+from fluidcompat_ops.protos import get_op_proto, has_proto
 
 GRAD_VAR_SUFFIX = "@GRAD"
 TEMP_VAR_NAME = "@TEMP@"
@@ -176,8 +176,8 @@ class Variable:
         self._shape = _shape_tuple(shape)
 
     @property
-    def desc(self) -> "VarDesc":
-        return VarDesc(self)
+    def desc(self) -> "descs.VarDesc":
+        return descs.VarDesc(self)
 
     @property
     def ndim(self) -> int:
@@ -350,9 +350,9 @@ class Operator:
         return attr_kind(name, self.attr(name), like, self.type)
 
     @property
-    def desc(self) -> "OpDesc":
+    def desc(self) -> "descs.OpDesc":
         """The op as fluid's ``core.OpDesc`` showed it (methods, not properties)."""
-        return OpDesc(self)
+        return descs.OpDesc(self)
 
     def all_attrs(self) -> Dict[str, Any]:
         return dict(self.attrs)
@@ -424,7 +424,6 @@ class Block:
         self.backward_block_idx = -1
         self.vars: Dict[str, Variable] = {}
         self.ops: List[Operator] = []
-        self._unsynced: List[Operator] = []  # ops made through ``desc.append_op()`` (Program._sync_with_cpp)
         # the variables as fluid's C++ block would have taken them in: (name, added) in turn
         # (NOTE: [Variable order] in fluidcompat/desc_order.py)
         self._desc_log: List[Tuple[str, bool]] = []
@@ -447,8 +446,8 @@ class Block:
         self.vars = {n: self.vars[n] for n in [*order, *self.vars]}
 
     @property
-    def desc(self) -> _BlockDesc:
-        return _BlockDesc(self)
+    def desc(self) -> "descs.BlockDesc":
+        return descs.BlockDesc(self)
 
     @property
     def parent_block(self) -> Optional["Block"]:
@@ -589,6 +588,10 @@ class Block:
                         glob.vars[v.name] = v._copy_to(glob)
 
     def _make_op(self, type: str, inputs, outputs, attrs) -> Operator:
+        if type is None:  # fluid 1.8.5's texts, for a type fluid did not know either
+            raise ValueError("`type` to initialized an Operator can not be None.")
+        if not registry.has(type) and not has_proto(type):
+            raise ValueError(f'Operator "{type}" has not been registered.')
         opdef = registry.lookup(type)
         self._adopt_foreign_inputs(inputs)
         ins = _normalize_slots(type, "input", opdef.inputs, inputs)
@@ -662,7 +665,9 @@ class Block:
             if v is not None:
                 v.op = op
 
-    def append_op(self, type: str, inputs=None, outputs=None, attrs=None, stop_gradient: bool = False) -> Operator:
+    def append_op(
+        self, type: str = None, inputs=None, outputs=None, attrs=None, stop_gradient: bool = False
+    ) -> Operator:
         if _dygraph_tracer_ is not None:
             return _dygraph_tracer_.trace_op(type, inputs, outputs, attrs, stop_gradient)
         op = self._make_op(type, inputs, outputs, attrs)
@@ -724,9 +729,19 @@ class Block:
     __repr__ = to_string
 
 
+def _fluid_slots(op_type: str, kind: str) -> set:
+    """The input or output slot names of fluid 1.8.5's proto of ``op_type`` (none for a type it lacked)."""
+    if not has_proto(op_type):
+        return set()
+    proto = get_op_proto(op_type)
+    return {v.name for v in (proto.inputs if kind == "input" else proto.outputs)}
+
+
 def _normalize_slots(op_type: str, kind: str, known: Sequence[str], given) -> Dict[str, List[str]]:
     result: Dict[str, List[str]] = {slot: [] for slot in known}
     for slot, value in (given or {}).items():
+        if slot not in result and slot in _fluid_slots(op_type, kind):
+            result[slot] = []  # a slot fluid's op declared that fluidcompat's never fills (batch_norm's ReserveSpace)
         if slot not in result:
             raise ValueError(
                 f"Op '{op_type}' has no {kind} slot '{slot}'. Expected one of {list(known)}, received: {slot!r}"
@@ -752,200 +767,6 @@ def _normalize_slots(op_type: str, kind: str, known: Sequence[str], given) -> Di
     return result
 
 
-class OpDesc:
-    """An Operator seen through fluid's ``core.OpDesc`` interface (``op.desc``, the
-    ``__current_op_desc__`` of append_backward's callbacks): ``type()``, ``input(slot)``,
-    ``output_arg_names()``, ``attr(name)``, ``_set_attr(name, value)`` ... act on the op itself."""
-
-    def __init__(self, op: Operator) -> None:
-        self._op = op
-
-    def type(self) -> str:
-        return self._op.type
-
-    def set_type(self, op_type: str) -> None:
-        self._op.type = op_type
-        self._op.block.program._bump()
-
-    def input(self, slot: str) -> List[str]:
-        return self._op.input(slot)
-
-    def output(self, slot: str) -> List[str]:
-        return self._op.output(slot)
-
-    def input_names(self) -> List[str]:
-        return self._op.input_names
-
-    def output_names(self) -> List[str]:
-        return self._op.output_names
-
-    def input_arg_names(self) -> List[str]:
-        return self._op.input_arg_names
-
-    def output_arg_names(self) -> List[str]:
-        return self._op.output_arg_names
-
-    def set_input(self, slot: str, names: List[str]) -> None:
-        self._op.inputs[slot] = list(names)
-        self._op.block.program._bump()
-
-    def set_output(self, slot: str, names: List[str]) -> None:
-        self._op.outputs[slot] = list(names)
-        self._op.block.program._bump()
-
-    def attr_names(self) -> List[str]:
-        return self._op.attr_names
-
-    def has_attr(self, name: str) -> bool:
-        return self._op.has_attr(name)
-
-    def attr(self, name: str) -> Any:
-        return self._op.attr(name)
-
-    def attr_type(self, name: str):
-        return self._op.attr_type(name)
-
-    def _set_attr(self, name: str, value: Any) -> None:
-        self._op._set_attr(name, value)
-
-    set_attr = _set_attr
-
-    def _rename_input(self, old: str, new: str) -> None:
-        self._op._rename_input(old, new)
-
-    def _rename_output(self, old: str, new: str) -> None:
-        self._op._rename_output(old, new)
-
-    def copy_from(self, other: "OpDesc") -> None:
-        """Make this op a copy of ``other`` (type, slots, attributes)."""
-        src, op = other._op, self._op
-        op.type, op._def = src.type, src._def
-        op.inputs = {k: list(v) for k, v in src.inputs.items()}
-        op.outputs = {k: list(v) for k, v in src.outputs.items()}
-        op.attrs = dict(src.attrs)
-        if op.block is not None:
-            op.block.program._bump()
-
-    def infer_shape(self, block_desc=None) -> None:
-        """Infer the outputs' shapes and dtypes again from the inputs' (done when the op was appended)."""
-        if self._op.block is not None:
-            self._op.block._infer(self._op)
-
-    def infer_var_type(self, block_desc=None) -> None:
-        """Output variable types follow from the op when it is appended; nothing is left to infer."""
-
-
-class VarDesc:
-    """A Variable seen through fluid's ``core.VarDesc`` (``var.desc``, ``block.desc.var(name)``):
-    getters and setters that act on the variable itself."""
-
-    def __init__(self, var: Variable) -> None:
-        self._var = var
-
-    def name(self) -> str:
-        return self._var.name
-
-    def shape(self) -> List[int]:
-        return list(self._var.shape)
-
-    def set_shape(self, shape) -> None:
-        self._var._shape = _shape_tuple(shape)
-        self._var.block.program._bump()
-
-    def dtype(self) -> VarType:
-        return self._var.dtype
-
-    def set_dtype(self, dtype) -> None:
-        self._var._dtype = to_vartype(dtype)
-        self._var.block.program._bump()
-
-    def lod_level(self) -> int:
-        return self._var.lod_level
-
-    def set_lod_level(self, level: int) -> None:
-        self._var._lod_level = int(level)
-
-    def type(self) -> VarType:
-        return self._var.type
-
-    def set_type(self, type: VarType) -> None:
-        self._var.type = VarType(int(type))
-        self._var.block.program._bump()
-
-    def persistable(self) -> bool:
-        return self._var.persistable
-
-    def set_persistable(self, persistable: bool) -> None:
-        self._var.persistable = bool(persistable)
-        self._var.block.program._bump()
-
-    def need_check_feed(self) -> bool:
-        return self._var.need_check_feed
-
-    def set_need_check_feed(self, need: bool) -> None:
-        self._var.need_check_feed = bool(need)
-
-
-def _desc_name(name) -> str:
-    return name.decode() if isinstance(name, bytes) else name
-
-
-class _BlockDesc:
-    """A Block seen through fluid's ``core.BlockDesc``: ``append_op()`` gives an empty op desc to fill
-    (``copy_from``, ``set_type``, ``set_input`` ...) that joins the block's ops at the program's
-    ``_sync_with_cpp()``."""
-
-    def __init__(self, block: "Block") -> None:
-        self._block = block
-
-    def id(self) -> int:
-        return self._block.idx
-
-    def parent(self) -> int:
-        return self._block.parent_idx
-
-    def op_size(self) -> int:
-        return len(self._block.ops)
-
-    def op(self, index: int) -> "OpDesc":
-        return self._block.ops[index].desc
-
-    def has_var(self, name) -> bool:
-        return _desc_name(name) in self._block.vars
-
-    def var(self, name) -> VarDesc:
-        """The block's variable of this name, made (as fluid's VarDesc: a LoDTensor of float32) if absent."""
-        name = _desc_name(name)
-        v = self._block.vars.get(name)
-        return (v if v is not None else self._block.create_var(name=name)).desc
-
-    def find_var(self, name) -> Optional[VarDesc]:
-        v = self._block.vars.get(_desc_name(name))
-        return None if v is None else v.desc
-
-    def find_var_recursive(self, name) -> Optional[VarDesc]:
-        v = self._block._find_var_recursive(_desc_name(name))
-        return None if v is None else v.desc
-
-    def all_vars(self) -> List[VarDesc]:
-        return [v.desc for v in self._block.vars.values()]
-
-    def append_op(self) -> "OpDesc":
-        op = Operator(self._block, "", {}, {}, {}, None)
-        self._block._unsynced.append(op)
-        return op.desc
-
-
-class _ProgramDesc:
-    def __init__(self, program: "Program") -> None:
-        self._program = program
-
-    def serialize_to_string(self) -> bytes:
-        from fluidcompat import proto
-
-        return proto.program_to_bytes(self._program)
-
-
 _global_seed = 0  # Program.global_seed's: the random_seed of new programs
 
 
@@ -965,18 +786,18 @@ class Program:
         self._op_role_var: List[str] = []
         self._is_test = False
         self._pipeline_opt: Optional[dict] = None  # PipelineOptimizer's sections
+        self._desc_dirty = False  # ops made or changed through the desc API wait for _sync_with_cpp
 
     def _sync_with_cpp(self) -> None:
-        """Append to their blocks the ops made through ``block.desc.append_op()``."""
+        """Complete the ops made or changed through the desc API (``block.desc.append_op()``, ``set_type``,
+        ``copy_from``): their op definitions, and their outputs' links."""
         for block in self.blocks:
-            for op in block._unsynced:
-                if op._def is None:
+            for op in block.ops:
+                if op._def is None and op.type and registry.has(op.type):
                     op._def = registry.lookup(op.type)
-                block.ops.append(op)
-                block._link_outputs(op)
-            if block._unsynced:
-                block._unsynced = []
-                self._bump()
+                    block._link_outputs(op)
+        self._desc_dirty = False
+        self._bump()
 
     def _bump(self) -> None:
         self._version += 1
@@ -1079,9 +900,9 @@ class Program:
         return io._program_from_records(proto.parse_program(bytes(binary_str)))
 
     @property
-    def desc(self) -> "_ProgramDesc":
-        """The parts of fluid's ProgramDesc that scripts use: ``serialize_to_string()``."""
-        return _ProgramDesc(self)
+    def desc(self) -> "descs.ProgramDesc":
+        """The program as fluid's ``core.ProgramDesc`` (``block(i)``, ``serialize_to_string()``, ...)."""
+        return descs.ProgramDesc(self)
 
     def _names_used(self) -> set:
         """The names of the variables the program's ops read or write."""
@@ -1157,6 +978,8 @@ class Program:
         """Copy the program; ``for_test=True`` drops backward and optimizer ops and sets ``is_test``."""
         p = Program()
         p.random_seed = self.random_seed
+        if not for_test:  # the copy's next backward pass renames what earlier ones made (fluid 1.8.5's)
+            p._appending_grad_times = getattr(self, "_appending_grad_times", 0)
         p.blocks = []
         for b in self.blocks:
             nb = Block(p, b.idx, b.parent_idx)

@@ -246,7 +246,11 @@ for _name in ("conv2d", "depthwise_conv2d"):
             _conv_infer,
             _conv_kernel,
             grad=GradDef(
-                ("Input", "Filter"), out_grads=("Output",), in_grads=("Input", "Filter"), kernel=_conv_grad_kernel
+                ("Input", "Filter"),
+                out_grads=("Output",),
+                in_grads=("Input", "Filter"),
+                kernel=_conv_grad_kernel,
+                double=True,  # aten.convolution_backward is differentiable (fluid's conv2d_grad_grad)
             ),  # fmt: skip
         )
     )
@@ -555,7 +559,7 @@ register(
     OpDef(
         "batch_norm",
         ("X", "Scale", "Bias", "Mean", "Variance", "MomentumTensor"),
-        ("Y", "MeanOut", "VarianceOut", "SavedMean", "SavedVariance", "ReserveSpace"),
+        ("Y", "MeanOut", "VarianceOut", "SavedMean", "SavedVariance"),
         {
             "momentum": 0.9,
             "epsilon": 1e-5,

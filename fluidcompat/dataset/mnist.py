@@ -9,7 +9,7 @@ import numpy as np
 
 from fluidcompat.dataset.common import data_file
 
-__all__ = ["train", "test"]
+__all__ = ["train", "test", "fetch"]
 
 URL_PREFIX = "http://yann.lecun.com/exdb/mnist/"
 TRAIN_IMAGE, TRAIN_LABEL = "train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz"
@@ -47,3 +47,9 @@ def test():
     return reader_creator(
         data_file("mnist", TEST_IMAGE, URL_PREFIX + TEST_IMAGE), data_file("mnist", TEST_LABEL, URL_PREFIX + TEST_LABEL)
     )
+
+
+def fetch():
+    """Make sure the four idx files are in the dataset cache (fluid downloaded them here)."""
+    for name in (TRAIN_IMAGE, TRAIN_LABEL, TEST_IMAGE, TEST_LABEL):
+        data_file("mnist", name, URL_PREFIX + name)

@@ -307,8 +307,6 @@ class Executor:
             raise RuntimeError("dataset is need and should be initialized")
         if not isinstance(dataset, DatasetBase):
             raise TypeError(f"dataset must come from fluid.DatasetFactory().create_dataset. Received: {type(dataset)}")
-        if fetch_handler is not None:
-            raise NotImplementedError("fetch_handler is not supported by fluidcompat; use fetch_list and fetch_info")
         fetch_list = list(fetch_list or [])
         names = [v.name if isinstance(v, Variable) else str(v) for v in fetch_list]
         labels = list(fetch_info) if fetch_info is not None else names
@@ -323,6 +321,19 @@ class Executor:
             step = functools.partial(SectionRunner(program, self, names).run, scope=scope)
         else:
             step = functools.partial(self.run, program, fetch_list=names, scope=scope, return_numpy=False)
+        if fetch_handler is not None:  # called every period_secs while the batches run (fluid_dataset)
+            from fluidcompat.executor.scope import global_scope
+            from fluidcompat.fluid_dataset import FetchHandlerMonitor
+
+            monitor = FetchHandlerMonitor(scope if scope is not None else global_scope(), fetch_handler)
+            monitor.start()
+            try:
+                return self._run_batches(dataset, step, names, labels, print_period)
+            finally:
+                monitor.stop()
+        return self._run_batches(dataset, step, names, labels, print_period)
+
+    def _run_batches(self, dataset, step, names, labels, print_period):
         global _DATASET_BATCHES
         for feed in dataset._feeds(self.place):
             got = step(feed=feed)
@@ -438,8 +449,8 @@ class Executor:
                 raise TypeError(
                     f"Executor.run expects a Program or CompiledProgram. Received: {type(program).__name__}"
                 )
-            if any(b._unsynced for b in program.blocks):  # ops made through block.desc.append_op(): as fluid
-                program._sync_with_cpp()  # ran its C++ program, they run without an explicit sync
+            if program._desc_dirty:  # ops made through the desc API: as fluid ran its C++ program, they run
+                program._sync_with_cpp()  # without an explicit sync
             ops = program.global_block().ops
             if ops and ops[0].type == "listen_and_serv":  # a parameter server's program (its only op)
                 from fluidcompat.transpiler import rpc
