@@ -24,7 +24,7 @@ import numpy as np
 from fluidcompat.dtypes import VarType, np_name
 from fluidcompat.framework import Variable
 
-__all__ = ["DatasetFactory", "InMemoryDataset", "QueueDataset"]
+__all__ = ["DatasetFactory", "InMemoryDataset", "QueueDataset", "FileInstantDataset"]
 
 _VALUE_TYPES = {VarType.INT64: int, VarType.INT32: int, VarType.FP32: float, VarType.FP64: float}
 
@@ -42,11 +42,90 @@ def _pipe_env() -> dict:
     return env
 
 
+class CoreDataset:
+    """fluid's ``core.Dataset(name)`` (``dataset.dataset`` of a Python dataset): the settings the C++
+    dataset held, each with its getter. Reading is done by the Python datasets here, so the calls
+    that drove fluid's readers (``merge_by_lineid``, ``generate_local_tables_unlock``, ...) only
+    record what they were given."""
+
+    def __init__(self, name="MultiSlotDataset"):
+        self.name = name
+        self._thread_num, self._trainer_num = 1, 1
+        self._filelist: List[str] = []
+        self._hdfs_config = ("", "")
+        self._download_cmd = ""
+        self._settings: dict = {}
+
+    def set_thread_num(self, thread_num):
+        self._thread_num = int(thread_num)
+
+    def get_thread_num(self):
+        return self._thread_num
+
+    def set_trainer_num(self, trainer_num):
+        self._trainer_num = int(trainer_num)
+
+    def get_trainer_num(self):
+        return self._trainer_num
+
+    def set_filelist(self, filelist):
+        self._filelist = list(filelist)
+
+    def get_filelist(self):
+        return list(self._filelist)
+
+    def set_hdfs_config(self, fs_name, fs_ugi):
+        self._hdfs_config = (fs_name, fs_ugi)
+
+    def get_hdfs_config(self):
+        return self._hdfs_config
+
+    def set_download_cmd(self, download_cmd):
+        self._download_cmd = download_cmd
+
+    def get_download_cmd(self):
+        return self._download_cmd
+
+    def __getattr__(self, name):
+        # the other setters of fluid's core.Dataset (set_merge_by_lineid, set_fea_eval, set_queue_num,
+        # set_generate_unique_feasigns, ...) and its reader-driving calls: recorded, nothing to run
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if name in _CORE_DATASET_CALLS:
+            return lambda *args: self._settings.__setitem__(name, args)
+        raise AttributeError(f"'core.Dataset' (fluidcompat) has no attribute '{name}'")
+
+
+_CORE_DATASET_CALLS = frozenset(
+    "set_merge_by_lineid merge_by_lineid set_fea_eval slots_shuffle set_queue_num set_parse_ins_id "
+    "set_parse_content set_parse_logkey set_merge_by_sid set_enable_pv_merge set_generate_unique_feasigns "
+    "generate_local_tables_unlock set_fleet_send_batch_size set_fleet_send_sleep_seconds "
+    "set_preload_thread_num set_data_feed_desc set_current_phase create_readers destroy_readers "
+    "create_preload_readers destroy_preload_readers create_channel dynamic_adjust_channel_num "
+    "dynamic_adjust_readers_num".split()
+)
+
+
+class CoreFleet:
+    """fluid's ``core.Fleet()``, the client of a pslib parameter server. With no parameter server (as in
+    fluid 1.8.5's own CPU build) its configuration calls do nothing and ``get_cache_threshold`` is 0.0."""
+
+    def set_client2client_config(self, request_timeout_ms, connect_timeout_ms, max_retry):
+        return None
+
+    def get_cache_threshold(self, table_id):
+        return 0.0
+
+
 class DatasetFactory:
-    """``DatasetFactory().create_dataset("InMemoryDataset" | "QueueDataset")``."""
+    """``DatasetFactory().create_dataset("InMemoryDataset" | "QueueDataset" | "FileInstantDataset")``."""
 
     def create_dataset(self, datafeed_class="QueueDataset"):
-        classes = {"QueueDataset": QueueDataset, "InMemoryDataset": InMemoryDataset}
+        classes = {
+            "QueueDataset": QueueDataset,
+            "InMemoryDataset": InMemoryDataset,
+            "FileInstantDataset": FileInstantDataset,
+        }
         if datafeed_class not in classes:
             raise ValueError(f"datafeed class {datafeed_class} does not exist")
         return classes[datafeed_class]()
@@ -56,8 +135,15 @@ class DatasetBase:
     """What both datasets share: the slots, the files, the batch size."""
 
     _drops_zero_feasigns = False
+    # whether a dense slot's line may give a multiple of its row's values (InMemoryDataset: fluid 1.8.5's
+    # in-memory data feed concatenated them, one LoD offset per instance)
+    _dense_counts_free = False
+    _core_name = "MultiSlotDataset"
 
     def __init__(self):
+        self.dataset = CoreDataset(self._core_name)
+        self.parse_ins_id = False
+        self.parse_content = False
         self.pipe_command = "cat"
         self.batch_size = 1
         self.thread_num = 1
@@ -78,9 +164,11 @@ class DatasetBase:
     def set_thread(self, thread_num):
         """Recorded; fluidcompat reads and trains in one thread."""
         self.thread_num = thread_num
+        self.dataset.set_thread_num(thread_num)
 
     def set_filelist(self, filelist):
         self.filelist = list(filelist)
+        self.dataset.set_filelist(filelist)
 
     def set_use_var(self, var_list):
         """The slots, in the order a line gives them: Variables of int64/int32 (ids) or float32/float64."""
@@ -97,12 +185,20 @@ class DatasetBase:
     def set_hdfs_config(self, fs_name, fs_ugi):
         """Recorded; files are read with the pipe command (give one that reads HDFS paths)."""
         self.hdfs_config = (fs_name, fs_ugi)
+        self.dataset.set_hdfs_config(fs_name, fs_ugi)
+
+    def set_download_cmd(self, download_cmd):
+        """Recorded (``dataset.dataset.get_download_cmd()``); files are read with the pipe command."""
+        self.dataset.set_download_cmd(download_cmd)
 
     def set_rank_offset(self, rank_offset):
         self.rank_offset = rank_offset
 
     def set_fea_eval(self, record_candidate_size, fea_eval=True):
-        self.fea_eval = (record_candidate_size, fea_eval)
+        """Enables ``slots_shuffle`` (``record_candidate_size`` is recorded)."""
+        self.fea_eval = bool(fea_eval)
+        self.record_candidate_size = record_candidate_size
+        self.dataset.set_fea_eval(fea_eval, record_candidate_size)
 
     def desc(self) -> str:
         """The data feed's description, as text."""
@@ -146,6 +242,14 @@ class DatasetBase:
             raise ValueError("set_use_var must name the slots before the dataset is read")
         tokens = text.split()
         pos, instance = 0, []
+        for flag, what in ((self.parse_ins_id, "ins id"), (self.parse_content, "content")):
+            if flag:  # fluid's parse_ins_id / parse_content: a count of 1, then a string, before the slots
+                if tokens[pos : pos + 1] != ["1"] or len(tokens) < pos + 2:
+                    raise ValueError(
+                        f"'{path}' line {line_no}: expected the {what} as '1 <{what}>' before the slots, found "
+                        f"{tokens[pos : pos + 2] or 'the line end'}"
+                    )
+                pos += 2
         for var in self.use_vars:
             where = f"'{path}' line {line_no}, slot '{var.name}'"
             try:
@@ -166,7 +270,7 @@ class DatasetBase:
                 raise ValueError(f"{where}: the values {values} are not all {var.dtype.name} numbers") from None
             if var.lod_level == 0:
                 row = int(np.prod([d for d in var.shape[1:]])) if len(var.shape) > 1 else 1
-                if count != row:
+                if count != row and not (self._dense_counts_free and count % row == 0):
                     raise ValueError(
                         f"{where}: a dense slot of shape {list(var.shape)} takes {row} values per instance, "
                         f"the line gives {count}"
@@ -233,7 +337,9 @@ class DatasetBase:
         gave a dense slot as its LoD (seen when it is fetched and printed)."""
         lods = {}
         for var in self.use_vars:
-            if var.lod_level == 0:
+            if var.lod_level == 0 and hasattr(feed[var.name], "lod"):  # rows of uneven counts (_feed)
+                lods[var.name] = feed[var.name].lod()
+            elif var.lod_level == 0:
                 rows, row = feed[var.name].shape[0], int(np.prod(feed[var.name].shape[1:]))
                 lods[var.name] = [[i * row for i in range(rows + 1)]]
         return lods
@@ -244,10 +350,20 @@ class DatasetBase:
         feed = {}
         for k, var in enumerate(self.use_vars):
             dtype = np_name(var.dtype)
-            if var.lod_level == 0:
+            counts = [len(inst[k]) for inst in batch]
+            row = int(np.prod(var.shape[1:])) if len(var.shape) > 1 else 1
+            if var.lod_level == 0 and all(c == row for c in counts):
                 feed[var.name] = np.array([inst[k] for inst in batch], dtype).reshape(
                     [len(batch)] + list(var.shape[1:])
                 )
+            elif var.lod_level == 0:  # instances of several rows: concatenated, per instance a LoD offset
+                from fluidcompat.executor.scope import LoDTensor
+
+                data = np.array([v for inst in batch for v in inst[k]], dtype).reshape([-1] + list(var.shape[1:]))
+                t = LoDTensor()
+                t.set(data, place)
+                t._lod = [np.cumsum([0] + counts).tolist()]  # offsets of values, as fluid's data feed gave
+                feed[var.name] = t
             else:
                 values = [v for inst in batch for v in inst[k]]
                 lengths = [len(inst[k]) for inst in batch]
@@ -260,6 +376,7 @@ class InMemoryDataset(DatasetBase):
     """The instances loaded into memory (``load_into_memory``), then shuffled if asked and batched."""
 
     _drops_zero_feasigns = True
+    _dense_counts_free = True
 
     def __init__(self):
         super().__init__()
@@ -308,6 +425,39 @@ class InMemoryDataset(DatasetBase):
     def set_fleet_send_sleep_seconds(self, fleet_send_sleep_seconds=0):
         self.fleet_send_sleep_seconds = fleet_send_sleep_seconds
 
+    def set_merge_by_lineid(self, merge_size=2):
+        """Recorded, and the lines' ins ids are parsed from then on (as fluid 1.8.5). The instances in
+        memory are not merged: fluid 1.8.5's CPU build left them as they were."""
+        self.dataset.set_merge_by_lineid(merge_size)
+        self.merge_by_lineid = True
+        self.merge_size = merge_size
+        self.parse_ins_id = True
+
+    def set_generate_unique_feasigns(self, generate_uni_feasigns, shard_num):
+        """Recorded (the local tables of a pslib parameter server)."""
+        self.dataset.set_generate_unique_feasigns(generate_uni_feasigns)
+        self.gen_uni_feasigns, self.local_shard_num = generate_uni_feasigns, shard_num
+
+    def generate_local_tables_unlock(self, table_id, fea_dim, read_thread_num, consume_thread_num, shard_num):
+        """Recorded: the local tables belong to a pslib parameter server, which is not here."""
+        self.dataset.generate_local_tables_unlock(table_id, fea_dim, read_thread_num, consume_thread_num, shard_num)
+
+    def slots_shuffle(self, slots):
+        """With ``set_fea_eval`` on: the values of each named slot are shuffled across the instances in
+        memory (each instance keeps its other slots), the way fluid measured a slot's importance.
+        Without it, nothing happens."""
+        if not getattr(self, "fea_eval", False):
+            return
+        names = [v.name for v in self.use_vars]
+        for slot in set(slots):
+            if slot not in names:
+                raise ValueError(f"slots_shuffle: '{slot}' is not one of the dataset's slots {names}")
+            k = names.index(slot)
+            column = [inst[k] for inst in self._memory]
+            random.shuffle(column)
+            for inst, values in zip(self._memory, column):
+                inst[k] = values
+
     def _instances(self, files=None) -> Iterator[list]:
         if self._loaded:
             return iter(self._memory)
@@ -331,12 +481,103 @@ class InMemoryDataset(DatasetBase):
 class QueueDataset(DatasetBase):
     """The files streamed as they are read, in order."""
 
+    _shuffle_name = "QueueDataset"
+
     def local_shuffle(self):
         raise NotImplementedError(
-            "QueueDataset does not support local shuffle, please use InMemoryDataset for local_shuffle"
+            f"{self._shuffle_name} does not support local shuffle, please use InMemoryDataset for local_shuffle"
         )
 
     def global_shuffle(self, fleet=None):
         raise NotImplementedError(
-            "QueueDataset does not support global shuffle, please use InMemoryDataset for global_shuffle"
+            f"{self._shuffle_name} does not support global shuffle, please use InMemoryDataset for global_shuffle"
         )
+
+
+class FileInstantDataset(QueueDataset):
+    """fluid 1.8's ``FileInstantDataset``: the files streamed as they are read, like ``QueueDataset``."""
+
+    _shuffle_name = "FileInstantDataset"
+
+
+class FetchHandler:
+    """``fluid.executor.FetchHandler(var_dict, period_secs)``: given to ``train_from_dataset``, it is
+    called every ``period_secs`` seconds of training with ``{key: numpy value or None}`` of the
+    variables of ``var_dict`` (``{key: Variable}``) read from the scope. Subclass it to replace
+    ``handler``; the default prints each array's first row."""
+
+    def __init__(self, var_dict=None, period_secs=60):
+        if var_dict is None:
+            raise ValueError("FetchHandler needs var_dict: {key: Variable}")
+        self.var_dict = var_dict
+        self.period_secs = period_secs
+
+    def handler(self, res_dict):
+        for key, value in res_dict.items():
+            if isinstance(value, np.ndarray):
+                sys.stdout.write(f"{key}[0]: {value[0]} ")
+        sys.stdout.write("\n")
+
+    @staticmethod
+    def help():
+        print(
+            "Subclass fluid.executor.FetchHandler and define handler(self, res_dict), which gets\n"
+            "{key: numpy array or None} every period_secs seconds; construct it with\n"
+            "var_dict={key: Variable} and pass it as train_from_dataset(..., fetch_handler=handler)."
+        )
+
+
+class FetchHandlerMonitor:
+    """Calls a FetchHandler every ``period_secs`` seconds in a thread, between ``start()`` and ``stop()``.
+    A ``var_dict`` value that is not a Variable is warned about and reported as None."""
+
+    def __init__(self, scope, fetch_handler) -> None:
+        import threading
+
+        self._scope, self._handler = scope, fetch_handler
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+        self._keys = self._names()  # warned about here, in the caller's thread
+
+    def _names(self) -> dict:
+        found = {}
+        var_dict = self._handler.var_dict
+        keys = var_dict if isinstance(var_dict, dict) else {}
+        if not isinstance(var_dict, dict):
+            warnings.warn(
+                f"FetchHandler: var_dict should be {{key: Variable}}, got {type(var_dict).__name__}", stacklevel=4
+            )
+        for key in keys:
+            if isinstance(var_dict[key], Variable):
+                found[key] = var_dict[key].name
+            else:
+                warnings.warn(f"FetchHandler: the value of {key} is not a Variable", stacklevel=4)
+                found[key] = None
+        return found
+
+    def _values(self, names: dict) -> dict:
+        res = {}
+        for key, name in names.items():
+            var = self._scope.find_var(name) if name is not None else None
+            tensor = var.get_tensor() if var is not None else None
+            if tensor is None or not tensor._is_initialized():
+                res[key] = None
+                continue
+            if tensor.lod():
+                raise RuntimeError(
+                    f"FetchHandler: '{name}' holds LoD information, which a numpy array cannot keep; "
+                    "fetch another variable"
+                )
+            res[key] = np.array(tensor)
+        return res
+
+    def _loop(self) -> None:
+        while not self._stopped.wait(self._handler.period_secs):
+            self._handler.handler(self._values(self._keys))
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stopped.set()
+        self._thread.join()

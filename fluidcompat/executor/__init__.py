@@ -19,6 +19,7 @@ _LAZY = {
     "EnforceNotMet": "fluidcompat.executor.interpreter",
     "as_numpy": "fluidcompat.executor.executor",
     "_as_lodtensor": "fluidcompat.executor.executor",
+    "FetchHandler": "fluidcompat.fluid_dataset",
 }
 
 __all__ = sorted(n for n in _LAZY if not n.startswith("_"))
