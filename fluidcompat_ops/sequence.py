@@ -626,6 +626,16 @@ def _rows(per_step, pos):
     return stacked.reshape(-1, stacked.shape[2])[pos]
 
 
+def _batch_rows(per_step, lengths):
+    """Per-step [sequences, width] values in fluid's batch order (its LoD-to-batch reordering of
+    BatchGate and the like): step by step, the sequences still running, longest first."""
+    order = sorted(range(len(lengths)), key=lambda s: -lengths[s])
+    pairs = [(t, s) for t in range(len(per_step)) for s in order if lengths[s] > t]
+    stacked = torch.stack(per_step, dim=0)
+    device = stacked.device
+    return stacked[torch.tensor([p[0] for p in pairs], device=device), torch.tensor([p[1] for p in pairs], device=device)]
+
+
 def _initial(ins, slot, n, width, like):
     v = first(ins, slot)
     if v is None:
@@ -784,12 +794,12 @@ def _gru(ins, a):
         empty = x.new_zeros((0, size))
         return {"Hidden": [empty], "BatchGate": [x.new_zeros((0, 3 * size))], "BatchResetHiddenPrev": [empty],
                 "BatchHidden": [empty]}  # fmt: skip
-    hidden = _rows(hs, pos)
+    lengths = lengths_of(offsets)
     return {
-        "Hidden": [with_lod(hidden, lod_of(x))],
-        "BatchGate": [_rows(gates, pos)],
-        "BatchResetHiddenPrev": [_rows(resets, pos)],
-        "BatchHidden": [hidden],
+        "Hidden": [with_lod(_rows(hs, pos), lod_of(x))],
+        "BatchGate": [_batch_rows(gates, lengths)],
+        "BatchResetHiddenPrev": [_batch_rows(resets, lengths)],
+        "BatchHidden": [_batch_rows(hs, lengths)],
     }
 
 
