@@ -632,8 +632,8 @@ def _batch_rows(per_step, lengths):
     order = sorted(range(len(lengths)), key=lambda s: -lengths[s])
     pairs = [(t, s) for t in range(len(per_step)) for s in order if lengths[s] > t]
     stacked = torch.stack(per_step, dim=0)
-    device = stacked.device
-    return stacked[torch.tensor([p[0] for p in pairs], device=device), torch.tensor([p[1] for p in pairs], device=device)]
+    steps, seqs = (torch.tensor(list(c), device=stacked.device) for c in zip(*pairs))
+    return stacked[steps, seqs]
 
 
 def _initial(ins, slot, n, width, like):
