@@ -311,8 +311,9 @@ def _fusion_gru(ins, a):
     gru_ins = {"Input": [with_lod(xx, lod)], "Weight": ins["WeightH"]}
     if ins.get("H0"):
         gru_ins["H0"] = ins["H0"]
-    # fluid 1.8.5's fusion_gru kernel read no origin_mode: its values are origin_mode=False's
-    hidden = _gru(gru_ins, dict(a, origin_mode=False))["Hidden"][0]
+    # (fluid 1.8.5's fusion_gru kernel ignored origin_mode, computing origin_mode=False's values for
+    # either: fluidcompat honours it, as the gru op does; README, differences)
+    hidden = _gru(gru_ins, a)["Hidden"][0]
     return {"Hidden": [with_lod(hidden, lod)], "XX": [xx]}
 
 

@@ -43,9 +43,9 @@ def lstm_ref(gates_in, wh, peep=(0, 0, 0), h0=None, c0=None, reverse=False, leng
     return hidden, cell
 
 
-def gru_ref(xx, wh, h0=None, lengths=LENS):
-    """gru's numpy (not origin mode): xx holds [update, reset, candidate] inputs; wh's memory the
-    [D, 2D] update/reset weights, then the [D, D] candidate's."""
+def gru_ref(xx, wh, h0=None, lengths=LENS, origin_mode=False):
+    """gru's numpy: xx holds [update, reset, candidate] inputs; wh's memory the [D, 2D] update/reset
+    weights, then the [D, D] candidate's; origin_mode takes u of the old state, not of the candidate."""
     d = wh.shape[0]
     w_ur, w_c = wh.reshape(-1)[: 2 * d * d].reshape(d, 2 * d), wh.reshape(-1)[2 * d * d :].reshape(d, d)
     out = np.zeros((len(xx), d), "float32")
@@ -53,7 +53,8 @@ def gru_ref(xx, wh, h0=None, lengths=LENS):
         h = np.zeros(d, "float32") if h0 is None else h0[s]
         for t in range(a, b):
             u, r = np.split(sigmoid(xx[t, : 2 * d] + h @ w_ur), 2)
-            h = (1 - u) * h + u * np.tanh(xx[t, 2 * d :] + (r * h) @ w_c)
+            c = np.tanh(xx[t, 2 * d :] + (r * h) @ w_c)
+            h = u * h + (1 - u) * c if origin_mode else (1 - u) * h + u * c
             out[t] = h
     return out
 

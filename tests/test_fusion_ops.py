@@ -101,13 +101,14 @@ def test_fusion_gru_is_gru_of_x_times_weight_x():
     check(got["xx"], xx, var["xx"])
 
 
-def test_fusion_gru_reads_no_origin_mode_as_fluid():
-    """fluid 1.8.5's fusion_gru kernel computed origin_mode=False's values whatever the attribute."""
+def test_fusion_gru_honours_origin_mode():
+    """fluid 1.8.5's fusion_gru kernel computed origin_mode=False's values whatever the attribute;
+    fluidcompat's takes it as the gru op does (README, differences)."""
     d = 2
     x, wx, wh = rand(T, 2), rand(2, 3 * d), rand(d, 3 * d)
     ins = {"X": [("x", x)], "WeightX": [("wx", wx)], "WeightH": [("wh", wh)]}
     _, got = run_op("fusion_gru", ins, {"Hidden": ["h"]}, {"origin_mode": True}, {"x": LENGTHS})
-    check(got["h"], gru_ref(x @ wx, wh))
+    check(got["h"], gru_ref(x @ wx, wh, origin_mode=True))
 
 
 def test_attention_lstm_attends_over_its_whole_sequence():
