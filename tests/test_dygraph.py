@@ -900,3 +900,20 @@ def test_inputs_fluid_refused_are_refused_in_both_modes():
         x, idx = to_variable(np.ones((4, 5), "float32")), to_variable(np.zeros((2, 2), "int64"))
         with pytest.raises(ValueError, match=r"Op 'gather' cannot run: Index must be 1-D or \[N, 1\]"):
             fluid.layers.gather(x, idx)
+
+
+def test_core_ops_run_an_op_in_dygraph_mode():
+    """fluid 1.8's ``core.ops.<type>(*inputs, *attribute pairs)``: the op's outputs, differentiable."""
+    from fluidcompat import core
+
+    a = np.random.RandomState(3).uniform(-1, 1, (3, 4)).astype("float32")
+    with fluid.dygraph.guard():
+        x = fluid.dygraph.to_variable(a)
+        x.stop_gradient = False
+        y = core.ops.scale(x, None, "scale", 3.0, "bias", 1.0)
+        np.testing.assert_allclose(y.numpy(), a * 3.0 + 1.0, rtol=1e-6)
+        loss = core.ops.mean(core.ops.elementwise_mul(y, y))
+        loss.backward()
+        np.testing.assert_allclose(x.gradient(), 2 * (a * 3.0 + 1.0) * 3.0 / a.size, rtol=1e-5)
+    with pytest.raises(ValueError, match="only in dygraph mode"):
+        core.ops.relu(None)
