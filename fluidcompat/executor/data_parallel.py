@@ -283,6 +283,8 @@ def _summed(grads):
 def _one(value, return_numpy: bool):
     from fluidcompat.executor.executor import Executor
 
+    if isinstance(value, list):  # a tensor array: its elements
+        return [Executor._fetched_value(v, return_numpy) for v in value]
     return Executor._fetched_value(value, return_numpy)
 
 
@@ -296,7 +298,10 @@ def _merged(values, return_numpy: bool):
     values = [v.to_dense() if isinstance(v, SelectedRows) else v for v in values]
     if any(v is None for v in values):
         return None
-    if not all(torch.is_tensor(v) for v in values):  # tensor arrays: device 0's
+    if all(isinstance(v, list) for v in values) and len({len(v) for v in values}) == 1:
+        # tensor arrays: each element merged across the devices, as fluid's merged fetch
+        return [_merged([v[k] for v in values], return_numpy) for k in range(len(values[0]))]
+    if not all(torch.is_tensor(v) for v in values):
         return _one(values[0], return_numpy)
     lods = [lod_of(v) for v in values]
     joined = torch.cat([v.reshape(1) if v.dim() == 0 else v for v in values])
