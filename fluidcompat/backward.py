@@ -211,11 +211,15 @@ def _make_grad_ops(
             for s, names in in_grads.items():
                 if len(names) > 1 and not all(names):
                     outs[s + GRAD_VAR_SUFFIX] = [n or EMPTY_VAR_NAME for n in names]
+            if d.grad.slot_names:  # a grad op's grad op: fluid's slot names (NOTE: [Grad of grad])
+                rename = d.grad.slot_names
+                ins = {rename.get(s, s): names for s, names in ins.items()}
+                outs = {rename.get(s, s): names for s, names in outs.items()}
             result.append(_GradOp(d.grad.type or op.type + "_grad", ins, outs, attrs, op))
-        for names in in_grads.values():
-            for n in names:
-                if n:
-                    grad_of[_forward_name(n)] = n
+        for s, names in in_grads.items():
+            for fwd_name, n in zip(op.inputs.get(s, ()), names):
+                if n:  # (keyed by the variable: the gradient of x@GRAD is x@GRAD@GRAD)
+                    grad_of[fwd_name] = n
     return result
 
 

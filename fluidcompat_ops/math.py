@@ -220,6 +220,9 @@ for _name, _fn in _ELEMENTWISE.items():
             kernel=_ELEMENTWISE_GRADS.get(_name),
             # add and sub's gradients need the inputs' shapes only (fluid's NoNeedBufferVars)
             shape_only=("X", "Y") if _name in ("elementwise_add", "elementwise_sub") else (),
+            # the hand-written grads are torch ops: differentiable again (fluid's elementwise_*_grad_grad)
+            double=True,
+            grad_grad_slots={"X@GRAD": "X@GRAD", "Y@GRAD": "Y@GRAD"} if _name == "elementwise_mul" else {},
         )
     )
     register(
@@ -641,12 +644,15 @@ def _unary(name, fn, attrs=None, out_grad=None, zero_grad=False, x_grad=None, in
     if zero_grad:
         grad = GradDef((), in_grads=("X",), kernel=_zero_grad)
     elif x_grad is not None:
-        grad = GradDef(("X",), kernel=lambda ins, a: {"X@GRAD": [x_grad(ins["X"][0], ins["Out@GRAD"][0], a)]})
+        grad = GradDef(
+            ("X",), kernel=lambda ins, a: {"X@GRAD": [x_grad(ins["X"][0], ins["Out@GRAD"][0], a)]}, double=True
+        )
     elif out_grad is not None:
         grad = GradDef(
             ("Out",),
             in_grads=("X",),
             kernel=lambda ins, a: {"X@GRAD": [out_grad(ins["Out"][0], ins["Out@GRAD"][0], a)]},
+            double=True,
         )
     else:
         grad = GradDef()

@@ -49,6 +49,13 @@ class GradDef:
     # backward inserted one for the grad ops that read every output's gradient (split, unstack,
     # lstm_unit)
     fill_missing: bool = False
+    # whether the grad op is differentiable again (NOTE: [Grad of grad] in grad.py): None, as the
+    # generic VJP is; True for a hand-written kernel made of differentiable torch ops
+    double: Optional[bool] = None
+    # the double grad op's slot names where fluid's differ from the D / DD rule (generic -> fluid's)
+    grad_grad_slots: Mapping[str, str] = field(default_factory=dict)
+    # for a grad op's own GradDef: generic slot name -> the double grad op's (set by the registry)
+    slot_names: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -123,21 +130,43 @@ def _register_grad(fwd: OpDef) -> None:
     if gd.kernel is None and not set(fwd.inputs) <= set(inputs):
         raise ValueError(f"{fwd.type}: a generic grad needs every forward input among the grad op's inputs")
     kernel = gd.kernel or grad_kernels.vjp_kernel(fwd, out_grads)
-    register(
-        OpDef(
-            gd.type or fwd.type + "_grad",
-            tuple(inputs) + tuple(s + "@GRAD" for s in out_grads),
-            tuple(s + "@GRAD" for s in in_grads),
-            dict(fwd.attrs),
-            None,
-            kernel,
-            host_inputs=fwd.host_inputs & frozenset(inputs),
-            no_buffer_inputs=(fwd.no_buffer_inputs & frozenset(inputs)) | frozenset(gd.shape_only),
-            cpu_attr=fwd.cpu_attr,
-            optional_inputs=fwd.optional_inputs & frozenset(inputs),
-            forward=fwd.type,
-        )
+    names = dict(gd.slot_names)
+    rename = names.get if names else (lambda s, default: default)  # noqa: E731
+    gop = OpDef(
+        gd.type or fwd.type + "_grad",
+        tuple(rename(s, s) for s in tuple(inputs) + tuple(s + "@GRAD" for s in out_grads)),
+        tuple(rename(s + "@GRAD", s + "@GRAD") for s in in_grads),
+        dict(fwd.attrs),
+        None,
+        kernel,
+        host_inputs=frozenset(rename(s, s) for s in fwd.host_inputs & frozenset(inputs)),
+        no_buffer_inputs=frozenset(
+            rename(s, s) for s in (fwd.no_buffer_inputs & frozenset(inputs)) | frozenset(gd.shape_only)
+        ),
+        cpu_attr=fwd.cpu_attr,
+        optional_inputs=frozenset(rename(s, s) for s in fwd.optional_inputs & frozenset(inputs)),
+        forward=fwd.type,
     )
+    if not fwd.forward and (gd.kernel is None if gd.double is None else gd.double):
+        gop = _with_grad_of_grad(gop, gd.grad_grad_slots)
+    register(gop)
+
+
+def _with_grad_of_grad(gop: OpDef, overrides) -> OpDef:
+    """``gop`` (a grad op) made differentiable by a VJP of its kernel (NOTE: [Grad of grad])."""
+    from dataclasses import replace
+
+    from fluidcompat_ops import grad as grad_kernels
+
+    differentiable = tuple(s for s in gop.inputs if s not in gop.host_inputs | gop.no_buffer_inputs)
+    generic = list(gop.inputs) + [s + "@GRAD" for s in gop.outputs] + [s + "@GRAD" for s in differentiable]
+    names = {s: grad_kernels.grad_grad_slot(s, overrides) for s in generic}
+    ins = [names[s] for s in list(gop.inputs) + [s + "@GRAD" for s in gop.outputs]]
+    outs = [names[s + "@GRAD"] for s in differentiable]
+    if len(set(ins)) != len(ins) or len(set(outs)) != len(outs):
+        raise ValueError(f"{gop.type}: its double grad op's slot names collide: {ins} -> {outs}")
+    kernel = grad_kernels.grad_of_grad_kernel(gop, names)
+    return replace(gop, grad=GradDef(gop.inputs, gop.outputs, differentiable, kernel, slot_names=names))
 
 
 def _ensure_loaded() -> None:

@@ -478,22 +478,54 @@ def grad(
     no_grad_vars=None,
     backward_strategy=None,
 ):
-    """Gradients of ``outputs`` with respect to ``inputs`` (lists of VarBases), as new VarBases."""
+    """Gradients of ``outputs`` with respect to ``inputs`` (lists of VarBases), as new VarBases. No
+    gradient flows through ``no_grad_vars`` (their values still count: with ``create_graph`` the
+    result stays a function of them). Bad arguments raise fluid 1.8.5's AssertionErrors."""
     torch = varbase._torch()
-    outs = _as_list(outputs)
-    ins = _as_list(inputs)
-    for v in outs + ins:
-        if not isinstance(v, VarBase):
-            raise TypeError(f"fluid.dygraph.grad takes VarBases; received {type_name(v)}")
-    gouts = _as_list(grad_outputs) if grad_outputs is not None else [None] * len(outs)
-    if len(gouts) != len(outs):
-        raise ValueError(
-            f"The length of grad_outputs must be equal to outputs: expected {len(outs)}, received {len(gouts)}"
-        )
+
+    def check_in_out(vs, name):
+        assert vs is not None, f"{name} should not be None"
+        if isinstance(vs, (list, tuple)):
+            assert len(vs) > 0, f"{name} cannot be empty"
+            for v in vs:
+                assert isinstance(v, VarBase), f"Elements of {name} must be Variable"
+            return list(vs)
+        assert isinstance(vs, VarBase), f"{name} must be Variable or list of Variable"
+        return [vs]
+
+    outs = check_in_out(outputs, "outputs")
+    ins = check_in_out(inputs, "inputs")
+    gouts = [None] * len(outs)
+    if grad_outputs is not None:
+        given = list(grad_outputs) if isinstance(grad_outputs, (list, tuple)) else [grad_outputs]
+        for g in given:
+            assert g is None or isinstance(g, VarBase), (
+                "grad_outputs must be None, a Variable or a list containing None or Variables"
+            )
+        if given:
+            assert len(given) == len(outs), "The length of grad_outputs must be equal to outputs"
+            gouts = given
+    if no_grad_vars is None:
+        no_grad_vars = []
+    elif isinstance(no_grad_vars, VarBase):
+        no_grad_vars = [no_grad_vars]
+    elif isinstance(no_grad_vars, (list, tuple, set)):
+        no_grad_vars = list(no_grad_vars)
+        for v in no_grad_vars:
+            assert isinstance(v, VarBase), "no_grad_vars can only contains Variable"
+    else:
+        raise AssertionError("no_grad_vars must be None, Variable or list/tuple/set of Variables")
+    assert isinstance(create_graph, bool), "create_graph must be True or False"
+    assert retain_graph is None or isinstance(retain_graph, bool), "retain_graph must be None, True or False"
+    assert isinstance(allow_unused, bool), "allow_unused must be True or False"
+    assert isinstance(only_inputs, bool), "only_inputs must be True or False"
+    assert only_inputs, "only_inputs=False is not supported yet"
     gts = [torch.ones_like(o._tensor()) if g is None else g._tensor() for o, g in zip(outs, gouts)]
     kept = {}  # (the leaves' sparse parts are backward()'s: NOTE: [Sparse gradients in dygraph])
     for o in outs:
         kept.update(varbase.leaf_sparse_parts(o._tensor()))
+    # no gradient passes a no_grad_var: zeros go on from it
+    hooks = [t.register_hook(torch.zeros_like) for t in (v._tensor() for v in no_grad_vars) if t.requires_grad]
     try:
         got = torch.autograd.grad(
             [o._tensor() for o in outs],
@@ -504,6 +536,8 @@ def grad(
             allow_unused=allow_unused,
         )
     finally:
+        for h in hooks:
+            h.remove()
         varbase.restore_sparse_parts(kept)
     result = []
     for i, g in zip(ins, got):
