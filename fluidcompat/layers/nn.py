@@ -438,6 +438,13 @@ def _one_hot(op_type, input, depth, allow_out_of_range):
 @layer
 def one_hot(input, depth, allow_out_of_range=False) -> Variable:
     """One-hot of ids whose last dim is 1 (op ``one_hot``): output replaces that dim by ``depth``."""
+    check_variable(input, "input", "one_hot")
+    check_dtype(input.dtype, "input", ["int32", "int64"], "one_hot")
+    if not isinstance(depth, (int, Variable)):  # fluid 1.8.5's check and text
+        raise TypeError(
+            "The type of 'depth' in one_hot must be ((<class 'int'>,), <class 'paddle.fluid.framework.Variable'>), "
+            f"but received {type(depth)}. "
+        )
     return _one_hot("one_hot", input, depth, allow_out_of_range)
 
 
