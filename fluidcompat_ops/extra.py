@@ -3263,12 +3263,39 @@ def _linear_chain_crf(ins, a):
         log_z = torch.logsumexp(alpha + end, 0)
         score = start[y[0]] + x[torch.arange(k), y].sum() + trans[y[:-1], y[1:]].sum() + end[y[-1]]
         nll.append(log_z - score)
+    with torch.no_grad():
+        em_exps, trans_exps, alpha = _crf_forward_tables(ins)
     return {
         "LogLikelihood": [torch.stack(nll).reshape(len(nll), 1) if nll else em.new_zeros((0, 1))],
-        "Alpha": [em.new_zeros(em.shape)],
-        "EmissionExps": [em.new_zeros(em.shape)],
-        "TransitionExps": [em.new_zeros(ins["Transition"][0].shape)],
+        "Alpha": [alpha],
+        "EmissionExps": [em_exps],
+        "TransitionExps": [trans_exps],
     }
+
+
+def _crf_forward_tables(ins):
+    """fluid's other outputs of linear_chain_crf: EmissionExps = exp(Emission - its row max),
+    TransitionExps = exp(Transition), and Alpha, the forward table it normalized each step (rows sum
+    to 1): alpha_0 = exp(start) * EmissionExps_0, alpha_t = EmissionExps_t * (alpha_t-1 @ exp(W))."""
+    em, trans = ins["Emission"][0].detach(), ins["Transition"][0].detach()
+    em_exps, trans_exps = torch.exp(em - em.amax(dim=-1, keepdim=True)), torch.exp(trans)
+    alpha = torch.zeros_like(em)
+    length = first(ins, "Length")
+    if length is not None:
+        spans = [(i, int(k)) for i, k in enumerate(length.reshape(-1).tolist())]
+        rows = [(alpha[i], em_exps[i], k) for i, k in spans]
+    else:
+        offsets = _last_level(ins["Emission"][0], "LinearChainCRFOp", "Input(Emission)")  # (detach drops the LoD)
+        rows = [(alpha[a:b], em_exps[a:b], b - a) for a, b in zip(offsets, offsets[1:])]
+    for out, x_exps, k in rows:
+        if k == 0:
+            continue
+        out[0] = trans_exps[0] * x_exps[0]
+        out[0] /= out[0].sum()
+        for t in range(1, k):
+            out[t] = x_exps[t] * (out[t - 1] @ trans_exps[2:])
+            out[t] /= out[t].sum()
+    return em_exps, trans_exps, alpha
 
 
 def _crf_infer(ins, a):

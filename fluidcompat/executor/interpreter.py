@@ -720,6 +720,7 @@ LOD_OPS = frozenset(
 # Ops whose output keeps no LoD although its first dimension is its input's (fluid 1.8 did not share).
 _NO_SHARED_LOD = frozenset(
     {
+        "linear_chain_crf",
         "arg_max",
         "arg_min",
         "mean",
