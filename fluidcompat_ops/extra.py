@@ -3287,14 +3287,14 @@ def _crf_forward_tables(ins):
     else:
         offsets = _last_level(ins["Emission"][0], "LinearChainCRFOp", "Input(Emission)")  # (detach drops the LoD)
         rows = [(alpha[a:b], em_exps[a:b], b - a) for a, b in zip(offsets, offsets[1:])]
-    for out, x_exps, k in rows:
+    for table, x_exps, k in rows:
         if k == 0:
             continue
-        out[0] = trans_exps[0] * x_exps[0]
-        out[0] /= out[0].sum()
+        table[0] = trans_exps[0] * x_exps[0]
+        table[0] /= table[0].sum()
         for t in range(1, k):
-            out[t] = x_exps[t] * (out[t - 1] @ trans_exps[2:])
-            out[t] /= out[t].sum()
+            table[t] = x_exps[t] * (table[t - 1] @ trans_exps[2:])
+            table[t] /= table[t].sum()
     return em_exps, trans_exps, alpha
 
 
