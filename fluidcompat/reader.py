@@ -222,6 +222,134 @@ def multiprocess_reader(readers, use_pipe=True, queue_size=1000):
     return reader
 
 
+# -- the cleanup of fluid 1.8's multiprocess loaders (fluid.reader / fluid.multiprocess_utils) ----------
+# the queues that loader processes fill; emptied at exit so that no process blocks on a full queue
+multiprocess_queue_set: set = set()
+
+
+def _clear_multiprocess_queue_set() -> None:
+    for data_queue in list(multiprocess_queue_set):
+        while True:
+            try:
+                data_queue.get_nowait()
+            except queue.Empty:
+                break
+
+
+def _cleanup() -> None:
+    """Empties the loaders' queues (fluid also closed its shared-memory files; there are none here)."""
+    _clear_multiprocess_queue_set()
+
+
+def _cleanup_mmap() -> None:
+    """fluid closed the shared-memory files of its loader processes: none are made here."""
+
+
+class CleanupFuncRegistrar:
+    """Runs cleanup functions once, at exit or when one of the given signals arrives (then the process
+    exits: ``KeyboardInterrupt`` for SIGINT, ``SystemExit(signum)`` otherwise). A handler that was set
+    for such a signal before is run at exit instead."""
+
+    _executed_func_set: set = set()
+    _registered_func_set: set = set()
+
+    @classmethod
+    def register(cls, function, signals=()):
+        import atexit
+        import signal
+        import sys
+
+        if not callable(function):
+            raise TypeError(f"{function} is not callable object.")
+
+        def run_once():
+            if function not in cls._executed_func_set:
+                try:
+                    function()
+                finally:
+                    cls._executed_func_set.add(function)
+
+        def on_signal(signum=None, frame=None):
+            run_once()
+            if signum is None:  # called at exit, as another registration's earlier handler
+                return
+            if signum == signal.SIGINT:
+                raise KeyboardInterrupt
+            sys.exit(signum)
+
+        for sig in set(signals):
+            previous = signal.signal(sig, on_signal)
+            if previous in (signal.SIG_DFL, signal.SIG_IGN, None):
+                continue
+            if sig == signal.SIGINT and previous is signal.default_int_handler:
+                continue
+            if previous not in cls._registered_func_set:
+                atexit.register(previous)
+                cls._registered_func_set.add(previous)
+        if function not in cls._registered_func_set:
+            atexit.register(run_once)
+            cls._registered_func_set.add(function)
+
+
+class LoDTensorBlockingQueue:
+    """The queue of a ``fluid.layers.py_reader`` (``reader.queue``): ``push`` a batch (a LoDTensorArray or
+    list of LoDTensors / arrays; it waits while ``capacity`` batches are queued), the read op pops one
+    per run; after ``close()`` the batches left are read, then the run raises ``EOFException``."""
+
+    _CLOSED = object()
+
+    def __init__(self, capacity: int, name: str = "") -> None:
+        self._capacity = int(capacity)
+        self._queue: queue.Queue = queue.Queue(maxsize=max(self._capacity, 0))
+        self._closed = False
+        self._pushed = False
+        self.name = name
+
+    def push(self, lod_tensor_array) -> bool:
+        if self._closed:
+            return False
+        self._pushed = True
+        self._queue.put(list(lod_tensor_array))
+        return True
+
+    def _can_give(self) -> bool:
+        """Whether a pop can end: something was pushed, the queue is closed, or another thread is there
+        to push (else a run waiting here would wait for ever: the reader was never fed nor started)."""
+        import threading
+
+        return self._pushed or self._closed or threading.active_count() > 1
+
+    def pop(self):
+        from fluidcompat_ops.python import EOFException
+
+        if self._closed and self._queue.empty():
+            raise EOFException("There is no next data: the queue is closed.")
+        item = self._queue.get()
+        if item is self._CLOSED:
+            self._queue.put(item)  # later pops end too
+            raise EOFException("There is no next data: the queue is closed.")
+        return item
+
+    def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            try:
+                self._queue.put_nowait(self._CLOSED)  # wakes a waiting pop
+            except queue.Full:
+                pass
+
+    kill = close
+
+    def is_closed(self) -> bool:
+        return self._closed
+
+    def size(self) -> int:
+        return self._queue.qsize()
+
+    def capacity(self) -> int:
+        return self._capacity
+
+
 _KEEP_DATA_LOADER_ORDER = True
 
 
@@ -256,7 +384,8 @@ def collated_batches(reader):
 def array_batches(reader):
     """A source of batches (lists of arrays, LoDTensors kept with their LoD) from a reader of batches
     of arrays or LoDTensors."""
-    return lambda: ([f if hasattr(f, "lod") else np.asarray(f) for f in b] for b in reader())
+    check = _GeneratorLoader._check_input_array
+    return lambda: (None if b is None else [f if hasattr(f, "lod") else check(f) for f in b] for b in reader())
 
 
 def fed_batches(reader, feed_list):
@@ -310,6 +439,21 @@ class _GeneratorLoader:
                 type="read", outputs={"Out": self.feed_list}, attrs={"reader_id": register_callable(self._state)}
             )
 
+    @classmethod
+    def _check_input_array(cls, item):
+        """``item`` as an ndarray; TypeError when it is ragged (nested lists of different lengths)."""
+        try:
+            arr = np.asarray(item)
+        except ValueError:  # numpy >= 1.24 refuses ragged lists itself
+            arr = None
+        if arr is None or arr.dtype == object:
+            raise TypeError(
+                "Failed to convert input data to a regular ndarray: usually the data contains nested lists of "
+                "different lengths. Check the reader function given to 'decorate_batch_generator' / "
+                "'set_batch_generator', or convert such data with 'fluid.create_lod_tensor'."
+            )
+        return arr
+
     def _names(self):
         return [v.name if hasattr(v, "name") else str(v) for v in self.feed_list]
 
@@ -349,6 +493,35 @@ class _GeneratorLoader:
         self._live = self._iterate()
         return self._live
 
+    def _reader_process_loop(self) -> None:
+        """What fluid 1.8's ``use_multiprocess`` loader ran in its child process: every batch of the
+        data source, as a list of LoDTensors, put into ``self._data_queue``, then None. The tensors
+        cross a ``multiprocessing.Queue`` in shared memory (torch's reductions), as fluid's went through
+        memory-mapped files: only handles go through the queue's pipe. (Loaders here read in this
+        process; the method serves scripts that drive it themselves.)"""
+        import torch.multiprocessing  # noqa: F401  (registers the shared-memory pickling of tensors)
+
+        from fluidcompat.executor.interpreter import EnforceNotMet
+        from fluidcompat.executor.scope import LoDTensor
+        from fluidcompat.places import CPUPlace
+
+        def as_tensor(a):
+            if hasattr(a, "lod"):
+                return a
+            t = LoDTensor()
+            t.set(np.asarray(a), CPUPlace())
+            return t
+
+        if self._batches is None:
+            raise ValueError("Data source of DataLoader has not set yet")
+        for arrays in self._batches():
+            if arrays is None or any(a is None for a in arrays):
+                raise EnforceNotMet(
+                    "DataLoader: the batch generator gave None; it should give a list or tuple of arrays"
+                )
+            self._data_queue.put([as_tensor(a) for a in arrays])
+        self._data_queue.put(None)
+
     def _reset(self) -> None:
         """Ends the pass in progress (one left by a ``break``): its generator is closed, so the next
         iteration reads the data source from its start."""
@@ -360,6 +533,8 @@ class _GeneratorLoader:
         names = self._names()
         group = []
         for arrays in self._batches():
+            if arrays is None:
+                raise TypeError("DataLoader: the batch generator gave None; it should give a list or tuple of arrays")
             if self._dygraph:
                 from fluidcompat.dygraph.base import to_variable
 
@@ -544,6 +719,11 @@ class PyReader(_GeneratorLoader):
     def __init__(self, feed_list=None, capacity=None, use_double_buffer=True, iterable=True, return_list=False):
         super().__init__(feed_list, capacity, use_double_buffer, iterable, return_list)
 
+    @property
+    def _loader(self):
+        """fluid's PyReader held its DataLoader here; this one is its own."""
+        return self
+
     def decorate_sample_generator(self, sample_generator, batch_size, drop_last=True, places=None):
         return self.set_sample_generator(sample_generator, batch_size, drop_last, places)
 
@@ -552,3 +732,6 @@ class PyReader(_GeneratorLoader):
 
     def decorate_batch_generator(self, reader, places=None):
         return self.set_batch_generator(reader, places)
+
+
+GeneratorLoader = _GeneratorLoader  # fluid 1.8's name of from_generator's loader class

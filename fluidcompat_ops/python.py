@@ -254,6 +254,9 @@ class ReaderState:
         self._it = None
 
     def next(self):
+        if self._it is None and self.source is None and getattr(self, "queue", None) is not None:
+            if self.queue._can_give():  # a py_reader with no generator: the batches pushed to its queue
+                return self.queue.pop()
         if self._it is None:
             raise ValueError(
                 f"The reader '{self.name}' is not started: call start() before Executor.run, and reset() after "

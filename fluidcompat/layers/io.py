@@ -118,14 +118,25 @@ def py_reader(capacity, shapes, dtypes, lod_levels=None, name=None, use_double_b
     ``Executor.run`` raises ``fluid.core.EOFException`` at the end of one."""
     if len(shapes) != len(dtypes):
         raise ValueError(f"py_reader: {len(shapes)} shapes but {len(dtypes)} dtypes")
-    return _new_reader(name, use_double_buffer, shapes, dtypes)
+    var = _new_reader(name, use_double_buffer, shapes, dtypes)
+    var._reader_lod_levels = list(lod_levels) if lod_levels is not None else [0] * len(shapes)
+    return _with_queue(var, capacity)
+
+
+def _with_queue(var: Variable, capacity) -> Variable:
+    """``reader.queue``: batches pushed from Python, read when the reader is not started."""
+    from fluidcompat.reader import LoDTensorBlockingQueue
+
+    var.queue = var._reader_state.queue = LoDTensorBlockingQueue(capacity, var.name)
+    return var
 
 
 @layer
 def create_py_reader_by_data(capacity, feed_list, name=None, use_double_buffer=True):
     """``py_reader`` whose outputs are the variables of ``feed_list``."""
     shapes = [list(v.shape) for v in feed_list]
-    return _new_reader(name, use_double_buffer, shapes, [v.dtype for v in feed_list], list(feed_list))
+    var = _new_reader(name, use_double_buffer, shapes, [v.dtype for v in feed_list], list(feed_list))
+    return _with_queue(var, capacity)
 
 
 @layer
@@ -147,9 +158,11 @@ def read_file(reader):
     outs = reader._reader_feed_list
     if outs is None:
         outs = []
-        for shape, dtype in zip(reader._reader_shapes, reader._reader_dtypes):
+        lod_levels = getattr(reader, "_reader_lod_levels", None) or [0] * len(reader._reader_shapes)
+        for shape, dtype, lod_level in zip(reader._reader_shapes, reader._reader_dtypes, lod_levels):
             v = helper.create_variable_for_type_inference(dtype=dtype)
             v._set_shape(shape)
+            v._lod_level = int(lod_level)  # py_reader's lod_levels, as fluid's read op shared them
             v.stop_gradient = True
             outs.append(v)
     helper.append_op(type="read", outputs={"Out": outs}, attrs={"reader_id": register_callable(state)})
