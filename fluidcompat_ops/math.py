@@ -516,19 +516,60 @@ def _matmul_shape(xs, ys, tx, ty):
     return res or [1]
 
 
+def _heads(xs, ys, attrs):
+    """fluid's multi-head matmul (head_number > 1, 2-D and 3-D operands): None for a plain matmul, else
+    (mode, heads). Mode 1: X's width is Y's height, both cut in head_number parts along it; mode 2: X's
+    width is head_number times Y's height, X cut along its width and Y along its columns. The parts'
+    products lie side by side."""
+    heads = attrs.get("head_number", 1)
+    if heads <= 1 or len(xs) < 2 or len(ys) < 2:
+        return None
+    k = xs[-2] if attrs["transpose_X"] else xs[-1]
+    rows = ys[-1] if attrs["transpose_Y"] else ys[-2]
+    return (1 if k == rows or k < 0 or rows < 0 else 2), heads
+
+
+def _head_shapes(xs, ys, attrs, heads):
+    """The operands' shapes as one head's plain matmul sees them."""
+    mode, h = heads
+    xs, ys = list(xs), list(ys)
+    xs[-2 if attrs["transpose_X"] else -1] //= h
+    if mode == 1:
+        ys[-1 if attrs["transpose_Y"] else -2] //= h
+    else:
+        ys[-2 if attrs["transpose_Y"] else -1] //= h
+    return xs, ys
+
+
 def _matmul_infer(ins, attrs):
     x, y = first(ins, "X"), first(ins, "Y")
-    return out("Out", _matmul_shape(x.shape, y.shape, attrs["transpose_X"], attrs["transpose_Y"]), x.dtype)
+    heads = _heads(x.shape, y.shape, attrs)
+    xs, ys = (x.shape, y.shape) if heads is None else _head_shapes(x.shape, y.shape, attrs, heads)
+    shape = _matmul_shape(xs, ys, attrs["transpose_X"], attrs["transpose_Y"])
+    if heads is not None and shape[-1] >= 0:
+        shape[-1] *= heads[1]
+    return out("Out", shape, x.dtype)
 
 
 def _matmul_kernel(ins, attrs):
     x, y = ins["X"][0], ins["Y"][0]
-    shape = _matmul_shape(list(x.shape), list(y.shape), attrs["transpose_X"], attrs["transpose_Y"])
+    heads = _heads(list(x.shape), list(y.shape), attrs)
+    if heads is not None:
+        xs, ys = _head_shapes(list(x.shape), list(y.shape), attrs, heads)
+        shape = _matmul_shape(xs, ys, attrs["transpose_X"], attrs["transpose_Y"])
+        shape[-1] *= heads[1]
+    else:
+        shape = _matmul_shape(list(x.shape), list(y.shape), attrs["transpose_X"], attrs["transpose_Y"])
     if attrs["transpose_X"] and x.dim() > 1:
         x = x.transpose(-1, -2)
     if attrs["transpose_Y"] and y.dim() > 1:
         y = y.transpose(-1, -2)
-    r = torch.matmul(x, y)
+    if heads is not None:
+        mode, h = heads
+        parts = zip(x.chunk(h, -1), y.chunk(h, -2 if mode == 1 else -1))
+        r = torch.cat([torch.matmul(a, b) for a, b in parts], -1)
+    else:
+        r = torch.matmul(x, y)
     if attrs["alpha"] != 1.0:
         r = r * attrs["alpha"]
     return {"Out": [r.reshape(shape)]}
