@@ -166,6 +166,57 @@ def infer_no_need_buffer_slots(op_type: str, inputs, outputs, attrs) -> set:
     return set(registry.lookup(op_type).no_buffer_inputs)
 
 
+# -- fluid's watch over a multi-process DataLoader's workers ---------------------------------------------
+_WATCHED: dict = {}  # key -> pids
+
+
+def _set_process_pids(key, pids) -> None:
+    """Watch these worker processes (``_throw_error_if_process_failed`` reports their failure)."""
+    _WATCHED[key] = tuple(int(p) for p in pids)
+
+
+def _erase_process_pids(key) -> None:
+    _WATCHED.pop(key, None)
+
+
+def _throw_error_if_process_failed() -> None:
+    """EnforceNotMet (fluid's FatalError text) for a watched process that ended with an error or was
+    killed by a signal; a process that is still running or ended well is left alone."""
+    import os
+    import signal
+
+    for key, pids in list(_WATCHED.items()):
+        for pid in pids:
+            try:
+                info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+            except ChildProcessError:
+                continue
+            if info is None:
+                continue
+            if info.si_code in (os.CLD_KILLED, os.CLD_DUMPED):
+                _erase_process_pids(key)
+                raise EnforceNotMet(
+                    f"FatalError: DataLoader process (pid {pid}) exited is killed by signal: "
+                    f"{signal.strsignal(info.si_status)}."
+                )
+            if info.si_code == os.CLD_EXITED and info.si_status != 0:
+                _erase_process_pids(key)
+                raise EnforceNotMet(
+                    f"FatalError: DataLoader process (pid {pid}) exited unexpectedly with code {info.si_status}. "
+                    "Error detailed are lost due to multiprocessing. Rerunning with "
+                    "DataLoader.from_generator(..., use_multiprocess=False) may give better error trace."
+                )
+
+
+def _set_process_signal_handler() -> None:
+    """In a worker process: end it by SIGSEGV, SIGBUS or SIGFPE as the signal's default does (so its
+    parent sees the signal), whatever handler was set."""
+    import signal
+
+    for sig in (signal.SIGSEGV, signal.SIGBUS, signal.SIGFPE):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def has_grad_op_maker(op_type: str) -> bool:
     return registry.has(op_type) and registry.lookup(op_type).grad is not None
 

@@ -72,7 +72,7 @@ def test_data_loader_from_generator_and_data_feeder_feed_the_executor():
     np.testing.assert_allclose(exe.run(feed=feed, fetch_list=[out])[0], [0.5])
     with pytest.raises(ValueError, match=r"The number of fields in data \(1\) does not match len\(feed_list\) \(2\)"):
         feeder.feed([(np.zeros(3),)])
-    batches = fluid.io.DataLoader.from_generator(feed_list=[x, y])
+    batches = fluid.io.DataLoader.from_generator(feed_list=[x, y], capacity=2)
     batches.set_batch_generator(lambda: iter([[np.ones((2, 3), "float32"), np.ones((2, 1), "float32")]]))
     assert [sorted(d[0]) for d in batches()] == [["x", "y"]]
 
@@ -445,3 +445,28 @@ def test_ploter_keeps_the_curves_and_names_what_is_missing(monkeypatch, capsys):
     assert plot.__plot_data__["Train cost"].step == []
     monkeypatch.setenv("DISABLE_PLOT", "True")
     Ploter("a").plot("never.png")  # disabled: no error, no file
+
+
+def test_a_watched_worker_that_fails_is_reported_as_fluid_did():
+    """core._set_process_pids / _throw_error_if_process_failed (a DataLoader's worker watch): a worker
+    that exits with an error or is killed by a signal raises EnforceNotMet with fluid's FatalError text."""
+    import signal
+    import time
+
+    from fluidcompat import core
+
+    for how, want in ((lambda: os._exit(3), "exited unexpectedly with code 3"),
+                      (lambda: os.kill(os.getpid(), signal.SIGBUS), "killed by signal: Bus error")):  # fmt: skip
+        pid = os.fork()
+        if pid == 0:
+            core._set_process_signal_handler()
+            how()
+        core._set_process_pids("worker", [pid])
+        try:
+            with pytest.raises(core.EnforceNotMet, match=want):
+                for _ in range(200):
+                    core._throw_error_if_process_failed()
+                    time.sleep(0.01)
+        finally:
+            os.waitpid(pid, 0)
+            core._erase_process_pids("worker")
