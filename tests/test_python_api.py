@@ -3,6 +3,7 @@ nets, flags, create_lod_tensor, install_check."""
 
 from __future__ import annotations
 
+import os
 import sys
 
 import numpy as np
