@@ -403,6 +403,34 @@ def _place_count(places) -> int:
     return len(places) if isinstance(places, (list, tuple)) and places else 1
 
 
+_QUEUE_GET_TIMEOUT = 60  # seconds a dygraph multiprocess loader waits for a batch (fluid 1.8's)
+
+
+def _timed_batches(batches, timeout):
+    """``batches`` read ahead in a daemon thread; TimeoutError when one takes over ``timeout`` seconds."""
+    q: queue.Queue = queue.Queue(maxsize=2)
+
+    def work():
+        try:
+            for b in batches:
+                q.put((True, b))
+            q.put((True, _END))
+        except Exception as e:  # noqa: BLE001  (handed to the reading side)
+            q.put((False, e))
+
+    threading.Thread(target=work, daemon=True).start()
+    while True:
+        try:
+            ok, item = q.get(timeout=timeout)
+        except queue.Empty:
+            raise TimeoutError(f"no batch came from the data reader in {timeout} seconds") from None
+        if not ok:
+            raise item
+        if item is _END:
+            return
+        yield item
+
+
 class _GeneratorLoader:
     """``DataLoader.from_generator``: iterating gives a list with one feed dict per place (``places``
     of set_*_generator: as many batches, one a place; without ``drop_last`` the last list may be
@@ -410,15 +438,28 @@ class _GeneratorLoader:
     VarBases)."""
 
     def __init__(
-        self, feed_list=None, capacity=None, use_double_buffer=True, iterable=True, return_list=False, drop_last=True
+        self,
+        feed_list=None,
+        capacity=None,
+        use_double_buffer=True,
+        iterable=True,
+        return_list=False,
+        drop_last=True,
+        use_multiprocess=False,
     ):
         from fluidcompat.framework import in_dygraph_mode
 
         self._dygraph = in_dygraph_mode()
+        # fluid 1.8's dygraph loader read its batches in another process, waiting at most
+        # _QUEUE_GET_TIMEOUT seconds for each: so does this one (in a thread)
+        self._timed = self._dygraph and use_multiprocess
         if self._dygraph:  # batches come as lists of VarBases, as in fluid 1.8's dygraph mode
             return_list = True
             if not iterable:
-                raise ValueError("In dygraph mode, DataLoader must be iterable (iterable=True)")
+                import logging
+
+                logging.warning("Please NOTE: imperative mode can support iterable mode only. Change to iterable mode.")
+                iterable = True
         if not return_list and not feed_list:
             raise ValueError("feed_list should be set when return_list=False")
         self.feed_list = list(feed_list or [])
@@ -529,10 +570,33 @@ class _GeneratorLoader:
         if live is not None:
             live.close()
 
+    def _source(self):
+        """The data source's batches; its failure (or, for a dygraph multiprocess loader, a batch
+        that takes over _QUEUE_GET_TIMEOUT seconds) ends the iteration with EnforceNotMet, as fluid's
+        killed blocking queue did. The source's own error is chained."""
+        from fluidcompat.executor.interpreter import EnforceNotMet
+
+        def killed(why):
+            return EnforceNotMet(f"Blocking queue is killed because the data reader raises an exception: {why}")
+
+        batches = _timed_batches(self._batches(), _QUEUE_GET_TIMEOUT) if self._timed else self._batches()
+        while True:
+            try:
+                arrays = next(batches)
+            except StopIteration:
+                return
+            except EnforceNotMet:
+                raise
+            except TimeoutError as e:
+                raise killed(str(e)) from e
+            except Exception as e:  # noqa: BLE001  (the reader's error, chained)
+                raise killed(f"{type(e).__name__}: {e}") from e
+            yield arrays
+
     def _iterate(self):
         names = self._names()
         group = []
-        for arrays in self._batches():
+        for arrays in self._source():
             if arrays is None:
                 raise TypeError("DataLoader: the batch generator gave None; it should give a list or tuple of arrays")
             if self._dygraph:
@@ -583,7 +647,11 @@ class DataLoader:
         use_multiprocess=False,
         drop_last=True,
     ):
-        return _GeneratorLoader(feed_list, capacity, use_double_buffer, iterable, return_list, drop_last)
+        if not capacity:
+            raise ValueError("Please give value to capacity.")
+        return _GeneratorLoader(
+            feed_list, capacity, use_double_buffer, iterable, return_list, drop_last, use_multiprocess
+        )
 
     @staticmethod
     def from_dataset(dataset, places, drop_last=True):

@@ -84,8 +84,10 @@ def test_check_input_array_and_generator_loader_name():
         py_reader = fluid.io.PyReader(feed_list=[x], capacity=2, iterable=True)
     assert py_reader._loader is py_reader
     py_reader.decorate_batch_generator(lambda: iter([[[[1.0, 2.0], [3.0]]]]), places=fluid.CPUPlace())
-    with pytest.raises(TypeError, match="different lengths"):
+    # as fluid 1.8's: the reader's TypeError kills the loader's queue, and the iteration raises that
+    with pytest.raises(EnforceNotMet, match="Blocking queue is killed .*TypeError: .*different lengths") as info:
         list(py_reader())
+    assert isinstance(info.value.__cause__, TypeError)
 
 
 def test_py_reader_queue_and_lod_levels():
@@ -123,3 +125,30 @@ def test_py_reader_queue_and_lod_levels():
     with pytest.raises(EOFException):
         exe.run(main, fetch_list=[x])
     assert q.push(batches[0]) is False  # closed
+
+
+def test_dygraph_loader_iterable_only_and_timed(monkeypatch):
+    with pytest.raises(ValueError, match="Please give value to capacity."):
+        fluid.io.DataLoader.from_generator()
+    with fluid.dygraph.guard():
+        loader = fluid.io.DataLoader.from_generator(capacity=2, iterable=False)
+        assert loader.iterable
+        loader.set_batch_generator(lambda: iter([(np.ones([2, 2], "float32"),)]), places=fluid.CPUPlace())
+        (batch,) = list(loader())
+        np.testing.assert_array_equal(batch[0].numpy(), np.ones([2, 2]))
+        monkeypatch.setattr(reader, "_QUEUE_GET_TIMEOUT", 0.2)
+        stop = threading.Event()
+
+        def slow():
+            yield (np.ones([1], "float32"),)
+            stop.wait(5)
+            yield (np.ones([1], "float32"),)
+
+        timed = fluid.io.DataLoader.from_generator(capacity=2, use_multiprocess=True)
+        timed.set_batch_generator(slow, places=fluid.CPUPlace())
+        got = []
+        with pytest.raises(EnforceNotMet, match="Blocking queue is killed .*no batch came .* in 0.2 seconds"):
+            for b in timed():
+                got.append(b)
+        stop.set()
+        assert len(got) == 1
