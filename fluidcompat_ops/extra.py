@@ -1028,23 +1028,25 @@ register(
 
 
 def _rank_loss(ins, a):
+    """Out (of Label's shape) = log(1 + exp(Left - Right)) - Label * (Left - Right); each input [N] or
+    [N, 1], as fluid 1.8.5 took them."""
     label, left, right = ins["Label"][0], ins["Left"][0], ins["Right"][0]
-    d = left - right
-    return {"Out": [torch.log1p(torch.exp(d)) - label * d]}
+    d = left.reshape(-1) - right.reshape(-1)
+    return {"Out": [(torch.log1p(torch.exp(d)) - label.reshape(-1) * d).reshape(label.shape)]}
 
 
 def _rank_loss_grad(ins, a):
     """fluid's: dLeft = dOut * (sigmoid(Left - Right) - Label), dRight its negative (finite where a
     VJP through log(1 + exp(d)) gives inf * 0)."""
     label, left, right, g = ins["Label"][0], ins["Left"][0], ins["Right"][0], ins["Out@GRAD"][0]
-    d = g * (torch.sigmoid(left - right) - label)
-    return {"Left@GRAD": [d], "Right@GRAD": [-d]}
+    d = g.reshape(-1) * (torch.sigmoid(left.reshape(-1) - right.reshape(-1)) - label.reshape(-1))
+    return {"Left@GRAD": [d.reshape(left.shape)], "Right@GRAD": [(-d).reshape(right.shape)]}
 
 
 def _rank_loss_infer(ins, a):
     label, left, right = first(ins, "Label"), first(ins, "Left"), first(ins, "Right")
     for slot, v in (("Label", label), ("Left", left), ("Right", right)):
-        if v.shape and v.shape[-1] != 1:
+        if len(v.shape) == 2 and v.shape[-1] != 1 or len(v.shape) > 2:  # ([N] or [N, 1], as fluid 1.8.5)
             raise ValueError(
                 f"The last dimension of Input({slot}) must be 1, but received {v.shape[-1]}. ('{v.name}' of "
                 f"shape {list(v.shape)})"
@@ -1055,7 +1057,7 @@ def _rank_loss_infer(ins, a):
                 f"The first dimension of Input(Label) and Input({slot}) must have the same value. But received "
                 f"Label.dims[0]={label.shape[0]}, {slot}.dims[0]={v.shape[0]}."
             )
-    return same_as("Left")(ins, a)
+    return same_as("Label")(ins, a)
 
 
 register(
