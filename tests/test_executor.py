@@ -525,3 +525,20 @@ def test_an_unset_variable_error_says_what_to_run_or_feed():
         exe.run(fetch_list=[y])
     (out,) = exe.run(feed={"x": np.ones((2, 3), "float32")}, fetch_list=[y])
     assert out.shape == (2, 2)
+
+
+def test_lod_tensor_alloc_and_slices_as_fluid():
+    """LoDTensor._alloc_float / _alloc_int give memory of the dims set; t[index] slices as numpy does
+    (negative steps too)."""
+    t = fluid.core.LoDTensor()
+    t._set_dims([3, 4])
+    t._alloc_int(fluid.CPUPlace())
+    assert np.array(t).shape == (3, 4) and np.array(t).dtype == np.int32
+    t._alloc_float(fluid.CPUPlace())
+    assert np.array(t).dtype == np.float32
+    a = np.arange(27, dtype="float32").reshape(3, 3, 3)
+    t.set(a, fluid.CPUPlace())
+    for index in (1, slice(2, None, -2), (slice(None), slice(0, None, -1), slice(2, None))):
+        np.testing.assert_array_equal(np.array(t[index]), a[index])
+    assert isinstance(t._mutable_data(fluid.CPUPlace(), fluid.core.VarDesc.VarType.FP64), int)
+    assert np.array(t).dtype == np.float64

@@ -85,6 +85,31 @@ class LoDTensor:
             device = self._t.device if self._t is not None else "cpu"
             self._t = torch.empty(dims, dtype=dtype, device=device)
 
+    def _alloc(self, place, dtype) -> None:
+        """Give the tensor memory of ``dtype`` on ``place`` for its dims (zeros; fluid's was uninitialized)."""
+        dims = list(self._t.shape) if self._t is not None else [0]
+        self._t = torch.zeros(dims, dtype=dtype, device=places.tensor_device(places.torch_device(place)))
+
+    def _alloc_float(self, place) -> None:
+        self._alloc(place, torch.float32)
+
+    def _alloc_double(self, place) -> None:
+        self._alloc(place, torch.float64)
+
+    def _alloc_int(self, place) -> None:
+        self._alloc(place, torch.int32)
+
+    def _mutable_data(self, place, dtype) -> int:
+        """Memory of ``dtype`` on ``place`` for the dims; its address, as fluid returned it."""
+        self._alloc(place, TORCH_DTYPES[to_vartype(dtype)])
+        return self._t.data_ptr()
+
+    def __getitem__(self, index) -> "LoDTensor":
+        """A new tensor of the indexed part (numpy's indexing, negative steps too)."""
+        self._require()
+        part = np.ascontiguousarray(np.asarray(self)[index])
+        return LoDTensor(torch.from_numpy(part).to(self._t.device))
+
     def _element(self, i: int):
         """The ``i``-th element as a view into the tensor (made contiguous first)."""
         self._require()
