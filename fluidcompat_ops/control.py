@@ -9,6 +9,7 @@ which gradients that block writes.
 from __future__ import annotations
 
 from fluidcompat_ops.registry import GradDef, OpDef, register
+from fluidcompat_ops.sequence import lod_of, offsets_of, with_lod
 from fluidcompat_ops.shapes import first
 
 EMPTY = "@EMPTY@"  # fluid's name for "no variable here" (framework.EMPTY_VAR_NAME)
@@ -133,7 +134,7 @@ def _select_input_kernel(ins, attrs):
 def _select_input_infer(ins, attrs):
     xs = ins["X"]
     mask = first(ins, "Mask")
-    if mask is not None and tuple(mask.shape) not in ((1,), (-1,)):
+    if mask is not None and tuple(mask.shape) not in ((1,), (-1,), (-1, 1), (1, 1)):
         raise ValueError(f"select_input's Mask must hold one value. Received: Mask.shape={mask.shape}")
     return {"Out": [(xs[-1].shape, xs[-1].dtype)]}
 
@@ -189,10 +190,44 @@ def _row_mask(mask, rows: int, op: str):
     return m.to(torch.bool)
 
 
+def _units(x, level: int):
+    """X's units of LoD ``level`` (its sequences there): per unit, its rows (start, end) and its
+    recursive sequence lengths from ``level`` down; None when X has no LoD that deep."""
+    lod = lod_of(x)
+    if len(lod) <= level:
+        return None
+    units = []
+    for i in range(len(lod[level]) - 1):
+        a, b, lengths = i, i + 1, []
+        for offsets in lod[level:]:
+            lengths.append([offsets[j + 1] - offsets[j] for j in range(a, b)])
+            a, b = offsets[a], offsets[b]
+        units.append(((a, b), lengths))
+    return units
+
+
+def _joined(x, units):
+    """The rows of ``units`` one after another, with their LoD."""
+    if not units:
+        return with_lod(x[:0], [])
+    index = torch.cat([torch.arange(a, b, device=x.device) for (a, b), _ in units])
+    levels = [[n for _, lengths in units for n in lengths[k]] for k in range(len(units[0][1]))]
+    return with_lod(x[index], [offsets_of(level) for level in levels])
+
+
 def _split_kernel(ins, attrs):
+    """OutTrue: the rows (or, with a LoD, the sequences of LoD ``level``) of X where Mask holds, with
+    their LoD; OutFalse the others."""
     x = ins["X"][0]
-    m = _row_mask(ins["Mask"][0], x.shape[0], "split_lod_tensor").to(x.device)
-    return {"OutTrue": [x[m]], "OutFalse": [x[~m]]}
+    units = _units(x, attrs["level"])
+    if units is None:
+        m = _row_mask(ins["Mask"][0], x.shape[0], "split_lod_tensor").to(x.device)
+        return {"OutTrue": [x[m]], "OutFalse": [x[~m]]}
+    m = _row_mask(ins["Mask"][0], len(units), "split_lod_tensor").tolist()
+    return {
+        "OutTrue": [_joined(x, [u for u, keep in zip(units, m) if keep])],
+        "OutFalse": [_joined(x, [u for u, keep in zip(units, m) if not keep])],
+    }
 
 
 def _split_infer(ins, attrs):
@@ -226,12 +261,26 @@ register(
 
 
 def _merge_kernel(ins, attrs):
-    """Rows of InTrue where Mask holds, of InFalse elsewhere. A missing side (no gradient reached it)
-    reads as zeros; with both missing, zeros shaped as X (the forward input, in a gradient)."""
+    """Rows of InTrue where Mask holds, of InFalse elsewhere (with X's LoD: its sequences of LoD
+    ``level``, in X's order). A missing side (no gradient reached it) reads as zeros; with both
+    missing, zeros shaped as X (the forward input, in a gradient)."""
     t, f = first(ins, "InTrue"), first(ins, "InFalse")
+    x = ins["X"][0]
     if t is None and f is None:
-        return {"Out": [torch.zeros_like(ins["X"][0])]}
+        return {"Out": [torch.zeros_like(x)]}
     like = t if t is not None else f
+    units = _units(x, attrs["level"])
+    if units is not None:
+        m = _row_mask(ins["Mask"][0], len(units), "merge_lod_tensor").tolist()
+        parts, taken = [], {True: 0, False: 0}
+        for ((a, b), _), keep in zip(units, m):
+            side = t if keep else f
+            n = b - a
+            start = taken[keep]
+            parts.append(side[start : start + n] if side is not None else like.new_zeros((n,) + tuple(like.shape[1:])))
+            taken[keep] += n
+        out_t = torch.cat(parts) if parts else like[:0]
+        return {"Out": [with_lod(out_t, lod_of(x))]}
     m = _row_mask(ins["Mask"][0], ins["Mask"][0].numel(), "merge_lod_tensor").to(like.device)
     out_t = torch.zeros((m.numel(),) + tuple(like.shape[1:]), dtype=like.dtype, device=like.device)
     for part, rows in ((t, m), (f, ~m)):
@@ -269,6 +318,19 @@ register(
         optional_inputs=frozenset({"InTrue", "InFalse"}),
         grad=GradDef(in_grads=("InTrue", "InFalse"), maker=_merge_grad_maker),
         doc="the rows of InTrue where Mask holds and of InFalse elsewhere",
+    )
+)
+# fluid's inference form of merge_lod_tensor (the same merge)
+register(
+    OpDef(
+        "merge_lod_tensor_infer",
+        ("X", "Mask", "InTrue", "InFalse"),
+        ("Out",),
+        {"level": 0},
+        _merge_infer,
+        _merge_kernel,
+        no_buffer_inputs=frozenset({"X"}),
+        optional_inputs=frozenset({"InTrue", "InFalse"}),
     )
 )
 

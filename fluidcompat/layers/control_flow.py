@@ -282,8 +282,80 @@ def _copy_to_parent(var):
     return out
 
 
+def _check_type(value, arg: str, types, api: str) -> None:
+    """fluid 1.8.5's check_type, with its text."""
+    if not isinstance(value, types):
+        expected = types if isinstance(types, type) else tuple(types)
+        raise TypeError(f"The type of '{arg}' in {api} must be {_type_text(expected)}, but received {type(value)}. ")
+
+
+def _type_text(expected) -> str:
+    names = {Variable: "<class 'paddle.fluid.framework.Variable'>"}
+    if isinstance(expected, tuple):
+        return "(" + ", ".join(names.get(t, str(t)) for t in expected) + ")"
+    return names.get(expected, str(expected))
+
+
+def _check_mask(mask, api: str) -> None:
+    if not isinstance(mask, Variable):
+        raise TypeError(
+            f"The type of 'mask' in {api} must be (<class 'paddle.fluid.framework.Variable'>, <class "
+            f"'paddle.fluid.core_avx.VarBase'>), but received {type(mask)}. "
+        )
+    check_dtype(mask.dtype, "mask", ["int32"], api)
+
+
+def select_output(input, outputs, mask):
+    """Write ``input`` into ``outputs[mask]`` (op ``select_output``)."""
+    _check_type(input, "input", Variable, "select_output")
+    _check_mask(mask, "select_output")
+    _check_type(outputs, "outputs", (list, tuple), "select_output")
+    helper = LayerHelper("select_output")
+    helper.append_op(type="select_output", inputs={"X": [input], "Mask": [mask]}, outputs={"Out": list(outputs)})
+    return outputs
+
+
+def split_lod_tensor(input, mask, level=0):
+    """The sequences (of LoD ``level``) of ``input`` whose ``mask`` row is true, and those whose row is
+    false (op ``split_lod_tensor``)."""
+    _check_type(input, "input", (Variable, list, tuple, type(None)), "fluid.layers.split_lod_tensor")
+    _check_type(mask, "mask", (Variable, list), "fluid.layers.split_lod_tensor")
+    _check_type(level, "level", int, "fluid.layers.split_lod_tensor")
+    helper = LayerHelper("split_lod_tensor")
+    out_true = helper.create_variable_for_type_inference(dtype=input.dtype)
+    out_false = helper.create_variable_for_type_inference(dtype=input.dtype)
+    helper.append_op(
+        type="split_lod_tensor",
+        inputs={"X": [input], "Mask": [mask]},
+        outputs={"OutTrue": [out_true], "OutFalse": [out_false]},
+        attrs={"level": level},
+    )
+    return out_true, out_false
+
+
+def merge_lod_tensor(in_true, in_false, x, mask, level=0):
+    """``in_true``'s and ``in_false``'s sequences back in ``x``'s order by ``mask`` (op ``merge_lod_tensor``)."""
+    api = "fluid.layers.merge_lod_tensor"
+    _check_type(in_true, "in_true", (Variable, list, tuple, type(None)), api)
+    _check_type(in_false, "in_false", (Variable, list, tuple, type(None)), api)
+    _check_type(x, "x", (Variable, list, tuple, type(None)), api)
+    _check_type(mask, "mask", (Variable, list), api)
+    _check_type(level, "level", int, api)
+    helper = LayerHelper("merge_lod_tensor")
+    out = helper.create_variable_for_type_inference(dtype=in_true.dtype)
+    helper.append_op(
+        type="merge_lod_tensor",
+        inputs={"X": [x], "Mask": [mask], "InTrue": [in_true], "InFalse": [in_false]},
+        outputs={"Out": [out]},
+        attrs={"level": level},
+    )
+    return out
+
+
 def select_input(inputs, mask):
     """``inputs[mask]`` (op ``select_input``)."""
+    _check_type(inputs, "inputs", (list, tuple), "select_input")
+    _check_mask(mask, "select_input")
     helper = LayerHelper("select_input")
     out = helper.create_variable(dtype=inputs[1].dtype, shape=inputs[1].shape, type=inputs[1].type)
     helper.append_op(type="select_input", inputs={"X": list(inputs), "Mask": [mask]}, outputs={"Out": [out]})
