@@ -8,6 +8,8 @@ which gradients that block writes.
 
 from __future__ import annotations
 
+import dataclasses
+
 from fluidcompat_ops.registry import GradDef, OpDef, register
 from fluidcompat_ops.sequence import lod_of, offsets_of, with_lod
 from fluidcompat_ops.shapes import first
@@ -168,6 +170,12 @@ def _select_output_kernel(ins, attrs):
     return {"Out": [None] * mask + [ins["X"][0]]}
 
 
+def _select_output_grad_maker(op, out_grads, in_grads):
+    # fluid's: the selected output's gradient back through a select_input on the same Mask
+    ins = {"X": [g or EMPTY for g in out_grads["Out"]], "Mask": op.inputs["Mask"]}
+    return [("select_input", ins, {"Out": in_grads["X"]}, {})]
+
+
 register(
     OpDef(
         "select_output",
@@ -178,6 +186,7 @@ register(
         _select_output_kernel,
         host_inputs=frozenset({"Mask"}),
         forward="select_input",
+        grad=GradDef(in_grads=("X",), maker=_select_output_grad_maker),
     )
 )
 
@@ -306,7 +315,7 @@ def _merge_grad_maker(op, out_grads, in_grads):
     return [("split_lod_tensor", {"X": out_grads["Out"], "Mask": op.inputs["Mask"]}, outs, {"level": 0})]
 
 
-register(
+_MERGE = register(
     OpDef(
         "merge_lod_tensor",
         ("X", "Mask", "InTrue", "InFalse"),
@@ -320,19 +329,8 @@ register(
         doc="the rows of InTrue where Mask holds and of InFalse elsewhere",
     )
 )
-# fluid's inference form of merge_lod_tensor (the same merge)
-register(
-    OpDef(
-        "merge_lod_tensor_infer",
-        ("X", "Mask", "InTrue", "InFalse"),
-        ("Out",),
-        {"level": 0},
-        _merge_infer,
-        _merge_kernel,
-        no_buffer_inputs=frozenset({"X"}),
-        optional_inputs=frozenset({"InTrue", "InFalse"}),
-    )
-)
+# fluid's inference form of merge_lod_tensor: the same merge, no gradient
+register(dataclasses.replace(_MERGE, type="merge_lod_tensor_infer", grad=None))
 
 
 # -- recurrent (fluid 1.8's StaticRNN, as programs saved by fluid 1.8 hold it) ---------------------------

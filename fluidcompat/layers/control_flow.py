@@ -341,15 +341,7 @@ def merge_lod_tensor(in_true, in_false, x, mask, level=0):
     _check_type(x, "x", (Variable, list, tuple, type(None)), api)
     _check_type(mask, "mask", (Variable, list), api)
     _check_type(level, "level", int, api)
-    helper = LayerHelper("merge_lod_tensor")
-    out = helper.create_variable_for_type_inference(dtype=in_true.dtype)
-    helper.append_op(
-        type="merge_lod_tensor",
-        inputs={"X": [x], "Mask": [mask], "InTrue": [in_true], "InFalse": [in_false]},
-        outputs={"Out": [out]},
-        attrs={"level": level},
-    )
-    return out
+    return _merge_lod_tensor(in_true, in_false, x, mask, level)
 
 
 def select_input(inputs, mask):
@@ -739,14 +731,15 @@ class IfElse:
         ]
 
 
-def _merge_lod_tensor(in_true, in_false, x, mask):
+def _merge_lod_tensor(in_true, in_false, x, mask, level=0):
+    """The merge_lod_tensor op (IfElse's outputs, and the checked layer's)."""
     helper = LayerHelper("merge_lod_tensor")
     out = helper.create_variable_for_type_inference(dtype=in_true.dtype)
     helper.append_op(
         type="merge_lod_tensor",
         inputs={"X": [x], "Mask": [mask], "InTrue": [in_true], "InFalse": [in_false]},
         outputs={"Out": [out]},
-        attrs={"level": 0},
+        attrs={"level": level},
     )
     return out
 
