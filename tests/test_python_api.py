@@ -471,3 +471,23 @@ def test_a_watched_worker_that_fails_is_reported_as_fluid_did():
         finally:
             os.waitpid(pid, 0)
             core._erase_process_pids("worker")
+
+
+def test_check_import_scipy_names_the_dll_problem_on_windows(monkeypatch):
+    """paddle.check_import_scipy('nt'): scipy's failed DLL load becomes fluid's ImportError with its hint;
+    on other systems, and when scipy loads, nothing."""
+    import builtins
+
+    from fluidcompat.compat.check_import_scipy import check_import_scipy
+
+    assert check_import_scipy("posix") is None
+    real = builtins.__import__
+
+    def failing(name, *args, **kwargs):
+        if name.startswith("scipy"):
+            raise ImportError("DLL load failed: the specified module could not be found")
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", failing)
+    with pytest.raises(ImportError, match="visual C\\+\\+ Redistributable"):
+        check_import_scipy("nt")

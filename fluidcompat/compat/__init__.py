@@ -21,6 +21,7 @@ _ALIASES = {
     "paddle.reader": "fluidcompat.reader",
     "paddle.compat": "fluidcompat.compat.py3compat",
     "paddle.version": "fluidcompat.compat.version",
+    "paddle.check_import_scipy": "fluidcompat.compat.check_import_scipy",
     "paddle.utils": "fluidcompat.compat.utils",
     "paddle.utils.plot": "fluidcompat.compat.utils.plot",
     "paddle.device": "fluidcompat.compat.device",

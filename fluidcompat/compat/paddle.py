@@ -5,6 +5,7 @@ itself), the 1.x ``dataset`` / ``reader`` / ``batch``, and Paddle 2's device API
 import importlib
 
 from fluidcompat.compat import _ALIASES
+from fluidcompat.compat.check_import_scipy import check_import_scipy  # noqa: F401  (paddle.check_import_scipy)
 
 __version__ = "1.8.5"
 __path__: list = []  # a package, so that `import paddle.fluid` goes through the alias finder
@@ -46,11 +47,6 @@ def __getattr__(name):
     if name in tensor.DTYPES:
         return tensor.DTYPES[name]
     raise AttributeError(f"module 'paddle' (fluidcompat) has no attribute '{name}'")
-
-
-def check_import_scipy(OsName):
-    """fluid 1.8 checked scipy's DLLs on Windows at import; nothing to check here."""
-    return None
 
 
 _static = False
