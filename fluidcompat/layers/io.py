@@ -55,19 +55,24 @@ def data(
 def fluid_data(name, shape, dtype="float32", lod_level=0) -> Variable:
     """``fluid.data``: the shape as given (None means -1); feeds are checked against it."""
     _check_name_shape(name, shape, "data")
-    shape = [-1 if d is None else d for d in shape]
+    return feed_var(name, shape, dtype, lod_level, check_feed=True)
+
+
+def feed_var(name, shape, dtype, lod_level=0, check_feed=True) -> Variable:
+    """A feed variable of the main program's global block (None in ``shape`` means -1, stop_gradient
+    True); ``check_feed``: its feeds are checked against its shape and dtype."""
     return (
         default_main_program()
         .global_block()
         .create_var(
             name=name,
-            shape=shape,
+            shape=[-1 if d is None else d for d in shape],
             dtype=dtype,
             type=VarType.LOD_TENSOR,
             stop_gradient=True,
             lod_level=lod_level,
             is_data=True,
-            need_check_feed=True,
+            need_check_feed=check_feed,
         )
     )
 

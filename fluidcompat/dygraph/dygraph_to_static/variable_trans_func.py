@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import gast
 
-from fluidcompat.dtypes import VarType
-
 __all__ = [
     "create_fill_constant_node",
     "create_static_variable_gast_node",
@@ -24,23 +22,9 @@ __all__ = [
 def data_layer_not_check(name, shape, dtype="float32", lod_level=0):
     """A global feed variable ``name`` (None in ``shape`` means -1, stop_gradient True) whose feeds are
     not checked."""
-    from fluidcompat.framework import default_main_program
+    from fluidcompat.layers.io import feed_var
 
-    shape = [-1 if d is None else d for d in shape]
-    return (
-        default_main_program()
-        .global_block()
-        .create_var(
-            name=name,
-            shape=shape,
-            dtype=dtype,
-            type=VarType.LOD_TENSOR,
-            stop_gradient=True,
-            lod_level=lod_level,
-            is_data=True,
-            need_check_feed=False,
-        )
-    )
+    return feed_var(name, shape, dtype, lod_level, check_feed=False)
 
 
 def _static_dtype(value):
