@@ -602,6 +602,12 @@ CASES = [
         {"x": X, "m": np.array([[False], [True]])},
         lambda x, m: [x[1:], x[:1], np.concatenate([x[:1] * 3.0, x[1:] * 2.0])],
     ),
+    Case(
+        "split_merge_lod_tensor_infer",
+        lambda x, m: _split_merge(x, m, "merge_lod_tensor_infer"),
+        {"x": X, "m": np.array([[True], [False]])},
+        lambda x, m: [x[:1], x[1:], np.concatenate([x[:1] * 2.0, x[1:] * 3.0])],
+    ),
     Case("print", lambda x: L.Print(x, first_n=1, summarize=2), {"x": X}, lambda x: x),
     Case("py_func", lambda x: _py_func(x), {"x": X}, lambda x: x * 2.0),
     Case("assert", lambda x: _assert_then(x), {"x": X}, lambda x: x + 1.0),
@@ -616,11 +622,9 @@ def _array_ops(x, y):
     return [L.array_read(arr, L.fill_constant([1], "int64", 1)), L.array_length(arr), t]
 
 
-def _split_merge(x, m):
+def _split_merge(x, m, merge="merge_lod_tensor"):
     t, f = append("split_lod_tensor", {"X": [x], "Mask": [m]}, {"OutTrue": "float32", "OutFalse": "float32"})
-    merged = append(
-        "merge_lod_tensor", {"X": [m], "Mask": [m], "InTrue": [t * 2.0], "InFalse": [f * 3.0]}, {"Out": "float32"}
-    )
+    merged = append(merge, {"X": [m], "Mask": [m], "InTrue": [t * 2.0], "InFalse": [f * 3.0]}, {"Out": "float32"})
     return [t, f, merged[0]]
 
 
@@ -730,7 +734,7 @@ _READS_VALUES = set(
     "sequence_unpad sequence_slice sequence_scatter sequence_erase "
     "one_hot one_hot_v2 lookup_table lookup_table_v2 fill_constant_shape_tensor slice_tensor_bounds "
     "crop_tensor_shape_var range linspace where_index select_input select_input_0 tensor_array_ops "
-    "split_merge_lod_tensor print py_func assert arange unique unique_with_counts nonzero dice_loss "
+    "split_merge_lod_tensor split_merge_lod_tensor_infer print py_func assert arange unique unique_with_counts nonzero dice_loss "
     "randint randperm selected_rows random_crop mean_iou edit_distance warpctc ctc_greedy_decoder auc "
     "linear_chain_crf crf_decoding sampled_softmax_log_uniform hash similarity_focus center_loss chunk_eval "
     "roi_pool roi_align sequence_mask_longest beam_search beam_search_decode multiclass_nms multiclass_nms2 "
