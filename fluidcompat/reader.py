@@ -312,12 +312,19 @@ class LoDTensorBlockingQueue:
         self._queue.put(list(lod_tensor_array))
         return True
 
-    def _can_give(self) -> bool:
-        """Whether a pop can end: something was pushed, the queue is closed, or another thread is there
-        to push (else a run waiting here would wait for ever: the reader was never fed nor started)."""
+    def _can_give(self, wait: float = 10.0) -> bool:
+        """Whether a pop can end: something was pushed or the queue is closed; with another thread
+        there that may push, after waiting up to ``wait`` seconds for it (a run waiting for ever on a
+        reader never fed nor started is a hang)."""
         import threading
+        import time
 
-        return self._pushed or self._closed or threading.active_count() > 1
+        deadline = time.monotonic() + wait
+        while not (self._pushed or self._closed):
+            if threading.active_count() <= 1 or time.monotonic() > deadline:
+                return False
+            time.sleep(0.01)
+        return True
 
     def pop(self):
         from fluidcompat_ops.python import EOFException
