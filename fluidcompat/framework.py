@@ -17,7 +17,7 @@ from fluidcompat import desc_order, descs, places, unique_name
 from fluidcompat.dtypes import VarType, np_name, to_vartype
 from fluidcompat.lod_levels import share_lod_level
 from fluidcompat_ops import registry
-from fluidcompat_ops.protos import get_op_proto, has_proto
+from fluidcompat_ops.protos import COMMON_ATTRS, get_op_proto, has_proto
 
 GRAD_VAR_SUFFIX = "@GRAD"
 TEMP_VAR_NAME = "@TEMP@"
@@ -43,7 +43,7 @@ class OpProtoHolder:
 
     @staticmethod
     def generated_op_attr_names():
-        return {"op_role", "op_role_var", "op_namescope", "op_callstack", "op_device"}
+        return {name for name, _ in COMMON_ATTRS}
 
 
 class OpRole:
