@@ -4,7 +4,7 @@ VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint bench conformance venv clean
+.PHONY: demo test lint bench bench-models conformance venv clean
 
 $(STAMP): setup.cfg pyproject.toml
 	test -x $(VPY) || $(PY) -m venv $(VENV)
@@ -30,6 +30,11 @@ test: $(STAMP) lint
 # keeping the memory (these two settings) steadies the ratios without favouring either.
 bench: $(STAMP)
 	MALLOC_MMAP_THRESHOLD_=4000000000 MALLOC_TRIM_THRESHOLD_=4000000000 $(VPY) bench/run_all.py
+
+# fluid 1.8 models (bench/fluid_models.py) under fluidcompat and under the real fluid 1.8.5
+# (../shared/tools/fluid18), steps per second and the ratio; a few minutes.
+bench-models: $(STAMP)
+	$(VPY) bench/models.py
 
 # fluid 1.8's own unit tests under fluidcompat, compared per test case with fluid 1.8.5's results
 # (../shared/conformance/README.md); about an hour on 2 cores. A full run rewrites docs/conformance.md;

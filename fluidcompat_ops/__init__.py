@@ -23,6 +23,7 @@ from fluidcompat_ops import (  # noqa: F401  (registration)
     python,
     quant,
     rank,
+    recurrent,
     reshape,
     rpc,
     sequence,

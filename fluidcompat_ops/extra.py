@@ -3232,72 +3232,73 @@ def _crf_parts(ins):
     return em, trans[0], trans[1], trans[2:]
 
 
-def _crf_sequences(ins, *slots):
-    """Per sequence, the rows of each slot's tensor: padded [batch, time, ...] with Length, or the LoD
-    sequences of [rows, ...] tensors (fluid's form without Length)."""
+def _crf_padded(ins, *slots):
+    """Each slot's tensor as padded [sequences, time, ...], the sequences' lengths (int64 tensor) and,
+    for LoD input ([rows, ...] without Length, fluid's other form), each row's place in the padded
+    rows (None for padded input)."""
     em = ins["Emission"][0]
     length = first(ins, "Length")
     if length is not None:
         n, steps = em.shape[0], em.shape[1]
         vals = [ins[s][0].reshape((n, steps) + tuple(ins[s][0].shape[2:])) for s in slots]
-        return [tuple(v[i, : int(k)] for v in vals) for i, k in enumerate(length.reshape(-1).tolist())]
+        return vals, length.reshape(-1).to(device=em.device, dtype=torch.int64), None
     offsets = _last_level(em, "LinearChainCRFOp", "Input(Emission)")
-    return [tuple(ins[s][0][a:b] for s in slots) for a, b in zip(offsets, offsets[1:])]
+    vals, pos = [], None
+    for s in slots:
+        v = ins[s][0]
+        padded, pos = _padded(v.reshape(v.shape[0], -1), offsets, 0)
+        vals.append(padded)
+    lengths = torch.tensor(lengths_of(offsets), dtype=torch.int64, device=em.device)
+    return vals, lengths, pos
+
+
+def _crf_check_labels(y, real, tags):
+    y = y[real]
+    if y.numel() and int(y.max()) >= tags:
+        raise ValueError("An invalid tag label that execesses the largest tag number.")
+    if y.numel() and int(y.min()) < 0:
+        raise ValueError(f"linear_chain_crf: tag labels must be in [0, {tags}). Received: {int(y.min())}")
 
 
 def _linear_chain_crf(ins, a):
     """Negative log likelihood of each tag sequence: log Z - score, Transition's rows being the
-    start weights, the end weights, then [from tag, to tag]."""
+    start weights, the end weights, then [from tag, to tag]. All sequences step together (the
+    forward variables of a finished one stay as they were)."""
     em, start, end, trans = _crf_parts(ins)
-    nll = []
-    for x, y in _crf_sequences(ins, "Emission", "Label"):
-        k, y = x.shape[0], y.reshape(-1).long()
-        if k and int(y.max()) >= x.shape[1]:
-            raise ValueError("An invalid tag label that execesses the largest tag number.")
-        if k and int(y.min()) < 0:
-            raise ValueError(f"linear_chain_crf: tag labels must be in [0, {x.shape[1]}). Received: {int(y.min())}")
-        if k == 0:
-            nll.append(em.new_zeros(()))
-            continue
-        alpha = start + x[0]
-        for t in range(1, k):
-            alpha = torch.logsumexp(alpha[:, None] + trans, 0) + x[t]
-        log_z = torch.logsumexp(alpha + end, 0)
-        score = start[y[0]] + x[torch.arange(k), y].sum() + trans[y[:-1], y[1:]].sum() + end[y[-1]]
-        nll.append(log_z - score)
+    (x, y), lengths, pos = _crf_padded(ins, "Emission", "Label")
+    n, steps, tags = x.shape
+    y = y.reshape(n, steps).long()
+    real = torch.arange(steps, device=x.device)[None, :] < lengths[:, None]
+    _crf_check_labels(y, real, tags)
+    if n == 0 or steps == 0:
+        empty = em.new_zeros((0, 1)) if n == 0 else em.new_zeros((n, 1))
+        return {"LogLikelihood": [empty], "Alpha": [torch.zeros_like(em)], "EmissionExps": [torch.exp(em)],
+                "TransitionExps": [torch.exp(ins["Transition"][0])]}  # fmt: skip
+    y = y * real  # a padded step's label: any valid tag (its terms are masked out)
+    alpha = start + x[:, 0]
+    alphas = [alpha]
+    for t in range(1, steps):
+        nxt = torch.logsumexp(alpha.unsqueeze(2) + trans, 1) + x[:, t]
+        alpha = torch.where(real[:, t : t + 1], nxt, alpha)
+        alphas.append(alpha)
+    log_z = torch.logsumexp(alpha + end, 1)
+    maskf = real.to(x.dtype)
+    emitted = (x.gather(2, y.unsqueeze(2)).squeeze(2) * maskf).sum(1)
+    moved = (trans[y[:, :-1], y[:, 1:]] * maskf[:, 1:]).sum(1)
+    last = y.gather(1, (lengths - 1).clamp(min=0).unsqueeze(1)).squeeze(1)
+    nll = torch.where(lengths > 0, log_z - (start[y[:, 0]] + emitted + moved + end[last]), log_z.new_zeros(()))
     with torch.no_grad():
-        em_exps, trans_exps, alpha = _crf_forward_tables(ins)
+        # fluid's Alpha: its forward table normalized each step (rows sum to 1), zeros past each end
+        table = torch.softmax(torch.stack(alphas, 1), -1) * maskf.unsqueeze(2)
+        table = table.reshape(-1, tags)[pos] if pos is not None else table
+        em_d, trans_d = em.detach(), ins["Transition"][0].detach()
+        em_exps = torch.exp(em_d - em_d.amax(dim=-1, keepdim=True))
     return {
-        "LogLikelihood": [torch.stack(nll).reshape(len(nll), 1) if nll else em.new_zeros((0, 1))],
-        "Alpha": [alpha],
+        "LogLikelihood": [nll.reshape(n, 1)],
+        "Alpha": [table.reshape(em.shape)],
         "EmissionExps": [em_exps],
-        "TransitionExps": [trans_exps],
+        "TransitionExps": [torch.exp(trans_d)],
     }
-
-
-def _crf_forward_tables(ins):
-    """fluid's other outputs of linear_chain_crf: EmissionExps = exp(Emission - its row max),
-    TransitionExps = exp(Transition), and Alpha, the forward table it normalized each step (rows sum
-    to 1): alpha_0 = exp(start) * EmissionExps_0, alpha_t = EmissionExps_t * (alpha_t-1 @ exp(W))."""
-    em, trans = ins["Emission"][0].detach(), ins["Transition"][0].detach()
-    em_exps, trans_exps = torch.exp(em - em.amax(dim=-1, keepdim=True)), torch.exp(trans)
-    alpha = torch.zeros_like(em)
-    length = first(ins, "Length")
-    if length is not None:
-        spans = [(i, int(k)) for i, k in enumerate(length.reshape(-1).tolist())]
-        rows = [(alpha[i], em_exps[i], k) for i, k in spans]
-    else:
-        offsets = _last_level(ins["Emission"][0], "LinearChainCRFOp", "Input(Emission)")  # (detach drops the LoD)
-        rows = [(alpha[a:b], em_exps[a:b], b - a) for a, b in zip(offsets, offsets[1:])]
-    for table, x_exps, k in rows:
-        if k == 0:
-            continue
-        table[0] = trans_exps[0] * x_exps[0]
-        table[0] /= table[0].sum()
-        for t in range(1, k):
-            table[t] = x_exps[t] * (table[t - 1] @ trans_exps[2:])
-            table[t] /= table[t].sum()
-    return em_exps, trans_exps, alpha
 
 
 def _crf_infer(ins, a):
@@ -3330,42 +3331,36 @@ register(
 
 def _crf_decoding(ins, a):
     """The Viterbi path of each sequence (zeros past its length); with Label, 1 where it agrees.
-    LoD input ([rows, tags], no Length) gives a [rows, 1] path with the input's LoD."""
+    LoD input ([rows, tags], no Length) gives a [rows, 1] path with the input's LoD. All sequences
+    step together, as in linear_chain_crf."""
     em, start, end, trans = _crf_parts(ins)
-    paths = []
-    for (x,) in _crf_sequences(ins, "Emission"):
-        k = x.shape[0]
-        if k == 0:
-            paths.append([])
-            continue
-        score = start + x[0]
-        back = []
-        for t in range(1, k):
-            cand = score[:, None] + trans
-            best, arg = cand.max(0)
-            back.append(arg)
-            score = best + x[t]
-        last = int(torch.argmax(score + end))
-        seq = [last]
-        for arg in reversed(back):
-            last = int(arg[last])
-            seq.append(last)
-        paths.append(seq[::-1])
+    (x,), lengths, pos = _crf_padded(ins, "Emission")
+    n, steps = x.shape[0], x.shape[1]
+    path = torch.zeros((n, steps), dtype=torch.int64, device=em.device)
+    if n and steps:
+        score = start + x[:, 0]
+        backs = []
+        for t in range(1, steps):
+            best, arg = (score.unsqueeze(2) + trans).max(1)
+            score = torch.where((lengths > t).unsqueeze(1), best + x[:, t], score)
+            backs.append(arg)
+        last = torch.argmax(score + end, 1)
+        cur = last
+        for t in range(steps - 1, -1, -1):
+            cur = torch.where(lengths - 1 == t, last, cur)
+            path[:, t] = torch.where(lengths > t, cur, 0)
+            if t:
+                cur = backs[t - 1].gather(1, cur.unsqueeze(1)).squeeze(1)
     label = first(ins, "Label")
-    if first(ins, "Length") is None:  # LoD sequences: one row per step
-        path = torch.tensor(sum(paths, []), dtype=torch.int64, device=em.device).reshape(-1, 1)
+    if pos is not None:  # LoD sequences: one row per step
+        path = path.reshape(-1)[pos].reshape(-1, 1)
         if label is not None:
             path = (path == label.reshape(-1, 1).long()).to(torch.int64)
         return {"ViterbiPath": [with_lod(path, lod_of(em))]}
-    n, steps = em.shape[0], em.shape[1]
-    padded = torch.zeros((n, steps), dtype=torch.int64, device=em.device)
-    for i, seq in enumerate(paths):
-        padded[i, : len(seq)] = torch.tensor(seq, dtype=torch.int64)
     if label is not None:
-        lengths = torch.tensor([len(s) for s in paths], device=em.device)
         mask = torch.arange(steps, device=em.device)[None, :] < lengths[:, None]
-        padded = ((padded == label.reshape(n, steps).long()) & mask).to(torch.int64)
-    return {"ViterbiPath": [padded]}
+        path = ((path == label.reshape(n, steps).long()) & mask).to(torch.int64)
+    return {"ViterbiPath": [path]}
 
 
 _op(

@@ -26,16 +26,13 @@ of them (their grad makers were empty), and neither does fluidcompat.
 from __future__ import annotations
 
 from fluidcompat_ops.extra import _cvm
+from fluidcompat_ops.recurrent import _act, _activation_name, _gru, _lstm
 from fluidcompat_ops.registry import OpDef, register
 from fluidcompat_ops.sequence import (
-    _activation,
     _context,
-    _gru,
     _last_level,
-    _lstm,
     _padded,
     _real_steps,
-    _rows,
     _segments,
     _sequence_pool,
     lod_of,
@@ -371,6 +368,17 @@ def _attention_lstm_infer(ins, a):
         "Cell": [((t, d), x.dtype)],
         "AttentionedX": [((t, 1), x.dtype)],
     }
+
+
+def _activation(a, key):
+    name = _activation_name(a, key)
+    return lambda v: _act(name, v)
+
+
+def _rows(per_step, pos):
+    """Per-step [sequences, width] values back to the input's row order (``pos`` from ``_padded``)."""
+    stacked = torch.stack(per_step, dim=1)
+    return stacked.reshape(-1, stacked.shape[2])[pos]
 
 
 def _attention_lstm(ins, a):
