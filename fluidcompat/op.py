@@ -1,10 +1,15 @@
-"""``paddle.fluid.op``: fluid's ``Operator`` factory, one op built by hand and run on a scope.
+"""``paddle.fluid.op``: fluid's ``Operator`` factory, one op built by hand and run on a scope, and the
+``OpDesc`` builder of fluid's ``framework.proto`` messages.
 
 ``Operator("scale", X="x", Out="out", scale=2.0)`` makes an op of that type whose slots name
 variables of a scope; ``op.run(scope, place)`` reads its inputs from the scope and writes its outputs
 there, as fluid's C++ operator did. Keyword arguments are the op proto's slots (a name or a list of
 names) and attributes. fluidcompat runs the op as a one-op program whose variables are the scope's
 (all persistable), prepared once for each signature of its inputs (shapes, dtypes, LoD levels).
+
+``get_all_op_protos()`` gives every op type's proto as a ``framework_pb2.OpProto`` message, and
+``OpDescCreationMethod(op_proto)(**kwargs)`` makes a ``framework_pb2.OpDesc`` from keyword arguments
+as fluid's did. Both import protobuf when called, not when this module is imported.
 """
 
 from __future__ import annotations
@@ -15,12 +20,132 @@ from fluidcompat.dtypes import VarType
 from fluidcompat_ops import protos
 from fluidcompat_ops.grad import SelectedRows
 
-__all__ = ["Operator", "OperatorFactory", "get_all_op_protos"]
+__all__ = ["Operator", "OperatorFactory", "OpDescCreationMethod", "get_all_op_protos"]
+
+
+def _pb_op_proto(proto: protos.OpProto):
+    """One of fluidcompat's op protos as a ``framework_pb2.OpProto`` message."""
+    from fluidcompat.proto import framework_pb2
+
+    msg = framework_pb2.OpProto(type=proto.type, comment=proto.comment or "")
+    for slots, into in ((proto.inputs, msg.inputs), (proto.outputs, msg.outputs)):
+        for v in slots:
+            into.add(
+                name=v.name, comment=v.comment or "", duplicable=v.duplicable,
+                intermediate=v.intermediate, dispensable=v.dispensable,
+            )  # fmt: skip
+    for a in proto.attrs:
+        msg.attrs.add(name=a.name, type=a.type, comment=a.comment or "", generated=a.generated)
+    return msg
 
 
 def get_all_op_protos() -> list:
-    """Every op type's proto (fluid's ``paddle.fluid.op.get_all_op_protos``)."""
-    return [protos.get_op_proto(t) for t in protos.all_proto_types()]
+    """Every op type's proto as a ``framework_pb2.OpProto`` (fluid's ``paddle.fluid.op.get_all_op_protos``):
+    fluid 1.8.5's op types and the forward ops fluidcompat adds, by type name."""
+    return [_pb_op_proto(protos.get_op_proto(t)) for t in protos.all_proto_types()]
+
+
+# framework.proto's AttrType code -> (OpDesc.Attr field, whether it is repeated)
+_ATTR_FIELDS = {
+    0: ("i", False),  # INT
+    1: ("f", False),  # FLOAT
+    2: ("s", False),  # STRING
+    3: ("ints", True),  # INTS
+    4: ("floats", True),  # FLOATS
+    5: ("strings", True),  # STRINGS
+    6: ("b", False),  # BOOLEAN
+    7: ("bools", True),  # BOOLEANS
+    9: ("l", False),  # LONG
+    11: ("longs", True),  # LONGS
+}
+
+
+def _plain(value):
+    """numpy arrays and scalars as Python lists and numbers (what protobuf's fields take)."""
+    if hasattr(value, "tolist") and type(value).__module__ == "numpy":
+        return value.tolist()
+    return value
+
+
+class OpDescCreationMethod:
+    """``OpDescCreationMethod(op_proto)``: called with keyword arguments, gives the
+    ``framework_pb2.OpDesc`` of an op of ``op_proto``'s type, as fluid's did.
+
+    Every input and output slot of the proto gets an entry, in the proto's order, holding the names
+    the keyword argument of its name gives (one name or a list; none when it is absent); a slot that
+    is not duplicable takes at most one name. Attributes the keyword arguments give (not ``None``) are
+    set with the proto's type, in the proto's order; generated attributes and keyword arguments that
+    are neither a slot nor an attribute are left out.
+    """
+
+    def __init__(self, op_proto) -> None:
+        from fluidcompat.proto import framework_pb2
+
+        if not isinstance(op_proto, framework_pb2.OpProto):
+            raise TypeError(
+                "Type of op_proto should be OpProto in PaddlePaddle (paddle.fluid.proto.framework_pb2.OpProto). "
+                f"Received: {type(op_proto).__name__}"
+            )
+        self.__op_proto__ = op_proto
+
+    def __call__(self, *args, **kwargs):
+        from fluidcompat.proto import framework_pb2
+
+        if args:
+            raise ValueError(f"Only keyword arguments are supported. Received {len(args)} positional: {args!r}")
+        proto = self.__op_proto__
+        op_desc = framework_pb2.OpDesc()
+        for kind, slots, into in (("Input", proto.inputs, op_desc.inputs), ("Output", proto.outputs, op_desc.outputs)):
+            for slot in slots:
+                names = kwargs.get(slot.name)
+                if names is None:
+                    names = []
+                elif isinstance(names, str) or not hasattr(names, "__iter__"):
+                    names = [names]
+                else:
+                    names = list(names)
+                if not slot.duplicable and len(names) > 1:
+                    raise ValueError(
+                        f"{kind} {slot.name} expects only one {kind.lower()}, but {len(names)} are given. "
+                        f"Received: {names} (op {proto.type}; the slot is not duplicable)"
+                    )
+                bad = [n for n in names if not isinstance(n, str)]
+                if bad:
+                    raise TypeError(
+                        f"{kind} {slot.name} of op {proto.type} takes variable names (str). "
+                        f"Received: {bad[0]!r} ({type(bad[0]).__name__})"
+                    )
+                var = into.add()
+                var.parameter = slot.name
+                var.arguments.extend(names)
+        op_desc.type = proto.type
+        for attr in proto.attrs:
+            value = kwargs.get(attr.name)
+            if attr.generated or value is None:
+                continue
+            field = _ATTR_FIELDS.get(attr.type)
+            if field is None:
+                raise NotImplementedError(
+                    f"A not supported attribute type: {framework_pb2.AttrType.Name(attr.type)} "
+                    f"(attribute {attr.name} of op {proto.type}); OpDescCreationMethod sets "
+                    f"{', '.join(framework_pb2.AttrType.Name(t) for t in _ATTR_FIELDS)}."
+                )
+            new_attr = op_desc.attrs.add()
+            new_attr.name = attr.name
+            new_attr.type = attr.type
+            name, repeated = field
+            value = _plain(value)
+            try:
+                if repeated:
+                    getattr(new_attr, name).extend([_plain(v) for v in value])
+                else:
+                    setattr(new_attr, name, value)
+            except (TypeError, ValueError) as e:
+                raise type(e)(
+                    f"Attribute {attr.name} of op {proto.type} is {framework_pb2.AttrType.Name(attr.type)}. "
+                    f"Received: {value!r} ({e})"
+                ) from None
+        return op_desc
 
 
 class ScopeOperator:
@@ -73,12 +198,16 @@ class ScopeOperator:
         return True
 
     def __str__(self) -> str:
-        def slots(d):
-            return ", ".join(f"{k}[{', '.join(v)}]" for k, v in d.items())
+        """fluid's ``OperatorBase::DebugString``: every slot of the op's proto, by name, with the
+        variables it names (none for a slot left out); no attributes."""
+        proto = protos.get_op_proto(self._type)
 
-        attrs = ", ".join(f"{k}={v}" for k, v in sorted(self._attrs.items()))
-        ins, outs = slots(self._inputs), slots(self._outputs)
-        return f"Op({self._type}), inputs:{{{ins}}}, outputs:{{{outs}}}, attrs:{{{attrs}}}."
+        def slots(given, declared):
+            names = sorted({v.name for v in declared} | set(given))
+            return ", ".join(f"{k}[{', '.join(given.get(k, []))}]" for k in names)
+
+        ins, outs = slots(self._inputs, proto.inputs), slots(self._outputs, proto.outputs)
+        return f"Op({self._type}), inputs:{{{ins}}}, outputs:{{{outs}}}."
 
     __repr__ = __str__
 
@@ -144,7 +273,7 @@ class OperatorFactory:
         op_type = kwargs.pop("type", None)
         if not isinstance(op_type, str):
             raise ValueError(f"Operator's type should be a string. Received: {op_type!r}")
-        proto = protos.get_op_proto(op_type)
+        proto = self.get_op_info(op_type)
         inputs: Dict[str, List[str]] = {}
         outputs: Dict[str, List[str]] = {}
         for slots, into in ((proto.inputs, inputs), (proto.outputs, outputs)):
@@ -154,9 +283,10 @@ class OperatorFactory:
                     continue
                 names = [value] if isinstance(value, str) else list(value)
                 if not slot.duplicable and len(names) > 1:
+                    kind = "input" if into is inputs else "output"
                     raise ValueError(
-                        f"Op {op_type}'s {'input' if into is inputs else 'output'} {slot.name} is not duplicable: "
-                        f"it takes one variable. Received: {names}"
+                        f"{kind.capitalize()} {slot.name} expects only one {kind}, but {len(names)} are given. "
+                        f"Received: {names} (op {op_type}; the slot is not duplicable)"
                     )
                 into[slot.name] = [str(n) for n in names]
         return ScopeOperator(op_type, inputs, outputs, kwargs)
@@ -167,27 +297,29 @@ class OperatorFactory:
 
     @staticmethod
     def get_op_info(op_type: str):
+        if not protos.has_proto(op_type):
+            raise ValueError(f"The operator: {op_type} is not registered.")
         return protos.get_op_proto(op_type)
 
     @staticmethod
     def get_op_input_names(op_type: str) -> List[str]:
-        return [v.name for v in protos.get_op_proto(op_type).inputs]
+        return [v.name for v in OperatorFactory.get_op_info(op_type).inputs]
 
     @staticmethod
     def get_op_output_names(op_type: str) -> List[str]:
-        return [v.name for v in protos.get_op_proto(op_type).outputs]
+        return [v.name for v in OperatorFactory.get_op_info(op_type).outputs]
 
     @staticmethod
     def get_op_inputs(op_type: str) -> List[Tuple[str, bool]]:
-        return [(v.name, v.duplicable) for v in protos.get_op_proto(op_type).inputs]
+        return [(v.name, v.duplicable) for v in OperatorFactory.get_op_info(op_type).inputs]
 
     @staticmethod
     def get_op_outputs(op_type: str) -> List[Tuple[str, bool]]:
-        return [(v.name, v.duplicable) for v in protos.get_op_proto(op_type).outputs]
+        return [(v.name, v.duplicable) for v in OperatorFactory.get_op_info(op_type).outputs]
 
     @staticmethod
     def get_op_attr_names(op_type: str) -> List[str]:
-        return [a.name for a in protos.get_op_proto(op_type).attrs]
+        return [a.name for a in OperatorFactory.get_op_info(op_type).attrs]
 
 
 Operator = OperatorFactory()

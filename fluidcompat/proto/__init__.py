@@ -3,6 +3,10 @@ stream (per-variable and combined parameter files), read and written without a p
 
 Torch-free. Field numbers are those of fluid 1.8's ``framework.proto``; proto2 repeated scalars
 are not packed.
+
+As ``paddle.fluid.proto`` this package also holds fluid's generated message modules, built with the
+``protobuf`` package when first imported (``import paddle.fluid`` imports neither them nor protobuf):
+``framework_pb2`` (``OpProto``, ``OpDesc``, ``ProgramDesc``...) and ``profiler.profiler_pb2``.
 """
 
 from __future__ import annotations
