@@ -544,7 +544,7 @@ def _seqconv_eltadd_relu(ins, a):
         f"fusion_seqconv_eltadd_relu: context length must be bigger or equal than up_pad + down_pad + 1, but "
         f"received context length is: {length}, up_pad is: {max(0, -start)}, down_pad is: {max(0, start + length - 1)}",
     )
-    col = _context(x, offsets, a["contextStart"], a["contextLength"])
+    col, _, _ = _context(x, offsets, a["contextStart"], a["contextLength"])
     return {"Out": [with_lod(torch.relu(col @ w + b.reshape(-1)), lod_of(x))], "ColMat": [col]}
 
 

@@ -70,8 +70,12 @@ def _padded(flat, offsets, fill, maxlen=None, reverse=False):
     lengths = lengths_of(offsets)
     n = len(lengths)
     maxlen = max(lengths, default=0) if maxlen is None else maxlen
-    pos = [i * maxlen + (length - 1 - j if reverse else j) for i, length in enumerate(lengths) for j in range(length)]
-    pos = torch.tensor(pos, dtype=torch.int64, device=flat.device)
+    lens, ids = _segments([o - offsets[0] for o in offsets], flat.device)
+    starts = torch.tensor(offsets[:-1], dtype=torch.int64, device=flat.device) - offsets[0]
+    step = torch.arange(ids.shape[0], dtype=torch.int64, device=flat.device) - starts[ids]
+    if reverse:
+        step = lens[ids] - 1 - step
+    pos = ids * maxlen + step
     padded = torch.full((n * maxlen, flat.shape[1]), fill, dtype=flat.dtype, device=flat.device)
     padded = padded.index_put((pos,), flat[: len(pos)])
     return padded.reshape(n, maxlen, flat.shape[1]), pos
@@ -127,6 +131,8 @@ def _sequence_pool(ins, a):
         index = torch.tensor(rows, dtype=torch.int64, device=flat.device).clamp(0, max(flat.shape[0] - 1, 0))
         pooled = flat[index] if flat.shape[0] else flat.new_zeros((n, flat.shape[1]))
     pooled = torch.where(empty, torch.full_like(pooled, a["pad_value"]), pooled)
+    if "MaxIndex" not in result:  # (read by the grad op of MAX alone; zeros for the other kinds)
+        result["MaxIndex"] = [torch.zeros(pooled.shape, dtype=torch.int32, device=pooled.device)]
     result["Out"] = [with_lod(pooled.reshape((n,) + tuple(x.shape[1:])), lod_of(x)[:-1])]
     return result
 
@@ -137,13 +143,46 @@ def _sequence_pool_infer(ins, a):
     return {"Out": [(shape, x.dtype)], "MaxIndex": [(shape, 2)]}
 
 
-_op(
-    "sequence_pool",
-    ("X",),
-    ("Out", "MaxIndex"),
-    {"pooltype": "AVERAGE", "is_test": False, "pad_value": 0.0},
-    _sequence_pool_infer,
-    _sequence_pool,
+def _sequence_pool_grad(ins, a):
+    """Each row's share of its sequence's gradient: all of it to the max row (MaxIndex), the first or
+    last row; the sum's, divided by the length (AVERAGE) or its square root (SQRT) to every row."""
+    x, dout = ins["X"][0], ins["Out@GRAD"][0]
+    pooltype = a["pooltype"].upper()
+    offsets = _last_level(x, "SequencePoolGradOp")
+    if x.shape[0] == 0:
+        return {"X@GRAD": [torch.zeros_like(x)]}
+    width = x[0].numel() if x.shape[0] else 1
+    g = dout.reshape(-1, width).to(x.dtype)
+    lengths, ids = _segments(offsets, x.device)
+    if pooltype in ("SUM", "AVERAGE", "SQRT"):
+        dx = g[ids]
+        if pooltype != "SUM":
+            scale = lengths.to(x.dtype).clamp(min=1)
+            dx = dx / (scale if pooltype == "AVERAGE" else scale.sqrt())[ids].unsqueeze(1)
+        return {"X@GRAD": [dx.reshape(x.shape)]}
+    # an empty sequence's gradient goes nowhere: zeros, added to a row it points at (MaxIndex 0)
+    g = g * (lengths > 0).to(g.dtype).unsqueeze(1)
+    if pooltype == "MAX":
+        where = ins["MaxIndex"][0].reshape(-1, width).to(torch.int64)
+        flat = (where * width + torch.arange(width, device=x.device)).reshape(-1)
+        dx = x.new_zeros(x.numel()).index_put((flat,), g.reshape(-1), accumulate=True)
+        return {"X@GRAD": [dx.reshape(x.shape)]}
+    rows = offsets[:-1] if pooltype == "FIRST" else [b - 1 for b in offsets[1:]]
+    rows = torch.tensor(rows, dtype=torch.int64, device=x.device).clamp(0, max(x.shape[0] - 1, 0))
+    dx = x.new_zeros((x.shape[0], width)).index_put((rows,), g, accumulate=True)
+    return {"X@GRAD": [dx.reshape(x.shape)]}
+
+
+register(
+    OpDef(
+        "sequence_pool",
+        ("X",),
+        ("Out", "MaxIndex"),
+        {"pooltype": "AVERAGE", "is_test": False, "pad_value": 0.0},
+        _sequence_pool_infer,
+        _sequence_pool,
+        grad=GradDef(("X", "MaxIndex"), kernel=_sequence_pool_grad, double=True),
+    )
 )
 
 
@@ -177,37 +216,55 @@ _op(
 
 
 # -- sequence_conv --------------------------------------------------------------------------------
+def _context_index(offsets, n: int, start: int, length: int, padded: bool, device):
+    """[rows, length]: for row t, the rows t+start ... t+start+length-1 of its own sequence as indices
+    into cat([rows, a zero row, padding rows]) (fluid's context projection). Outside its sequence a
+    row reads the zero row or, with trainable padding (``padded``: up = -start rows for before a
+    sequence, then the rows for after it), the padding row ``up + (r - edge)``."""
+    lengths, ids = _segments(offsets, device)
+    begin = torch.tensor(offsets[:-1], dtype=torch.int64, device=device)[ids].unsqueeze(1)
+    end = begin + lengths[ids].unsqueeze(1)
+    r = torch.arange(n, device=device).unsqueeze(1) + start + torch.arange(length, device=device)
+    if padded:
+        up = max(0, -start)
+        outside = torch.where(r < begin, n + 1 + up + (r - begin), n + 1 + up + (r - end))
+    else:
+        outside = torch.full_like(r, n)
+    return torch.where((r >= begin) & (r < end), r, outside)
+
+
 def _context(flat, offsets, start: int, length: int, padding=None):
-    """[rows, length * width]: per row t the rows t+start ... t+start+length-1 of its own sequence
-    side by side (fluid's context projection). Outside its sequence a row reads zeros, or with
-    trainable ``padding`` ([up + down, width]: up = -start rows before a sequence, then the rows after
-    it) the padding row ``up + (r - edge)`` for a source row r beyond the sequence's edge."""
-    lengths, ids = _segments(offsets, flat.device)
-    rows = torch.arange(flat.shape[0], device=flat.device)
-    begin = torch.tensor(offsets[:-1], dtype=torch.int64, device=flat.device)[ids]
-    end = begin + lengths[ids]
-    n = flat.shape[0]
-    up = max(0, -start)
+    """(the [rows, length * width] context of every row of ``flat``, its ``_context_index``, the rows
+    it reads: ``flat``, a zero row, ``padding``)."""
+    index = _context_index(offsets, flat.shape[0], start, length, padding is not None, flat.device)
     source = torch.cat([flat, flat.new_zeros((1, flat.shape[1]))] + ([padding] if padding is not None else []))
-    parts = []
-    for k in range(length):
-        r = rows + start + k
-        if padding is None:
-            outside = torch.full_like(r, n)
-        else:
-            outside = torch.where(r < begin, n + 1 + up + (r - begin), n + 1 + up + (r - end))
-        parts.append(source[torch.where((r >= begin) & (r < end), r, outside)])
-    return torch.cat(parts, dim=1)
+    return source[index.reshape(-1)].reshape(flat.shape[0], -1), index, source
 
 
-def _sequence_conv(ins, a):
-    x, w = ins["X"][0], ins["Filter"][0]
+def _conv_context(ins, a):
+    x = ins["X"][0]
     offsets = _last_level(x, "SequenceConvOp")
     if a["contextStride"] != 1:
         raise ValueError(f"sequence_conv: only contextStride 1 is supported. Received: {a['contextStride']}")
     padding = first(ins, "PaddingData") if a["paddingTrainable"] else None
-    ctx = _context(x.reshape(x.shape[0], -1), offsets, a["contextStart"], a["contextLength"], padding)
-    return {"Out": [with_lod(ctx @ w, lod_of(x))]}
+    return _context(x.reshape(x.shape[0], -1), offsets, a["contextStart"], a["contextLength"], padding)
+
+
+def _sequence_conv(ins, a):
+    ctx, _, _ = _conv_context(ins, a)
+    return {"Out": [with_lod(ctx @ ins["Filter"][0], lod_of(ins["X"][0]))]}
+
+
+def _sequence_conv_grad(ins, a):
+    x, w, dout = ins["X"][0], ins["Filter"][0], ins["Out@GRAD"][0].to(ins["X"][0].dtype)
+    ctx, index, source = _conv_context(ins, a)
+    dctx = (dout @ w.t()).reshape(-1, source.shape[1])
+    dsource = torch.zeros_like(source).index_add(0, index.reshape(-1), dctx)
+    n = x.shape[0]
+    result = {"X@GRAD": [dsource[:n].reshape(x.shape)], "Filter@GRAD": [ctx.t() @ dout]}
+    if a["paddingTrainable"] and first(ins, "PaddingData") is not None:
+        result["PaddingData@GRAD"] = [dsource[n + 1 :]]
+    return result
 
 
 def _sequence_conv_infer(ins, a):
@@ -227,14 +284,22 @@ def _sequence_conv_infer(ins, a):
     return out("Out", (x.shape[0], w.shape[1]), x.dtype)
 
 
-_op(
-    "sequence_conv",
-    ("X", "Filter", "PaddingData"),
-    ("Out",),
-    {"contextLength": 3, "contextStart": 0, "contextStride": 1, "paddingTrainable": False},
-    _sequence_conv_infer,
-    _sequence_conv,
-    optional_inputs=frozenset({"PaddingData"}),
+register(
+    OpDef(
+        "sequence_conv",
+        ("X", "Filter", "PaddingData"),
+        ("Out",),
+        {"contextLength": 3, "contextStart": 0, "contextStride": 1, "paddingTrainable": False},
+        _sequence_conv_infer,
+        _sequence_conv,
+        optional_inputs=frozenset({"PaddingData"}),
+        grad=GradDef(
+            ("X", "Filter", "PaddingData"),
+            in_grads=("X", "Filter", "PaddingData"),
+            kernel=_sequence_conv_grad,
+            double=True,
+        ),
+    )
 )
 
 
