@@ -232,7 +232,15 @@ register(
 
 
 def _adagrad_kernel(ins, attrs):
-    p, g, m, lr = ins["Param"][0], _dense(ins["Grad"][0]), ins["Moment"][0], _lr(ins)
+    p, g, m, lr = ins["Param"][0], ins["Grad"][0], ins["Moment"][0], _lr(ins)
+    if isinstance(g, SelectedRows):
+        # only the gradient's rows change (a row with a zero gradient keeps its moment and value), as
+        # in fluid's sparse adagrad: the rows merged, then updated
+        rows, vals = _merged(g)
+        moment = m.index_select(0, rows).addcmul_(vals, vals)
+        m.index_copy_(0, rows, moment)
+        p.index_add_(0, rows, lr * vals / (torch.sqrt(moment) + attrs["epsilon"]), alpha=-1)
+        return {"ParamOut": [p], "MomentOut": [m]}
     m.addcmul_(g, g)
     p.sub_(lr * g / (torch.sqrt(m) + attrs["epsilon"]))
     return {"ParamOut": [p], "MomentOut": [m]}

@@ -191,6 +191,21 @@ def test_adagrad_and_decayed():
     close(out["ParamOut"], P - 0.1 * G / (np.sqrt(m2) + 1e-6))
 
 
+def test_adagrad_sparse_equals_dense_and_leaves_other_rows():
+    rows = np.array([3, 1, 3], "int64")
+    vals = rng.uniform(-1, 1, (3, 3)).astype("float32")
+    dense = np.zeros_like(P)
+    np.add.at(dense, rows, vals)
+    m = rng.uniform(0, 1, P.shape).astype("float32")
+    outs = {"ParamOut": "Param", "MomentOut": "Moment"}
+    a = run_update("adagrad", {"Param": P, "Moment": m, "LearningRate": LR}, outs, {"epsilon": 1e-6}, (rows, vals))
+    b = run_update("adagrad", {"Param": P, "Grad": dense, "Moment": m, "LearningRate": LR}, outs, {"epsilon": 1e-6})
+    close(a["ParamOut"], b["ParamOut"])
+    close(a["MomentOut"], b["MomentOut"])
+    np.testing.assert_array_equal(a["ParamOut"][[0, 2]], P[[0, 2]])
+    np.testing.assert_array_equal(a["MomentOut"][[0, 2]], m[[0, 2]])
+
+
 def test_adadelta():
     g2, u2 = rng.uniform(0, 1, P.shape).astype("float32"), rng.uniform(0, 1, P.shape).astype("float32")
     out = run_update(
