@@ -537,12 +537,14 @@ class Block:
         return iter(self.all_parameters())
 
     def _remove_var(self, name: str) -> None:
+        _before_structure_edit(self)
         if self.vars.pop(name, None) is not None:
             self._desc_log.append((name, False))
         self.program._bump()
 
     def _rename_var(self, name: str, new_name: str) -> Variable:
         """Rename a variable of this block, and every use of it by this block's ops."""
+        _before_structure_edit(self)
         var = self.vars.get(name)
         if var is None:
             raise ValueError(f"_rename_var: variable '{name}' is not in block {self.idx}")
@@ -680,6 +682,7 @@ class Block:
         if _dygraph_tracer_ is not None:
             return _dygraph_tracer_.trace_op(type, inputs, outputs, attrs)
         op = self._make_op(type, inputs, outputs, attrs)
+        _before_structure_edit(self)
         self.ops.insert(0, op)
         self._link_outputs(op)
         self.program._bump()
@@ -690,6 +693,7 @@ class Block:
             return _dygraph_tracer_.trace_op(type, inputs, outputs, attrs)
         op = self._make_op(type, inputs, outputs, attrs)
         index = len(self.ops) if index > len(self.ops) else index if index >= 0 else max(0, len(self.ops) + index)
+        _before_structure_edit(self)
         self.ops.insert(index, op)
         self._shift_forward_links(index, 1)
         self._link_outputs(op)
@@ -698,6 +702,7 @@ class Block:
 
     def _remove_op(self, index: int) -> None:
         index = index if index >= 0 else len(self.ops) + index
+        _before_structure_edit(self)
         del self.ops[index]
         self._shift_forward_links(index, -1)
         self.program._bump()
@@ -1212,9 +1217,28 @@ def name_scope(prefix: Optional[str] = None) -> Iterator[None]:
 _transaction_depth = 0
 
 
+# NOTE: [Light snapshots]
+# A layer call opens a transaction, and a program of N ops is built by N layer calls: copying every
+# block's op and variable lists each time made building quadratic. A transaction keeps, per block, its
+# op list and variable dict objects and their lengths: while ops and variables are only appended,
+# the state to go back to is the first n of each. The few edits that insert, remove or rename in
+# place call ``_before_structure_edit`` first, which takes the full copy then (once per transaction);
+# code that replaces ``block.ops`` / ``block.vars`` leaves the kept objects as they were.
+_LIGHT: Dict[int, list] = {}  # id(block) -> [ops, vars, n ops, n vars, full copy or None]
+
+
+def _before_structure_edit(block: "Block") -> None:
+    """Call before inserting, removing or renaming an op or variable of ``block`` other than by
+    appending (NOTE: [Light snapshots])."""
+    entry = _LIGHT.get(id(block))
+    if entry is not None and entry[4] is None:
+        ops, names, n_ops, n_vars, _ = entry
+        entry[4] = (list(names)[:n_vars], ops[:n_ops])
+
+
 def _snapshot(program: Program, deep: bool = False):
-    """The blocks' variable and op lists; ``deep``: also each op's slots and attributes and each
-    variable's shape and dtype, for a change that rewrites ops in place."""
+    """The blocks' variable and op lists (NOTE: [Light snapshots]); ``deep``: also each op's slots
+    and attributes and each variable's shape and dtype, for a change that rewrites ops in place."""
     edits = None
     if deep:
         edits = (
@@ -1230,18 +1254,21 @@ def _snapshot(program: Program, deep: bool = False):
             ],  # fmt: skip
             [(v, v.shape, v.dtype, v.op) for b in program.blocks for v in b.vars.values()],
         )
-    return (
-        program._version,
-        program.current_block_idx,
-        [(b, list(b.vars), list(b.ops), len(b._desc_log)) for b in program.blocks],
-        edits,
-    )
+    blocks = []
+    for b in program.blocks:
+        entry = _LIGHT.get(id(b))
+        if entry is None:  # (a program named twice shares the entry)
+            entry = _LIGHT[id(b)] = [b.ops, b.vars, len(b.ops), len(b.vars), None]
+        blocks.append((b, entry, len(b._desc_log)))
+    return (program._version, program.current_block_idx, blocks, edits)
 
 
 def _restore(program: Program, snap) -> None:
     version, cur, blocks, edits = snap
-    program.blocks = [b for b, _, _, _ in blocks]
-    for b, var_names, ops, logged in blocks:
+    program.blocks = [b for b, _, _ in blocks]
+    for b, entry, logged in blocks:
+        ops_obj, vars_obj, n_ops, n_vars, full = entry
+        var_names, ops = full if full is not None else (list(vars_obj)[:n_vars], ops_obj[:n_ops])
         keep = set(var_names)
         for name in [n for n in b.vars if n not in keep]:
             del b.vars[name]
@@ -1271,17 +1298,20 @@ def program_transaction(*programs: Program, deep: bool = False) -> Iterator[None
         return
     programs = programs or (_main_program_, _startup_program_)
     snaps = [(p, _snapshot(p, deep)) for p in dict.fromkeys(programs)]
-    names = dict(unique_name.generator.ids)
+    names = unique_name.generator
+    names._undo = undo = {}
     _transaction_depth = 1
     try:
         yield
     except BaseException:
         for prog, snap in snaps:
             _restore(prog, snap)
-        unique_name.generator.ids = names
+        names._rollback(undo)
         raise
     finally:
         _transaction_depth = 0
+        _LIGHT.clear()
+        names._undo = None
 
 
 def layer(fn):

@@ -12,11 +12,23 @@ class UniqueNameGenerator:
     def __init__(self, prefix: Optional[str] = None) -> None:
         self.ids: Dict[str, int] = {}
         self.prefix = prefix or ""
+        # while a program transaction is open: each key's count before its first use in it (None:
+        # absent), so a failed layer call can put the counters back without copying them all
+        self._undo: Optional[Dict[str, Optional[int]]] = None
 
     def __call__(self, key: str) -> str:
         n = self.ids.get(key, 0)
+        if self._undo is not None and key not in self._undo:
+            self._undo[key] = self.ids.get(key)
         self.ids[key] = n + 1
         return f"{self.prefix}{key}_{n}"
+
+    def _rollback(self, undo: Dict[str, Optional[int]]) -> None:
+        for key, n in undo.items():
+            if n is None:
+                self.ids.pop(key, None)
+            else:
+                self.ids[key] = n
 
 
 generator = UniqueNameGenerator()
