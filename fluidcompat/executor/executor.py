@@ -6,6 +6,7 @@ import functools
 import os
 import sys
 import warnings
+from collections import OrderedDict
 from typing import Any, Dict, List, Optional
 
 import numpy as np
@@ -237,16 +238,23 @@ def _check_feed(var: Variable, shape, dtype_name: str) -> None:
 
 
 class _ProgramCache:
-    """Prepared blocks per program, dropped when the program changes (its version moves)."""
+    """Prepared blocks per program, dropped when the program changes (its version moves) and, past the
+    ``LIMIT`` programs run last, for the one run longest ago: a script that clones its program every
+    step (``main.clone(for_test=True)`` in the training loop) does not keep every clone alive."""
+
+    LIMIT = 16
 
     def __init__(self) -> None:
-        self._entries: Dict[int, Any] = {}
+        self._entries: "OrderedDict[int, Any]" = OrderedDict()
 
     def get(self, program: Program, key, build):
         entry = self._entries.get(id(program))
         if entry is None or entry[0] is not program or entry[1] != program._version:
             entry = (program, program._version, {})
             self._entries[id(program)] = entry
+            while len(self._entries) > self.LIMIT:
+                self._entries.popitem(last=False)
+        self._entries.move_to_end(id(program))
         prepared = entry[2].get(key)
         if prepared is None:
             prepared = entry[2][key] = build()
@@ -532,8 +540,8 @@ class Executor:
                 fast_key = (original_program, None if original_feed is None else tuple(feed), _fetch_key(fetch_list),
                             original_scope, use_prune)  # fmt: skip
                 if fast_key[2] is not None:
-                    if len(self._runners) > 64:
-                        self._runners.clear()
+                    while len(self._runners) >= _ProgramCache.LIMIT:  # (the oldest first, as the cache above)
+                        del self._runners[next(iter(self._runners))]
                     self._runners[fast_key] = _Runner(
                         self, program, prepared, block, list(feed), fetch_names, accelerated
                     )
