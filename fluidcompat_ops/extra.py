@@ -3301,6 +3301,44 @@ def _linear_chain_crf(ins, a):
     }
 
 
+def _linear_chain_crf_grad(ins, a):
+    """The forward-backward pass: each step's tag and tag-pair marginals (from the forward's Alpha and
+    a backward table made here, in log space) less the label's indicators, times each sequence's
+    gradient."""
+    em, start, end, trans = _crf_parts(ins)
+    (x, y, alpha), lengths, pos = _crf_padded(ins, "Emission", "Label", "Alpha")
+    n, steps, tags = x.shape
+    dx = torch.zeros_like(x)
+    dtrans = torch.zeros_like(ins["Transition"][0])
+    g = ins["LogLikelihood@GRAD"][0].reshape(-1).to(x.dtype)
+    if n == 0 or steps == 0:
+        return {"Emission@GRAD": [torch.zeros_like(em)], "Transition@GRAD": [dtrans]}
+    real = torch.arange(steps, device=x.device)[None, :] < lengths[:, None]
+    maskf = real.to(x.dtype)
+    y = y.reshape(n, steps).long() * real
+    betas = [end.expand(n, tags)]
+    for t in range(steps - 2, -1, -1):
+        nxt = torch.logsumexp(trans + (x[:, t + 1] + betas[-1]).unsqueeze(1), 2)
+        betas.append(torch.where((lengths - 1 > t).unsqueeze(1), nxt, end.expand(n, tags)))
+    beta = torch.stack(betas[::-1], 1)
+    # (a padded step's Alpha row is zeros: its log would make NaN marginals that the mask cannot clear)
+    log_alpha = torch.where(real.unsqueeze(2), torch.log(alpha.reshape(n, steps, tags)), 0.0)
+    scale = (maskf * g.unsqueeze(1)).unsqueeze(2)  # each real step, times its sequence's gradient
+    onehot = F.one_hot(y, tags).to(x.dtype)
+    dx = (torch.softmax(log_alpha + beta, -1) - onehot) * scale
+    last = (lengths - 1).clamp(min=0)
+    at_last = F.one_hot(last, steps).to(x.dtype).unsqueeze(2) * dx  # the last real step of each
+    dtrans[0] = dx[:, 0].sum(0)
+    dtrans[1] = at_last.sum((0, 1))
+    if steps > 1:
+        pairs = log_alpha[:, :-1].unsqueeze(3) + trans + (x[:, 1:] + beta[:, 1:]).unsqueeze(2)
+        marg = torch.softmax(pairs.reshape(n, steps - 1, -1), -1).reshape(pairs.shape)
+        seen = onehot[:, :-1].unsqueeze(3) * onehot[:, 1:].unsqueeze(2)
+        dtrans[2:] = ((marg - seen) * scale[:, 1:].unsqueeze(3)).sum((0, 1))
+    dx = dx.reshape(-1, tags)[pos] if pos is not None else dx
+    return {"Emission@GRAD": [dx.reshape(em.shape)], "Transition@GRAD": [dtrans]}
+
+
 def _crf_infer(ins, a):
     em, tr = first(ins, "Emission"), first(ins, "Transition")
     return {
@@ -3321,9 +3359,10 @@ register(
         _linear_chain_crf,
         host_inputs=frozenset({"Length"}),
         grad=GradDef(
-            ("Emission", "Transition", "Label", "Length"),
+            ("Emission", "Transition", "Label", "Length", "Alpha"),
             out_grads=("LogLikelihood",),
             in_grads=("Emission", "Transition"),
+            kernel=_linear_chain_crf_grad,
         ),
     )
 )

@@ -1,5 +1,6 @@
-"""lstm and gru: the hand-written backward passes (fluidcompat_ops/recurrent.py) against torch autograd
-through the forward kernel, for every input slot, over LoDs with empty, equal and reversed sequences."""
+"""lstm, gru and linear_chain_crf: the hand-written backward passes (fluidcompat_ops/recurrent.py,
+extra.py) against torch autograd through the forward kernel, for every input slot, over LoDs with
+empty, equal and reversed sequences."""
 
 import numpy as np
 import pytest
@@ -25,7 +26,7 @@ def _check(op_type, ins, attrs, outs, grad_slots):
     """The registered grad kernel's gradients equal autograd's of the forward kernel."""
     opdef = lookup(op_type)
     attrs = {**opdef.attrs, **attrs}
-    leaves = {s: [v.detach().requires_grad_(True) for v in vs] for s, vs in ins.items()}
+    leaves = {s: [v.detach().requires_grad_(v.is_floating_point()) for v in vs] for s, vs in ins.items()}
     fins = {s: [with_lod(v, getattr(ins[s][0], "_lod", [])) for v in vs] for s, vs in leaves.items()}
     fwd = opdef.kernel(fins, attrs)
     rng = np.random.RandomState(3)
@@ -105,3 +106,21 @@ def test_lstm_forward_matches_a_per_sequence_numpy_loop():
             want_h[row] = h
         start += length
     np.testing.assert_allclose(out["Hidden"][0].numpy(), want_h, rtol=1e-12)
+
+
+@pytest.mark.parametrize("lod", LODS)
+@pytest.mark.parametrize("padded", [False, True])
+def test_linear_chain_crf_grad_matches_autograd(lod, padded):
+    rng = np.random.RandomState(len(lod[0]) + 9 * padded)
+    tags, lengths = 4, lod[0]
+    rows = sum(lengths)
+    if padded:
+        steps = max(lengths)
+        em = _t(rng, len(lengths), steps, tags, scale=2.0)
+        label = torch.tensor(rng.randint(0, tags, (len(lengths), steps, 1)))
+        ins = {"Emission": [em], "Label": [label], "Length": [torch.tensor(lengths, dtype=torch.int64)]}
+    else:
+        em = _seq(_t(rng, rows, tags, scale=2.0), lod)
+        ins = {"Emission": [em], "Label": [_seq(torch.tensor(rng.randint(0, tags, (rows, 1))), lod)]}
+    ins["Transition"] = [_t(rng, tags + 2, tags)]
+    _check("linear_chain_crf", ins, {}, ("LogLikelihood",), ("Emission", "Transition"))
