@@ -11,6 +11,8 @@ import linecache
 import os
 import sys
 import warnings
+import weakref
+from collections import OrderedDict
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from fluidcompat import desc_order, descs, places, unique_name
@@ -413,6 +415,10 @@ class Operator:
         return new
 
 
+# each Block's C++-side variable log (Block._desc_log), kept beside the block
+_DESC_LOGS: "weakref.WeakKeyDictionary[Block, List[Tuple[str, bool]]]" = weakref.WeakKeyDictionary()
+
+
 class Block:
     """A list of ops over a table of variables; block 0 is the global block."""
 
@@ -422,11 +428,22 @@ class Block:
         self.parent_idx = parent_idx
         self.forward_block_idx = -1
         self.backward_block_idx = -1
-        self.vars: Dict[str, Variable] = {}
+        self.vars: Dict[str, Variable] = OrderedDict()  # fluid's type (scripts compare blocks by it)
         self.ops: List[Operator] = []
-        # the variables as fluid's C++ block would have taken them in: (name, added) in turn
-        # (NOTE: [Variable order] in fluidcompat/desc_order.py)
-        self._desc_log: List[Tuple[str, bool]] = []
+
+    @property
+    def _desc_log(self) -> List[Tuple[str, bool]]:
+        """The variables as fluid's C++ block would have taken them in: (name, added) in turn (NOTE:
+        [Variable order] in fluidcompat/desc_order.py). It stands for the C++ block's state, so it is
+        kept beside the block, not among its Python attributes (which fluid-era code compares)."""
+        log = _DESC_LOGS.get(self)
+        if log is None:
+            log = _DESC_LOGS[self] = []
+        return log
+
+    @_desc_log.setter
+    def _desc_log(self, log: List[Tuple[str, bool]]) -> None:
+        _DESC_LOGS[self] = log
 
     def _desc_order(self) -> List[str]:
         """This block's variable names in the order of fluid's C++ block (a saved program's order)."""
@@ -443,7 +460,7 @@ class Block:
         come in that block's order."""
         self._desc_log = [(n, True) for n in filled if n in self.vars]
         order = desc_order.replay(self._desc_log).order()
-        self.vars = {n: self.vars[n] for n in [*order, *self.vars]}
+        self.vars = OrderedDict((n, self.vars[n]) for n in [*order, *self.vars])
 
     @property
     def desc(self) -> "descs.BlockDesc":
@@ -792,6 +809,7 @@ class Program:
         self._is_test = False
         self._pipeline_opt: Optional[dict] = None  # PipelineOptimizer's sections
         self._desc_dirty = False  # ops made or changed through the desc API wait for _sync_with_cpp
+        self._appending_grad_times = 0  # backward passes made (their gradients' @RENAME@ suffixes)
 
     def _sync_with_cpp(self) -> None:
         """Complete the ops made or changed through the desc API (``block.desc.append_op()``, ``set_type``,
@@ -829,7 +847,7 @@ class Program:
             b._desc_log += [(n, True) for n in created]
             rank = {n: i for i, n in enumerate(b._desc_order())}
             kept = [n for n in b.vars if n in names]
-            b.vars = {n: b.vars[n] for n in kept + sorted(new, key=rank.__getitem__)}
+            b.vars = OrderedDict((n, b.vars[n]) for n in kept + sorted(new, key=rank.__getitem__))
 
     def global_seed(self, seed: int = 0) -> None:
         """This program's random seed, and that of every Program made after (fluid 1.8)."""
@@ -973,7 +991,7 @@ class Program:
         block = pruned.global_block()
         block.ops = [op for i, op in enumerate(block.ops) if i in keep]
         used = pruned._names_used()
-        block.vars = {n: v for n, v in block.vars.items() if n in used or n in fed}
+        block.vars = OrderedDict((n, v) for n, v in block.vars.items() if n in used or n in fed)
         # fluid's prune listed the variables by name, and the result was copied twice over
         block._set_desc_order(desc_order.copied(sorted(block.vars), 2))
         pruned._bump()
@@ -989,7 +1007,7 @@ class Program:
         for b in self.blocks:
             nb = Block(p, b.idx, b.parent_idx)
             nb.forward_block_idx = b.forward_block_idx
-            nb.vars = {n: v._copy_to(nb) for n, v in b.vars.items()}
+            nb.vars = OrderedDict((n, v._copy_to(nb)) for n, v in b.vars.items())
             nb.ops = [op._copy_to(nb) for op in b.ops]
             p.blocks.append(nb)
         # the order of fluid's copies (NOTE: [Variable order]): clone copied the C++ program once;
@@ -1026,7 +1044,24 @@ class Program:
                 b._link_outputs(op)
         for b, fill in zip(p.blocks, fills):
             b._set_desc_order(fill)
+        p._version = self._version  # a copy as changed as its original (programs equal as fluid's)
         return p
+
+    def _copy_data_info_from(self, other: "Program", pruned_origin_block_id_map=None) -> None:
+        """Mark this program's variables as ``other``'s (the program it was cloned or pruned from):
+        data, checked feed, stop_gradient; ``pruned_origin_block_id_map``: this block -> ``other``'s."""
+        if not isinstance(other, Program):
+            raise TypeError(f"_copy_data_info_from is only used to copy Program, but received {type(other)}")
+        origin = pruned_origin_block_id_map or {i: i for i in range(len(self.blocks))}
+        for i, block in enumerate(self.blocks):
+            if origin[i] >= len(other.blocks):
+                raise ValueError(f"_copy_data_info_from: block {origin[i]} is not in the other program")
+            other_block = other.blocks[origin[i]]
+            for var in list(block.vars.values()):
+                theirs = other_block.var(var.name)  # ValueError: not a variable of the other program
+                var.is_data = var.is_data or theirs.is_data
+                var.need_check_feed = var.need_check_feed or theirs.need_check_feed
+                var.stop_gradient = var.stop_gradient or theirs.stop_gradient
 
     def validate(self) -> None:
         """Raise ValueError listing dangling inputs/outputs, unknown slots and unregistered ops."""

@@ -239,10 +239,30 @@ def _held_here(remote):
 
 
 def _distributed_vars(program):
-    """The server-side variables of a DistributeTranspiler program (None for other programs)."""
+    """The server-side variables of a DistributeTranspiler program (None for other programs); a
+    ``VarsDistributed`` set there by hand (fluid's record) is read as the transpiler's own list."""
     if not getattr(program, "_is_distributed", False):
         return None
-    return getattr(program, "_parameters_on_pservers", None)
+    remote = getattr(program, "_parameters_on_pservers", None)
+    if hasattr(remote, "get_distributed_vars_by_vtypes"):
+        return _entries_of(remote)
+    return remote
+
+
+def _entries_of(record) -> List[dict]:
+    """A ``VarsDistributed``'s Optimizer and RemotePrefetch variables (what fluid's distributed save
+    fetched) as the transpiler's entries: each original variable's pieces in order (by block id when
+    sliced, else as recorded), each piece's server, name there, shape and first row."""
+    entries = []
+    for name, pieces in record.get_distributed_vars_by_vtypes(["Optimizer", "RemotePrefetch"], groupby=True).items():
+        origin, is_slice = pieces[0].origin, pieces[0].is_slice
+        if is_slice:
+            pieces = sorted(pieces, key=lambda p: p.block_id)
+        width = int(np.prod(origin.shape[1:])) if len(origin.shape) > 1 else 1
+        slices = [(p.endpoint, p.slice.name, list(p.slice.shape), int(p.offset) // max(width, 1)) for p in pieces]
+        entries.append({"name": name, "shape": list(origin.shape), "dtype": to_vartype(origin.dtype),
+                        "vtype": pieces[0].vtype, "is_slice": is_slice, "slices": slices})  # fmt: skip
+    return entries
 
 
 def _check(var: Variable, value: np.ndarray, where: str) -> np.ndarray:

@@ -364,3 +364,44 @@ register(
         lambda ins, a: {"Out": [ins["X"][0]]},
     )
 )
+
+
+# -- get_places: the places a (long gone) parallel_do would split its batch over --------------------
+_DEVICE_TYPES = ("AUTO", "CUDA", "CPU")
+
+
+def _get_places_kernel(ins, a):
+    """Out = ``device_count`` places (0: every GPU, or one CPUPlace per CPU core) of ``device_type``
+    (AUTO: the executor's kind of device), as fluid's PlaceList."""
+    import os
+
+    from fluidcompat.places import CPUPlace, CUDAPlace
+
+    kind, count = a["device_type"], int(a["device_count"])
+    if kind not in _DEVICE_TYPES:
+        raise ValueError(f"get_places: device_type must be one of {list(_DEVICE_TYPES)}. Received: {kind!r}")
+    if count < 0:
+        raise ValueError(f"get_places: device_count must be >= 0 (0: every device). Received: {count}")
+    gpu = a["_device"].type == "cuda" if kind == "AUTO" else kind == "CUDA"
+    gpus = torch.cuda.device_count()
+    if count == 0:
+        count = gpus if gpu else (os.cpu_count() or 0)
+    if count == 0:
+        raise ValueError(f"get_places: cannot tell the {'GPU' if gpu else 'CPU'} device count (none found)")
+    if gpu and count > gpus:
+        raise ValueError(f"get_places: only {gpus} CUDA devices found, cannot set device_count to {count}")
+    return {"Out": [[CUDAPlace(i) for i in range(count)] if gpu else [CPUPlace() for _ in range(count)]]}
+
+
+register(
+    OpDef(
+        "get_places",
+        (),
+        ("Out",),
+        {"device_count": 0, "device_type": "AUTO"},
+        None,
+        _get_places_kernel,
+        host_outputs=frozenset({"Out"}),
+        doc="Out = a list of device_count places of device_type (fluid's PlaceList)",
+    )
+)

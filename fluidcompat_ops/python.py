@@ -299,9 +299,31 @@ def _load_kernel(ins, attrs):
             arr, lod = read_tensor(f, path)
     except FileNotFoundError:
         raise FileNotFoundError(f"load: the file '{path}' does not exist") from None
+    seek = int(attrs.get("seek", -1))
+    if seek != -1:  # a block of the file's tensor: ``shape``'s elements from element ``seek`` on, no LoD
+        arr, lod = _load_block(arr, seek, [int(d) for d in attrs.get("shape", [])], path), []
     t = torch.from_numpy(np.ascontiguousarray(arr)).to(attrs["_device"])
     t = t.half() if attrs.get("load_as_fp16") else t
     return {"Out": [with_lod(t, lod)]}  # the file's LoD travels with the value (NOTE: [LoD values])
 
 
-register(OpDef("load", (), ("Out",), {"file_path": "", "load_as_fp16": False}, None, _load_kernel))
+def _load_block(arr, seek: int, shape, path: str):
+    """The elements ``seek`` .. ``seek + prod(shape)`` of ``arr`` (row-major) in ``shape`` (fluid's load
+    of one slice of a variable a distributed save wrote whole)."""
+    if seek < 0:
+        raise ValueError(f"load: seek must be >= 0 (elements into the tensor), or -1 for all of it. Received: {seek}")
+    if not shape or any(d < 0 for d in shape):
+        raise ValueError(f"load: with seek, shape gives the block's dims (all >= 0). Received: {shape}")
+    count = int(np.prod(shape))
+    flat = arr.reshape(-1)
+    if seek + count > flat.size:
+        raise ValueError(
+            f"load: '{path}' holds {flat.size} elements; seek {seek} and shape {shape} want elements "
+            f"{seek} to {seek + count}"
+        )
+    return flat[seek : seek + count].reshape(shape)
+
+
+register(
+    OpDef("load", (), ("Out",), {"file_path": "", "load_as_fp16": False, "seek": -1, "shape": []}, None, _load_kernel)
+)

@@ -155,12 +155,12 @@ register(
             "prefetch_var_name_to_block_id": [],
             "lr_decay_block_id": -1,
             "checkpint_block_id": -1,
-            "pserver_id": 0,
+            "pserver_id": -1,
             "dc_asgd": False,
-            "rpc_get_thread_num": 12,
-            "rpc_send_thread_num": 12,
-            "rpc_prefetch_thread_num": 12,
-        },  # fmt: skip
+            "rpc_get_thread_num": 1,
+            "rpc_send_thread_num": 1,
+            "rpc_prefetch_thread_num": 1,
+        },  # fmt: skip  (fluid 1.8.5's defaults)
         None,
         _listen_and_serv_kernel,
         no_buffer_inputs=frozenset({"X"}),

@@ -678,6 +678,16 @@ def _check_dropout_train_big(out):
     assert 0.45 < kept.mean() < 0.55
 
 
+def _get_places_beside(x):
+    """get_places runs (its PLACE_LIST is read by no op since parallel_do went: its values are checked
+    in test_get_places.py); the case's output is x."""
+    from fluidcompat.layers.device import get_places
+
+    get_places(device_count=2, device_type="CPU")
+    return L.assign(x)
+
+
+CASES.append(Case("get_places", _get_places_beside, {"x": X}, lambda x: x))
 CASES += EXTRA_CASES + SEQUENCE_CASES + FUSION_CASES + MORE_CASES
 
 

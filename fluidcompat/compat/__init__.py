@@ -33,6 +33,13 @@ _ALIASES = {
     "paddle.distributed": "fluidcompat.compat.distributed",
     "paddle.distributed.launch": "fluidcompat.launch",
     "paddle.distributed.launch_ps": "fluidcompat.launch_ps",
+    "paddle.complex": "fluidcompat.compat.complex",
+}
+# packages whose submodules keep their names under fluidcompat (``paddle.complex.tensor.math``)
+_PREFIXES = {
+    "paddle.fluid.": "fluidcompat.",
+    "paddle.dataset.": "fluidcompat.dataset.",
+    "paddle.complex.": "fluidcompat.compat.complex.",
 }
 
 
@@ -40,10 +47,9 @@ def real_name(fullname: str) -> Optional[str]:
     """The fluidcompat module behind a ``paddle...`` module name, or None."""
     if fullname in _ALIASES:
         return _ALIASES[fullname]
-    if fullname.startswith("paddle.fluid."):
-        return "fluidcompat." + fullname[len("paddle.fluid.") :]
-    if fullname.startswith("paddle.dataset."):
-        return "fluidcompat.dataset." + fullname[len("paddle.dataset.") :]
+    for alias, real in _PREFIXES.items():
+        if fullname.startswith(alias):
+            return real + fullname[len(alias) :]
     return None
 
 

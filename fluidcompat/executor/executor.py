@@ -460,7 +460,7 @@ class Executor:
             if program._desc_dirty:  # ops made through the desc API: as fluid ran its C++ program, they run
                 program._sync_with_cpp()  # without an explicit sync
             ops = program.global_block().ops
-            if ops and ops[0].type == "listen_and_serv":  # a parameter server's program (its only op)
+            if any(op.type == "listen_and_serv" for op in ops):  # a parameter server's program
                 from fluidcompat.transpiler import rpc
 
                 rpc.serve(self, program, scope if scope is not None else global_scope())

@@ -39,3 +39,13 @@ def _make(op_type):
 
 for _op in _OPS:
     globals()[_op] = _make(_op)
+
+
+def _generated():
+    """fluid's private layers made from op protos (``ops._scale(x=x, scale=10.0, out=out_var)``)."""
+    from fluidcompat.layers.layer_function_generator import generate_layer_fn
+
+    return {"_scale": generate_layer_fn("scale"), "_elementwise_div": generate_layer_fn("elementwise_div")}
+
+
+globals().update(_generated())

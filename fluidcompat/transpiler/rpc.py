@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import socket
 import struct
 import sys
@@ -189,8 +190,31 @@ def _block_program(program, idx: int):
     g.ops = [op._copy_to(g) for op in block.ops]
     for op in g.ops:
         g._link_outputs(op)
+    return _kept_in_scope(prog)
+
+
+def _ops_program(program, start: int, stop: int):
+    """A program running ops ``start:stop`` of ``program``'s global block (those around its
+    ``listen_and_serv``, run before the server starts and after it stops)."""
+    prog = program.clone()
+    g = prog.global_block()
+    g.ops = g.ops[start:stop]
+    return _kept_in_scope(prog)
+
+
+def _kept_in_scope(prog):
+    """``prog`` with every variable of its global block persistable: fluid's server ran the ops of its
+    program in one scope for its whole life, so what one block writes (a temporary too) is there for
+    the next block and for the trainers' ``recv``."""
+    for v in prog.global_block().vars.values():
+        v.persistable = True
     prog._bump()
     return prog
+
+
+def _block_ids(blocks) -> list:
+    """``optimize_blocks`` as block indices (a program built by hand may hold the Blocks themselves)."""
+    return [b.idx if hasattr(b, "idx") else int(b) for b in blocks]
 
 
 FAILED_GRACE_S = 10.0  # how long a failed server answers its trainers with the failure
@@ -208,14 +232,18 @@ class ParameterServer:
         self.endpoint = attrs["endpoint"]
         self.sync = attrs.get("distributed_mode", 0) == 0
         self.live = set(range(int(attrs.get("Fanin", 1))))
-        blocks = [b for b in attrs.get("optimize_blocks", []) if program.block(b).ops]
+        blocks = [b for b in _block_ids(attrs.get("optimize_blocks", [])) if program.block(b).ops]
         self.programs = {b: _block_program(program, b) for b in blocks}  # run in this order
         self.inputs = set(op.inputs.get("X", ()))
         self.declared = {n: program.global_block()._find_var_recursive(n) for n in self.inputs}
         self.grad_block = {}
         for entry in attrs.get("grad_to_block_id", []):
+            if not entry:  # fluid's ListenAndServ layer gives [""]
+                continue
             name, _, b = entry.rpartition(":")
             self.grad_block[name] = int(b)
+        self.port: Optional[int] = None  # the port listened on (the endpoint's, or the one chosen for port 0)
+        self.port_file: Optional[str] = None
         self.cond = threading.Condition()
         self.lock = threading.Lock()  # one update at a time (asynchronous training)
         self.phase = "get"
@@ -378,6 +406,7 @@ class ParameterServer:
                 listener.close()
                 raise RuntimeError(f"listen_and_serv cannot listen on {self.endpoint}: {e}") from None
         listener.listen(64)
+        self._save_port(listener.getsockname()[1])
         conns, threads = [], []
 
         def accept():
@@ -393,6 +422,7 @@ class ParameterServer:
 
         acceptor = threading.Thread(target=accept, daemon=True)
         acceptor.start()
+        handlers = _stop_on_signals()
         try:
             if self.sync:
                 self._sync_loop()
@@ -400,6 +430,8 @@ class ParameterServer:
                 with self.cond:
                     while self.live:
                         self.cond.wait()
+        except _Stopped:  # SIGINT / SIGTERM: the server stops and Executor.run returns, as fluid's did
+            pass
         except BaseException as e:
             with self.cond:
                 self.failed = f"{type(e).__name__}: {e}"
@@ -425,6 +457,27 @@ class ParameterServer:
             listener.close()
             for th in [acceptor] + threads:
                 th.join(10)
+            _restore_signals(handlers)
+            self._remove_port_file()
+
+    def _save_port(self, port: int) -> None:
+        """Write the port listened on to ``/tmp/paddle.<pid>.port`` (fluid's file: how a test finds a
+        server started on port 0, and knows it is ready)."""
+        self.port = port
+        path = f"/tmp/paddle.{os.getpid()}.port"
+        tmp = f"{path}.tmp"
+        with open(tmp, "w") as f:
+            f.write(str(port))
+        os.replace(tmp, path)  # whole, or not there
+        self.port_file = path
+
+    def _remove_port_file(self) -> None:
+        if self.port_file is not None:
+            try:
+                os.remove(self.port_file)
+            except OSError:
+                pass
+            self.port_file = None
 
     def _sync_loop(self) -> None:
         # The first phase, "get" (the trainers' startup programs receive the initial parameters), was
@@ -443,15 +496,43 @@ class ParameterServer:
                 return
 
 
+class _Stopped(Exception):
+    """Raised in the server's thread by SIGINT / SIGTERM."""
+
+
+def _stop_on_signals():
+    """While a server runs in the main thread, SIGINT and SIGTERM stop it (fluid's listen_and_serv
+    handled them so); the handlers it replaced, to restore."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}
+
+    def stop(signum, frame):
+        raise _Stopped()
+
+    return {sig: signal.signal(sig, stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+
+
+def _restore_signals(handlers) -> None:
+    for sig, handler in handlers.items():
+        signal.signal(sig, handler)
+
+
 def serve(executor, program, scope) -> None:
-    """Run the parameter server of ``program`` (its ``listen_and_serv`` op) until its trainers are done."""
-    ops = [op for op in program.global_block().ops if op.type == "listen_and_serv"]
-    if len(ops) != 1 or len(program.global_block().ops) != 1:
+    """Run the parameter server of ``program`` (its ``listen_and_serv`` op) until its trainers are done
+    or the process gets SIGINT / SIGTERM. The global block's ops before ``listen_and_serv`` run first,
+    those after it once the server stops, all in ``scope`` (as fluid ran them, in one scope)."""
+    ops = program.global_block().ops
+    at = [i for i, op in enumerate(ops) if op.type == "listen_and_serv"]
+    if len(at) != 1:
         raise ValueError(
-            "a parameter-server program holds one listen_and_serv op and nothing else: run the program of "
-            "DistributeTranspiler.get_pserver_program(endpoint) as it is"
+            f"a parameter-server program holds one listen_and_serv op; this one holds {len(at)}: run the "
+            "program of DistributeTranspiler.get_pserver_program(endpoint) or of one ListenAndServ"
         )
-    ParameterServer(executor, program, ops[0], scope).serve()
+    if at[0] > 0:
+        executor.run(_ops_program(program, 0, at[0]), scope=scope)
+    ParameterServer(executor, program, ops[at[0]], scope).serve()
+    if at[0] + 1 < len(ops):
+        executor.run(_ops_program(program, at[0] + 1, len(ops)), scope=scope)
 
 
 def _wire(t):
