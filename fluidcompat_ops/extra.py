@@ -30,9 +30,9 @@ from fluidcompat_ops.nn import (
     _pool_out,
     convt_nd,
 )
-from fluidcompat_ops.registry import GradDef, OpDef, lookup, register
+from fluidcompat_ops.registry import GradDef, OpDef, _op, lookup, register
 from fluidcompat_ops.sequence import _last_level, _padded, lengths_of, lod_of, offsets_of, with_lod
-from fluidcompat_ops.shapes import dims_agree, first, norm_axis, out, same_as
+from fluidcompat_ops.shapes import _channels_first, _x, dims_agree, first, norm_axis, out, same_as
 from fluidcompat_ops.tensor import (
     _bounds,
     _fill_constant_infer,
@@ -91,46 +91,6 @@ def _mish_grad(x, g, a):
 
 
 _unary("mish", lambda x, a: x * torch.tanh(_mish_softplus(x, a)), {"threshold": 20.0}, x_grad=_mish_grad)
-
-
-def _op(name, inputs, outputs, attrs, infer, kernel, grad=True, **kw):
-    grad_def = grad if isinstance(grad, GradDef) else GradDef(out_grads=tuple(outputs)) if grad else None
-    register(OpDef(name, inputs, outputs, attrs, infer, kernel, grad=grad_def, **kw))
-
-
-def _x(ins):
-    return ins["X"][0]
-
-
-class _Dims:
-    """A variable's shape and dtype, as a shape function reads them, in another layout."""
-
-    def __init__(self, shape, dtype):
-        self.shape, self.dtype = shape, dtype
-
-
-def _channels_first(kernel, infer, slot, outs, attr, last):
-    """The shape function and kernel (OpDef's order) of an op whose ``attr`` says ``last`` (channels-last
-    input: NHWC, NDHWC) from its channels-first ones: ``slot``'s input with its last dim moved to 1, the outputs in
-    ``outs`` with their dim 1 moved last (torch's convolutions and pools want channels first)."""
-
-    lasts = (last,) if isinstance(last, str) else tuple(last)
-
-    def run(ins, a):
-        if a[attr] not in lasts:
-            return kernel(ins, a)
-        res = kernel(dict(ins, **{slot: [ins[slot][0].movedim(-1, 1)]}), a)
-        return {k: [v.movedim(1, -1) for v in vs] if k in outs else vs for k, vs in res.items()}
-
-    def shape(ins, a):
-        if a[attr] not in lasts:
-            return infer(ins, a)
-        x = first(ins, slot)
-        dims = list(x.shape)
-        res = infer(dict(ins, **{slot: [_Dims([dims[0], dims[-1]] + dims[1:-1], x.dtype)]}), a)
-        return {k: [((s[0], *s[2:], s[1]), dt) for s, dt in vs] if k in outs else vs for k, vs in res.items()}
-
-    return shape, run
 
 
 # -- shape-preserving ops -------------------------------------------------------------------------

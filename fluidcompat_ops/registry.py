@@ -227,3 +227,9 @@ def bind_torch() -> None:
 
     flags.apply_num_threads()
     _bound = True
+
+
+def _op(name, inputs, outputs, attrs, infer, kernel, grad=True, **kw):
+    """Register an op whose grad is a per-op VJP over every output (``grad=True``), none (False) or ``grad``."""
+    grad_def = grad if isinstance(grad, GradDef) else GradDef(out_grads=tuple(outputs)) if grad else None
+    register(OpDef(name, inputs, outputs, attrs, infer, kernel, grad=grad_def, **kw))

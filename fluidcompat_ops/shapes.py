@@ -149,3 +149,38 @@ def require_attrs(attrs, *names: str) -> None:
     for name in names:
         if name not in attrs:
             raise ValueError(f"Attribute '{name}' is required!")
+
+
+def _x(ins):
+    return ins["X"][0]
+
+
+class _Dims:
+    """A variable's shape and dtype, as a shape function reads them, in another layout."""
+
+    def __init__(self, shape, dtype):
+        self.shape, self.dtype = shape, dtype
+
+
+def _channels_first(kernel, infer, slot, outs, attr, last):
+    """The shape function and kernel (OpDef's order) of an op whose ``attr`` says ``last`` (channels-last
+    input: NHWC, NDHWC) from its channels-first ones: ``slot``'s input with its last dim moved to 1, the outputs in
+    ``outs`` with their dim 1 moved last (torch's convolutions and pools want channels first)."""
+
+    lasts = (last,) if isinstance(last, str) else tuple(last)
+
+    def run(ins, a):
+        if a[attr] not in lasts:
+            return kernel(ins, a)
+        res = kernel(dict(ins, **{slot: [ins[slot][0].movedim(-1, 1)]}), a)
+        return {k: [v.movedim(1, -1) for v in vs] if k in outs else vs for k, vs in res.items()}
+
+    def shape(ins, a):
+        if a[attr] not in lasts:
+            return infer(ins, a)
+        x = first(ins, slot)
+        dims = list(x.shape)
+        res = infer(dict(ins, **{slot: [_Dims([dims[0], dims[-1]] + dims[1:-1], x.dtype)]}), a)
+        return {k: [((s[0], *s[2:], s[1]), dt) for s, dt in vs] if k in outs else vs for k, vs in res.items()}
+
+    return shape, run
