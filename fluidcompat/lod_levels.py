@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Callable, Dict, Optional, Tuple
 
 from fluidcompat.dtypes import VarType
-from fluidcompat_ops.math import _COMPARE, _ELEMENTWISE, _LOGICAL, UNARY
+from fluidcompat_ops.activation import UNARY
+from fluidcompat_ops.math import _COMPARE, _ELEMENTWISE, _LOGICAL
 
 # op type -> (input slot, output slots that take its first variable's lod_level)
 _X_OUT = ("X", ("Out",))

@@ -4,6 +4,7 @@ Importing this package registers every op; it does not import torch (see registr
 """
 
 from fluidcompat_ops import (  # noqa: F401  (registration)
+    activation,
     array,
     beam,
     collective,

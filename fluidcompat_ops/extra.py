@@ -15,7 +15,7 @@ import math
 
 import numpy as np
 
-from fluidcompat_ops.math import _unary, same_int_dtype
+from fluidcompat_ops.math import same_int_dtype
 from fluidcompat_ops.nn import (
     _avg_pooled,
     _bn_infer,
@@ -46,51 +46,6 @@ from fluidcompat_ops.tensor import (
 torch = None  # NOTE: [Lazy torch] in registry.py
 F = None
 TORCH_DTYPES = None
-
-# -- activations ----------------------------------------------------------------------------------
-_unary("acos", lambda x, a: torch.acos(x))
-_unary("asin", lambda x, a: torch.asin(x))
-_unary("atan", lambda x, a: torch.atan(x))
-_unary("erf", lambda x, a: torch.erf(x))
-_unary("log1p", lambda x, a: torch.log1p(x))
-_unary("tanh_shrink", lambda x, a: x - torch.tanh(x))
-_unary("hard_shrink", lambda x, a: F.hardshrink(x, a["threshold"]), {"threshold": 0.5})
-_unary("softshrink", lambda x, a: F.softshrink(x, a["lambda"]), {"lambda": 0.5})
-_unary("thresholded_relu", lambda x, a: torch.where(x > a["threshold"], x, torch.zeros_like(x)), {"threshold": 1.0})
-_unary(
-    "brelu",
-    lambda x, a: torch.clamp(x, a["t_min"], a["t_max"]),
-    {"t_min": 0.0, "t_max": 24.0},
-    x_grad=lambda x, g, a: g * ((x > a["t_min"]) & (x < a["t_max"])).to(g.dtype),
-)
-_unary(
-    "soft_relu",
-    lambda x, a: torch.log1p(torch.exp(torch.clamp(x, -a["threshold"], a["threshold"]))),
-    {"threshold": 40.0},
-    out_grad=lambda o, g, a: g * (1 - torch.exp(-o)) * ((o > -a["threshold"]) & (o < a["threshold"])).to(g.dtype),
-)
-_unary("stanh", lambda x, a: a["scale_b"] * torch.tanh(a["scale_a"] * x), {"scale_a": 0.67, "scale_b": 1.7159})
-_unary(
-    "selu",
-    lambda x, a: a["scale"] * torch.where(x > 0, x, a["alpha"] * (torch.exp(x) - 1)),
-    {"scale": 1.0507009873554804934193349852946, "alpha": 1.6732632423543772848170429916717},
-    out_grad=lambda o, g, a: torch.where(o > 0, g * a["scale"], g * (o + a["scale"] * a["alpha"])),
-)
-
-
-def _mish_softplus(x, a):
-    return torch.where(x > a["threshold"], x, torch.log1p(torch.exp(x)))
-
-
-def _mish_grad(x, g, a):
-    """fluid's: x * (1 - tanh(sp)^2) * (1 - e^-sp) + tanh(sp), sp the softplus (x itself above threshold):
-    no inf * 0 for large x."""
-    sp = _mish_softplus(x, a)
-    tsp = torch.tanh(sp)
-    return g * (x * (1 - tsp * tsp) * (1 - torch.exp(-sp)) + tsp)
-
-
-_unary("mish", lambda x, a: x * torch.tanh(_mish_softplus(x, a)), {"threshold": 20.0}, x_grad=_mish_grad)
 
 
 # -- shape-preserving ops -------------------------------------------------------------------------
@@ -611,62 +566,6 @@ def _space_to_depth(ins, a):
 
 
 _op("space_to_depth", ("X",), ("Out",), {"blocksize": 1}, _space_to_depth_infer, _space_to_depth)
-
-
-def _maxout_infer(ins, a):
-    x, g = first(ins, "X"), a["groups"]
-    shape = list(x.shape)
-    axis = norm_axis(a["axis"], len(shape))
-    shape[axis] = shape[axis] // g if shape[axis] >= 0 else -1
-    return out("Out", shape, x.dtype)
-
-
-def _maxout_groups(x, a):
-    """X with its channel axis split into (channels // groups, groups), and the axis of the groups."""
-    g, axis = a["groups"], norm_axis(a["axis"], x.dim())
-    shape = list(x.shape)
-    return x.reshape(shape[:axis] + [shape[axis] // g, g] + shape[axis + 1 :]), axis + 1
-
-
-def _maxout(ins, a):
-    grouped, axis = _maxout_groups(_x(ins), a)
-    return {"Out": [grouped.amax(axis)]}
-
-
-def _maxout_grad(ins, a):
-    """fluid's: each output's gradient goes to the first input of its group equal to it."""
-    x, o, g = ins["X"][0], ins["Out"][0], ins["Out@GRAD"][0]
-    grouped, axis = _maxout_groups(x, a)
-    hit = grouped == o.unsqueeze(axis)
-    first_hit = hit & (hit.cumsum(axis) == 1)
-    return {"X@GRAD": [(first_hit * g.unsqueeze(axis)).reshape(x.shape)]}
-
-
-register(
-    OpDef(
-        "maxout",
-        ("X",),
-        ("Out",),
-        {"groups": 1, "axis": 1},
-        _maxout_infer,
-        _maxout,
-        grad=GradDef(("X", "Out"), kernel=_maxout_grad),
-    )
-)
-
-
-def _prelu(ins, a):
-    x, alpha = _x(ins), ins["Alpha"][0]
-    if a["mode"] == "channel":
-        alpha = alpha.reshape((1, -1) + (1,) * (x.dim() - 2))
-    elif a["mode"] == "element":
-        alpha = alpha.reshape((1,) + tuple(x.shape[1:]))
-    else:
-        alpha = alpha.reshape(())
-    return {"Out": [torch.where(x > 0, x, alpha * x)]}
-
-
-_op("prelu", ("X", "Alpha"), ("Out",), {"mode": "all"}, same_as(), _prelu)
 
 
 _STRIDED_HOST = frozenset(

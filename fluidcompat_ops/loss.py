@@ -4,7 +4,7 @@ bce_loss, hinge_loss, modified_huber_loss."""
 from __future__ import annotations
 
 from fluidcompat.dtypes import VarType
-from fluidcompat_ops.math import clipped_logits
+from fluidcompat_ops.activation import clipped_logits
 from fluidcompat_ops.registry import GradDef, OpDef, register
 from fluidcompat_ops.shapes import dims_agree, first, norm_axis, out
 
