@@ -25,6 +25,7 @@ from fluidcompat_ops import (  # noqa: F401  (registration)
     quant,
     rank,
     recurrent,
+    reduction,
     reshape,
     rpc,
     sequence,

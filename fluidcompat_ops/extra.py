@@ -15,7 +15,6 @@ import math
 
 import numpy as np
 
-from fluidcompat_ops.math import same_int_dtype
 from fluidcompat_ops.nn import (
     _avg_pooled,
     _bn_infer,
@@ -30,6 +29,7 @@ from fluidcompat_ops.nn import (
     _pool_out,
     convt_nd,
 )
+from fluidcompat_ops.reduction import same_int_dtype
 from fluidcompat_ops.registry import GradDef, OpDef, _op, lookup, register
 from fluidcompat_ops.sequence import _last_level, _padded, lengths_of, lod_of, offsets_of, with_lod
 from fluidcompat_ops.shapes import _channels_first, _x, dims_agree, first, norm_axis, out, same_as
@@ -204,18 +204,6 @@ def _trace(ins, a):
 _op("trace", ("Input",), ("Out",), {"offset": 0, "dim1": 0, "dim2": 1}, _trace_infer, _trace)
 
 
-def _all_of(fn):
-    return lambda ins, a: {"Out": [fn(_x(ins)).reshape(1)]}
-
-
-for _name, _fn in (
-    ("isfinite", lambda x: torch.isfinite(x).all()),
-    ("isinf", lambda x: torch.isinf(x).any()),
-    ("isnan", lambda x: torch.isnan(x).any()),
-):
-    _op(_name, ("X",), ("Out",), {}, lambda ins, a: out("Out", (1,), "bool"), _all_of(_fn), grad=False)
-
-
 # -- indexing -------------------------------------------------------------------------------------
 def _index_select_infer(ins, a):
     x, idx = first(ins, "X"), first(ins, "Index")
@@ -380,53 +368,6 @@ register(
         _cos_sim,
         grad=GradDef(("X", "Y", "Out", "XNorm", "YNorm"), in_grads=("X", "Y"), kernel=_cos_sim_grad),
     )
-)
-
-
-# -- reductions -----------------------------------------------------------------------------------
-def _reduce_dims(x, a):
-    return list(range(x.dim())) if a["reduce_all"] or not a["dim"] else list(a["dim"])
-
-
-def _reduced(x, y, a):
-    return y.reshape(1) if y.dim() == 0 else y
-
-
-def _reduce_infer(ins, a):
-    from fluidcompat_ops.shapes import reduce_shape
-
-    x = first(ins, "X")
-    shape = reduce_shape(x.shape, a["dim"], a["keep_dim"], a["reduce_all"] or not a["dim"])
-    return out("Out", shape or (1,), a.get("_dtype", x.dtype))
-
-
-_REDUCE_ATTRS = {"dim": [0], "keep_dim": False, "reduce_all": False}
-
-
-def _bool_reduce(kind):
-    def kernel(ins, a):
-        x = _x(ins).bool()
-        dims = _reduce_dims(x, a)
-        y = x
-        for d in sorted((norm_axis(d, x.dim()) for d in dims), reverse=True):
-            y = (y.all if kind == "all" else y.any)(d, keepdim=a["keep_dim"])
-        return {"Out": [_reduced(x, y, a)]}
-
-    return kernel
-
-
-_op("reduce_all", ("X",), ("Out",), dict(_REDUCE_ATTRS), _reduce_infer, _bool_reduce("all"), grad=False)
-_op("reduce_any", ("X",), ("Out",), dict(_REDUCE_ATTRS), _reduce_infer, _bool_reduce("any"), grad=False)
-_op(
-    "size",
-    ("Input",),
-    ("Out",),
-    {},
-    lambda ins, a: out("Out", (1,), "int64"),
-    lambda ins, a: {"Out": [torch.tensor([ins["Input"][0].numel()], dtype=torch.int64)]},
-    grad=False,
-    no_buffer_inputs=frozenset({"Input"}),
-    host_outputs=frozenset({"Out"}),
 )
 
 

@@ -14,7 +14,6 @@ from fluidcompat_ops.shapes import (
     norm_axis,
     out,
     prod_or_unknown,
-    reduce_shape,
     same_as,
 )
 
@@ -288,7 +287,7 @@ register(
 )
 
 
-# -- scale, sum, mean -----------------------------------------------------------------------------------
+# -- scale, sum ------------------------------------------------------------------------------------
 def _scale_kernel(ins, attrs):
     x = ins["X"][0]
     st = first(ins, "ScaleTensor")
@@ -390,98 +389,6 @@ register(
         grad=GradDef(in_grads=("X",), maker=_scaled_copies(1.0)),
     )
 )
-
-
-def _mean_grad(ins, attrs):
-    x, g = ins["X"][0], ins["Out@GRAD"][0]
-    return {"X@GRAD": [(g.reshape(()) / x.numel()).expand(x.shape)]}
-
-
-register(
-    OpDef(
-        "mean",
-        ("X",),
-        ("Out",),
-        {},
-        lambda ins, attrs: out("Out", (1,), ins["X"][0].dtype),
-        lambda ins, attrs: {"Out": [ins["X"][0].mean().reshape(1)]},
-        grad=GradDef(("X",), kernel=_mean_grad),
-    )
-)
-
-
-# -- reductions ------------------------------------------------------------------------------------------
-def _reduce_infer(ins, attrs):
-    x = first(ins, "X")
-    shape = reduce_shape(x.shape, attrs["dim"], attrs["keep_dim"], attrs["reduce_all"])
-    return out("Out", shape, x.dtype if attrs.get("out_dtype", -1) == -1 else attrs["out_dtype"])
-
-
-def _reduce_kernel(fn):
-    def kernel(ins, attrs):
-        x = ins["X"][0]
-        rank = x.dim()
-        dims = list(range(rank)) if attrs["reduce_all"] else sorted({d % rank for d in attrs["dim"]})
-        y = fn(x, dims, attrs["keep_dim"])
-        if y.dim() == 0:
-            y = y.reshape([1] * rank if attrs["keep_dim"] else [1])
-        return {"Out": [y]}
-
-    return kernel
-
-
-def same_int_dtype(x):
-    """``dtype=`` for a torch sum, product or cumulative sum that keeps an integer tensor's dtype (torch
-    would widen int32 to int64; fluid's kernels keep it), None for floats."""
-    return None if x.dtype.is_floating_point else x.dtype
-
-
-def _prod(x, dims, keep):
-    for d in sorted(dims, reverse=True):
-        x = torch.prod(x, dim=d, keepdim=keep, dtype=same_int_dtype(x))
-    return x
-
-
-def _mean(x, dims, keep):
-    if x.dtype.is_floating_point:
-        return torch.mean(x, dim=dims, keepdim=keep)
-    count = 1
-    for d in dims:
-        count *= x.shape[d]
-    # fluid's integer mean: the sum divided by the count in integers (truncated)
-    return torch.div(torch.sum(x, dim=dims, keepdim=keep, dtype=x.dtype), max(count, 1), rounding_mode="trunc")
-
-
-def _reduce_extreme_grad(ins, attrs):
-    """fluid's reduce_max / reduce_min gradient: dOut to every element equal to the result (each of tied
-    elements gets all of it; a VJP through torch.amax shares it out)."""
-    x, o, g = ins["X"][0], ins["Out"][0], ins["Out@GRAD"][0]
-    rank = x.dim()
-    dims = range(rank) if attrs["reduce_all"] else {d % rank for d in attrs["dim"]}
-    kept = [1 if i in dims else n for i, n in enumerate(x.shape)]
-    return {"X@GRAD": [(x == o.reshape(kept)) * g.reshape(kept)]}
-
-
-_EXTREMES = ("reduce_max", "reduce_min")
-_REDUCE = {
-    "reduce_sum": lambda x, dims, keep: torch.sum(x, dim=dims, keepdim=keep, dtype=same_int_dtype(x)),
-    "reduce_mean": _mean,
-    "reduce_max": lambda x, dims, keep: torch.amax(x, dim=dims, keepdim=keep),
-    "reduce_min": lambda x, dims, keep: torch.amin(x, dim=dims, keepdim=keep),
-    "reduce_prod": _prod,
-}
-for _name, _fn in _REDUCE.items():
-    register(
-        OpDef(
-            _name,
-            ("X",),
-            ("Out",),
-            {"dim": [0], "keep_dim": False, "reduce_all": False, "in_dtype": -1, "out_dtype": -1},
-            _reduce_infer,
-            _reduce_kernel(_fn),
-            grad=GradDef(("X", "Out"), kernel=_reduce_extreme_grad) if _name in _EXTREMES else GradDef(),
-        )
-    )
 
 
 # -- matmul, mul ----------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fluidcompat.dtypes import INT_TYPES, VarType
-from fluidcompat_ops.registry import GradDef, OpDef, register
+from fluidcompat_ops.registry import GradDef, OpDef, _op, register
 from fluidcompat_ops.sequence import lod_of
 from fluidcompat_ops.shapes import first, norm_axis, out, prod, prod_or_unknown, same_as
 
@@ -1292,4 +1292,17 @@ register(
         lambda ins, attrs: out("Out", attrs["shape"], attrs["dtype"]),
         _truncated_kernel,
     )
+)
+
+
+_op(
+    "size",
+    ("Input",),
+    ("Out",),
+    {},
+    lambda ins, a: out("Out", (1,), "int64"),
+    lambda ins, a: {"Out": [torch.tensor([ins["Input"][0].numel()], dtype=torch.int64)]},
+    grad=False,
+    no_buffer_inputs=frozenset({"Input"}),
+    host_outputs=frozenset({"Out"}),
 )
