@@ -33,15 +33,7 @@ from fluidcompat_ops.reduction import same_int_dtype
 from fluidcompat_ops.registry import GradDef, OpDef, _op, lookup, register
 from fluidcompat_ops.sequence import _last_level, _padded, lengths_of, lod_of, offsets_of, with_lod
 from fluidcompat_ops.shapes import _channels_first, _x, dims_agree, first, norm_axis, out, same_as
-from fluidcompat_ops.tensor import (
-    _bounds,
-    _fill_constant_infer,
-    _generator,
-    _shape_from,
-    _tdtype,
-    seeded_normal,
-    seeded_uniform,
-)
+from fluidcompat_ops.tensor import _bounds, _tdtype
 
 torch = None  # NOTE: [Lazy torch] in registry.py
 F = None
@@ -117,63 +109,6 @@ _op(
     same_as(),
     lambda ins, a: {"Out": [torch.roll(_x(ins), list(a["shifts"]), list(a["dims"]) or None)]},
 )
-
-
-def _tril_triu(ins, a):
-    x = _x(ins)
-    return {"Out": [torch.tril(x, a["diagonal"]) if a["lower"] else torch.triu(x, a["diagonal"])]}
-
-
-_op("tril_triu", ("X",), ("Out",), {"diagonal": 0, "lower": False}, same_as(), _tril_triu)
-
-
-# -- creation -------------------------------------------------------------------------------------
-def _eye_infer(ins, a):
-    cols = a["num_columns"] if a["num_columns"] >= 0 else a["num_rows"]
-    return out("Out", (a["num_rows"], cols), a["dtype"])
-
-
-def _eye(ins, a):
-    cols = a["num_columns"] if a["num_columns"] >= 0 else a["num_rows"]
-    return {"Out": [torch.eye(a["num_rows"], cols, dtype=_tdtype(a["dtype"]), device=a["_device"])]}
-
-
-_op("eye", (), ("Out",), {"num_rows": 0, "num_columns": -1, "dtype": 5}, _eye_infer, _eye, grad=False)
-
-
-def _diag_infer(ins, a):
-    d = first(ins, "Diagonal")
-    n = d.shape[0] if d.shape else 1
-    return out("Out", (n, n), d.dtype)
-
-
-_op(
-    "diag",
-    ("Diagonal",),
-    ("Out",),
-    {},
-    _diag_infer,
-    lambda ins, a: {"Out": [torch.diag(ins["Diagonal"][0].reshape(-1))]},
-)
-
-
-def _diag_embed_infer(ins, a):
-    x = first(ins, "Input")
-    n = x.shape[-1] + abs(a["offset"]) if x.shape[-1] >= 0 else -1
-    shape = list(x.shape[:-1])
-    rank = len(shape) + 2
-    d1, d2 = sorted((norm_axis(a["dim1"], rank), norm_axis(a["dim2"], rank)))
-    shape.insert(d1, n)
-    shape.insert(d2, n)
-    return out("Out", shape, x.dtype)
-
-
-def _diag_embed(ins, a):
-    x = ins["Input"][0]
-    return {"Out": [torch.diag_embed(x, a["offset"], a["dim1"], a["dim2"])]}
-
-
-_op("diag_embed", ("Input",), ("Out",), {"offset": 0, "dim1": -2, "dim2": -1}, _diag_embed_infer, _diag_embed)
 
 
 def _kron_infer(ins, a):
@@ -430,25 +365,6 @@ def _unique(ins, a):
 
 _op("unique", ("X",), ("Out", "Index"), {"dtype": 2}, _unique_infer, _unique, grad=False)
 _op("unique_with_counts", ("X",), ("Out", "Index", "Count"), {"dtype": 2}, _unique_infer, _unique, grad=False)
-
-
-def _meshgrid_infer(ins, a):
-    xs = ins["X"]
-    shape = [x.shape[0] for x in xs]
-    return {"Out": [(shape, x.dtype) for x in xs]}
-
-
-register(
-    OpDef(
-        "meshgrid",
-        ("X",),
-        ("Out",),
-        {},
-        _meshgrid_infer,
-        lambda ins, a: {"Out": list(torch.meshgrid(*ins["X"], indexing="ij"))},
-        grad=GradDef(),
-    )
-)
 
 
 def _pixel_shuffle_infer(ins, a):
@@ -933,109 +849,6 @@ register(
         _teacher_student,
         grad=GradDef(("X", "Label"), out_grads=("Y",), in_grads=("X",), kernel=_teacher_student_grad),
     )
-)
-
-
-# -- random ---------------------------------------------------------------------------------------
-def _randint(ins, a):
-    shape = _shape_from(ins, a)
-    if a["seed"]:  # fluid's own numbers (NOTE: [Seeded draws])
-        from fluidcompat_ops import fluid_random
-
-        got = fluid_random.randint(a["seed"], shape, a["low"], a["high"], _tdtype(a["dtype"]), a["_device"])
-        if got is not None:
-            return {"Out": [got]}
-    return {
-        "Out": [
-            torch.randint(
-                a["low"],
-                a["high"],
-                shape,
-                generator=_generator(a, a["_device"]),
-                dtype=_tdtype(a["dtype"]),
-                device=a["_device"],
-            )
-        ]
-    }
-
-
-_op(
-    "randint",
-    ("ShapeTensor", "ShapeTensorList"),
-    ("Out",),
-    {"shape": [], "low": 0, "high": 0, "seed": 0, "dtype": 3},
-    lambda ins, a: _fill_constant_infer(ins, a),
-    _randint,
-    grad=False,
-    host_inputs=frozenset({"ShapeTensor", "ShapeTensorList"}),
-)
-
-
-def _randperm(ins, a):
-    if a["seed"]:  # fluid's own permutation (NOTE: [Seeded draws])
-        from fluidcompat_ops import fluid_random
-
-        p = torch.tensor(fluid_random.randperm(a["seed"], a["n"]), device=a["_device"])
-    else:
-        p = torch.randperm(a["n"], device=a["_device"])
-    return {"Out": [p.to(_tdtype(a["dtype"]))]}
-
-
-_op(
-    "randperm",
-    (),
-    ("Out",),
-    {"n": 1, "seed": 0, "dtype": 3},
-    lambda ins, a: out("Out", (a["n"],), a["dtype"]),
-    _randperm,
-    grad=False,
-)
-
-
-def _bsl_shape(ins, a):
-    x = ins["Input"][0]
-    shape = list(a["shape"])
-    shape[a["output_dim_idx"]] = x.shape[a["input_dim_idx"]]
-    return shape
-
-
-def _bsl_infer(ins, a):
-    x = first(ins, "Input")
-    shape = list(a["shape"])
-    shape[a["output_dim_idx"]] = x.shape[a["input_dim_idx"]]
-    return out("Out", shape, a["dtype"])
-
-
-def _uniform_bsl(ins, a):
-    shape = _bsl_shape(ins, a)
-    return {"Out": [seeded_uniform(a, shape, a["_device"])]}
-
-
-def _gaussian_bsl(ins, a):
-    shape = _bsl_shape(ins, a)
-    return {"Out": [seeded_normal(a, shape, a["_device"])]}
-
-
-_BSL = {"shape": [], "input_dim_idx": 0, "output_dim_idx": 0, "seed": 0, "dtype": 5}
-_op(
-    "uniform_random_batch_size_like",
-    ("Input",),
-    ("Out",),
-    dict(_BSL, min=-1.0, max=1.0),
-    _bsl_infer,
-    _uniform_bsl,
-    grad=False,
-    no_buffer_inputs=frozenset({"Input"}),
-)
-_op(
-    "gaussian_random_batch_size_like",
-    ("Input",),
-    ("Out",),
-    dict(_BSL, mean=0.0, std=1.0),
-    _bsl_infer,
-    _gaussian_bsl,
-    grad=False,
-    no_buffer_inputs=frozenset({"Input"}),
 )
 
 
@@ -1643,32 +1456,6 @@ _op(
     grad=False,
     optional_inputs=frozenset({"Seed"}),  # the carried seed holds no value before the first run
     host_inputs=frozenset({"Seed"}),
-)
-
-
-def _sampling_id(ins, a):
-    x = _x(ins)
-    if a["seed"]:  # fluid's own draws (NOTE: [Seeded draws])
-        from fluidcompat_ops import fluid_random
-
-        r = fluid_random.uniform(a["seed"], [x.shape[0]], a["min"], a["max"], x.dtype, x.device)
-    else:
-        r = torch.empty(x.shape[0], dtype=x.dtype, device=x.device).uniform_(a["min"], a["max"])
-    # fluid took the first id whose probabilities so far exceed the draw (else the last)
-    cdf = torch.cumsum(x, 1)
-    idx = torch.sum(cdf <= r[:, None], 1).clamp(max=x.shape[1] - 1)
-    return {"Out": [idx.to(torch.int64)]}
-
-
-_op(
-    "sampling_id",
-    ("X",),
-    ("Out",),
-    {"min": 0.0, "max": 1.0, "seed": 0},
-    # the declared dtype stays (fluid's shape function set none): float32 by default, int64 ids when run
-    lambda ins, a: {"Out": [((first(ins, "X").shape[0],), None)]},
-    _sampling_id,
-    grad=False,
 )
 
 
