@@ -14,6 +14,7 @@ from fluidcompat_ops import (  # noqa: F401  (registration)
     detection,
     extra,
     fusion,
+    indexing,
     legacy,
     loss,
     math,

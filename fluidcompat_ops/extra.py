@@ -33,7 +33,7 @@ from fluidcompat_ops.reduction import same_int_dtype
 from fluidcompat_ops.registry import GradDef, OpDef, _op, lookup, register
 from fluidcompat_ops.sequence import _last_level, _padded, lengths_of, lod_of, offsets_of, with_lod
 from fluidcompat_ops.shapes import _channels_first, _x, dims_agree, first, norm_axis, out, same_as
-from fluidcompat_ops.tensor import _bounds, _tdtype
+from fluidcompat_ops.tensor import _tdtype
 
 torch = None  # NOTE: [Lazy torch] in registry.py
 F = None
@@ -137,66 +137,6 @@ def _trace(ins, a):
 
 
 _op("trace", ("Input",), ("Out",), {"offset": 0, "dim1": 0, "dim2": 1}, _trace_infer, _trace)
-
-
-# -- indexing -------------------------------------------------------------------------------------
-def _index_select_infer(ins, a):
-    x, idx = first(ins, "X"), first(ins, "Index")
-    shape = list(x.shape)
-    shape[norm_axis(a["dim"], len(shape))] = idx.shape[0]
-    return out("Out", shape, x.dtype)
-
-
-_op(
-    "index_select",
-    ("X", "Index"),
-    ("Out",),
-    {"dim": 0},
-    _index_select_infer,
-    lambda ins, a: {"Out": [torch.index_select(_x(ins), a["dim"], ins["Index"][0].reshape(-1).long())]},
-)
-_op(
-    "index_sample",
-    ("X", "Index"),
-    ("Out",),
-    {},
-    lambda ins, a: out("Out", first(ins, "Index").shape, first(ins, "X").dtype),
-    lambda ins, a: {"Out": [torch.gather(_x(ins), 1, ins["Index"][0].long())]},
-)
-
-
-def _gather_nd_infer(ins, a):
-    x, idx = first(ins, "X"), first(ins, "Index")
-    k = idx.shape[-1]
-    if k > len(x.shape):
-        raise ValueError(
-            f"Input(Index).shape[-1] should be no greater than Input(X).rank. Received: Index '{idx.name}' of "
-            f"shape {list(idx.shape)}, X '{x.name}' of rank {len(x.shape)}"
-        )
-    return out("Out", list(idx.shape[:-1]) + list(x.shape[k:]), x.dtype)
-
-
-def _gather_nd(ins, a):
-    x, idx = _x(ins), ins["Index"][0].long()
-    k = idx.shape[-1]
-    flat = idx.reshape(-1, k)
-    got = x[tuple(flat[:, j] for j in range(k))] if k else x.expand(flat.shape[0], *x.shape)
-    return {"Out": [got.reshape(tuple(idx.shape[:-1]) + tuple(x.shape[k:]))]}
-
-
-_op("gather_nd", ("X", "Index"), ("Out",), {}, _gather_nd_infer, _gather_nd)
-
-
-def _scatter_nd_add(ins, a):
-    x, idx, upd = _x(ins), ins["Index"][0].long(), ins["Updates"][0]
-    k = idx.shape[-1]
-    flat = idx.reshape(-1, k)
-    result = x.clone()
-    result.index_put_(tuple(flat[:, j] for j in range(k)), upd.reshape((flat.shape[0],) + tuple(x.shape[k:])), True)
-    return {"Out": [result]}
-
-
-_op("scatter_nd_add", ("X", "Index", "Updates"), ("Out",), {}, same_as(), _scatter_nd_add)
 
 
 # -- products, distances --------------------------------------------------------------------------
@@ -343,30 +283,6 @@ register(
 register(OpDef("unstack_grad", ("Y@GRAD",), ("X@GRAD",), {"axis": 0, "num": 0}, None, _unstack_grad, forward="unstack"))
 
 
-def _unique_infer(ins, a):
-    x = first(ins, "X")
-    result = {"Out": [((-1,), x.dtype)], "Index": [(x.shape, a["dtype"])]}
-    result["Count"] = [((-1,), a["dtype"])]
-    return result
-
-
-def _unique(ins, a):
-    x = _x(ins).reshape(-1)
-    # fluid 1.8's unique keeps the order of first appearance
-    uniq, inverse, counts = torch.unique(x, sorted=True, return_inverse=True, return_counts=True)
-    first_at = torch.full((uniq.numel(),), x.numel(), dtype=torch.int64, device=x.device)
-    first_at.scatter_reduce_(0, inverse, torch.arange(x.numel(), device=x.device), "amin")
-    order = torch.argsort(first_at)
-    rank = torch.empty_like(order)
-    rank[order] = torch.arange(order.numel(), device=x.device)
-    dt = _tdtype(a["dtype"])
-    return {"Out": [uniq[order]], "Index": [rank[inverse].to(dt)], "Count": [counts[order].to(dt)]}
-
-
-_op("unique", ("X",), ("Out", "Index"), {"dtype": 2}, _unique_infer, _unique, grad=False)
-_op("unique_with_counts", ("X",), ("Out", "Index", "Count"), {"dtype": 2}, _unique_infer, _unique, grad=False)
-
-
 def _pixel_shuffle_infer(ins, a):
     x, r = first(ins, "X"), a["upscale_factor"]
     n, c, h, w = x.shape
@@ -423,68 +339,6 @@ def _space_to_depth(ins, a):
 
 
 _op("space_to_depth", ("X",), ("Out",), {"blocksize": 1}, _space_to_depth_infer, _space_to_depth)
-
-
-_STRIDED_HOST = frozenset(
-    {"StartsTensor", "EndsTensor", "StridesTensor", "StartsTensorList", "EndsTensorList", "StridesTensorList"}
-)
-
-
-def _decreased(shape, a, rank):
-    """``shape`` without the ``decrease_axis`` dimensions (an index, not a range): [1] if none is left."""
-    dec = {d % rank for d in a.get("decrease_axis") or ()}
-    if not dec:
-        return list(shape)
-    return [d for i, d in enumerate(shape) if i not in dec] or [1]
-
-
-def _strided_slice_infer(ins, a):
-    x = first(ins, "Input")
-    shape = list(x.shape)
-    if any(ins.get(s) for s in ("StartsTensor", "EndsTensor", "StridesTensor")):  # as fluid: nothing known
-        return out("Out", [-1] * len(shape), x.dtype)
-    tensor_bounds = any(ins.get(s) for s in _STRIDED_HOST)
-    for axis, s, e, st in zip(a["axes"], a["starts"], a["ends"], a["strides"]):
-        n = shape[axis]
-        if n < 0:
-            continue
-        shape[axis] = -1 if tensor_bounds else len(range(*slice(s, e, st).indices(n)))
-    return out("Out", _decreased(shape, a, len(shape)), x.dtype)
-
-
-def _strided_slice(ins, a):
-    x = ins["Input"][0]
-    idx = [slice(None)] * x.dim()
-    flips = []
-    starts = _bounds(ins, "StartsTensor", "StartsTensorList", a["starts"])
-    ends = _bounds(ins, "EndsTensor", "EndsTensorList", a["ends"])
-    strides = _bounds(ins, "StridesTensor", "StridesTensorList", a["strides"])
-    for axis, s, e, st in zip(a["axes"], starts, ends, strides):
-        n = x.shape[axis]
-        r = range(*slice(s, e, st).indices(n))
-        if st > 0:
-            idx[axis] = slice(r.start, r.stop, st)
-        else:
-            idx[axis] = torch.tensor(list(r), dtype=torch.long, device=x.device)
-            flips.append(axis)
-    y = x
-    for axis, ix in enumerate(idx):
-        if isinstance(ix, slice):
-            y = y[(slice(None),) * axis + (ix,)]
-        else:
-            y = torch.index_select(y, axis, ix)
-    return {"Out": [y.reshape(_decreased(y.shape, a, x.dim()))]}
-
-
-_op(
-    "strided_slice",
-    ("Input",) + tuple(sorted(_STRIDED_HOST)),
-    ("Out",),
-    {"axes": [], "starts": [], "ends": [], "strides": [], "infer_flags": [], "decrease_axis": []},
-    _strided_slice_infer,
-    _strided_slice,
-    host_inputs=_STRIDED_HOST,
-)
 
 
 def _expand_as_infer(ins, a):
@@ -548,35 +402,6 @@ _op(
     {"rtol": 1e-05, "atol": 1e-08, "equal_nan": False},
     lambda ins, a: out("Out", (1,), "bool"),
     _allclose,
-    grad=False,
-)
-
-
-def _multiplex(ins, a):
-    xs, ids = ins["X"], ins["Ids"][0].reshape(-1).long()
-    stacked = torch.stack(xs, 0)
-    return {"Out": [stacked[ids, torch.arange(ids.numel(), device=ids.device)]]}
-
-
-_op(
-    "multiplex", ("X", "Ids"), ("Out",), {}, lambda ins, a: out("Out", ins["X"][0].shape, ins["X"][0].dtype), _multiplex
-)
-
-
-def _shard_index(ins, a):
-    x = _x(ins)
-    size = (a["index_num"] + a["nshards"] - 1) // a["nshards"]
-    mine = (x // size) == a["shard_id"]
-    return {"Out": [torch.where(mine, x % size, torch.full_like(x, a["ignore_value"]))]}
-
-
-_op(
-    "shard_index",
-    ("X",),
-    ("Out",),
-    {"index_num": 0, "nshards": 0, "shard_id": 0, "ignore_value": -1},
-    same_as(),
-    _shard_index,
     grad=False,
 )
 

@@ -40,6 +40,16 @@ def _to_dtype(t: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     return t.to(dtype)
 
 
+def _bounds(ins, tensor_slot, list_slot, default):
+    t = first(ins, tensor_slot)
+    if t is not None:
+        return [int(v) for v in t.tolist()]
+    lst = ins.get(list_slot)
+    if lst:
+        return [int(v.reshape(-1)[0]) for v in lst]
+    return default
+
+
 # -- feed / fetch: no kernel; the interpreter moves data between the holders and the scope ------
 register(OpDef("feed", ("X",), ("Out",), {"col": 0}))
 register(OpDef("fetch", ("X",), ("Out",), {"col": 0}))
@@ -116,7 +126,7 @@ register(
 )
 
 
-# -- shape, slice, crop_tensor -------------------------------------------------------------------
+# -- shape, size -----------------------------------------------------------------------------------
 def _cast_grad_maker(op, out_grads, in_grads):
     # fluid differentiates cast with a cast back to the input's type
     attrs = {"in_dtype": op.attrs["out_dtype"], "out_dtype": op.attrs["in_dtype"]}
@@ -137,246 +147,6 @@ register(
         _shape_kernel,
         host_outputs=frozenset({"Out"}),
         no_buffer_inputs=frozenset({"Input"}),
-    )
-)
-
-_SLICE_HOST = frozenset({"StartsTensor", "EndsTensor", "StartsTensorList", "EndsTensorList"})
-
-
-def _clamp_range(dim: int, start: int, end: int):
-    if start < 0:
-        start += dim
-    if end < 0:
-        end += dim
-    start = max(0, min(start, dim))
-    end = max(0, min(end, dim))
-    return start, max(start, end)
-
-
-def _slice_infer(ins, attrs):
-    x = first(ins, "Input")
-    shape = list(x.shape)
-    axes = attrs["axes"]
-    tensor_bounds = any(ins.get(s) for s in _SLICE_HOST)
-    if len(attrs["starts"]) != len(axes) and not tensor_bounds:
-        raise ValueError(f"starts and axes must have the same length. Received: axes={axes}, starts={attrs['starts']}")
-    for i, ax in enumerate(axes):
-        a = norm_axis(ax, len(shape), "axes")
-        if tensor_bounds or shape[a] < 0:
-            shape[a] = -1
-            continue
-        s, e = _clamp_range(shape[a], attrs["starts"][i], attrs["ends"][i])
-        shape[a] = e - s
-    dec = [norm_axis(d, len(shape)) for d in attrs.get("decrease_axis", [])]
-    if dec:
-        shape = [d for i, d in enumerate(shape) if i not in dec] or [1]
-    return out("Out", shape, x.dtype)
-
-
-def _bounds(ins, tensor_slot, list_slot, default):
-    t = first(ins, tensor_slot)
-    if t is not None:
-        return [int(v) for v in t.tolist()]
-    lst = ins.get(list_slot)
-    if lst:
-        return [int(v.reshape(-1)[0]) for v in lst]
-    return default
-
-
-def _slice_specialize(attrs, slots):
-    """Bounds known when the program is prepared: one indexing with Python slices, which clamp
-    (and count negative bounds from the end) as fluid's slice does."""
-    axes = list(attrs["axes"])
-    if slots & _SLICE_HOST or attrs.get("decrease_axis") or any(a < 0 for a in axes) or len(set(axes)) != len(axes):
-        return None
-    index = [slice(None)] * (max(axes) + 1 if axes else 0)
-    for ax, s, e in zip(axes, attrs["starts"], attrs["ends"]):
-        index[ax] = slice(s, e)
-    index = tuple(index)
-
-    def slice_(ins, attrs):
-        return {"Out": [ins["Input"][0][index]]}
-
-    return slice_
-
-
-def _slice_kernel(ins, attrs):
-    x = ins["Input"][0]
-    starts = _bounds(ins, "StartsTensor", "StartsTensorList", attrs["starts"])
-    ends = _bounds(ins, "EndsTensor", "EndsTensorList", attrs["ends"])
-    index = [slice(None)] * x.dim()
-    for ax, s, e in zip(attrs["axes"], starts, ends):
-        s, e = _clamp_range(x.shape[ax], s, e)
-        index[ax] = slice(s, e)
-    y = x[tuple(index)]
-    dec = attrs.get("decrease_axis")
-    if dec:
-        keep = [d for i, d in enumerate(y.shape) if i not in {a % x.dim() for a in dec}]
-        y = y.reshape(keep or [1])
-    return {"Out": [y]}
-
-
-def _slice_grad(ins, attrs):
-    # Input's shape only (fluid: NoNeedBufferVars): its value may be gone by now
-    x, g = ins["Input"][0], ins["Out@GRAD"][0]
-    starts = _bounds(ins, "StartsTensor", "StartsTensorList", attrs["starts"])
-    ends = _bounds(ins, "EndsTensor", "EndsTensorList", attrs["ends"])
-    index = [slice(None)] * x.dim()
-    kept = list(x.shape)
-    for ax, s, e in zip(attrs["axes"], starts, ends):
-        s, e = _clamp_range(x.shape[ax], s, e)
-        index[ax] = slice(s, e)
-        kept[ax] = e - s
-    dx = torch.zeros(tuple(x.shape), dtype=g.dtype, device=g.device)
-    dx[tuple(index)] = g.reshape(kept)  # a decreased axis is back as a dimension of 1
-    return {"Input@GRAD": [dx]}
-
-
-register(
-    OpDef(
-        "slice",
-        ("Input", "StartsTensor", "EndsTensor", "StartsTensorList", "EndsTensorList"),
-        ("Out",),
-        {"axes": [], "starts": [], "ends": [], "infer_flags": [], "decrease_axis": []},
-        _slice_infer,
-        _slice_kernel,
-        host_inputs=_SLICE_HOST,
-        specialize=_slice_specialize,
-        grad=GradDef(kernel=_slice_grad, shape_only=("Input",)),
-    )
-)
-
-_CROP_HOST = frozenset({"Shape", "Offsets", "ShapeTensor", "OffsetsTensor"})
-
-
-def _crop_infer(ins, attrs):
-    x = first(ins, "X")
-    rank = len(x.shape)
-    shp = first(ins, "Shape")
-    if shp is not None:
-        return out("Out", [-1] * rank, x.dtype)
-    if ins.get("ShapeTensor"):  # the dims given as numbers are known (-1: a Variable's)
-        return out("Out", [int(d) for d in attrs["shape"]] or [-1] * len(ins["ShapeTensor"]), x.dtype)
-    shape = list(attrs["shape"])
-    if len(shape) != rank:
-        raise ValueError(
-            f"the number of elements in shape must equal the rank of X. Received: shape={shape}, X.shape={x.shape}"
-        )
-    offsets = list(attrs["offsets"]) or [0] * rank
-    known_offsets = not ins.get("Offsets") and not ins.get("OffsetsTensor")
-    res = []
-    for i, d in enumerate(shape):
-        if d == -1:
-            res.append(x.shape[i] - offsets[i] if known_offsets and x.shape[i] >= 0 else -1)
-        else:
-            if known_offsets and x.shape[i] >= 0 and offsets[i] + d > x.shape[i]:
-                raise ValueError(
-                    f"offsets[{i}] + shape[{i}] must not exceed X.shape[{i}]. "
-                    f"Received: offsets={offsets}, shape={shape}, X.shape={x.shape}"
-                )
-            res.append(d)
-    return out("Out", res, x.dtype)
-
-
-def _crop_specialize(attrs, slots):
-    """Offsets from the attributes and the shape from ``Shape`` (or the attributes): one indexing."""
-    if slots & {"Offsets", "OffsetsTensor", "ShapeTensor"}:
-        return None
-    general = _crop_kernel
-    fixed_offsets = list(attrs["offsets"])
-
-    def crop_tensor(ins, attrs):
-        x = ins["X"][0]
-        shp = ins.get("Shape")
-        shape = shp[0].tolist() if shp else attrs["shape"]
-        offsets = fixed_offsets or [0] * x.dim()
-        if len(shape) != x.dim() or -1 in shape:
-            return general(ins, attrs)
-        xs = x.shape
-        for i, d in enumerate(shape):
-            if offsets[i] + d > xs[i] or d < 0:
-                return general(ins, attrs)  # its error names the problem
-        return {"Out": [x[tuple(slice(o, o + d) for o, d in zip(offsets, shape))]]}
-
-    return crop_tensor
-
-
-def _crop_kernel(ins, attrs):
-    x = ins["X"][0]
-    rank = x.dim()
-    shape = _bounds(ins, "Shape", "ShapeTensor", list(attrs["shape"]))
-    offsets = _bounds(ins, "Offsets", "OffsetsTensor", list(attrs["offsets"]) or [0] * rank)
-    if len(shape) != rank:
-        raise ValueError(f"crop_tensor: Shape has {len(shape)} values but X has rank {rank}. Received: {shape}")
-    index = []
-    for i in range(rank):
-        d = shape[i] if shape[i] != -1 else x.shape[i] - offsets[i]
-        if offsets[i] + d > x.shape[i] or d < 0:
-            raise ValueError(
-                f"crop_tensor: offsets + shape exceed X's shape at dim {i}. "
-                f"Received: offsets={offsets}, shape={shape}, X.shape={list(x.shape)}"
-            )
-        index.append(slice(offsets[i], offsets[i] + d))
-    return {"Out": [x[tuple(index)]]}
-
-
-register(
-    OpDef(
-        "crop_tensor",
-        ("X", "Shape", "Offsets", "ShapeTensor", "OffsetsTensor"),
-        ("Out",),
-        {"offsets": [], "shape": []},
-        _crop_infer,
-        _crop_kernel,
-        host_inputs=_CROP_HOST,
-        grad=GradDef(),
-        specialize=_crop_specialize,
-    )
-)
-
-
-def _crop_v1_infer(ins, attrs):
-    """fluid 1.8's deprecated crop: the output has Y's shape when Y is given, else attr shape."""
-    x, y = first(ins, "X"), first(ins, "Y")
-    shape = list(y.shape) if y is not None else list(attrs["shape"])
-    if len(shape) != len(x.shape):
-        raise ValueError(
-            f"crop: the shape to crop to has {len(shape)} dims but X has {len(x.shape)}. "
-            f"Received: shape={shape}, X.shape={list(x.shape)}"
-        )
-    return out("Out", shape, x.dtype)
-
-
-def _crop_v1_kernel(ins, attrs):
-    x, y = ins["X"][0], first(ins, "Y")
-    shape = list(y.shape) if y is not None else list(attrs["shape"])
-    offsets = _bounds(ins, "Offsets", "", list(attrs["offsets"]) or [0] * x.dim())
-    if len(shape) != x.dim() or len(offsets) != x.dim():
-        raise ValueError(
-            f"crop: shape and offsets need one value per dim of X. Received: shape={shape}, "
-            f"offsets={offsets}, X.shape={list(x.shape)}"
-        )
-    for i, (o, d) in enumerate(zip(offsets, shape)):
-        if o < 0 or d < 0 or o + d > x.shape[i]:
-            raise ValueError(
-                f"crop: offsets + shape exceed X's shape at dim {i}. "
-                f"Received: offsets={offsets}, shape={shape}, X.shape={list(x.shape)}"
-            )
-    return {"Out": [x[tuple(slice(o, o + d) for o, d in zip(offsets, shape))]]}
-
-
-register(
-    OpDef(
-        "crop",
-        ("X", "Y", "Offsets"),
-        ("Out",),
-        {"offsets": [], "shape": []},
-        _crop_v1_infer,
-        _crop_v1_kernel,
-        host_inputs=frozenset({"Offsets"}),
-        no_buffer_inputs=frozenset({"Y"}),  # read for its shape
-        optional_inputs=frozenset({"Y", "Offsets"}),
-        grad=GradDef(inputs=("X", "Y", "Offsets"), in_grads=("X",)),
     )
 )
 
@@ -817,92 +587,6 @@ register(
 )
 
 
-# -- gather, scatter ---------------------------------------------------------------------------------
-def _check_gather_index(shape) -> None:
-    if len(shape) == 2 and shape[1] != 1 or len(shape) > 2:
-        raise ValueError(f"Index must be 1-D or [N, 1]. Received: Index.shape={shape}")
-
-
-def _gather_infer(ins, attrs):
-    x, idx = first(ins, "X"), first(ins, "Index")
-    _check_gather_index(idx.shape)
-    return out("Out", (idx.shape[0],) + tuple(x.shape[1:]), x.dtype)
-
-
-register(
-    OpDef(
-        "gather",
-        ("X", "Index"),
-        ("Out",),
-        {"overwrite": True},
-        _gather_infer,
-        lambda ins, attrs: _gather_kernel(ins["X"][0], ins["Index"][0]),
-        grad=GradDef(kernel=lambda ins, a: _gather_grad(ins, a), shape_only=("X",)),
-    )
-)
-
-
-def _gather_kernel(x, idx):
-    if idx.dim() != 1:  # (what a built program's check refuses)
-        _check_gather_index(tuple(idx.shape))
-    return {"Out": [x.index_select(0, idx.reshape(-1).long())]}
-
-
-def _gather_grad(ins, attrs):
-    # X's shape only (fluid: NoNeedBufferVars); repeated indices add up
-    x, idx, g = ins["X"][0], ins["Index"][0], ins["Out@GRAD"][0]
-    dx = torch.zeros(tuple(x.shape), dtype=g.dtype, device=g.device)
-    return {"X@GRAD": [dx.index_add(0, idx.reshape(-1).long().to(g.device), g)]}
-
-
-def _scatter_kernel(ins, attrs):
-    x, ids, upd = ins["X"][0], ins["Ids"][0].reshape(-1).long(), ins["Updates"][0]
-    res = x.clone()
-    if attrs["overwrite"]:
-        res[ids] = upd
-    else:
-        res[ids] = 0
-        res.index_add_(0, ids, upd)
-    return {"Out": [res]}
-
-
-def _scatter_infer(ins, attrs):
-    """fluid 1.8.5's checks when built (Ids 1-D, Updates of X's rank and of Ids' length), and the rows'
-    shape, which it checked when run."""
-    x, ids, upd = first(ins, "X"), first(ins, "Ids"), first(ins, "Updates")
-    if len(ids.shape) != 1:
-        raise ValueError(f"Update Ids should be 1-D. Received: Ids '{ids.name}' of shape {list(ids.shape)}")
-    if len(upd.shape) != len(x.shape):
-        raise ValueError(
-            f"X and Updates should have the same rank. Received: X '{x.name}' of shape {list(x.shape)}, Updates "
-            f"'{upd.name}' of shape {list(upd.shape)}"
-        )
-    if upd.shape[0] >= 0 and ids.shape[0] >= 0 and upd.shape[0] != ids.shape[0]:
-        raise ValueError(
-            f"Updates and Ids should have same batch-size. Received: Updates '{upd.name}' of shape "
-            f"{list(upd.shape)}, Ids '{ids.name}' of shape {list(ids.shape)}"
-        )
-    if any(u >= 0 and d >= 0 and u != d for u, d in zip(upd.shape[1:], x.shape[1:])):
-        raise ValueError(
-            f"Each row of Updates must have X's row shape {list(x.shape[1:])}. Received: Updates '{upd.name}' of "
-            f"shape {list(upd.shape)}"
-        )
-    return same_as()(ins, attrs)
-
-
-register(
-    OpDef(
-        "scatter",
-        ("X", "Ids", "Updates"),
-        ("Out",),
-        {"overwrite": True},
-        _scatter_infer,
-        _scatter_kernel,
-        grad=GradDef(),
-    )
-)
-
-
 # -- pad, pad2d ------------------------------------------------------------------------------------------
 def _pad_infer(ins, attrs):
     x = first(ins, "X")
@@ -963,39 +647,6 @@ register(
         _pad2d_kernel,
         host_inputs=frozenset({"Paddings"}),
         grad=GradDef(),
-    )
-)
-
-
-# -- where -------------------------------------------------------------------------------------------------
-register(
-    OpDef(
-        "where_index",
-        ("Condition",),
-        ("Out",),
-        {},
-        lambda ins, attrs: out("Out", (-1, len(ins["Condition"][0].shape)), VarType.INT64),
-        lambda ins, attrs: {"Out": [torch.nonzero(ins["Condition"][0])]},
-    )
-)
-
-
-def _where_infer(ins, attrs):
-    x, y = first(ins, "X"), first(ins, "Y")
-    if tuple(x.shape) != tuple(y.shape):
-        raise ValueError(f"X and Y must have the same shape. Received: X.shape={x.shape}, Y.shape={y.shape}")
-    return out("Out", x.shape, x.dtype)
-
-
-register(
-    OpDef(
-        "where",
-        ("Condition", "X", "Y"),
-        ("Out",),
-        {},
-        _where_infer,
-        lambda ins, attrs: {"Out": [torch.where(ins["Condition"][0], ins["X"][0], ins["Y"][0])]},
-        grad=GradDef(in_grads=("X", "Y")),
     )
 )
 
