@@ -71,44 +71,6 @@ register(
         grad=GradDef(in_grads=("X",), maker=_cumsum_grad_maker),
     )
 )
-# fluid differentiates flip with a flip of the same dims
-register(
-    OpDef(
-        "flip",
-        ("X",),
-        ("Out",),
-        {"dims": []},
-        same_as(),
-        lambda ins, a: {"Out": [torch.flip(_x(ins), list(a["dims"]))]},
-        grad=GradDef(
-            in_grads=("X",),
-            maker=lambda op, og, ig: [("flip", {"X": og["Out"]}, {"Out": ig["X"]}, {"dims": op.attrs["dims"]})],
-        ),
-    )
-)
-# fluid 1.8's layers.reverse and x[::-1]; axis: an int or a list. Its gradient is a reverse too.
-register(
-    OpDef(
-        "reverse",
-        ("X",),
-        ("Out",),
-        {"axis": []},
-        same_as(),
-        lambda ins, a: {"Out": [torch.flip(_x(ins), [a["axis"]] if isinstance(a["axis"], int) else list(a["axis"]))]},
-        grad=GradDef(
-            in_grads=("X",),
-            maker=lambda op, og, ig: [("reverse", {"X": og["Out"]}, {"Out": ig["X"]}, {"axis": op.attrs["axis"]})],
-        ),
-    )
-)
-_op(
-    "roll",
-    ("X",),
-    ("Out",),
-    {"shifts": [], "dims": []},
-    same_as(),
-    lambda ins, a: {"Out": [torch.roll(_x(ins), list(a["shifts"]), list(a["dims"]) or None)]},
-)
 
 
 def _kron_infer(ins, a):
@@ -246,43 +208,6 @@ register(
 )
 
 
-# -- splitting, rearranging -----------------------------------------------------------------------
-def _unstack_infer(ins, a):
-    x = first(ins, "X")
-    axis = norm_axis(a["axis"], len(x.shape))
-    shape = [s for i, s in enumerate(x.shape) if i != axis]
-    return {"Y": [(shape, x.dtype)] * a["num"]}
-
-
-def _unstack(ins, a):
-    return {"Y": list(torch.unbind(_x(ins), a["axis"]))}
-
-
-def _unstack_grad(ins, a):
-    return {"X@GRAD": [torch.stack(list(ins["Y@GRAD"]), a["axis"])]}
-
-
-def _unstack_grad_maker(op, og, ig):
-    """unstack_grad stacks every piece's gradient (a piece without one has its zeros by then:
-    GradDef.fill_missing); fluid's reads no forward input."""
-    attrs = {"axis": op.attrs["axis"], "num": op.attrs["num"]}
-    return [("unstack_grad", {"Y@GRAD": og["Y"]}, {"X@GRAD": ig["X"]}, attrs)]
-
-
-register(
-    OpDef(
-        "unstack",
-        ("X",),
-        ("Y",),
-        {"axis": 0, "num": 0},
-        _unstack_infer,
-        _unstack,
-        grad=GradDef(out_grads=("Y",), in_grads=("X",), maker=_unstack_grad_maker, fill_missing=True),
-    )
-)
-register(OpDef("unstack_grad", ("Y@GRAD",), ("X@GRAD",), {"axis": 0, "num": 0}, None, _unstack_grad, forward="unstack"))
-
-
 def _pixel_shuffle_infer(ins, a):
     x, r = first(ins, "X"), a["upscale_factor"]
     n, c, h, w = x.shape
@@ -339,53 +264,6 @@ def _space_to_depth(ins, a):
 
 
 _op("space_to_depth", ("X",), ("Out",), {"blocksize": 1}, _space_to_depth_infer, _space_to_depth)
-
-
-def _expand_as_infer(ins, a):
-    x, t = first(ins, "X"), first(ins, "target_tensor")
-    if len(x.shape) != len(t.shape):
-        raise ValueError(
-            "The rank of Input(target_tensor) must be equal to the rank of Input(X). But received Input(X): "
-            f"input rank {len(x.shape)}, input shape {list(x.shape)}; received Input(target_tensor): input rank "
-            f"{len(t.shape)}, input shape {list(t.shape)}."
-        )
-    return out("Out", t.shape, x.dtype)
-
-
-def _expand_as(ins, a):
-    x, t = _x(ins), ins["target_tensor"][0]
-    reps = [ts // xs for ts, xs in zip(t.shape, x.shape)]
-    return {"Out": [x.repeat(reps)]}
-
-
-_op(
-    "expand_as",
-    ("X", "target_tensor"),
-    ("Out",),
-    {},
-    _expand_as_infer,
-    _expand_as,
-    no_buffer_inputs=frozenset({"target_tensor"}),
-)
-
-
-def _pad_constant_like(ins, a):
-    x, y = ins["X"][0], ins["Y"][0]
-    pads = []
-    for xs, ys in reversed(list(zip(x.shape, y.shape))):
-        pads += [0, xs - ys]
-    return {"Out": [F.pad(y, pads, value=a["pad_value"])]}
-
-
-_op(
-    "pad_constant_like",
-    ("X", "Y"),
-    ("Out",),
-    {"pad_value": 0.0},
-    lambda ins, a: out("Out", first(ins, "X").shape, first(ins, "Y").dtype),
-    _pad_constant_like,
-    no_buffer_inputs=frozenset({"X"}),
-)
 
 
 def _allclose(ins, a):
