@@ -1,12 +1,16 @@
-"""Math ops: elementwise, scale, sum, mean, reductions, matmul, mul, activations, compare, logical."""
+"""Elementwise and math ops: elementwise_add/sub/mul/div/min/max/pow/mod/floordiv, compare and
+logical ops, scale, sum, matmul, mul, bmm, dot, cross, dist, addmm, cos_sim, kron, trace, cumsum,
+bilinear_tensor_product, fsp, squared_l2_distance, clip, clip_by_norm, increment, sign and allclose."""
 
 from __future__ import annotations
 
 from fluidcompat.dtypes import VarType
 from fluidcompat_ops.array import add_values
 from fluidcompat_ops.grad import SelectedRows
-from fluidcompat_ops.registry import GradDef, OpDef, register
+from fluidcompat_ops.reduction import same_int_dtype
+from fluidcompat_ops.registry import GradDef, OpDef, _op, register
 from fluidcompat_ops.shapes import (
+    _x,
     aligned_y_shape,
     broadcast_shapes,
     first,
@@ -700,3 +704,260 @@ def _clip_by_norm_kernel(ins, attrs):
 
 
 register(OpDef("clip_by_norm", ("X",), ("Out",), {"max_norm": 1.0}, same_as(), _clip_by_norm_kernel))
+
+
+# -- cumsum, kron, trace ---------------------------------------------------------------------------
+def _cumsum(ins, a):
+    x = _x(ins)
+    axis = a["axis"]
+    if a["reverse"]:
+        x = torch.flip(x, [axis])
+    y = torch.cumsum(x, axis, dtype=same_int_dtype(x))
+    if a["exclusive"]:
+        y = y - x
+    if a["reverse"]:
+        y = torch.flip(y, [axis])
+    return {"Out": [y]}
+
+
+def _cumsum_grad_maker(op, og, ig):
+    # fluid differentiates cumsum with a cumsum the other way
+    attrs = {"axis": op.attrs["axis"], "exclusive": op.attrs["exclusive"], "reverse": not op.attrs["reverse"]}
+    return [("cumsum", {"X": og["Out"]}, {"Out": ig["X"]}, attrs)]
+
+
+register(
+    OpDef(
+        "cumsum",
+        ("X",),
+        ("Out",),
+        {"axis": -1, "exclusive": False, "reverse": False},
+        same_as(),
+        _cumsum,
+        grad=GradDef(in_grads=("X",), maker=_cumsum_grad_maker),
+    )
+)
+
+
+def _kron_infer(ins, a):
+    x, y = first(ins, "X"), first(ins, "Y")
+    rank = max(len(x.shape), len(y.shape))
+    xs = [1] * (rank - len(x.shape)) + list(x.shape)
+    ys = [1] * (rank - len(y.shape)) + list(y.shape)
+    return out("Out", [p * q if p >= 0 and q >= 0 else -1 for p, q in zip(xs, ys)], x.dtype)
+
+
+_op("kron", ("X", "Y"), ("Out",), {}, _kron_infer, lambda ins, a: {"Out": [torch.kron(ins["X"][0], ins["Y"][0])]})
+
+
+def _trace_infer(ins, a):
+    x = first(ins, "Input")
+    rank = len(x.shape)
+    d1, d2 = norm_axis(a["dim1"], rank), norm_axis(a["dim2"], rank)
+    shape = [s for i, s in enumerate(x.shape) if i not in (d1, d2)] or [1]
+    return out("Out", shape, x.dtype)
+
+
+def _trace(ins, a):
+    x = ins["Input"][0]
+    d = torch.diagonal(x, a["offset"], a["dim1"], a["dim2"]).sum(-1)
+    return {"Out": [d.reshape(1) if d.dim() == 0 else d]}
+
+
+_op("trace", ("Input",), ("Out",), {"offset": 0, "dim1": 0, "dim2": 1}, _trace_infer, _trace)
+
+
+# -- bmm, dot, cross, dist, addmm, cos_sim ---------------------------------------------------------
+def _bmm_infer(ins, a):
+    x, y = first(ins, "X"), first(ins, "Y")
+    if len(x.shape) != 3 or len(y.shape) != 3:
+        raise ValueError(f"bmm needs 3-D inputs. Received: X {list(x.shape)}, Y {list(y.shape)}")
+    if x.shape[2] >= 0 and y.shape[1] >= 0 and x.shape[2] != y.shape[1]:
+        raise ValueError(f"bmm: X's last dim must equal Y's second. Received: X {list(x.shape)}, Y {list(y.shape)}")
+    return out("Out", (x.shape[0], x.shape[1], y.shape[2]), x.dtype)
+
+
+_op("bmm", ("X", "Y"), ("Out",), {}, _bmm_infer, lambda ins, a: {"Out": [torch.bmm(ins["X"][0], ins["Y"][0])]})
+
+
+def _dot_infer(ins, a):
+    x = first(ins, "X")
+    return out("Out", list(x.shape[:-1]) + [1] if len(x.shape) > 1 else [1], x.dtype)
+
+
+_op(
+    "dot",
+    ("X", "Y"),
+    ("Out",),
+    {},
+    _dot_infer,
+    lambda ins, a: {"Out": [(ins["X"][0] * ins["Y"][0]).sum(-1, keepdim=True)]},
+)
+
+
+def _cross(ins, a):
+    x, y = ins["X"][0], ins["Y"][0]
+    dim = a["dim"]
+    if dim == -100:  # fluid's "not given": the first axis of size 3
+        dim = next(i for i, s in enumerate(x.shape) if s == 3)
+    return {"Out": [torch.linalg.cross(x, y, dim=dim)]}
+
+
+_op("cross", ("X", "Y"), ("Out",), {"dim": -100}, same_as(), _cross)
+
+
+def _dist(ins, a):
+    d = (ins["X"][0] - ins["Y"][0]).reshape(-1)
+    norm = torch.linalg.vector_norm(d, ord=a["p"]).reshape(1)
+    if a["p"] == 0 and d.requires_grad:  # the count of non-zeros: zero gradients, as fluid's dist_grad gave
+        norm = norm + (d * 0).sum()
+    return {"Out": [norm]}
+
+
+_op("dist", ("X", "Y"), ("Out",), {"p": 2.0}, lambda ins, a: out("Out", (1,), first(ins, "X").dtype), _dist)
+
+
+def _addmm(ins, a):
+    return {"Out": [a["Beta"] * ins["Input"][0] + a["Alpha"] * (ins["X"][0] @ ins["Y"][0])]}
+
+
+def _addmm_infer(ins, a):
+    x, y = first(ins, "X"), first(ins, "Y")
+    return out("Out", (x.shape[0], y.shape[1]), x.dtype)
+
+
+_op("addmm", ("Input", "X", "Y"), ("Out",), {"Alpha": 1.0, "Beta": 1.0}, _addmm_infer, _addmm)
+
+
+def _rows(t):
+    return t.reshape(t.shape[0], -1)
+
+
+def _cos_sim(ins, a):
+    """Norms at least 1e-4, as fluid's: a zero row's similarity is 0, not 0 / 0."""
+    xf, yf = _rows(ins["X"][0]), _rows(ins["Y"][0])
+    xn = torch.linalg.vector_norm(xf, dim=1, keepdim=True).clamp_min_(1e-4)
+    yn = torch.linalg.vector_norm(yf, dim=1, keepdim=True).clamp_min_(1e-4)
+    return {"Out": [(xf * yf).sum(1, keepdim=True) / (xn * yn)], "XNorm": [xn], "YNorm": [yn]}
+
+
+def _cos_sim_grad(ins, a):
+    """fluid's: dX = dOut * (Y / (|X| |Y|) - Out * X / |X|^2), dY alike (summed over X's rows when Y has
+    one row), with the norms the forward op kept."""
+    x, y = ins["X"][0], ins["Y"][0]
+    xf, yf, z, g = _rows(x), _rows(y), ins["Out"][0], ins["Out@GRAD"][0]
+    xn, yn = ins["XNorm"][0], ins["YNorm"][0]
+    prod = xn * yn
+    dx = g * (yf / prod - z * xf / (xn * xn))
+    dy = g * (xf / prod - z * yf / (yn * yn))
+    if yf.shape[0] != xf.shape[0]:
+        dy = dy.sum(0, keepdim=True)
+    return {"X@GRAD": [dx.reshape(x.shape)], "Y@GRAD": [dy.reshape(y.shape)]}
+
+
+def _cos_sim_infer(ins, a):
+    x, y = first(ins, "X"), first(ins, "Y")
+    n = x.shape[0]
+    return {"Out": [((n, 1), x.dtype)], "XNorm": [((n, 1), x.dtype)], "YNorm": [((y.shape[0], 1), x.dtype)]}
+
+
+register(
+    OpDef(
+        "cos_sim",
+        ("X", "Y"),
+        ("Out", "XNorm", "YNorm"),
+        {},
+        _cos_sim_infer,
+        _cos_sim,
+        grad=GradDef(("X", "Y", "Out", "XNorm", "YNorm"), in_grads=("X", "Y"), kernel=_cos_sim_grad),
+    )
+)
+
+
+# -- allclose --------------------------------------------------------------------------------------
+def _allclose(ins, a):
+    x, y = ins["Input"][0], ins["Other"][0]
+    # on the device, without reading the answer back to the host
+    ok = torch.isclose(x, y, rtol=float(a["rtol"]), atol=float(a["atol"]), equal_nan=a["equal_nan"]).all()
+    return {"Out": [ok.reshape(1)]}
+
+
+_op(
+    "allclose",
+    ("Input", "Other"),
+    ("Out",),
+    {"rtol": 1e-05, "atol": 1e-08, "equal_nan": False},
+    lambda ins, a: out("Out", (1,), "bool"),
+    _allclose,
+    grad=False,
+)
+
+
+# -- bilinear_tensor_product, fsp ------------------------------------------------------------------
+def _bilinear_tp(ins, a):
+    x, y, w, b = ins["X"][0], ins["Y"][0], ins["Weight"][0], first(ins, "Bias")
+    out_t = torch.einsum("ni,kij,nj->nk", x, w, y)
+    return {"Out": [out_t + b.reshape(1, -1) if b is not None else out_t]}
+
+
+_op(
+    "bilinear_tensor_product",
+    ("X", "Y", "Weight", "Bias"),
+    ("Out",),
+    {},
+    lambda ins, a: out("Out", (first(ins, "X").shape[0], first(ins, "Weight").shape[0]), first(ins, "X").dtype),
+    _bilinear_tp,
+)
+
+
+def _fsp(ins, a):
+    x, y = ins["X"][0], ins["Y"][0]
+    n, c1, h, w = x.shape
+    return {"Out": [torch.bmm(x.reshape(n, c1, h * w), y.reshape(n, y.shape[1], h * w).transpose(1, 2)) / (h * w)]}
+
+
+_op(
+    "fsp",
+    ("X", "Y"),
+    ("Out",),
+    {},
+    lambda ins, a: out(
+        "Out", (first(ins, "X").shape[0], first(ins, "X").shape[1], first(ins, "Y").shape[1]), first(ins, "X").dtype
+    ),
+    _fsp,
+)
+
+
+# -- squared_l2_distance ---------------------------------------------------------------------------
+def _sq_l2_infer(ins, attrs):
+    x, y = first(ins, "X"), first(ins, "Y")
+    if len(x.shape) != len(y.shape):
+        raise ValueError(
+            f"Input(X) and Input(Y) must have the same rank. Received: X.shape={x.shape}, Y.shape={y.shape}"
+        )
+    if y.shape[0] not in (1, -1) and x.shape[0] >= 0 and y.shape[0] != x.shape[0]:
+        raise ValueError(
+            f"Y's first dimension must be 1 or X's first dimension. Received: X.shape={x.shape}, Y.shape={y.shape}"
+        )
+    width = prod_or_unknown(x.shape[1:])
+    return {"sub_result": [((x.shape[0], width), x.dtype)], "Out": [((x.shape[0], 1), x.dtype)]}
+
+
+def _squared_l2_distance(ins, attrs):
+    """sub_result = X - Y as [N, the rest] (Y of one row is every row's), Out = its rows' sums of squares."""
+    x, y = ins["X"][0], ins["Y"][0]
+    sub = x.reshape(x.shape[0], -1) - y.reshape(y.shape[0], -1)
+    return {"sub_result": [sub], "Out": [torch.sum(sub * sub, dim=1, keepdim=True)]}
+
+
+register(
+    OpDef(
+        "squared_l2_distance",
+        ("X", "Y"),
+        ("sub_result", "Out"),
+        {},
+        _sq_l2_infer,
+        _squared_l2_distance,
+        grad=GradDef(("X", "Y", "sub_result")),
+    )
+)
