@@ -590,7 +590,7 @@ def test_dygraph_nce_matches_fluid():
 def test_nce_alias_table_reproduces_the_distribution():
     """Each class's chance under the alias table (its own kept share plus what other slots give it)
     equals its probability, for random distributions."""
-    from fluidcompat.layers.extra import nce_alias_table
+    from fluidcompat.layers.losses import nce_alias_table
 
     for seed in range(20):
         rs = np.random.RandomState(seed)

@@ -211,7 +211,7 @@ def test_send_and_recv_check_their_arguments():
     with pytest.raises(TypeError, match="comma-separated"):
         Send(["127.0.0.1:1"], [x])
     with pytest.raises(TypeError, match="BlockGuardServ takes a ListenAndServ"):
-        from fluidcompat.layers.pserver import BlockGuardServ
+        from fluidcompat.layers.distributed import BlockGuardServ
 
         BlockGuardServ(object())
 

@@ -12,8 +12,8 @@ from fluidcompat.dygraph.layers import Layer
 from fluidcompat.dygraph.varbase import VarBase
 from fluidcompat.initializer import ConstantInitializer, NormalInitializer
 from fluidcompat.layer_helper import check_dtype, check_variable, refuse_false
-from fluidcompat.layers.extra import nce_custom_dist_tables, sparse_mode_notice
-from fluidcompat.layers.nn import append_batch_norm, bn_statistics
+from fluidcompat.layers.losses import nce_custom_dist_tables, sparse_mode_notice
+from fluidcompat.layers.norm import append_batch_norm, bn_statistics
 from fluidcompat.param_attr import ParamAttr
 
 __all__ = [

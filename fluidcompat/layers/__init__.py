@@ -1,65 +1,113 @@
-"""``fluid.layers``: thin functions that check arguments, create outputs and append ops."""
+"""``fluid.layers``: thin functions that check arguments, create outputs and append ops.
+
+They are defined by family, one module each:
+
+========================  =========================================================================
+activation                relu and its kin, softmax, gelu, selu, prelu, maxout, ... (ops: sigmoid,
+                          exp, tanh, sqrt and the other one-input ops fluid generated)
+math                      elementwise_* with fluid's axis broadcasting, mul, matmul, scale, pow,
+                          clip, comparisons and logical ops, sums
+reduction                 reduce_*, mean, logsumexp
+indexing                  slice, gather / scatter (and _nd), index_select, where, unique, arg*, topk
+creation                  fill_constant, zeros, ones, full, assign, parameters, ranges, random
+manipulation              shape, cast, reshape, transpose, concat / split, stack, expand, pad, crop
+losses                    cross entropy, regression and ranking losses, nce, hsigmoid, warpctc, CRF
+metrics                   accuracy, auc, mean_iou, chunk_eval, edit_distance, detection_map
+norm                      batch_norm, layer_norm, group_norm, instance_norm, data_norm, ...
+conv                      convolution and pooling, 2-D and 3-D
+vision                    image_resize and interpolation, pixel_shuffle, grid_sampler, RoI pooling
+sequence_lod              sequence_* over LoD tensors, dynamic_lstm / gru, DynamicRNN
+tensor_array              tensor arrays and the rank tables of LoD sequences
+rnn, decode               RNNCell / LSTMCell / GRUCell, rnn, lstm; decoders, beam search, CTC / CRF
+detection_boxes           (and detection_priors, detection_nms, detection_losses): fluid's detection
+control_flow              cond, case, switch_case, While, while_loop, Switch, IfElse, StaticRNN
+distributed               parameter-server blocks, SelectedRows, the CTR layers
+io, nn                    data and readers; fc, embedding, one_hot, dropout
+========================  =========================================================================
+
+fluid 1.8's own modules keep the names fluid defined in them (``from paddle.fluid.layers.nn import
+conv2d``, ``fluid.layers.control_flow.While``): nn, tensor, control_flow, detection, loss, ops and
+metric_op hand out those defined in a family module, and ``_fill_fluid_modules`` below adds the rest.
+"""
 
 from fluidcompat.layers import (
     _docs,
     _dtype_checks,
+    activation,
     control_flow,
+    conv,
+    creation,
     decode,
     detection,
+    detection_boxes,
+    detection_losses,
+    detection_nms,
+    detection_priors,
+    distributed,
     distributions,
-    extra,
+    indexing,
     io,
     learning_rate_scheduler,
     loss,
+    losses,
+    manipulation,
+    math,
     math_op_patch,
     metric_op,
+    metrics,
     nn,
+    norm,
     ops,
+    reduction,
     sequence_lod,
     tensor,
+    tensor_array,
+    vision,
 )
 from fluidcompat.layers import rnn as _rnn_module  # the name `rnn` is the function, as in fluid
+from fluidcompat.layers.activation import *  # noqa: F401,F403
 from fluidcompat.layers.control_flow import *  # noqa: F401,F403
+from fluidcompat.layers.conv import *  # noqa: F401,F403
+from fluidcompat.layers.creation import *  # noqa: F401,F403
 from fluidcompat.layers.decode import *  # noqa: F401,F403
 from fluidcompat.layers.detection import *  # noqa: F401,F403
+from fluidcompat.layers.distributed import *  # noqa: F401,F403
 from fluidcompat.layers.distributions import *  # noqa: F401,F403
-from fluidcompat.layers.extra import *  # noqa: F401,F403
+from fluidcompat.layers.indexing import *  # noqa: F401,F403
 from fluidcompat.layers.io import *  # noqa: F401,F403
 from fluidcompat.layers.learning_rate_scheduler import *  # noqa: F401,F403
 from fluidcompat.layers.loss import *  # noqa: F401,F403
+from fluidcompat.layers.losses import *  # noqa: F401,F403
+from fluidcompat.layers.manipulation import *  # noqa: F401,F403
+from fluidcompat.layers.math import *  # noqa: F401,F403
+from fluidcompat.layers.metrics import *  # noqa: F401,F403
 from fluidcompat.layers.nn import *  # noqa: F401,F403
+from fluidcompat.layers.norm import *  # noqa: F401,F403
 from fluidcompat.layers.ops import *  # noqa: F401,F403
+from fluidcompat.layers.reduction import *  # noqa: F401,F403
 from fluidcompat.layers.rnn import *  # noqa: F401,F403
 from fluidcompat.layers.sequence_lod import *  # noqa: F401,F403
 from fluidcompat.layers.tensor import *  # noqa: F401,F403
+from fluidcompat.layers.tensor_array import *  # noqa: F401,F403
+from fluidcompat.layers.vision import *  # noqa: F401,F403
 
+_FAMILIES = (activation, conv, creation, decode, detection_boxes, detection_losses, detection_nms, detection_priors)
+_FAMILIES += (distributed, indexing, losses, manipulation, math, metrics, norm, reduction, tensor_array, vision)
+# fluid 1.8's modules of fluid.layers (``rnn``: its module, the name being the function)
 _MODULES = (control_flow, detection, distributions, io, learning_rate_scheduler, loss, metric_op, nn, ops)
 _MODULES += (sequence_lod, tensor)
 math_op_patch.monkey_patch_variable()
 _docs.apply(globals())
 _dtype_checks.apply(globals(), "paddle.fluid.layers")
 
-__all__ = (
-    control_flow.__all__
-    + decode.__all__
-    + detection.__all__
-    + distributions.__all__
-    + extra.__all__
-    + io.__all__
-    + learning_rate_scheduler.__all__
-    + loss.__all__
-    + nn.__all__
-    + ops.__all__
-    + _rnn_module.__all__
-    + sequence_lod.__all__
-    + tensor.__all__
-)
+# each name once, though a fluid module and the family that defines the name both list it
+__all__ = list(dict.fromkeys(name for module in (*_FAMILIES, *_MODULES, _rnn_module) for name in module.__all__))
 
 
 def _fill_fluid_modules():
     """Each ``fluid.layers.<module>`` holds the names fluid 1.8 defined there (``from
     paddle.fluid.layers.nn import cos_sim``), wherever fluidcompat defines them; a name the module
-    defines itself stays its own."""
+    defines or imports itself stays its own."""
     from fluidcompat.coverage import fluid_names
 
     space = globals()

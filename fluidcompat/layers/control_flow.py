@@ -1,5 +1,7 @@
-"""``fluid.layers`` comparisons, logical ops, ``increment``, ``cond`` / ``case`` / ``switch_case``, and
-``While`` / ``while_loop``."""
+"""``fluid.layers`` control flow: ``cond`` / ``case`` / ``switch_case``, ``While`` / ``while_loop``,
+``Switch``, ``IfElse``, ``StaticRNN``, ``increment``, and ``Print`` / ``Assert`` / ``py_func``. fluid 1.8
+kept comparisons and logical ops (defined in math.py), tensor arrays and rank tables (tensor_array.py)
+here too; this module hands them out as fluid did."""
 
 from __future__ import annotations
 
@@ -11,6 +13,31 @@ from fluidcompat.dtypes import VarType, np_name
 from fluidcompat.framework import Variable, default_main_program, in_dygraph_mode, layer
 from fluidcompat.layer_helper import LayerHelper, check_dtype, check_variable
 from fluidcompat.layers import utils as nest
+from fluidcompat.layers.math import (  # noqa: F401  (fluid 1.8's control_flow names)
+    equal,
+    greater_equal,
+    greater_than,
+    less_equal,
+    less_than,
+    logical_and,
+    logical_not,
+    logical_or,
+    logical_xor,
+    not_equal,
+)
+from fluidcompat.layers.tensor_array import (  # noqa: F401  (fluid 1.8's control_flow names)
+    array_length,
+    array_read,
+    array_to_lod_tensor,
+    array_write,
+    create_array,
+    lod_rank_table,
+    lod_tensor_to_array,
+    max_sequence_len,
+    reorder_lod_tensor_by_rank,
+    shrink_memory,
+    tensor_array_to_tensor,
+)
 
 __all__ = [
     "less_than",
@@ -46,78 +73,6 @@ __all__ = [
 ]
 
 
-def _compare(op_type, x, y, cond, force_cpu=None):
-    check_variable(x, "x", op_type)
-    check_variable(y, "y", op_type)
-    helper = LayerHelper(op_type)
-    if cond is None:
-        cond = helper.create_variable_for_type_inference(dtype=VarType.BOOL)
-        cond.stop_gradient = True
-    attrs = {} if force_cpu is None else {"force_cpu": force_cpu}
-    helper.append_op(type=op_type, inputs={"X": [x], "Y": [y]}, outputs={"Out": [cond]}, attrs=attrs)
-    return cond
-
-
-@layer
-def less_than(x, y, force_cpu=None, cond=None) -> Variable:
-    return _compare("less_than", x, y, cond, force_cpu)
-
-
-@layer
-def less_equal(x, y, cond=None) -> Variable:
-    return _compare("less_equal", x, y, cond)
-
-
-@layer
-def greater_than(x, y, cond=None) -> Variable:
-    return _compare("greater_than", x, y, cond)
-
-
-@layer
-def greater_equal(x, y, cond=None) -> Variable:
-    return _compare("greater_equal", x, y, cond)
-
-
-@layer
-def equal(x, y, cond=None) -> Variable:
-    return _compare("equal", x, y, cond)
-
-
-@layer
-def not_equal(x, y, cond=None) -> Variable:
-    return _compare("not_equal", x, y, cond)
-
-
-def _logical(op_type, x, y, out, name):
-    check_variable(x, "x", op_type)
-    helper = LayerHelper(op_type, name=name)
-    if out is None:
-        out = helper.create_variable_for_type_inference(dtype=VarType.BOOL)
-    inputs = {"X": [x]} if y is None else {"X": [x], "Y": [y]}
-    helper.append_op(type=op_type, inputs=inputs, outputs={"Out": [out]})
-    return out
-
-
-@layer
-def logical_and(x, y, out=None, name=None) -> Variable:
-    return _logical("logical_and", x, y, out, name)
-
-
-@layer
-def logical_or(x, y, out=None, name=None) -> Variable:
-    return _logical("logical_or", x, y, out, name)
-
-
-@layer
-def logical_xor(x, y, out=None, name=None) -> Variable:
-    return _logical("logical_xor", x, y, out, name)
-
-
-@layer
-def logical_not(x, out=None, name=None) -> Variable:
-    return _logical("logical_not", x, None, out, name)
-
-
 @layer
 def increment(x, value=1.0, in_place=True) -> Variable:
     """``x + value`` (op ``increment``), written back to ``x`` when ``in_place``."""
@@ -125,75 +80,6 @@ def increment(x, value=1.0, in_place=True) -> Variable:
     out = x if in_place else helper.create_variable_for_type_inference(dtype=x.dtype)
     helper.append_op(type="increment", inputs={"X": [x]}, outputs={"Out": [out]}, attrs={"step": float(value)})
     return out
-
-
-# -- tensor arrays: Python lists of tensors at run time (fluidcompat_ops/array.py) ------------------------
-def _check_array(array, api: str) -> None:
-    if not isinstance(array, Variable) or array.type != VarType.LOD_TENSOR_ARRAY:
-        where = f" in {api} Op" if api else ""
-        raise TypeError(f"array should be tensor array vairable{where}")
-
-
-@layer
-def create_array(dtype) -> Variable:
-    """An empty tensor array (``LOD_TENSOR_ARRAY`` variable ``array_N.out``)."""
-    helper = LayerHelper("array", **locals())
-    return helper.create_variable(name=f"{helper.name}.out", type=VarType.LOD_TENSOR_ARRAY, dtype=dtype)
-
-
-@layer
-def array_write(x, i, array=None) -> Variable:
-    """``array[i] = x`` (op ``write_to_array``); with no ``array``, a new one holding ``x`` at ``i``."""
-    check_variable(i, "i", "array_write")
-    check_dtype(i.dtype, "i", ["int64"], "array_write")
-    check_variable(x, "x", "array_write")
-    helper = LayerHelper("array_write", **locals())
-    if array is not None:
-        _check_array(array, "array_write")
-    else:
-        array = helper.create_variable(name=f"{helper.name}.out", type=VarType.LOD_TENSOR_ARRAY, dtype=x.dtype)
-    helper.append_op(type="write_to_array", inputs={"X": [x], "I": [i]}, outputs={"Out": [array]})
-    return array
-
-
-@layer
-def array_read(array, i) -> Variable:
-    """``array[i]`` (op ``read_from_array``)."""
-    _check_array(array, "")
-    check_variable(i, "i", "array_read")
-    check_dtype(i.dtype, "i", ["int64"], "array_read")
-    helper = LayerHelper("array_read", **locals())
-    out = helper.create_variable_for_type_inference(dtype=array.dtype)
-    helper.append_op(type="read_from_array", inputs={"X": [array], "I": [i]}, outputs={"Out": [out]})
-    return out
-
-
-@layer
-def array_length(array) -> Variable:
-    """The number of elements of ``array``, an int64 tensor of shape [1] (op ``lod_array_length``)."""
-    _check_array(array, "array_length")
-    helper = LayerHelper("array_length", **locals())
-    out = helper.create_variable_for_type_inference(dtype="int64")
-    out.stop_gradient = True
-    helper.append_op(type="lod_array_length", inputs={"X": [array]}, outputs={"Out": [out]})
-    return out
-
-
-@layer
-def tensor_array_to_tensor(input, axis=1, name=None, use_stack=False):
-    """The array's elements concatenated (or, with ``use_stack``, stacked) along ``axis``, and an int32
-    tensor of each element's size along ``axis``."""
-    _check_array(input, "tensor_array_to_tensor")
-    helper = LayerHelper("tensor_array_to_tensor", **locals())
-    out = helper.create_variable_for_type_inference(dtype=helper.input_dtype())
-    out_index = helper.create_variable_for_type_inference(dtype="int32")
-    helper.append_op(
-        type="tensor_array_to_tensor",
-        inputs={"X": [input]},
-        outputs={"Out": [out], "OutIndex": [out_index]},
-        attrs={"axis": axis, "use_stack": use_stack},
-    )
-    return out, out_index
 
 
 # -- cond, case, switch_case: sub-blocks run by conditional_block ops, merged by select_input ----------
@@ -276,7 +162,7 @@ def _copy_to_parent(var):
     program = default_main_program()
     parent = program.block(program.current_block().parent_idx)
     out = parent.create_var(dtype=var.dtype, shape=var.shape, type=var.type)
-    from fluidcompat.layers.tensor import assign
+    from fluidcompat.layers.creation import assign
 
     assign(var, out)
     return out
@@ -405,7 +291,7 @@ def cond(pred, true_fn=None, false_fn=None, name=None):
             "Incompatible return values of true_fn and false_fn in cond: the two branches return "
             f"different structures. Received: {true_out!r} and {false_out!r}"
         ) from None
-    from fluidcompat.layers.tensor import cast
+    from fluidcompat.layers.manipulation import cast
 
     mask = cast(pred, dtype="int32")
     merged = [select_input([f, t], mask) for f, t in zip(nest.flatten(false_out), nest.flatten(true_out))]
@@ -453,7 +339,7 @@ def switch_case(branch_index, branch_fns, default=None, name=None):
             f"received {np_name(branch_index.dtype)}. "
         )
     if branch_index.dtype != VarType.INT64:
-        from fluidcompat.layers.tensor import cast
+        from fluidcompat.layers.manipulation import cast
 
         branch_index = cast(branch_index, "int64")
     if not isinstance(branch_fns, (list, tuple, dict)):
@@ -486,7 +372,7 @@ def switch_case(branch_index, branch_fns, default=None, name=None):
         fns = ordered[:-1]
     elif not callable(default):
         raise TypeError("The default in Op(case) must be callable.")
-    from fluidcompat.layers.tensor import fill_constant
+    from fluidcompat.layers.creation import fill_constant
 
     pairs = [(equal(branch_index, fill_constant(shape=[1], dtype="int64", value=k)), fn) for k, fn in fns]
     false_fn = default
@@ -532,7 +418,7 @@ class While:
 def while_loop(cond, body, loop_vars, is_test=False, name=None):
     """Repeat ``loop_vars = body(*loop_vars)`` while ``cond(*loop_vars)`` holds (a ``while`` op whose
     sub-block assigns the body's results back to ``loop_vars``); returns ``loop_vars``."""
-    from fluidcompat.layers.tensor import assign
+    from fluidcompat.layers.creation import assign
 
     if not callable(cond):
         raise TypeError("cond in while_loop should be callable")
@@ -699,7 +585,7 @@ class IfElse:
         return _IfElseBlockGuard(False, self)
 
     def output(self, *outs):
-        from fluidcompat.layers.tensor import assign
+        from fluidcompat.layers.creation import assign
 
         if self.status == IfElse.OUT_IF_ELSE_BLOCKS:
             raise ValueError("output can only be invoked in the sub-block")
@@ -902,7 +788,7 @@ class StaticRNN:
             inside = program.current_block_idx
             program.current_block_idx = program.current_block().parent_idx
             try:
-                from fluidcompat.layers.tensor import fill_constant_batch_size_like
+                from fluidcompat.layers.creation import fill_constant_batch_size_like
 
                 init = fill_constant_batch_size_like(
                     outer_ref, list(shape), batch_ref.dtype, init_value, ref_batch_dim_idx, init_batch_dim_idx
@@ -939,8 +825,8 @@ class StaticRNN:
         return self.results[0] if len(self.results) == 1 else self.results
 
     def _unroll(self, step_block) -> None:
-        from fluidcompat.layers.tensor import slice as slice_
-        from fluidcompat.layers.tensor import squeeze, stack
+        from fluidcompat.layers.indexing import slice as slice_
+        from fluidcompat.layers.manipulation import squeeze, stack
 
         for pre, _, new in self.memories.values():
             if new is None:
@@ -990,8 +876,10 @@ class StaticRNN:
         """The step block as the body of a ``while`` op over the time steps, for inputs whose number of
         steps is known only when the program runs: step t reads row t of each input, the memories
         are loop variables, and each step output goes into a tensor array, stacked at the end."""
-        from fluidcompat.layers.tensor import assign, cast, fill_constant, gather, shape, squeeze
-        from fluidcompat.layers.tensor import slice as slice_
+        from fluidcompat.layers.creation import assign, fill_constant
+        from fluidcompat.layers.indexing import gather
+        from fluidcompat.layers.indexing import slice as slice_
+        from fluidcompat.layers.manipulation import cast, shape, squeeze
 
         steps = cast(slice_(shape(self.inputs[0][1]), axes=[0], starts=[0], ends=[1]), "int64")
         i = fill_constant([1], "int64", 0)
@@ -1061,79 +949,3 @@ class _StaticRNNGuard:
             return False
         self.transaction.__exit__(None, None, None)
         return False
-
-
-def lod_rank_table(x, level=0):
-    """The sequences of LoD level ``level`` of ``x`` ranked longest first (ties in order): a
-    ``LOD_RANK_TABLE`` variable for ``max_sequence_len`` and ``reorder_lod_tensor_by_rank``."""
-    check_variable(x, "x", "lod_rank_table")
-    helper = LayerHelper("lod_rank_table")
-    table = helper.create_variable(type=VarType.LOD_RANK_TABLE, name=unique_name.generate("lod_rank_table"))
-    helper.append_op(type="lod_rank_table", inputs={"X": [x]}, outputs={"Out": [table]}, attrs={"level": level})
-    return table
-
-
-def max_sequence_len(rank_table):
-    """The longest sequence's length in ``rank_table`` ([1] int64)."""
-    _check_rank_table(rank_table, "max_sequence_len")
-    helper = LayerHelper("max_seqence_len")
-    res = helper.create_variable_for_type_inference(dtype="int64")
-    helper.append_op(type="max_sequence_len", inputs={"RankTable": [rank_table]}, outputs={"Out": [res]})
-    return res
-
-
-def _check_rank_table(rank_table, api):
-    if not isinstance(rank_table, Variable) or rank_table.type != VarType.LOD_RANK_TABLE:
-        raise TypeError(
-            f"The type of 'rank_table' in {api} must be a LOD_RANK_TABLE Variable (from "
-            f"fluid.layers.control_flow.lod_rank_table), but received {rank_table!r}. "
-        )
-
-
-@layer
-def reorder_lod_tensor_by_rank(x, rank_table):
-    """``x``'s top-level sequences (a plain tensor's rows) in ``rank_table``'s order, longest first;
-    the LoD follows them."""
-    check_variable(x, "x", "reorder_lod_tensor_by_rank")
-    _check_rank_table(rank_table, "reorder_lod_tensor_by_rank")
-    helper = LayerHelper("reorder_lod_tensor_by_rank")
-    out = helper.create_variable_for_type_inference(dtype=x.dtype)
-    helper.append_op(
-        type="reorder_lod_tensor_by_rank", inputs={"X": [x], "RankTable": [rank_table]}, outputs={"Out": [out]}
-    )
-    return out
-
-
-def lod_tensor_to_array(x, table):
-    """``x``'s sequences split into time steps (a tensor array): step t holds the t-th row of each
-    sequence still running, in ``table``'s order (longest first)."""
-    check_variable(x, "x", "lod_tensor_to_array")
-    _check_rank_table(table, "lod_tensor_to_array")
-    helper = LayerHelper("lod_tensor_to_array")
-    array = helper.create_variable(
-        name=unique_name.generate("lod_tensor_to_array"), type=VarType.LOD_TENSOR_ARRAY, dtype=x.dtype
-    )
-    helper.append_op(type="lod_tensor_to_array", inputs={"X": [x], "RankTable": [table]}, outputs={"Out": [array]})
-    return array
-
-
-def array_to_lod_tensor(x, table):
-    """The time steps of the tensor array ``x`` put back into ``table``'s sequences, in their order,
-    as a LoD tensor."""
-    _check_rank_table(table, "array_to_lod_tensor")
-    helper = LayerHelper("array_to_lod_tensor")
-    tmp = helper.create_variable_for_type_inference(dtype=x.dtype)
-    helper.append_op(type="array_to_lod_tensor", inputs={"X": [x], "RankTable": [table]}, outputs={"Out": [tmp]})
-    return tmp
-
-
-def shrink_memory(x, i, table):
-    """``x``'s first rows, one per sequence of ``table`` still running at step ``i``."""
-    check_variable(x, "x", "shrink_memory")
-    _check_rank_table(table, "shrink_memory")
-    helper = LayerHelper("shrink_memory")
-    out = helper.create_variable_for_type_inference(dtype=x.dtype)
-    helper.append_op(
-        type="shrink_rnn_memory", inputs={"X": [x], "I": [i], "RankTable": [table]}, outputs={"Out": [out]}
-    )
-    return out

@@ -19,11 +19,13 @@ from collections import namedtuple
 
 import numpy as np
 
-from fluidcompat.framework import Variable, program_transaction
+from fluidcompat.framework import Variable, layer, program_transaction
 from fluidcompat.layer_helper import LayerHelper, check_dtype, check_variable
 from fluidcompat.layers import utils as nest
+from fluidcompat.layers._common import _listed, _one
 from fluidcompat.layers.control_flow import in_parent_block
 from fluidcompat.layers.rnn import swap_batch_time
+from fluidcompat.param_attr import ParamAttr
 
 __all__ = [
     "Decoder",
@@ -36,6 +38,9 @@ __all__ = [
     "dynamic_decode",
     "beam_search",
     "beam_search_decode",
+    "gather_tree",
+    "ctc_greedy_decoder",
+    "crf_decoding",
 ]
 
 _INF = 1e9  # fluid's "infinity" for log-probabilities of beams that cannot be chosen
@@ -431,3 +436,56 @@ def beam_search_decode(ids, scores, beam_size, end_id, name=None):
         attrs={"beam_size": beam_size, "end_id": end_id},
     )
     return sentence_ids, sentence_scores
+
+
+# -- decoding layers: beam search's back-trace, CTC's best path, the CRF's Viterbi path ----------------
+@layer
+def gather_tree(ids, parents):
+    return _one("gather_tree", {"Ids": [ids], "Parents": [parents]}, stop_gradient=True)
+
+
+@layer
+def ctc_greedy_decoder(input, blank, input_length=None, padding_value=0, name=None):
+    """Best path: argmax per step, repeats merged, blanks removed. Of LoD probabilities [rows, classes]
+    it returns the decoded LoD sequences [rows, 1] (one row -1 when all come out empty); of padded
+    [batch, time, classes] with ``input_length``, (decoded [batch, time] padded, lengths [batch, 1])."""
+    from fluidcompat.layers.indexing import topk
+    from fluidcompat.layers.manipulation import squeeze
+
+    _, ids = topk(input, k=1)
+    helper = LayerHelper("ctc_greedy_decoder", name=name)
+    if input_length is None:
+        decoded = helper.create_variable_for_type_inference(dtype="int64")
+        helper.append_op(
+            type="ctc_align",
+            inputs={"Input": [ids]},
+            outputs={"Output": [decoded]},
+            attrs={"merge_repeated": True, "blank": blank},
+        )
+        return decoded
+    ids = squeeze(ids, [2])
+    out = helper.create_variable_for_type_inference(dtype="int64")
+    out_len = helper.create_variable_for_type_inference(dtype="int64")
+    helper.append_op(
+        type="ctc_align",
+        inputs={"Input": [ids], "InputLength": [input_length]},
+        outputs={"Output": [out], "OutputLength": [out_len]},
+        attrs={"merge_repeated": True, "blank": blank, "padding_value": padding_value},
+    )
+    return out, out_len
+
+
+@layer
+def crf_decoding(input, param_attr, label=None, length=None):
+    """The Viterbi tag path under the transition parameter named by ``param_attr`` (or, with
+    ``label``, 1 where the path agrees with it); padded input with ``length``, or LoD sequences
+    without it (the path is then [rows, 1] with the input's LoD)."""
+    helper = LayerHelper("crf_decoding")
+    name = param_attr.name if isinstance(param_attr, ParamAttr) else param_attr
+    transition = helper.main_program.global_block().var(name)
+    path = helper.create_variable_for_type_inference(dtype="int64")
+    ins = {"Emission": [input], "Transition": [transition], "Length": _listed(length)}
+    if label is not None:
+        ins["Label"] = [label]
+    helper.append_op(type="crf_decoding", inputs=ins, outputs={"ViterbiPath": [path]})
+    return path

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fluidcompat.dtypes import VarType
 from fluidcompat.framework import Variable, default_main_program, layer
-from fluidcompat.layers.pserver import BlockGuardServ, ListenAndServ, Recv, Send  # noqa: F401  (not exported, as in fluid)
+from fluidcompat.layers.distributed import BlockGuardServ, ListenAndServ, Recv, Send  # noqa: F401  (not exported, as in fluid)
 
 __all__ = ["data", "py_reader", "create_py_reader_by_data", "double_buffer", "read_file", "load"]
 

@@ -81,7 +81,7 @@ def generate_layer_fn(op_type: str):
 
 def generate_activation_fn(op_type: str):
     """``fn(x, name=None)``: the one-input op ``op_type`` (``X`` -> ``Out``) as a layer."""
-    from fluidcompat.layers.nn import _activation
+    from fluidcompat.layers.activation import _activation
 
     def fn(x, name=None):
         return _activation(op_type, x, name=name)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fluidcompat.framework import layer
-from fluidcompat.layers.nn import _activation
+from fluidcompat.layers.activation import _activation
 
 _OPS = [
     "sigmoid",

@@ -1,14 +1,14 @@
 """``fluid.layers`` over LoD sequences, with fluid 1.8's signatures (ops in fluidcompat_ops/sequence.py):
 sequence_pool, sequence_first_step/last_step, sequence_softmax, sequence_conv, sequence_reverse,
 sequence_pad/unpad, sequence_reshape, sequence_concat, sequence_enumerate, sequence_slice,
-sequence_expand/expand_as. Their inputs are LoDTensors fed with sequence lengths."""
+sequence_expand/expand_as, sequence_mask. Their inputs are LoDTensors fed with sequence lengths."""
 
 from __future__ import annotations
 
 from fluidcompat.dtypes import VarType
 from fluidcompat.framework import layer
 from fluidcompat.layer_helper import LayerHelper, check_dtype, check_variable, refuse_false
-from fluidcompat.layers.extra import _one
+from fluidcompat.layers._common import _one
 from fluidcompat.layers.rnn import swap_batch_time
 from fluidcompat_ops.sequence import POOL_TYPES
 
@@ -202,6 +202,20 @@ def sequence_expand_as(x, y, name=None):
     _checked(x, "x", "sequence_expand_as")
     _checked(y, "y", "sequence_expand_as")
     return _seq_op("sequence_expand_as", {"X": [x], "Y": [y]}, name=name)
+
+
+@_export
+def sequence_mask(x, maxlen=None, dtype="int64", name=None):
+    """``Y[..., j] = j < x[...]`` for ``j < maxlen`` (an int, a Variable, or None: x's largest value)."""
+    from fluidcompat.dtypes import to_vartype  # (here: the module's names stay those fluid 1.8 had)
+    from fluidcompat.framework import Variable
+
+    inputs, attrs = {"X": [x]}, {"out_dtype": int(to_vartype(dtype))}
+    if isinstance(maxlen, Variable):
+        inputs["MaxLenTensor"] = [maxlen]
+    else:
+        attrs["maxlen"] = -1 if maxlen is None else int(maxlen)
+    return _one("sequence_mask", inputs, attrs, dtype=dtype, out_slot="Y", name=name, stop_gradient=True)
 
 
 def _initial_state(v, size: int, what: str):
@@ -460,7 +474,6 @@ class DynamicRNN:
                 self.lengths = lengths
                 self.max_len = nn.reduce_max(lengths, dim=[0], keep_dim=True)
                 cf.less_than(self.step_idx, self.max_len, cond=self.cond)
-                from fluidcompat.layers.extra import sequence_mask
 
                 self.mask_all = nn.transpose(sequence_mask(lengths, dtype=x.dtype), [1, 0])
         if self.mask is None:

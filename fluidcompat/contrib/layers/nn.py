@@ -115,7 +115,7 @@ def multiclass_nms2(
 ):  # fmt: skip
     """``fluid.layers.multiclass_nms`` that can also return each kept box's index in the input (op
     ``multiclass_nms2``): ``(out, index)`` with ``return_index``."""
-    from fluidcompat.layers.detection import _nms
+    from fluidcompat.layers.detection_nms import _nms
 
     out, index = _nms(
         "multiclass_nms2", bboxes, scores, name, background_label=background_label,

@@ -1,19 +1,32 @@
-"""fluid 1.8's hand-built parameter-server layers (``fluid.layers.io.ListenAndServ``, ``Send``,
+"""``fluid.layers`` for distributed and sparse training.
+
+fluid 1.8's hand-built parameter-server layers (``fluid.layers.io.ListenAndServ``, ``Send``,
 ``Recv``): a server program whose ``listen_and_serv`` op runs a sub-block once per batch, and a client
 program's ``send`` / ``recv`` ops with their barriers. They run on the parameter server of
-fluidcompat/transpiler/rpc.py, as DistributeTranspiler's programs do.
+fluidcompat/transpiler/rpc.py, as DistributeTranspiler's programs do. fluid kept them in
+``fluid.layers.io`` without exporting them (``from paddle.fluid.layers.io import ListenAndServ``); so
+does fluidcompat.
 
-fluid kept them in ``fluid.layers.io`` without exporting them (``from paddle.fluid.layers.io import
-ListenAndServ``); so does fluidcompat.
+Then the SelectedRows helpers (get_tensor_from_selected_rows, merge_selected_rows) and the CTR layers
+of fleet's parameter server (continuous_value_model, filter_by_instag, hash).
 """
 
 from __future__ import annotations
 
-from fluidcompat.framework import OpRole, Variable
-from fluidcompat.layer_helper import LayerHelper
+from fluidcompat import unique_name
+from fluidcompat.dtypes import VarType
+from fluidcompat.framework import OpRole, Variable, layer
+from fluidcompat.layer_helper import LayerHelper, check_dtype, check_variable
+from fluidcompat.layers._common import _one
 from fluidcompat.layers.control_flow import _SubBlockGuard
 
-__all__: list = []
+__all__ = [
+    "get_tensor_from_selected_rows",
+    "merge_selected_rows",
+    "continuous_value_model",
+    "filter_by_instag",
+    "hash",
+]
 
 _SYNC = 0  # DistributedMode.SYNC: the server runs its block once every client has sent
 
@@ -142,3 +155,59 @@ def Recv(endpoints, get_vars, dummy_input=None, sync=True):  # noqa: N802  (flui
             type="fetch_barrier", outputs={"Out": get_vars}, attrs={"endpoints": list(dict.fromkeys(epmap))}
         )
     return get_vars
+
+
+# -- SelectedRows, and the CTR layers of fleet's parameter server -------------------------------------
+@layer
+def get_tensor_from_selected_rows(x, name=None):
+    return _one("get_tensor_from_selected_rows", {"X": [x]}, name=name)
+
+
+@layer
+def merge_selected_rows(x, name=None):
+    helper = LayerHelper("merge_selected_rows", name=name)
+    out = helper.create_variable(
+        dtype=x.dtype, type=VarType.SELECTED_ROWS, name=unique_name.generate("merge_selected_rows.tmp")
+    )
+    helper.append_op(type="merge_selected_rows", inputs={"X": [x]}, outputs={"Out": [out]})
+    return out
+
+
+@layer
+def continuous_value_model(input, cvm, use_cvm=True):
+    """CVM features (op ``cvm``): log(show + 1), log(click + 1) - log(show + 1), then the rest, or
+    only the rest without ``use_cvm``; the gradient of the first two columns is ``cvm`` (fluid 1.8)."""
+    return _one("cvm", {"X": [input], "CVM": [cvm]}, {"use_cvm": use_cvm}, out_slot="Y")
+
+
+@layer
+def filter_by_instag(ins, ins_tag, filter_tag, is_lod, out_val_if_empty=0):
+    """The instances of ``ins`` (its LoD sequences with ``is_lod``, else its rows) whose tags
+    (``ins_tag``, int64 LoD per instance) include one of ``filter_tag``: returns (them, with their LoD;
+    a loss weight [kept, 1] of ones). With none: one row of ``out_val_if_empty`` and weight 0."""
+    for value, what in ((ins, "ins"), (ins_tag, "ins_tag"), (filter_tag, "filter_tag")):
+        check_variable(value, what, "filter_by_instag")
+    helper = LayerHelper("filter_by_instag")
+    out = helper.create_variable_for_type_inference(dtype=ins.dtype)
+    loss_weight = helper.create_variable_for_type_inference(dtype="float32")
+    mmap = helper.create_variable_for_type_inference(dtype="int64")
+    helper.append_op(
+        type="filter_by_instag",
+        inputs={"Ins": [ins], "Ins_tag": [ins_tag], "Filter_tag": [filter_tag]},
+        outputs={"Out": [out], "LossWeight": [loss_weight], "IndexMap": [mmap]},
+        attrs={"is_lod": is_lod, "out_val_if_empty": out_val_if_empty},
+    )
+    return out, loss_weight
+
+
+@layer
+def hash(input, hash_size, num_hash=1, name=None):
+    """``num_hash`` XXH64 hashes (seeds 0, 1, ...) of each row of an int tensor, modulo ``hash_size``:
+    [rows, num_hash, 1] (op ``hash``; fluid 1.8.5's layer rejected every call, its op is reproduced)."""
+    check_variable(input, "input", "hash")
+    check_dtype(input.dtype, "input", ["int32", "int64"], "hash")
+    if not isinstance(hash_size, int) or not isinstance(num_hash, int):
+        raise TypeError(f"hash_size and num_hash must be ints. Received: {hash_size!r}, {num_hash!r}")
+    out = _one("hash", {"X": [input]}, {"num_hash": num_hash, "mod_by": hash_size}, name=name)
+    out.stop_gradient = True
+    return out
