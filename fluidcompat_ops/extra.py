@@ -17,8 +17,6 @@ import numpy as np
 
 from fluidcompat_ops.nn import (
     _avg_pooled,
-    _bn_infer,
-    _bn_kernel,
     _conv_pads,
     _convt_sizes,
     _cover_pad,
@@ -29,7 +27,7 @@ from fluidcompat_ops.nn import (
     _pool_out,
     convt_nd,
 )
-from fluidcompat_ops.registry import GradDef, OpDef, _op, lookup, register
+from fluidcompat_ops.registry import GradDef, OpDef, _op, register
 from fluidcompat_ops.sequence import _last_level, _padded, lengths_of, lod_of, offsets_of, with_lod
 from fluidcompat_ops.shapes import _channels_first, _x, dims_agree, first, out, same_as
 from fluidcompat_ops.tensor import _tdtype
@@ -366,109 +364,6 @@ register(
         grad=GradDef(("X", "Label"), out_grads=("Y",), in_grads=("X",), kernel=_teacher_student_grad),
     )
 )
-
-
-# -- normalization --------------------------------------------------------------------------------
-def _group_norm(ins, a):
-    x, scale, bias = _x(ins), first(ins, "Scale"), first(ins, "Bias")
-    n, g = x.shape[0], a["groups"]
-    xg = x.reshape(n, g, -1)
-    mean = xg.mean(-1)
-    var = xg.var(-1, unbiased=False)
-    y = ((xg - mean[..., None]) / torch.sqrt(var[..., None] + a["epsilon"])).reshape(x.shape)
-    shape = (1, -1) + (1,) * (x.dim() - 2)
-    if scale is not None:
-        y = y * scale.reshape(shape)
-    if bias is not None:
-        y = y + bias.reshape(shape)
-    return {"Y": [y], "Mean": [mean], "Variance": [var]}
-
-
-def _group_norm_infer(ins, a):
-    x = first(ins, "X")
-    return {
-        "Y": [(x.shape, x.dtype)],
-        "Mean": [((x.shape[0], a["groups"]), x.dtype)],
-        "Variance": [((x.shape[0], a["groups"]), x.dtype)],
-    }
-
-
-register(
-    OpDef(
-        "group_norm",
-        ("X", "Scale", "Bias"),
-        ("Y", "Mean", "Variance"),
-        {"epsilon": 1e-5, "groups": 1, "data_layout": "NCHW"},
-        *_channels_first(_group_norm, _group_norm_infer, "X", ("Y",), "data_layout", "NHWC"),
-        grad=GradDef(out_grads=("Y",)),
-    )
-)
-
-
-def _instance_norm(ins, a):
-    x, scale, bias = _x(ins), first(ins, "Scale"), first(ins, "Bias")
-    n, c = x.shape[:2]
-    xf = x.reshape(n, c, -1)
-    mean = xf.mean(-1)
-    var = xf.var(-1, unbiased=False)
-    y = ((xf - mean[..., None]) / torch.sqrt(var[..., None] + a["epsilon"])).reshape(x.shape)
-    shape = (1, -1) + (1,) * (x.dim() - 2)
-    if scale is not None:
-        y = y * scale.reshape(shape)
-    if bias is not None:
-        y = y + bias.reshape(shape)
-    return {"Y": [y], "SavedMean": [mean.reshape(-1)], "SavedVariance": [torch.rsqrt(var + a["epsilon"]).reshape(-1)]}
-
-
-def _instance_norm_infer(ins, a):
-    x = first(ins, "X")
-    nc = x.shape[0] * x.shape[1] if x.shape[0] >= 0 and x.shape[1] >= 0 else -1
-    return {"Y": [(x.shape, x.dtype)], "SavedMean": [((nc,), x.dtype)], "SavedVariance": [((nc,), x.dtype)]}
-
-
-register(
-    OpDef(
-        "instance_norm",
-        ("X", "Scale", "Bias"),
-        ("Y", "SavedMean", "SavedVariance"),
-        {"epsilon": 1e-5},
-        _instance_norm_infer,
-        _instance_norm,
-        grad=GradDef(out_grads=("Y",)),
-    )
-)
-
-
-def _lrn(ins, a):
-    x = _x(ins)
-    n, k, alpha, beta = a["n"], a["k"], a["alpha"], a["beta"]
-    sq = (x * x).unsqueeze(1)
-    pad = F.pad(sq, (0, 0, 0, 0, n // 2, (n - 1) // 2))
-    s = F.avg_pool3d(pad, (n, 1, 1), stride=1).squeeze(1) * n
-    mid = k + alpha * s
-    return {"Out": [x / mid**beta], "MidOut": [mid]}
-
-
-register(
-    OpDef(
-        "lrn",
-        ("X",),
-        ("Out", "MidOut"),
-        {"n": 5, "k": 1.0, "alpha": 1e-4, "beta": 0.75, "data_format": "AnyLayout", "is_test": False},
-        same_as("X", "Out", "MidOut"),
-        _channels_first(_lrn, None, "X", ("Out", "MidOut"), "data_format", "NHWC")[1],
-        grad=GradDef(),
-    )
-)
-
-
-def _affine_channel(ins, a):
-    x, scale, bias = _x(ins), ins["Scale"][0], ins["Bias"][0]
-    shape = (1, -1) + (1,) * (x.dim() - 2) if a["data_layout"] == "NCHW" else (1,) * (x.dim() - 1) + (-1,)
-    return {"Out": [x * scale.reshape(shape) + bias.reshape(shape)]}
-
-
-_op("affine_channel", ("X", "Scale", "Bias"), ("Out",), {"data_layout": "NCHW"}, same_as(), _affine_channel)
 
 
 # -- 3-D convolution and pooling, adaptive pooling, resizing, unfold --------------------------------
@@ -941,30 +836,6 @@ _op(
 )
 
 
-def _spectral_norm(ins, a):
-    w, u, v = ins["Weight"][0], ins["U"][0], ins["V"][0]
-    dim = a["dim"]
-    perm = [dim] + [i for i in range(w.dim()) if i != dim]
-    mat = w.permute(perm).reshape(w.shape[dim], -1)
-    with torch.no_grad():
-        u, v = u.clone(), v.clone()
-        for _ in range(a["power_iters"]):
-            v = F.normalize(mat.t() @ u, dim=0, eps=a["eps"])
-            u = F.normalize(mat @ v, dim=0, eps=a["eps"])
-    sigma = u @ mat @ v
-    return {"Out": [w / sigma]}
-
-
-_op(
-    "spectral_norm",
-    ("Weight", "U", "V"),
-    ("Out",),
-    {"dim": 0, "power_iters": 1, "eps": 1e-12},
-    same_as("Weight"),
-    _spectral_norm,
-)
-
-
 def _row_conv(ins, a):
     """Lookahead convolution: out[t] = sum_i x[t + i] * Filter[i] within each sequence, of padded
     [batch, time, dim] input or of LoD [rows, dim] sequences."""
@@ -1210,42 +1081,6 @@ _op(
     ),
     _warpctc,
     grad=GradDef(out_grads=("Loss",)),
-)
-
-
-# -- inplace_abn, im2sequence, ctc_align, auc ------------------------------------------------------
-_BATCH_NORM = lookup("batch_norm")  # inplace_abn is batch_norm and its activation in one op
-
-
-def _inplace_abn(ins, a):
-    result = dict(_bn_kernel(ins, a))
-    y = result["Y"][0]
-    act = a.get("activation", "identity")
-    if act == "leaky_relu":
-        y = F.leaky_relu(y, a["alpha"])
-    elif act == "elu":
-        y = F.elu(y, a["alpha"])
-    elif act != "identity":
-        raise ValueError(f"inplace_abn: activation must be identity, leaky_relu or elu. Received: {act!r}")
-    result["Y"] = [y]
-    return result
-
-
-register(
-    OpDef(
-        "inplace_abn",
-        _BATCH_NORM.inputs,
-        _BATCH_NORM.outputs,
-        dict(_BATCH_NORM.attrs, activation="identity", alpha=1.0),
-        _bn_infer,
-        _inplace_abn,
-        host_inputs=frozenset({"MomentumTensor"}),
-        grad=GradDef(
-            ("X", "Scale", "Bias", "Mean", "Variance", "MomentumTensor"),
-            out_grads=("Y",),
-            in_grads=("X", "Scale", "Bias"),
-        ),
-    )
 )
 
 
@@ -2136,91 +1971,6 @@ _op(
     lambda ins, a: out("Out", (first(ins, "X").shape[0], a["num_hash"], 1), first(ins, "X").dtype),
     _hash,
     grad=False,
-)
-
-
-# -- data_norm: normalization by accumulated batch statistics ---------------------------------------
-def _slot_mask(x, slot_dim):
-    """1 where the slot's first column (its "show") is non-zero, for every column of that slot."""
-    show = x[:, ::slot_dim] != 0
-    return show.repeat_interleave(slot_dim, dim=1)[:, : x.shape[1]].to(x.dtype)
-
-
-def _data_norm(ins, a):
-    x = _x(ins)
-    size, total, square = ins["BatchSize"][0], ins["BatchSum"][0], ins["BatchSquareSum"][0]
-    means = total / size
-    scales = torch.sqrt(size / square)
-    y = (x - means) * scales
-    if a["enable_scale_and_shift"]:
-        y = y * ins["scale_w"][0] + ins["bias"][0]
-    if a["slot_dim"] > 0:  # slots whose show is 0 give 0
-        y = y * _slot_mask(x, a["slot_dim"])
-    return {"Y": [y], "Means": [means], "Scales": [scales]}
-
-
-def _data_norm_grad(ins, a):
-    """fluid 1.8's data_norm_grad. X gets dY * Scales (* scale_w, and masked by the slots when both
-    options are on); scale_w and bias their true gradients (over the non-empty slots). The statistics
-    get what the optimizer adds to them: without slots the batch size, the sum and the sum of squared
-    deviations from Means plus epsilon per row; with slots, per column over the rows whose slot
-    shows: 1, the mean, and the mean squared deviation plus epsilon times that count."""
-    x, means, scales, dy = ins["X"][0], ins["Means"][0], ins["Scales"][0], ins["Y@GRAD"][0]
-    slot, shift = a["slot_dim"] > 0, a["enable_scale_and_shift"]
-    mask = _slot_mask(x, a["slot_dim"]) if slot else torch.ones_like(x)
-    norm = (x - means) * scales
-    dx = dy * scales
-    result = {}
-    if shift:
-        dx = dx * ins["scale_w"][0] * mask
-        result["scale_w@GRAD"] = [(dy * norm * mask).sum(0)]
-        result["bias@GRAD"] = [(dy * mask).sum(0)]
-    result["X@GRAD"] = [dx]
-    sq = (x - means) ** 2
-    eps = a["epsilon"]
-    if slot:
-        count = mask.sum(0)
-        safe = count.clamp(min=1)
-        has = (count > 0).to(x.dtype)
-        result["BatchSize@GRAD"] = [has]
-        result["BatchSum@GRAD"] = [(x * mask).sum(0) / safe * has]
-        result["BatchSquareSum@GRAD"] = [((sq * mask).sum(0) / safe + eps * count) * has]
-    else:
-        n = x.shape[0]
-        result["BatchSize@GRAD"] = [torch.full_like(means, float(n))]
-        result["BatchSum@GRAD"] = [x.sum(0)]
-        result["BatchSquareSum@GRAD"] = [(sq + eps).sum(0)]
-    return result
-
-
-def _data_norm_infer(ins, a):
-    x = first(ins, "X")
-    c = x.shape[-1]
-    return {"Y": [(x.shape, x.dtype)], "Means": [((c,), x.dtype)], "Scales": [((c,), x.dtype)]}
-
-
-register(
-    OpDef(
-        "data_norm",
-        ("X", "BatchSize", "BatchSum", "BatchSquareSum", "scale_w", "bias"),
-        ("Y", "Means", "Scales"),
-        {
-            "epsilon": 1e-5,
-            "slot_dim": -1,
-            "data_layout": "NCHW",
-            "summary_decay_rate": 0.9999999,
-            "enable_scale_and_shift": False,
-            "sync_stats": False,
-        },
-        _data_norm_infer,
-        _data_norm,
-        grad=GradDef(
-            ("X", "Means", "Scales", "scale_w", "bias"),
-            out_grads=("Y",),
-            in_grads=("X", "BatchSize", "BatchSum", "BatchSquareSum", "scale_w", "bias"),
-            kernel=_data_norm_grad,
-        ),
-    )
 )
 
 

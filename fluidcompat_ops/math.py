@@ -576,7 +576,7 @@ register(
 )
 
 
-# -- clip, norm ------------------------------------------------------------------------------------
+# -- clip ------------------------------------------------------------------------------------------
 def _clip_bounds(ins, attrs):
     mn, mx = first(ins, "Min"), first(ins, "Max")
     lo = mn.reshape(-1)[0].item() if mn is not None else attrs["min"]
@@ -618,46 +618,6 @@ register(
         _clip_kernel,
         host_inputs=frozenset({"Min", "Max"}),
         grad=GradDef(("X", "Min", "Max"), in_grads=("X",), kernel=_clip_grad),
-    )
-)
-
-
-def _norm_infer(ins, attrs):
-    x = first(ins, "X")
-    axis = norm_axis(attrs["axis"], len(x.shape))
-    nshape = list(x.shape)
-    nshape[axis] = 1
-    return {"Out": [(x.shape, x.dtype)], "Norm": [(nshape, x.dtype)]}
-
-
-def _norm_grad(ins, attrs):
-    """dX = (dOut - Out * sum(dOut * Out)) / Norm, with Out = X / Norm."""
-    x, n, g = ins["X"][0], ins["Norm"][0], ins["Out@GRAD"][0].reshape(ins["X"][0].shape)
-    y = x / n
-    return {"X@GRAD": [(g - y * (g * y).sum(dim=attrs["axis"], keepdim=True)) / n]}
-
-
-def rounded_sqrt(t):
-    """``sqrt(t)`` correctly rounded, as fluid's Eigen kernels computed it (torch's float32 sqrt can
-    be an ulp off; through float64 it rounds right)."""
-    return torch.sqrt(t.to(torch.float64)).to(t.dtype)
-
-
-def _norm_kernel(ins, attrs):
-    x = ins["X"][0]
-    norm = rounded_sqrt(torch.sum(x * x, dim=attrs["axis"], keepdim=True) + attrs["epsilon"])
-    return {"Out": [x / norm], "Norm": [norm]}
-
-
-register(
-    OpDef(
-        "norm",
-        ("X",),
-        ("Out", "Norm"),
-        {"axis": 1, "epsilon": 1e-10},
-        _norm_infer,
-        _norm_kernel,
-        grad=GradDef(("X", "Norm"), kernel=_norm_grad),
     )
 )
 
