@@ -10,6 +10,7 @@ from fluidcompat_ops import (  # noqa: F401  (registration)
     collective,
     contrib,
     control,
+    conv,
     creation,
     detection,
     extra,

@@ -15,18 +15,7 @@ import math
 
 import numpy as np
 
-from fluidcompat_ops.nn import (
-    _avg_pooled,
-    _conv_pads,
-    _convt_sizes,
-    _cover_pad,
-    _dil,
-    _max_pad,
-    _pads,
-    _pool_geometry,
-    _pool_out,
-    convt_nd,
-)
+from fluidcompat_ops.nn import _avg_pooled, _cover_pad, _max_pad, _pool_geometry, _pool_out
 from fluidcompat_ops.registry import GradDef, OpDef, _op, register
 from fluidcompat_ops.sequence import _last_level, _padded, lengths_of, lod_of, offsets_of, with_lod
 from fluidcompat_ops.shapes import _channels_first, _x, dims_agree, first, out, same_as
@@ -366,50 +355,6 @@ register(
 )
 
 
-# -- 3-D convolution and pooling, adaptive pooling, resizing, unfold --------------------------------
-def _conv3d(ins, a):
-    x, w = ins["Input"][0], ins["Filter"][0]
-    p = _conv_pads(a, x.shape[2:], w.shape[2:], _dil(a))
-    if any(p):
-        x = F.pad(x, (p[4], p[5], p[2], p[3], p[0], p[1]))
-    y = F.conv3d(x, w, None, list(a["strides"]), 0, _dil(a), a["groups"])
-    return {"Output": [y]}
-
-
-def _conv3d_infer(ins, a):
-    from fluidcompat_ops.shapes import checked_conv_out
-
-    x, w = first(ins, "Input"), first(ins, "Filter")
-    dil = _dil(a)
-    pads = _pads(a, x.shape[2:], w.shape[2:], a["strides"], dil)
-    dims = [
-        checked_conv_out(x.shape[2 + i], w.shape[2 + i], pads[2 * i], pads[2 * i + 1], a["strides"][i], dil[i])
-        for i in range(3)
-    ]
-    return out("Output", [x.shape[0], w.shape[0]] + dims, x.dtype)
-
-
-register(
-    OpDef(
-        "conv3d",
-        ("Input", "Filter"),
-        ("Output",),
-        {
-            "strides": [1, 1, 1],
-            "paddings": [0, 0, 0],
-            "dilations": [1, 1, 1],
-            "groups": 1,
-            "data_format": "NCDHW",
-            "padding_algorithm": "EXPLICIT",
-            "use_cudnn": True,
-            "is_test": False,
-        },
-        *_channels_first(_conv3d, _conv3d_infer, "Input", ("Output",), "data_format", "NDHWC"),
-        grad=GradDef(out_grads=("Output",)),
-    )
-)
-
-
 def _pool3d(ins, a):
     x = _x(ins)
     if a["adaptive"]:
@@ -567,35 +512,6 @@ for _name, _mode, _nd in (
     )
 
 
-def _unfold(ins, a):
-    x = _x(ins)
-    p = list(a["paddings"])
-    x = F.pad(x, (p[1], p[3], p[0], p[2]))
-    y = F.unfold(x, list(a["kernel_sizes"]), list(a["dilations"]), 0, list(a["strides"]))
-    return {"Y": [y]}
-
-
-def _unfold_infer(ins, a):
-    from fluidcompat_ops.shapes import conv_out
-
-    x = first(ins, "X")
-    k, s, p, d = a["kernel_sizes"], a["strides"], a["paddings"], a["dilations"]
-    oh = conv_out(x.shape[2], k[0], p[0], p[2], s[0], d[0])
-    ow = conv_out(x.shape[3], k[1], p[1], p[3], s[1], d[1])
-    c = x.shape[1] * k[0] * k[1] if x.shape[1] >= 0 else -1
-    return out("Y", (x.shape[0], c, oh * ow if oh >= 0 and ow >= 0 else -1), x.dtype)
-
-
-_op(
-    "unfold",
-    ("X",),
-    ("Y",),
-    {"kernel_sizes": [], "strides": [1, 1], "paddings": [0, 0, 0, 0], "dilations": [1, 1]},
-    _unfold_infer,
-    _unfold,
-)
-
-
 def _temporal_shift(ins, a):
     x, t, r = _x(ins), a["seg_num"], a["shift_ratio"]
     nt, c, h, w = x.shape
@@ -681,40 +597,6 @@ def _add_position_encoding(ins, a):
 
 
 _op("add_position_encoding", ("X",), ("Out",), {"alpha": 1.0, "beta": 1.0}, same_as(), _add_position_encoding)
-
-
-def _conv3d_transpose(ins, a):
-    return {"Output": [convt_nd(ins["Input"][0], ins["Filter"][0], a)]}
-
-
-def _conv3d_transpose_infer(ins, a):
-    x, w = first(ins, "Input"), first(ins, "Filter")
-    dims = list(a["output_size"]) or _convt_sizes(a, list(x.shape[2:5]), list(w.shape[2:5]))[0]
-    return out("Output", [x.shape[0], w.shape[1] * a["groups"]] + dims, x.dtype)
-
-
-register(
-    OpDef(
-        "conv3d_transpose",
-        ("Input", "Filter"),
-        ("Output",),
-        {
-            "strides": [1, 1, 1],
-            "paddings": [0, 0, 0],
-            "dilations": [1, 1, 1],
-            "groups": 1,
-            "output_size": [],
-            "data_format": "NCDHW",
-            "padding_algorithm": "EXPLICIT",
-            "use_cudnn": True,
-        },
-        # (fluid's layer writes NHWC / NCHW for 3-D data too)
-        *_channels_first(
-            _conv3d_transpose, _conv3d_transpose_infer, "Input", ("Output",), "data_format", ("NDHWC", "NHWC")
-        ),
-        grad=GradDef(out_grads=("Output",)),
-    )
-)
 
 
 def _gather_tree(ins, a):
@@ -836,25 +718,6 @@ _op(
 )
 
 
-def _row_conv(ins, a):
-    """Lookahead convolution: out[t] = sum_i x[t + i] * Filter[i] within each sequence, of padded
-    [batch, time, dim] input or of LoD [rows, dim] sequences."""
-    x, w = _x(ins), ins["Filter"][0]
-    lod = lod_of(x)
-    if lod:
-        batch, pos = _padded(x, lod[-1], 0.0)
-        return {"Out": [_row_conv_padded(batch, w).reshape(-1, x.shape[1])[pos]]}
-    return {"Out": [_row_conv_padded(x, w)]}
-
-
-def _row_conv_padded(x, w):
-    k = w.shape[0]
-    t = x.shape[1]
-    padded = F.pad(x, (0, 0, 0, k - 1))
-    return sum(padded[:, i : i + t] * w[i] for i in range(k))
-
-
-_op("row_conv", ("X", "Filter"), ("Out",), {}, same_as(), _row_conv)
 _op(
     "is_empty",
     ("X",),
@@ -1081,54 +944,6 @@ _op(
     ),
     _warpctc,
     grad=GradDef(out_grads=("Loss",)),
-)
-
-
-def _im2sequence(ins, a):
-    """Each image's patches as one sequence of rows [patches, C * kh * kw]. With ``Y`` (each image's
-    real [height, width]), an image has the patches its real size divided by ``out_stride`` (rounded
-    up) gives, taken from the top-left of its windows over the whole padded image, as fluid 1.8.5."""
-    x = _x(ins)
-    k, s, p = list(a["kernels"]), list(a["strides"]), list(a["paddings"])
-    xp = F.pad(x, (p[1], p[3], p[0], p[2]))
-    cols = F.unfold(xp, k, 1, 0, s)  # [N, C*kh*kw, oh*ow]
-    n, width = x.shape[0], cols.shape[1]
-    if not ins.get("Y"):
-        rows = cols.transpose(1, 2).reshape(-1, width)
-        return {"Out": [with_lod(rows, [[i * cols.shape[2] for i in range(n + 1)]])]}
-    from fluidcompat_ops.shapes import conv_out
-
-    full_h = conv_out(x.shape[2], k[0], p[0], p[2], s[0])
-    grid = cols.reshape(n, width, full_h, -1)
-    parts, counts = [], []
-    for i, (h, w) in enumerate(ins["Y"][0].reshape(n, 2).tolist()):
-        real_h, real_w = math.ceil(h / a["out_stride"][0]), math.ceil(w / a["out_stride"][1])
-        oh = conv_out(real_h, k[0], p[0], p[2], s[0])
-        ow = conv_out(real_w, k[1], p[1], p[3], s[1])
-        parts.append(grid[i, :, :oh, :ow].reshape(width, -1).transpose(0, 1))
-        counts.append(oh * ow)
-    return {"Out": [with_lod(torch.cat(parts), [offsets_of(counts)])]}
-
-
-def _im2sequence_infer(ins, a):
-    from fluidcompat_ops.shapes import conv_out
-
-    x = first(ins, "X")
-    k, s, p = a["kernels"], a["strides"], a["paddings"]
-    oh = conv_out(x.shape[2], k[0], p[0], p[2], s[0])
-    ow = conv_out(x.shape[3], k[1], p[1], p[3], s[1])
-    rows = x.shape[0] * oh * ow if min(x.shape[0], oh, ow) >= 0 and not first(ins, "Y") else -1
-    return out("Out", (rows, x.shape[1] * k[0] * k[1]), x.dtype)
-
-
-_op(
-    "im2sequence",
-    ("X", "Y"),
-    ("Out",),
-    {"kernels": [], "strides": [1, 1], "paddings": [0, 0, 0, 0], "out_stride": [1, 1]},
-    _im2sequence_infer,
-    _im2sequence,
-    host_inputs=frozenset({"Y"}),
 )
 
 
