@@ -15,7 +15,6 @@ import math
 
 import numpy as np
 
-from fluidcompat_ops.nn import _avg_pooled, _cover_pad, _max_pad, _pool_geometry, _pool_out
 from fluidcompat_ops.registry import GradDef, OpDef, _op, register
 from fluidcompat_ops.sequence import _last_level, _padded, lengths_of, lod_of, offsets_of, with_lod
 from fluidcompat_ops.shapes import _channels_first, _x, dims_agree, first, out, same_as
@@ -352,60 +351,6 @@ register(
         _teacher_student,
         grad=GradDef(("X", "Label"), out_grads=("Y",), in_grads=("X",), kernel=_teacher_student_grad),
     )
-)
-
-
-def _pool3d(ins, a):
-    x = _x(ins)
-    if a["adaptive"]:
-        fn = F.adaptive_max_pool3d if a["pooling_type"] == "max" else F.adaptive_avg_pool3d
-        return {"Out": [fn(x, list(a["ksize"]))]}
-    ks, st, pd = _pool_geometry(a, list(x.shape[2:]))
-    outs = [_pool_out(x.shape[2 + i], ks[i], st[i], pd[2 * i], pd[2 * i + 1], a["ceil_mode"]) for i in range(3)]
-    pad = _cover_pad(x.shape[2:], ks, st, pd, outs)
-    if a["pooling_type"] == "max":
-        y = F.max_pool3d(_max_pad(x, pad), ks, st)
-    else:
-        y = _avg_pooled(x, pad, ks, st, a["exclusive"], F.avg_pool3d)
-    return {"Out": [y[:, :, : outs[0], : outs[1], : outs[2]]]}
-
-
-def _pool_infer(nd):
-    def infer(ins, a):
-
-        x = first(ins, "X")
-        if a["global_pooling"]:
-            dims = [1] * nd
-        elif a["adaptive"]:
-            dims = list(a["ksize"])
-        else:
-            ks, st, pd = _pool_geometry(a, list(x.shape[2:]))
-            ceil = a["ceil_mode"]
-            dims = [_pool_out(x.shape[2 + i], ks[i], st[i], pd[2 * i], pd[2 * i + 1], ceil) for i in range(nd)]
-        return out("Out", list(x.shape[:2]) + dims, x.dtype)
-
-    return infer
-
-
-_POOL = {
-    "pooling_type": "max",
-    "ksize": [],
-    "global_pooling": False,
-    "strides": [1, 1, 1],
-    "paddings": [0, 0, 0],
-    "exclusive": True,
-    "adaptive": False,
-    "ceil_mode": False,
-    "data_format": "NCDHW",
-    "use_cudnn": True,
-    "padding_algorithm": "EXPLICIT",
-}
-_op(
-    "pool3d",
-    ("X",),
-    ("Out",),
-    dict(_POOL),
-    *_channels_first(_pool3d, _pool_infer(3), "X", ("Out",), "data_format", "NDHWC"),
 )
 
 
@@ -2234,49 +2179,6 @@ register(
         ),
     )
 )
-
-
-# -- max_pool2d/3d_with_index: max pooling and each maximum's flat index in its channel -------------
-def _pool_with_index(nd):
-    def kernel(ins, a):
-        x = _x(ins)
-        if a["global_pooling"]:
-            ks, st, pd = list(x.shape[2:]), [1] * nd, [0] * nd
-        else:
-            ks, st, pd = list(a["ksize"]), list(a["strides"]), list(a["paddings"])
-        if a["adaptive"]:
-            fn = F.adaptive_max_pool2d if nd == 2 else F.adaptive_max_pool3d
-            y, idx = fn(x, ks, return_indices=True)
-        else:
-            fn = F.max_pool2d if nd == 2 else F.max_pool3d
-            y, idx = fn(x, ks, st, pd, return_indices=True)
-        return {"Out": [y], "Mask": [idx.to(torch.int32)]}
-
-    return kernel
-
-
-def _pool_with_index_infer(nd):
-    base = _pool_infer(nd)
-
-    def infer(ins, a):
-        (shape, dtype) = base(ins, dict(a, ceil_mode=False))["Out"][0]
-        return {"Out": [(shape, dtype)], "Mask": [(shape, "int32")]}
-
-    return infer
-
-
-for _nd in (2, 3):
-    register(
-        OpDef(
-            f"max_pool{_nd}d_with_index",
-            ("X",),
-            ("Out", "Mask"),
-            {"ksize": [], "strides": [1] * _nd, "paddings": [0] * _nd, "global_pooling": False, "adaptive": False},
-            _pool_with_index_infer(_nd),
-            _pool_with_index(_nd),
-            grad=GradDef(out_grads=("Out",)),
-        )
-    )
 
 
 # -- filter_by_instag: the instances carrying one of the wanted tags ----------------------------------
