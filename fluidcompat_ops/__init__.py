@@ -33,6 +33,7 @@ from fluidcompat_ops import (  # noqa: F401  (registration)
     rpc,
     sequence,
     tensor,
+    vision,
 )
 from fluidcompat_ops.registry import OpDef, all_defs, bind_torch, has, lookup
 
