@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fluidcompat.layer_helper import LayerHelper
 
-__all__ = []
+__all__: list = []
 
 
 def _one(op_type, inputs, attrs=None, dtype=None, out_slot="Out", name=None, helper_name=None, stop_gradient=False):
@@ -16,10 +16,6 @@ def _one(op_type, inputs, attrs=None, dtype=None, out_slot="Out", name=None, hel
     out.stop_gradient = stop_gradient
     helper.append_op(type=op_type, inputs=inputs, outputs={out_slot: [out]}, attrs=attrs or {})
     return out
-
-
-def _listed(v):
-    return [v] if v is not None else []
 
 
 def _append(op_type, inputs, outputs, attrs, name=None, dtype=None, stop_gradient=False, helper_name=None):
@@ -36,3 +32,7 @@ def _append(op_type, inputs, outputs, attrs, name=None, dtype=None, stop_gradien
         made.append(v)
     helper.append_op(type=op_type, inputs=inputs, outputs={s: [v] for s, v in zip(outputs, made)}, attrs=attrs)
     return made
+
+
+def _listed(v):
+    return [v] if v is not None else []

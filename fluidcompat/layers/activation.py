@@ -14,6 +14,16 @@ from fluidcompat.layers._common import _one
 from fluidcompat.param_attr import ParamAttr
 
 __all__ = [
+    "relu",
+    "leaky_relu",
+    "elu",
+    "relu6",
+    "swish",
+    "hard_sigmoid",
+    "hard_swish",
+    "gelu",
+    "softmax",
+    "log_softmax",
     "acos",
     "asin",
     "atan",
@@ -28,21 +38,103 @@ __all__ = [
     "stanh",
     "selu",
     "mish",
-    "maxout",
     "prelu",
-    "softmax",
-    "log_softmax",
-    "relu",
-    "leaky_relu",
-    "elu",
-    "relu6",
-    "swish",
-    "hard_sigmoid",
-    "hard_swish",
-    "gelu",
+    "maxout",
 ]
 
 
+# -- relu and its kin, softmax, gelu ----------------------------------------------------------------
+def _activation(op_type, x, attrs=None, name=None, inputs=None):
+    check_variable(x, "x", op_type)
+    helper = LayerHelper(op_type, name=name)
+    out = helper.create_variable_for_type_inference(dtype=x.dtype)
+    ins = {"X": [x]}
+    ins.update(inputs or {})
+    helper.append_op(type=op_type, inputs=ins, outputs={"Out": [out]}, attrs=attrs or {})
+    return out
+
+
+@layer
+def relu(x, name=None) -> Variable:
+    return _activation("relu", x, name=name)
+
+
+@layer
+def leaky_relu(x, alpha=0.02, name=None) -> Variable:
+    return _activation("leaky_relu", x, {"alpha": float(alpha)}, name)
+
+
+@layer
+def elu(x, alpha=1.0, name=None) -> Variable:
+    return _activation("elu", x, {"alpha": float(alpha)}, name)
+
+
+@layer
+def relu6(x, threshold=6.0, name=None) -> Variable:
+    return _activation("relu6", x, {"threshold": float(threshold)}, name)
+
+
+@layer
+def swish(x, beta=1.0, name=None) -> Variable:
+    """``x * sigmoid(x)``.
+
+    Compat: fluid 1.8 stored ``beta`` under the wrong attribute name, so its swish always used
+    beta=1. fluidcompat does the same, so results match fluid, and warns when beta is not 1.
+    """
+    if beta != 1.0:
+        warnings.warn(
+            f"swish: fluid 1.8 ignores beta={beta} and computes x * sigmoid(x); fluidcompat does the same. "
+            "Write x * sigmoid(beta * x) with layers to get another beta.",
+            stacklevel=3,
+        )
+    return _activation("swish", x, {}, name)  # (fluid's layer passed "slope", which its op dropped)
+
+
+@layer
+def hard_sigmoid(x, slope=0.2, offset=0.5, name=None) -> Variable:
+    return _activation("hard_sigmoid", x, {"slope": float(slope), "offset": float(offset)}, name)
+
+
+@layer
+def hard_swish(x, threshold=6.0, scale=6.0, offset=3.0, name=None) -> Variable:
+    return _activation("hard_swish", x, {"threshold": threshold, "scale": scale, "offset": offset}, name)
+
+
+@layer
+def gelu(x, approximate=False) -> Variable:
+    if not isinstance(x, Variable):
+        raise ValueError("input of gelu must be variable")  # fluid 1.8's words (its generated layer)
+    return _activation("gelu", x, {"approximate": approximate})
+
+
+@layer
+def softmax(input, use_cudnn=False, name=None, axis=-1) -> Variable:
+    return _activation("softmax", input, {"axis": axis, "use_cudnn": use_cudnn}, name)
+
+
+@layer
+def log_softmax(input, axis=None, dtype=None, name=None) -> Variable:
+    """``log(softmax(input))`` built as fluid 1.8 did: a ``softmax`` op then a ``log`` op."""
+    check_variable(input, "input", "log_softmax")
+    check_dtype(input.dtype, "input", ["float16", "float32", "float64"], "log_softmax")
+    helper = LayerHelper("log_softmax", name=name)
+    x = input if dtype is None else cast_to(input, dtype)
+    sm = helper.create_variable_for_type_inference(x.dtype)
+    helper.append_op(
+        type="softmax", inputs={"X": [x]}, outputs={"Out": [sm]}, attrs={"axis": -1 if axis is None else axis}
+    )
+    out = helper.create_variable_for_type_inference(x.dtype)
+    helper.append_op(type="log", inputs={"X": [sm]}, outputs={"Out": [out]})
+    return out
+
+
+def cast_to(x, dtype):
+    from fluidcompat.layers.manipulation import cast
+
+    return cast(x, dtype)
+
+
+# -- more one-input activations ---------------------------------------------------------------------
 def _simple_activation(op_type):
     def fn(x, name=None):
         return _activation(op_type, x, name=name)
@@ -119,11 +211,7 @@ def mish(x, threshold=20, name=None):
     return _activation("mish", x, {"threshold": float(threshold)}, name)
 
 
-@layer
-def maxout(x, groups, name=None, axis=1):
-    return _one("maxout", {"X": [x]}, {"groups": groups, "axis": axis}, name=name)
-
-
+# -- with a parameter or over channel groups --------------------------------------------------------
 @layer
 def prelu(x, mode, param_attr=None, name=None):
     if mode not in ("all", "channel", "element"):
@@ -139,91 +227,6 @@ def prelu(x, mode, param_attr=None, name=None):
     return out
 
 
-def _activation(op_type, x, attrs=None, name=None, inputs=None):
-    check_variable(x, "x", op_type)
-    helper = LayerHelper(op_type, name=name)
-    out = helper.create_variable_for_type_inference(dtype=x.dtype)
-    ins = {"X": [x]}
-    ins.update(inputs or {})
-    helper.append_op(type=op_type, inputs=ins, outputs={"Out": [out]}, attrs=attrs or {})
-    return out
-
-
 @layer
-def softmax(input, use_cudnn=False, name=None, axis=-1) -> Variable:
-    return _activation("softmax", input, {"axis": axis, "use_cudnn": use_cudnn}, name)
-
-
-@layer
-def log_softmax(input, axis=None, dtype=None, name=None) -> Variable:
-    """``log(softmax(input))`` built as fluid 1.8 did: a ``softmax`` op then a ``log`` op."""
-    check_variable(input, "input", "log_softmax")
-    check_dtype(input.dtype, "input", ["float16", "float32", "float64"], "log_softmax")
-    helper = LayerHelper("log_softmax", name=name)
-    x = input if dtype is None else cast_to(input, dtype)
-    sm = helper.create_variable_for_type_inference(x.dtype)
-    helper.append_op(
-        type="softmax", inputs={"X": [x]}, outputs={"Out": [sm]}, attrs={"axis": -1 if axis is None else axis}
-    )
-    out = helper.create_variable_for_type_inference(x.dtype)
-    helper.append_op(type="log", inputs={"X": [sm]}, outputs={"Out": [out]})
-    return out
-
-
-def cast_to(x, dtype):
-    from fluidcompat.layers.manipulation import cast
-
-    return cast(x, dtype)
-
-
-@layer
-def relu(x, name=None) -> Variable:
-    return _activation("relu", x, name=name)
-
-
-@layer
-def leaky_relu(x, alpha=0.02, name=None) -> Variable:
-    return _activation("leaky_relu", x, {"alpha": float(alpha)}, name)
-
-
-@layer
-def elu(x, alpha=1.0, name=None) -> Variable:
-    return _activation("elu", x, {"alpha": float(alpha)}, name)
-
-
-@layer
-def relu6(x, threshold=6.0, name=None) -> Variable:
-    return _activation("relu6", x, {"threshold": float(threshold)}, name)
-
-
-@layer
-def swish(x, beta=1.0, name=None) -> Variable:
-    """``x * sigmoid(x)``.
-
-    Compat: fluid 1.8 stored ``beta`` under the wrong attribute name, so its swish always used
-    beta=1. fluidcompat does the same, so results match fluid, and warns when beta is not 1.
-    """
-    if beta != 1.0:
-        warnings.warn(
-            f"swish: fluid 1.8 ignores beta={beta} and computes x * sigmoid(x); fluidcompat does the same. "
-            "Write x * sigmoid(beta * x) with layers to get another beta.",
-            stacklevel=3,
-        )
-    return _activation("swish", x, {}, name)  # (fluid's layer passed "slope", which its op dropped)
-
-
-@layer
-def hard_sigmoid(x, slope=0.2, offset=0.5, name=None) -> Variable:
-    return _activation("hard_sigmoid", x, {"slope": float(slope), "offset": float(offset)}, name)
-
-
-@layer
-def hard_swish(x, threshold=6.0, scale=6.0, offset=3.0, name=None) -> Variable:
-    return _activation("hard_swish", x, {"threshold": threshold, "scale": scale, "offset": offset}, name)
-
-
-@layer
-def gelu(x, approximate=False) -> Variable:
-    if not isinstance(x, Variable):
-        raise ValueError("input of gelu must be variable")  # fluid 1.8's words (its generated layer)
-    return _activation("gelu", x, {"approximate": approximate})
+def maxout(x, groups, name=None, axis=1):
+    return _one("maxout", {"X": [x]}, {"groups": groups, "axis": axis}, name=name)

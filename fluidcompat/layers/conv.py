@@ -10,17 +10,40 @@ from fluidcompat.layer_helper import LayerHelper, check_dtype, check_variable, r
 from fluidcompat.layers._common import _one
 
 __all__ = [
+    "conv2d",
+    "conv2d_transpose",
     "conv3d",
     "conv3d_transpose",
     "deformable_conv",
     "row_conv",
+    "pool2d",
     "pool3d",
     "adaptive_pool2d",
     "adaptive_pool3d",
-    "conv2d",
-    "conv2d_transpose",
-    "pool2d",
 ]
+
+
+# -- filters, padding, bias -------------------------------------------------------------------------
+def conv_filter(helper, param_attr, num_filters, channels, groups, kernel, dtype):
+    """A convolution's filter [num_filters, channels / groups, *kernel], by default normal with fluid's
+    std sqrt(2 / (kernel size * channels))."""
+    fan_in = channels
+    for k in kernel:
+        fan_in *= k
+    return helper.create_parameter(
+        attr=param_attr,
+        shape=[num_filters, channels // groups] + list(kernel),
+        dtype=dtype,
+        default_initializer=NormalInitializer(0.0, (2.0 / fan_in) ** 0.5, 0),
+    )
+
+
+def _pair(v, name):
+    if isinstance(v, int):
+        return [v, v]
+    if isinstance(v, (list, tuple)) and len(v) in (2,):
+        return list(v)
+    raise ValueError(f"{name} must be an int or a list of 2 ints. Received: {name}={v!r}")
 
 
 def _triple(v, what):
@@ -30,6 +53,155 @@ def _triple(v, what):
     if len(v) != 3:
         raise ValueError(f"{what} must be an int or 3 ints. Received: {v}")
     return v
+
+
+def _conv_padding(padding, data_format, nd=2, what="padding"):
+    """Fluid accepts an int, ``nd`` or ``2 * nd`` values (before/after per dim), per-dim pairs of
+    every dim in ``data_format``'s order, or 'SAME'/'VALID'. Returns (paddings, padding_algorithm)."""
+    if isinstance(padding, str):
+        algo = padding.upper()
+        if algo not in ("SAME", "VALID"):
+            raise ValueError(f"{what} must be 'SAME' or 'VALID' when a string. Received: {what}={padding!r}")
+        return [0] * nd, algo
+    if isinstance(padding, int):
+        return [padding] * nd, "EXPLICIT"
+    padding = list(padding)
+    if len(padding) == nd + 2 and all(isinstance(p, (list, tuple)) for p in padding):
+        spatial = padding[2:] if data_format[1] == "C" else padding[1:-1]
+        others = padding[:2] if data_format[1] == "C" else [padding[0], padding[-1]]
+        if any(list(p) != [0, 0] for p in others):  # fluid 1.8's words
+            raise ValueError(f"Non-zero {what}({padding}) in the batch or channel dimensions is not supported.")
+        padding = [v for pair in spatial for v in pair]
+    if len(padding) not in (nd, 2 * nd):
+        raise ValueError(f"{what} must have {nd} or {2 * nd} values. Received: {what}={padding}")
+    if len(padding) == 2 * nd and padding[0::2] == padding[1::2]:
+        padding = padding[0::2]
+    return padding, "EXPLICIT"
+
+
+def channel_bias(helper, pre_bias, data_format):
+    """``pre_bias`` plus the layer's bias (when it has one) along the channels: axis 1, or the last axis
+    for channels-last data (NHWC, NDHWC)."""
+    dim = len(pre_bias.shape) - 1 if data_format in ("NHWC", "NDHWC") else 1
+    return helper.append_bias_op(pre_bias, dim_start=dim, dim_end=dim + 1)
+
+
+def _check_format(data_format):
+    if data_format not in ("NCHW", "NHWC"):
+        raise ValueError(f"Attr(data_format) should be 'NCHW' or 'NHWC'. Received Attr(data_format): {data_format}.")
+
+
+# -- convolution ------------------------------------------------------------------------------------
+@layer
+def conv2d(
+    input,
+    num_filters,
+    filter_size,
+    stride=1,
+    padding=0,
+    dilation=1,
+    groups=None,
+    param_attr=None,
+    bias_attr=None,
+    use_cudnn=True,
+    act=None,
+    name=None,
+    data_format="NCHW",
+) -> Variable:
+    """2-D convolution (op ``conv2d`` or ``depthwise_conv2d``) + bias + activation."""
+    check_variable(input, "input", "conv2d")
+    refuse_false(param_attr, "param_attr", "here")
+    _check_format(data_format)
+    if len(input.shape) != 4:
+        raise ValueError(f"Input of conv2d must be 4-D. Received: input.shape={input.shape}")
+    channels = input.shape[1] if data_format == "NCHW" else input.shape[3]
+    if channels < 0:
+        raise ValueError(f"The channel dimension of the input of conv2d must be known. Received: {input.shape}")
+    groups = 1 if groups is None else groups
+    if channels % groups:
+        raise ValueError(
+            f"the channel of input must be divisible by groups. Received: channels={channels}, groups={groups}"
+        )
+    op_type = "conv2d"
+    if channels == groups and num_filters % channels == 0 and not use_cudnn:
+        op_type = "depthwise_conv2d"
+    helper = LayerHelper(op_type, **locals())
+    k = _pair(filter_size, "filter_size")
+    w = conv_filter(helper, param_attr, num_filters, channels, groups, k, input.dtype)
+    paddings, algo = _conv_padding(padding, data_format)
+    pre_bias = helper.create_variable_for_type_inference(input.dtype)
+    helper.append_op(
+        type=op_type,
+        inputs={"Input": [input], "Filter": [w]},
+        outputs={"Output": [pre_bias]},
+        attrs={
+            "strides": _pair(stride, "stride"),
+            "paddings": paddings,
+            "dilations": _pair(dilation, "dilation"),
+            "groups": groups,
+            "use_cudnn": use_cudnn,
+            "padding_algorithm": algo,
+            "data_format": data_format,
+        },
+    )
+    return helper.append_activation(channel_bias(helper, pre_bias, data_format))
+
+
+@layer
+def conv2d_transpose(
+    input,
+    num_filters,
+    output_size=None,
+    filter_size=None,
+    padding=0,
+    stride=1,
+    dilation=1,
+    groups=None,
+    param_attr=None,
+    bias_attr=None,
+    use_cudnn=True,
+    act=None,
+    name=None,
+    data_format="NCHW",
+) -> Variable:
+    if not isinstance(input, Variable):
+        raise TypeError("Input of conv2d_transpose must be Variable")  # fluid 1.8's words
+    refuse_false(param_attr, "param_attr", "in conv2d_transpose")
+    _check_format(data_format)
+    channels = input.shape[1] if data_format == "NCHW" else input.shape[3]
+    groups = 1 if groups is None else groups
+    stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
+    paddings, algo = _conv_padding(padding, data_format)
+    if filter_size is None:
+        if output_size is None:
+            raise ValueError("output_size must be set when filter_size is None")
+        out_hw = _pair(output_size, "output_size")
+        in_hw = input.shape[2:4] if data_format == "NCHW" else input.shape[1:3]
+        pads = paddings if len(paddings) == 4 else [paddings[0], paddings[0], paddings[1], paddings[1]]
+        filter_size = [
+            (out_hw[i] - (in_hw[i] - 1) * stride[i] + pads[2 * i] + pads[2 * i + 1] - 1) // dilation[i] + 1
+            for i in (0, 1)
+        ]
+    helper = LayerHelper("conv2d_transpose", **locals())
+    k = _pair(filter_size, "filter_size")
+    w = helper.create_parameter(attr=param_attr, shape=[channels, num_filters // groups] + k, dtype=input.dtype)
+    pre_bias = helper.create_variable_for_type_inference(input.dtype)
+    helper.append_op(
+        type="conv2d_transpose",
+        inputs={"Input": [input], "Filter": [w]},
+        outputs={"Output": [pre_bias]},
+        attrs={
+            "output_size": [] if output_size is None else _pair(output_size, "output_size"),
+            "strides": stride,
+            "paddings": paddings,
+            "padding_algorithm": algo,
+            "dilations": dilation,
+            "groups": groups,
+            "use_cudnn": use_cudnn,
+            "data_format": data_format,
+        },
+    )
+    return helper.append_activation(channel_bias(helper, pre_bias, data_format))
 
 
 @layer
@@ -208,6 +380,54 @@ def row_conv(input, future_context_size, param_attr=None, act=None):
     return helper.append_activation(out)
 
 
+# -- pooling ----------------------------------------------------------------------------------------
+@layer
+def pool2d(
+    input,
+    pool_size=-1,
+    pool_type="max",
+    pool_stride=1,
+    pool_padding=0,
+    global_pooling=False,
+    use_cudnn=True,
+    ceil_mode=False,
+    name=None,
+    exclusive=True,
+    data_format="NCHW",
+) -> Variable:
+    check_variable(input, "input", "pool2d")
+    if pool_type not in ("max", "avg"):
+        raise ValueError(f"Unknown Attr(pool_type): '{pool_type}'. It can only be 'max' or 'avg'.")
+    if global_pooling is False and pool_size == -1:
+        raise ValueError(
+            "When Attr(global_pooling) is False, Attr(pool_size) must be passed and be a valid value. "
+            f"Received pool_size: {pool_size}."
+        )
+    _check_format(data_format)
+    paddings, algo = _conv_padding(pool_padding, data_format, what="pool_padding")
+    helper = LayerHelper("pool2d", **locals())
+    out = helper.create_variable_for_type_inference(input.dtype)
+    ksize = [1, 1] if pool_size == -1 else _pair(pool_size, "pool_size")
+    helper.append_op(
+        type="pool2d",
+        inputs={"X": [input]},
+        outputs={"Out": [out]},
+        attrs={
+            "pooling_type": pool_type,
+            "ksize": ksize,
+            "global_pooling": global_pooling,
+            "strides": _pair(pool_stride, "pool_stride"),
+            "paddings": paddings,
+            "padding_algorithm": algo,
+            "use_cudnn": use_cudnn,
+            "ceil_mode": ceil_mode,
+            "exclusive": exclusive,
+            "data_format": data_format,
+        },
+    )
+    return out
+
+
 @layer
 def pool3d(
     input,
@@ -272,220 +492,3 @@ def adaptive_pool2d(input, pool_size, pool_type="max", require_index=False, name
 @layer
 def adaptive_pool3d(input, pool_size, pool_type="max", require_index=False, name=None):
     return _adaptive("pool3d", input, pool_size, pool_type, require_index, 3)
-
-
-def conv_filter(helper, param_attr, num_filters, channels, groups, kernel, dtype):
-    """A convolution's filter [num_filters, channels / groups, *kernel], by default normal with fluid's
-    std sqrt(2 / (kernel size * channels))."""
-    fan_in = channels
-    for k in kernel:
-        fan_in *= k
-    return helper.create_parameter(
-        attr=param_attr,
-        shape=[num_filters, channels // groups] + list(kernel),
-        dtype=dtype,
-        default_initializer=NormalInitializer(0.0, (2.0 / fan_in) ** 0.5, 0),
-    )
-
-
-def _pair(v, name):
-    if isinstance(v, int):
-        return [v, v]
-    if isinstance(v, (list, tuple)) and len(v) in (2,):
-        return list(v)
-    raise ValueError(f"{name} must be an int or a list of 2 ints. Received: {name}={v!r}")
-
-
-def _conv_padding(padding, data_format, nd=2, what="padding"):
-    """Fluid accepts an int, ``nd`` or ``2 * nd`` values (before/after per dim), per-dim pairs of
-    every dim in ``data_format``'s order, or 'SAME'/'VALID'. Returns (paddings, padding_algorithm)."""
-    if isinstance(padding, str):
-        algo = padding.upper()
-        if algo not in ("SAME", "VALID"):
-            raise ValueError(f"{what} must be 'SAME' or 'VALID' when a string. Received: {what}={padding!r}")
-        return [0] * nd, algo
-    if isinstance(padding, int):
-        return [padding] * nd, "EXPLICIT"
-    padding = list(padding)
-    if len(padding) == nd + 2 and all(isinstance(p, (list, tuple)) for p in padding):
-        spatial = padding[2:] if data_format[1] == "C" else padding[1:-1]
-        others = padding[:2] if data_format[1] == "C" else [padding[0], padding[-1]]
-        if any(list(p) != [0, 0] for p in others):  # fluid 1.8's words
-            raise ValueError(f"Non-zero {what}({padding}) in the batch or channel dimensions is not supported.")
-        padding = [v for pair in spatial for v in pair]
-    if len(padding) not in (nd, 2 * nd):
-        raise ValueError(f"{what} must have {nd} or {2 * nd} values. Received: {what}={padding}")
-    if len(padding) == 2 * nd and padding[0::2] == padding[1::2]:
-        padding = padding[0::2]
-    return padding, "EXPLICIT"
-
-
-def channel_bias(helper, pre_bias, data_format):
-    """``pre_bias`` plus the layer's bias (when it has one) along the channels: axis 1, or the last axis
-    for channels-last data (NHWC, NDHWC)."""
-    dim = len(pre_bias.shape) - 1 if data_format in ("NHWC", "NDHWC") else 1
-    return helper.append_bias_op(pre_bias, dim_start=dim, dim_end=dim + 1)
-
-
-def _check_format(data_format):
-    if data_format not in ("NCHW", "NHWC"):
-        raise ValueError(f"Attr(data_format) should be 'NCHW' or 'NHWC'. Received Attr(data_format): {data_format}.")
-
-
-@layer
-def conv2d(
-    input,
-    num_filters,
-    filter_size,
-    stride=1,
-    padding=0,
-    dilation=1,
-    groups=None,
-    param_attr=None,
-    bias_attr=None,
-    use_cudnn=True,
-    act=None,
-    name=None,
-    data_format="NCHW",
-) -> Variable:
-    """2-D convolution (op ``conv2d`` or ``depthwise_conv2d``) + bias + activation."""
-    check_variable(input, "input", "conv2d")
-    refuse_false(param_attr, "param_attr", "here")
-    _check_format(data_format)
-    if len(input.shape) != 4:
-        raise ValueError(f"Input of conv2d must be 4-D. Received: input.shape={input.shape}")
-    channels = input.shape[1] if data_format == "NCHW" else input.shape[3]
-    if channels < 0:
-        raise ValueError(f"The channel dimension of the input of conv2d must be known. Received: {input.shape}")
-    groups = 1 if groups is None else groups
-    if channels % groups:
-        raise ValueError(
-            f"the channel of input must be divisible by groups. Received: channels={channels}, groups={groups}"
-        )
-    op_type = "conv2d"
-    if channels == groups and num_filters % channels == 0 and not use_cudnn:
-        op_type = "depthwise_conv2d"
-    helper = LayerHelper(op_type, **locals())
-    k = _pair(filter_size, "filter_size")
-    w = conv_filter(helper, param_attr, num_filters, channels, groups, k, input.dtype)
-    paddings, algo = _conv_padding(padding, data_format)
-    pre_bias = helper.create_variable_for_type_inference(input.dtype)
-    helper.append_op(
-        type=op_type,
-        inputs={"Input": [input], "Filter": [w]},
-        outputs={"Output": [pre_bias]},
-        attrs={
-            "strides": _pair(stride, "stride"),
-            "paddings": paddings,
-            "dilations": _pair(dilation, "dilation"),
-            "groups": groups,
-            "use_cudnn": use_cudnn,
-            "padding_algorithm": algo,
-            "data_format": data_format,
-        },
-    )
-    return helper.append_activation(channel_bias(helper, pre_bias, data_format))
-
-
-@layer
-def conv2d_transpose(
-    input,
-    num_filters,
-    output_size=None,
-    filter_size=None,
-    padding=0,
-    stride=1,
-    dilation=1,
-    groups=None,
-    param_attr=None,
-    bias_attr=None,
-    use_cudnn=True,
-    act=None,
-    name=None,
-    data_format="NCHW",
-) -> Variable:
-    if not isinstance(input, Variable):
-        raise TypeError("Input of conv2d_transpose must be Variable")  # fluid 1.8's words
-    refuse_false(param_attr, "param_attr", "in conv2d_transpose")
-    _check_format(data_format)
-    channels = input.shape[1] if data_format == "NCHW" else input.shape[3]
-    groups = 1 if groups is None else groups
-    stride, dilation = _pair(stride, "stride"), _pair(dilation, "dilation")
-    paddings, algo = _conv_padding(padding, data_format)
-    if filter_size is None:
-        if output_size is None:
-            raise ValueError("output_size must be set when filter_size is None")
-        out_hw = _pair(output_size, "output_size")
-        in_hw = input.shape[2:4] if data_format == "NCHW" else input.shape[1:3]
-        pads = paddings if len(paddings) == 4 else [paddings[0], paddings[0], paddings[1], paddings[1]]
-        filter_size = [
-            (out_hw[i] - (in_hw[i] - 1) * stride[i] + pads[2 * i] + pads[2 * i + 1] - 1) // dilation[i] + 1
-            for i in (0, 1)
-        ]
-    helper = LayerHelper("conv2d_transpose", **locals())
-    k = _pair(filter_size, "filter_size")
-    w = helper.create_parameter(attr=param_attr, shape=[channels, num_filters // groups] + k, dtype=input.dtype)
-    pre_bias = helper.create_variable_for_type_inference(input.dtype)
-    helper.append_op(
-        type="conv2d_transpose",
-        inputs={"Input": [input], "Filter": [w]},
-        outputs={"Output": [pre_bias]},
-        attrs={
-            "output_size": [] if output_size is None else _pair(output_size, "output_size"),
-            "strides": stride,
-            "paddings": paddings,
-            "padding_algorithm": algo,
-            "dilations": dilation,
-            "groups": groups,
-            "use_cudnn": use_cudnn,
-            "data_format": data_format,
-        },
-    )
-    return helper.append_activation(channel_bias(helper, pre_bias, data_format))
-
-
-@layer
-def pool2d(
-    input,
-    pool_size=-1,
-    pool_type="max",
-    pool_stride=1,
-    pool_padding=0,
-    global_pooling=False,
-    use_cudnn=True,
-    ceil_mode=False,
-    name=None,
-    exclusive=True,
-    data_format="NCHW",
-) -> Variable:
-    check_variable(input, "input", "pool2d")
-    if pool_type not in ("max", "avg"):
-        raise ValueError(f"Unknown Attr(pool_type): '{pool_type}'. It can only be 'max' or 'avg'.")
-    if global_pooling is False and pool_size == -1:
-        raise ValueError(
-            "When Attr(global_pooling) is False, Attr(pool_size) must be passed and be a valid value. "
-            f"Received pool_size: {pool_size}."
-        )
-    _check_format(data_format)
-    paddings, algo = _conv_padding(pool_padding, data_format, what="pool_padding")
-    helper = LayerHelper("pool2d", **locals())
-    out = helper.create_variable_for_type_inference(input.dtype)
-    ksize = [1, 1] if pool_size == -1 else _pair(pool_size, "pool_size")
-    helper.append_op(
-        type="pool2d",
-        inputs={"X": [input]},
-        outputs={"Out": [out]},
-        attrs={
-            "pooling_type": pool_type,
-            "ksize": ksize,
-            "global_pooling": global_pooling,
-            "strides": _pair(pool_stride, "pool_stride"),
-            "paddings": paddings,
-            "padding_algorithm": algo,
-            "use_cudnn": use_cudnn,
-            "ceil_mode": ceil_mode,
-            "exclusive": exclusive,
-            "data_format": data_format,
-        },
-    )
-    return out

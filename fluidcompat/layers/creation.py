@@ -18,193 +18,36 @@ from fluidcompat.layers._common import _one
 from fluidcompat.param_attr import ParamAttr
 
 __all__ = [
-    "diag",
-    "eye",
-    "full",
-    "full_like",
-    "arange",
-    "randint",
-    "randn",
-    "randperm",
-    "uniform_random_batch_size_like",
-    "gaussian_random_batch_size_like",
-    "sampling_id",
-    "autoincreased_step_counter",
     "fill_constant",
     "fill_constant_batch_size_like",
     "zeros",
     "ones",
     "zeros_like",
     "ones_like",
+    "full",
+    "full_like",
     "assign",
-    "range",
-    "linspace",
+    "eye",
+    "diag",
     "create_tensor",
     "create_parameter",
     "create_global_var",
+    "autoincreased_step_counter",
+    "range",
+    "arange",
+    "linspace",
     "uniform_random",
     "gaussian_random",
+    "uniform_random_batch_size_like",
+    "gaussian_random_batch_size_like",
+    "randint",
+    "randn",
+    "randperm",
+    "sampling_id",
 ]
 
 
-@layer
-def diag(diagonal):
-
-    if not isinstance(diagonal, Variable):
-        diagonal = assign(np.asarray(diagonal))
-    return _one("diag", {"Diagonal": [diagonal]}, stop_gradient=True)
-
-
-@layer
-def eye(num_rows, num_columns=None, batch_shape=None, dtype="float32"):
-    from fluidcompat.layers.manipulation import expand, reshape
-
-    helper = LayerHelper("eye")
-    out = helper.create_variable_for_type_inference(dtype=dtype)
-    out.stop_gradient = True
-    cols = num_rows if num_columns is None else num_columns
-    helper.append_op(
-        type="eye",
-        outputs={"Out": [out]},
-        attrs={"num_rows": num_rows, "num_columns": cols, "dtype": int(to_vartype(dtype))},
-    )
-    if batch_shape:
-        batch = list(batch_shape)
-        out = reshape(out, [1] * len(batch) + [num_rows, cols])
-        out = expand(out, batch + [1, 1])
-        out.stop_gradient = True
-    return out
-
-
-@layer
-def full(shape, fill_value, out=None, dtype=None, device=None, stop_gradient=True, name=None):
-
-    result = fill_constant(shape, dtype or "float32", fill_value, out=out)
-    result.stop_gradient = stop_gradient
-    return result
-
-
-@layer
-def full_like(input, fill_value, out=None, dtype=None, device=None, stop_gradient=True, name=None):
-    if dtype is not None:
-        check_dtype(dtype, "dtype", FILL_DTYPES, "full_like")
-    dtype = input.dtype if dtype is None else to_vartype(dtype)
-    result = _one("fill_any_like", {"X": [input]}, {"value": float(fill_value), "dtype": int(dtype)}, dtype, name=name)
-    result.stop_gradient = stop_gradient
-    return result
-
-
-@layer
-def arange(start, end, step=1, dtype=None, name=None):
-    from fluidcompat.layers.creation import range as range_
-
-    return range_(start, end, step, dtype or "int64")
-
-
-@layer
-def randint(low, high=None, shape=None, out=None, dtype=None, device=None, stop_gradient=False, seed=0, name=None):
-    if high is None:
-        low, high = 0, low
-    if low >= high:
-        raise ValueError(f"randint's low must be less than high, but received low = {low}, high = {high}")
-    helper = LayerHelper("randint", name=name)
-    dtype = dtype or "int64"
-    check_dtype(dtype, "dtype", ["int32", "int64"], "randint")
-
-    result = helper.create_variable_for_type_inference(dtype=dtype)
-    # a shape of numbers, or holding Variables, or a Variable itself, as fluid's layer took it
-    attrs_shape, inputs = _shape_inputs([1] if shape is None else shape, "randint")
-    attrs = {"shape": attrs_shape, "low": low, "high": high, "seed": seed, "dtype": int(to_vartype(dtype))}
-    helper.append_op(type="randint", inputs=inputs, outputs={"Out": [result]}, attrs=attrs)
-    result.stop_gradient = True
-    return result
-
-
-@layer
-def randn(shape, out=None, dtype=None, device=None, stop_gradient=True, name=None):
-
-    check_dtype(dtype or "float32", "create data type", ["float32", "float64"], "randn")
-    result = gaussian_random(list(shape), 0.0, 1.0, 0, dtype or "float32")
-    result.stop_gradient = stop_gradient
-    return result
-
-
-@layer
-def randperm(n, out=None, dtype="int64", device=None, stop_gradient=True, seed=0):
-    if n < 1:
-        raise ValueError(f"The input n should be greater than 0 in randperm op. Received: n={n}")
-    check_dtype(dtype, "dtype", ["int64", "int32"], "randperm")
-    helper = LayerHelper("randperm")
-    result = helper.create_variable_for_type_inference(dtype=dtype)
-    helper.append_op(
-        type="randperm", outputs={"Out": [result]}, attrs={"n": n, "seed": seed, "dtype": int(to_vartype(dtype))}
-    )
-    result.stop_gradient = stop_gradient
-    return result
-
-
-def _batch_size_like(op_type, input, shape, dtype, input_dim_idx, output_dim_idx, seed, extra):
-    helper = LayerHelper(op_type)
-    out = helper.create_variable_for_type_inference(dtype=dtype)
-    attrs = {"shape": list(shape), "input_dim_idx": input_dim_idx, "output_dim_idx": output_dim_idx, "seed": seed}
-    attrs["dtype"] = int(to_vartype(dtype))
-    attrs.update(extra)
-    helper.append_op(type=op_type, inputs={"Input": [input]}, outputs={"Out": [out]}, attrs=attrs)
-    return out
-
-
-@layer
-def uniform_random_batch_size_like(
-    input, shape, dtype="float32", input_dim_idx=0, output_dim_idx=0, min=-1.0, max=1.0, seed=0
-):
-    check_dtype(dtype, "dtype", ("float32", "float64"), "uniform_random_batch_size_like")
-    extra = {"min": float(min), "max": float(max)}
-    return _batch_size_like(
-        "uniform_random_batch_size_like", input, shape, dtype, input_dim_idx, output_dim_idx, seed, extra
-    )
-
-
-@layer
-def gaussian_random_batch_size_like(
-    input, shape, input_dim_idx=0, output_dim_idx=0, mean=0.0, std=1.0, seed=0, dtype="float32"
-):
-    # fluid's list: 'int' is no numpy name, so no integer type passes (nor float64)
-    check_dtype(dtype, "dtype", ["float16", "float32", "int"], "fluid.layers.gaussian_random_batch_size_like")
-    extra = {"mean": float(mean), "std": float(std)}
-    return _batch_size_like(
-        "gaussian_random_batch_size_like", input, shape, dtype, input_dim_idx, output_dim_idx, seed, extra
-    )
-
-
-@layer
-def sampling_id(x, min=0.0, max=1.0, seed=0, dtype="float32"):
-    return _one(
-        "sampling_id",
-        {"X": [x]},
-        {"min": float(min), "max": float(max), "seed": seed},
-        dtype,  # fluid 1.8 declared the output with ``dtype``; its kernel writes int64 ids all the same
-    )
-
-
-@layer
-def autoincreased_step_counter(counter_name=None, begin=1, step=1) -> Variable:
-    """An int64 counter that an ``increment`` op at the start of the program advances once per run."""
-    helper = LayerHelper("global_step_counter")
-    name = counter_name or "@STEP_COUNTER@"
-    block = helper.main_program.global_block()
-    if block.has_var(name):
-        return block.var(name)
-    counter = helper.create_global_variable(name=name, dtype="int64", shape=[1], persistable=True)
-    startup = helper.startup_program.global_block()
-    svar = startup.create_var(name=name, dtype="int64", shape=[1], persistable=True)
-    ConstantInitializer(value=begin - 1, force_cpu=True)(svar, startup)
-    block._prepend_op(
-        type="increment", inputs={"X": [counter]}, outputs={"Out": [counter]}, attrs={"step": float(step)}
-    )
-    counter.stop_gradient = True
-    return counter
-
-
+# -- shapes given as numbers, Variables, or lists holding Variables ---------------------------------
 def _host_ints(values) -> List[Variable]:
     """Each of ``values`` as an int32 [1] tensor on the host: a Variable as it is, a number through
     fill_constant (fluid's ``*TensorList`` inputs)."""
@@ -232,6 +75,7 @@ def _shape_inputs(shape, api: str):
     return [int(d) for d in shape], {}
 
 
+# -- constants --------------------------------------------------------------------------------------
 @layer
 def fill_constant(shape, dtype, value, force_cpu: bool = False, out: Optional[Variable] = None) -> Variable:
     """A tensor of ``shape`` filled with ``value`` (op ``fill_constant``)."""
@@ -310,6 +154,24 @@ def ones_like(x, out=None) -> Variable:
 
 
 @layer
+def full(shape, fill_value, out=None, dtype=None, device=None, stop_gradient=True, name=None):
+
+    result = fill_constant(shape, dtype or "float32", fill_value, out=out)
+    result.stop_gradient = stop_gradient
+    return result
+
+
+@layer
+def full_like(input, fill_value, out=None, dtype=None, device=None, stop_gradient=True, name=None):
+    if dtype is not None:
+        check_dtype(dtype, "dtype", FILL_DTYPES, "full_like")
+    dtype = input.dtype if dtype is None else to_vartype(dtype)
+    result = _one("fill_any_like", {"X": [input]}, {"value": float(fill_value), "dtype": int(dtype)}, dtype, name=name)
+    result.stop_gradient = stop_gradient
+    return result
+
+
+@layer
 def assign(input, output=None) -> Variable:
     """Copy a Variable (op ``assign``) or a numpy array (op ``assign_value``) into ``output``; fluid
     1.8.5's checks and texts for the dtypes it refused."""
@@ -346,31 +208,36 @@ def assign(input, output=None) -> Variable:
     return output
 
 
-def _scalar_var(v, dtype):
-    return v if isinstance(v, Variable) else fill_constant([1], dtype, v)
-
-
 @layer
-def range(start, end, step, dtype) -> Variable:
-    check_dtype(dtype, "create data type", ["float32", "float64", "int32", "int64"], "range")
-    helper = LayerHelper("range", **locals())
-    start, end, step = (_scalar_var(v, dtype) for v in (start, end, step))
-    out = helper.create_variable_for_type_inference(dtype=start.dtype)
-    helper.append_op(type="range", inputs={"Start": [start], "End": [end], "Step": [step]}, outputs={"Out": [out]})
+def eye(num_rows, num_columns=None, batch_shape=None, dtype="float32"):
+    from fluidcompat.layers.manipulation import expand, reshape
+
+    helper = LayerHelper("eye")
+    out = helper.create_variable_for_type_inference(dtype=dtype)
     out.stop_gradient = True
+    cols = num_rows if num_columns is None else num_columns
+    helper.append_op(
+        type="eye",
+        outputs={"Out": [out]},
+        attrs={"num_rows": num_rows, "num_columns": cols, "dtype": int(to_vartype(dtype))},
+    )
+    if batch_shape:
+        batch = list(batch_shape)
+        out = reshape(out, [1] * len(batch) + [num_rows, cols])
+        out = expand(out, batch + [1, 1])
+        out.stop_gradient = True
     return out
 
 
 @layer
-def linspace(start, stop, num, dtype) -> Variable:
-    helper = LayerHelper("linspace", **locals())
-    start, stop = _scalar_var(start, dtype), _scalar_var(stop, dtype)
-    num = _scalar_var(num, "int32")
-    out = helper.create_variable_for_type_inference(dtype=start.dtype)
-    helper.append_op(type="linspace", inputs={"Start": [start], "Stop": [stop], "Num": [num]}, outputs={"Out": [out]})
-    return out
+def diag(diagonal):
+
+    if not isinstance(diagonal, Variable):
+        diagonal = assign(np.asarray(diagonal))
+    return _one("diag", {"Diagonal": [diagonal]}, stop_gradient=True)
 
 
+# -- variables and parameters -----------------------------------------------------------------------
 def create_tensor(dtype, name=None, persistable=False) -> Variable:
     allowed = ["bool", "float16", "float32", "float64", "int8", "int32", "int32", "int64"]  # fluid's, int32 twice
     check_dtype(dtype, "dtype", allowed, "create_tensor")
@@ -407,6 +274,59 @@ def create_global_var(shape, value, dtype, persistable=False, force_cpu=False, n
     return var
 
 
+@layer
+def autoincreased_step_counter(counter_name=None, begin=1, step=1) -> Variable:
+    """An int64 counter that an ``increment`` op at the start of the program advances once per run."""
+    helper = LayerHelper("global_step_counter")
+    name = counter_name or "@STEP_COUNTER@"
+    block = helper.main_program.global_block()
+    if block.has_var(name):
+        return block.var(name)
+    counter = helper.create_global_variable(name=name, dtype="int64", shape=[1], persistable=True)
+    startup = helper.startup_program.global_block()
+    svar = startup.create_var(name=name, dtype="int64", shape=[1], persistable=True)
+    ConstantInitializer(value=begin - 1, force_cpu=True)(svar, startup)
+    block._prepend_op(
+        type="increment", inputs={"X": [counter]}, outputs={"Out": [counter]}, attrs={"step": float(step)}
+    )
+    counter.stop_gradient = True
+    return counter
+
+
+# -- ranges -----------------------------------------------------------------------------------------
+def _scalar_var(v, dtype):
+    return v if isinstance(v, Variable) else fill_constant([1], dtype, v)
+
+
+@layer
+def range(start, end, step, dtype) -> Variable:
+    check_dtype(dtype, "create data type", ["float32", "float64", "int32", "int64"], "range")
+    helper = LayerHelper("range", **locals())
+    start, end, step = (_scalar_var(v, dtype) for v in (start, end, step))
+    out = helper.create_variable_for_type_inference(dtype=start.dtype)
+    helper.append_op(type="range", inputs={"Start": [start], "End": [end], "Step": [step]}, outputs={"Out": [out]})
+    out.stop_gradient = True
+    return out
+
+
+@layer
+def arange(start, end, step=1, dtype=None, name=None):
+    from fluidcompat.layers.creation import range as range_
+
+    return range_(start, end, step, dtype or "int64")
+
+
+@layer
+def linspace(start, stop, num, dtype) -> Variable:
+    helper = LayerHelper("linspace", **locals())
+    start, stop = _scalar_var(start, dtype), _scalar_var(stop, dtype)
+    num = _scalar_var(num, "int32")
+    out = helper.create_variable_for_type_inference(dtype=start.dtype)
+    helper.append_op(type="linspace", inputs={"Start": [start], "Stop": [stop], "Num": [num]}, outputs={"Out": [out]})
+    return out
+
+
+# -- random -----------------------------------------------------------------------------------------
 @layer
 def uniform_random(shape, dtype="float32", min=-1.0, max=1.0, seed=0) -> Variable:
     check_dtype(to_vartype(dtype), "dtype", ("float32", "float64"), "uniform_random")
@@ -448,6 +368,91 @@ def gaussian_random(shape, mean=0.0, std=1.0, seed=0, dtype="float32") -> Variab
         },
     )
     return out
+
+
+def _batch_size_like(op_type, input, shape, dtype, input_dim_idx, output_dim_idx, seed, extra):
+    helper = LayerHelper(op_type)
+    out = helper.create_variable_for_type_inference(dtype=dtype)
+    attrs = {"shape": list(shape), "input_dim_idx": input_dim_idx, "output_dim_idx": output_dim_idx, "seed": seed}
+    attrs["dtype"] = int(to_vartype(dtype))
+    attrs.update(extra)
+    helper.append_op(type=op_type, inputs={"Input": [input]}, outputs={"Out": [out]}, attrs=attrs)
+    return out
+
+
+@layer
+def uniform_random_batch_size_like(
+    input, shape, dtype="float32", input_dim_idx=0, output_dim_idx=0, min=-1.0, max=1.0, seed=0
+):
+    check_dtype(dtype, "dtype", ("float32", "float64"), "uniform_random_batch_size_like")
+    extra = {"min": float(min), "max": float(max)}
+    return _batch_size_like(
+        "uniform_random_batch_size_like", input, shape, dtype, input_dim_idx, output_dim_idx, seed, extra
+    )
+
+
+@layer
+def gaussian_random_batch_size_like(
+    input, shape, input_dim_idx=0, output_dim_idx=0, mean=0.0, std=1.0, seed=0, dtype="float32"
+):
+    # fluid's list: 'int' is no numpy name, so no integer type passes (nor float64)
+    check_dtype(dtype, "dtype", ["float16", "float32", "int"], "fluid.layers.gaussian_random_batch_size_like")
+    extra = {"mean": float(mean), "std": float(std)}
+    return _batch_size_like(
+        "gaussian_random_batch_size_like", input, shape, dtype, input_dim_idx, output_dim_idx, seed, extra
+    )
+
+
+@layer
+def randint(low, high=None, shape=None, out=None, dtype=None, device=None, stop_gradient=False, seed=0, name=None):
+    if high is None:
+        low, high = 0, low
+    if low >= high:
+        raise ValueError(f"randint's low must be less than high, but received low = {low}, high = {high}")
+    helper = LayerHelper("randint", name=name)
+    dtype = dtype or "int64"
+    check_dtype(dtype, "dtype", ["int32", "int64"], "randint")
+
+    result = helper.create_variable_for_type_inference(dtype=dtype)
+    # a shape of numbers, or holding Variables, or a Variable itself, as fluid's layer took it
+    attrs_shape, inputs = _shape_inputs([1] if shape is None else shape, "randint")
+    attrs = {"shape": attrs_shape, "low": low, "high": high, "seed": seed, "dtype": int(to_vartype(dtype))}
+    helper.append_op(type="randint", inputs=inputs, outputs={"Out": [result]}, attrs=attrs)
+    result.stop_gradient = True
+    return result
+
+
+@layer
+def randn(shape, out=None, dtype=None, device=None, stop_gradient=True, name=None):
+
+    check_dtype(dtype or "float32", "create data type", ["float32", "float64"], "randn")
+    result = gaussian_random(list(shape), 0.0, 1.0, 0, dtype or "float32")
+    result.stop_gradient = stop_gradient
+    return result
+
+
+@layer
+def randperm(n, out=None, dtype="int64", device=None, stop_gradient=True, seed=0):
+    if n < 1:
+        raise ValueError(f"The input n should be greater than 0 in randperm op. Received: n={n}")
+    check_dtype(dtype, "dtype", ["int64", "int32"], "randperm")
+    helper = LayerHelper("randperm")
+    result = helper.create_variable_for_type_inference(dtype=dtype)
+    helper.append_op(
+        type="randperm", outputs={"Out": [result]}, attrs={"n": n, "seed": seed, "dtype": int(to_vartype(dtype))}
+    )
+    result.stop_gradient = stop_gradient
+    return result
+
+
+@layer
+def sampling_id(x, min=0.0, max=1.0, seed=0, dtype="float32"):
+    return _one(
+        "sampling_id",
+        {"X": [x]},
+        {"min": float(min), "max": float(max), "seed": seed},
+        dtype,  # fluid 1.8 declared the output with ``dtype``; its kernel writes int64 ids all the same
+    )
 
 
 import builtins as _builtins  # noqa: E402  (``range`` is shadowed by the layer above)

@@ -16,29 +16,91 @@ from fluidcompat.layers.reduction import reduce_mean, reduce_sum
 from fluidcompat.param_attr import ParamAttr
 
 __all__ = [
-    "label_smooth",
-    "log_loss",
-    "smooth_l1",
-    "mse_loss",
-    "kldiv_loss",
-    "huber_loss",
-    "margin_rank_loss",
-    "rank_loss",
-    "bpr_loss",
-    "teacher_student_sigmoid_loss",
-    "dice_loss",
-    "npair_loss",
-    "center_loss",
-    "warpctc",
-    "linear_chain_crf",
-    "hsigmoid",
-    "sampled_softmax_with_cross_entropy",
-    "nce",
-    "square_error_cost",
     "cross_entropy",
     "softmax_with_cross_entropy",
     "sigmoid_cross_entropy_with_logits",
+    "label_smooth",
+    "square_error_cost",
+    "mse_loss",
+    "smooth_l1",
+    "huber_loss",
+    "log_loss",
+    "kldiv_loss",
+    "dice_loss",
+    "rank_loss",
+    "margin_rank_loss",
+    "bpr_loss",
+    "npair_loss",
+    "center_loss",
+    "teacher_student_sigmoid_loss",
+    "hsigmoid",
+    "sampled_softmax_with_cross_entropy",
+    "nce",
+    "warpctc",
+    "linear_chain_crf",
 ]
+
+
+# -- cross entropy ----------------------------------------------------------------------------------
+@layer
+def cross_entropy(input, label, soft_label=False, ignore_index=-100) -> Variable:
+    """Hard labels use op ``cross_entropy2``; ``soft_label=True`` uses ``cross_entropy``."""
+    check_variable(input, "input", "cross_entropy")
+    if soft_label:
+        helper = LayerHelper("cross_entropy", **locals())
+        out = helper.create_variable_for_type_inference(dtype=input.dtype)
+        helper.append_op(
+            type="cross_entropy",
+            inputs={"X": [input], "Label": [label]},
+            outputs={"Y": [out]},
+            attrs={"soft_label": True, "ignore_index": ignore_index},
+        )
+        return out
+    helper = LayerHelper("cross_entropy2", **locals())
+    out = helper.create_variable_for_type_inference(dtype=input.dtype)
+    xshape = helper.create_variable_for_type_inference(dtype=input.dtype)
+    match_x = helper.create_variable_for_type_inference(dtype=input.dtype)
+    helper.append_op(
+        type="cross_entropy2",
+        inputs={"X": [input], "Label": [label]},
+        outputs={"Y": [out], "MatchX": [match_x], "XShape": [xshape]},
+        attrs={"ignore_index": ignore_index},
+    )
+    return out
+
+
+@layer
+def softmax_with_cross_entropy(
+    logits, label, soft_label=False, ignore_index=-100, numeric_stable_mode=True, return_softmax=False, axis=-1
+):
+    helper = LayerHelper("softmax_with_cross_entropy", **locals())
+    softmax = helper.create_variable_for_type_inference(dtype=logits.dtype)
+    loss = helper.create_variable_for_type_inference(dtype=logits.dtype)
+    helper.append_op(
+        type="softmax_with_cross_entropy",
+        inputs={"Logits": [logits], "Label": [label]},
+        outputs={"Softmax": [softmax], "Loss": [loss]},
+        attrs={
+            "soft_label": soft_label,
+            "ignore_index": ignore_index,
+            "numeric_stable_mode": numeric_stable_mode,
+            "axis": axis,
+        },
+    )
+    return (loss, softmax) if return_softmax else loss
+
+
+@layer
+def sigmoid_cross_entropy_with_logits(x, label, ignore_index=-100, name=None, normalize=False) -> Variable:
+    helper = LayerHelper("sigmoid_cross_entropy_with_logits", **locals())
+    out = helper.create_variable_for_type_inference(dtype=x.dtype)
+    helper.append_op(
+        type="sigmoid_cross_entropy_with_logits",
+        inputs={"X": [x], "Label": [label]},
+        outputs={"Out": [out]},
+        attrs={"ignore_index": ignore_index, "normalize": normalize},
+    )
+    return out
 
 
 @layer
@@ -52,9 +114,25 @@ def label_smooth(label, prior_dist=None, epsilon=0.1, dtype="float32", name=None
     return _one("label_smooth", ins, {"epsilon": float(epsilon)}, name=name)
 
 
+# -- regression -------------------------------------------------------------------------------------
 @layer
-def log_loss(input, label, epsilon=0.0001, name=None):
-    return _one("log_loss", {"Predicted": [input], "Labels": [label]}, {"epsilon": epsilon}, out_slot="Loss", name=name)
+def square_error_cost(input, label) -> Variable:
+    """``(input - label) ** 2`` elementwise, built as ``elementwise_sub`` + ``square``."""
+    check_variable(input, "input", "square_error_cost")
+    check_variable(label, "label", "square_error_cost")
+    helper = LayerHelper("square_error_cost", **locals())
+    minus = helper.create_variable_for_type_inference(dtype=input.dtype)
+    helper.append_op(type="elementwise_sub", inputs={"X": [input], "Y": [label]}, outputs={"Out": [minus]})
+    square = helper.create_variable_for_type_inference(dtype=input.dtype)
+    helper.append_op(type="square", inputs={"X": [minus]}, outputs={"Out": [square]})
+    return square
+
+
+@layer
+def mse_loss(input, label):
+    """mean((input - label)^2), built as fluid 1.8 did: reduce_mean of square_error_cost."""
+
+    return reduce_mean(square_error_cost(input, label))
 
 
 @layer
@@ -77,20 +155,6 @@ def smooth_l1(x, y, inside_weight=None, outside_weight=None, sigma=None):
 
 
 @layer
-def mse_loss(input, label):
-    """mean((input - label)^2), built as fluid 1.8 did: reduce_mean of square_error_cost."""
-
-    return reduce_mean(square_error_cost(input, label))
-
-
-@layer
-def kldiv_loss(x, target, reduction="mean", name=None):
-    if reduction not in ("none", "batchmean", "mean", "sum"):
-        raise ValueError(f"reduction must be 'none', 'batchmean', 'mean' or 'sum'. Received: {reduction!r}")
-    return _one("kldiv_loss", {"X": [x], "Target": [target]}, {"reduction": reduction}, out_slot="Loss", name=name)
-
-
-@layer
 def huber_loss(input, label, delta):
     helper = LayerHelper("huber_loss")
     residual = helper.create_variable_for_type_inference(dtype=input.dtype)
@@ -102,6 +166,37 @@ def huber_loss(input, label, delta):
         attrs={"delta": float(delta)},
     )
     return out
+
+
+@layer
+def log_loss(input, label, epsilon=0.0001, name=None):
+    return _one("log_loss", {"Predicted": [input], "Labels": [label]}, {"epsilon": epsilon}, out_slot="Loss", name=name)
+
+
+@layer
+def kldiv_loss(x, target, reduction="mean", name=None):
+    if reduction not in ("none", "batchmean", "mean", "sum"):
+        raise ValueError(f"reduction must be 'none', 'batchmean', 'mean' or 'sum'. Received: {reduction!r}")
+    return _one("kldiv_loss", {"X": [x], "Target": [target]}, {"reduction": reduction}, out_slot="Loss", name=name)
+
+
+@layer
+def dice_loss(input, label, epsilon=1e-05, name=None):
+    """1 - 2|X.Y| / (|X| + |Y| + epsilon) against the one-hot label, averaged over the batch (fluid
+    1.8's composition)."""
+    from fluidcompat import layers  # the checked one_hot: fluid refused a float label there
+
+    label = layers.one_hot(label, depth=input.shape[-1])
+    dims = list(range(1, len(input.shape)))
+    inse = reduce_sum(input * label, dim=dims)
+    denominator = reduce_sum(input, dim=dims) + reduce_sum(label, dim=dims)
+    return reduce_mean(1 - inse * 2 / (denominator + epsilon))
+
+
+# -- ranking and metric learning --------------------------------------------------------------------
+@layer
+def rank_loss(label, left, right, name=None):
+    return _one("rank_loss", {"Label": [label], "Left": [left], "Right": [right]}, dtype=left.dtype, name=name)
 
 
 @layer
@@ -119,37 +214,8 @@ def margin_rank_loss(label, left, right, margin=0.1, name=None):
 
 
 @layer
-def rank_loss(label, left, right, name=None):
-    return _one("rank_loss", {"Label": [label], "Left": [left], "Right": [right]}, dtype=left.dtype, name=name)
-
-
-@layer
 def bpr_loss(input, label, name=None):
     return _one("bpr_loss", {"X": [input], "Label": [label]}, out_slot="Y", name=name)
-
-
-@layer
-def teacher_student_sigmoid_loss(input, label, soft_max_up_bound=15.0, soft_max_lower_bound=-15.0):
-    attrs = {"soft_max_up_bound": float(soft_max_up_bound), "soft_max_lower_bound": float(soft_max_lower_bound)}
-    helper = LayerHelper("teacher_student_sigmoid_loss")
-    out = helper.create_variable(dtype=input.dtype)  # unnamed, as fluid 1.8.5 made it
-    helper.append_op(
-        type="teacher_student_sigmoid_loss", inputs={"X": [input], "Label": [label]}, outputs={"Y": [out]}, attrs=attrs
-    )
-    return out
-
-
-@layer
-def dice_loss(input, label, epsilon=1e-05, name=None):
-    """1 - 2|X.Y| / (|X| + |Y| + epsilon) against the one-hot label, averaged over the batch (fluid
-    1.8's composition)."""
-    from fluidcompat import layers  # the checked one_hot: fluid refused a float label there
-
-    label = layers.one_hot(label, depth=input.shape[-1])
-    dims = list(range(1, len(input.shape)))
-    inse = reduce_sum(input * label, dim=dims)
-    denominator = reduce_sum(input, dim=dims) + reduce_sum(label, dim=dims)
-    return reduce_mean(1 - inse * 2 / (denominator + epsilon))
 
 
 @layer
@@ -209,44 +275,20 @@ def center_loss(input, label, num_classes, alpha, param_attr, update_center=True
 
 
 @layer
-def warpctc(input, label, blank=0, norm_by_times=False, input_length=None, label_length=None):
-    """CTC loss [batch, 1] of LoD logits [rows, classes] and LoD labels [rows, 1] (int32), or of padded
-    logits [max_time, batch, classes] and labels [batch, max_label] with their lengths."""
-    if (input_length is None) != (label_length is None):
-        raise ValueError("warpctc: give both input_length and label_length (padded input), or neither (LoD input)")
-    helper = LayerHelper("warpctc")
-    loss = helper.create_variable_for_type_inference(dtype=input.dtype)
-    grad = helper.create_variable_for_type_inference(dtype=input.dtype)
-    inputs = {"Logits": [input], "Label": [label]}
-    if input_length is not None:
-        inputs.update(LogitsLength=[input_length], LabelLength=[label_length])
+def teacher_student_sigmoid_loss(input, label, soft_max_up_bound=15.0, soft_max_lower_bound=-15.0):
+    attrs = {"soft_max_up_bound": float(soft_max_up_bound), "soft_max_lower_bound": float(soft_max_lower_bound)}
+    helper = LayerHelper("teacher_student_sigmoid_loss")
+    out = helper.create_variable(dtype=input.dtype)  # unnamed, as fluid 1.8.5 made it
     helper.append_op(
-        type="warpctc",
-        inputs=inputs,
-        outputs={"WarpCTCGrad": [grad], "Loss": [loss]},
-        attrs={"blank": blank, "norm_by_times": norm_by_times},
+        type="teacher_student_sigmoid_loss", inputs={"X": [input], "Label": [label]}, outputs={"Y": [out]}, attrs=attrs
     )
-    return loss
+    return out
 
 
-@layer
-def linear_chain_crf(input, label, param_attr=None, length=None):
-    """Negative log likelihood of tag sequences under a linear-chain CRF whose transition parameter
-    [tags + 2, tags] holds start weights, end weights and tag-to-tag weights; padded input
-    [batch, time, tags] with ``length``, or LoD sequences of [rows, tags] without it."""
-    helper = LayerHelper("linear_chain_crf")
-    tags = input.shape[-1]
-    transition = helper.create_parameter(attr=param_attr, shape=[tags + 2, tags], dtype=input.dtype)
-    outs = {
-        k: helper.create_variable_for_type_inference(dtype=input.dtype)
-        for k in ("Alpha", "EmissionExps", "TransitionExps", "LogLikelihood")
-    }
-    helper.append_op(
-        type="linear_chain_crf",
-        inputs={"Emission": [input], "Transition": [transition], "Label": [label], "Length": _listed(length)},
-        outputs={k: [v] for k, v in outs.items()},
-    )
-    return outs["LogLikelihood"]
+# -- many classes: hierarchical sigmoid, sampled softmax, noise-contrastive estimation --------------
+def sparse_mode_notice() -> None:
+    """The line fluid 1.8.5 printed whenever it built an nce or hsigmoid layer (sparse or not)."""
+    print("With sparse mode, if your models has only small parameter prefetch may cause speed down")
 
 
 @layer
@@ -366,11 +408,6 @@ def sampled_softmax_with_cross_entropy(
     return softmax_with_cross_entropy(outs["SampledLogits"], targets, soft_label=True)
 
 
-def sparse_mode_notice() -> None:
-    """The line fluid 1.8.5 printed whenever it built an nce or hsigmoid layer (sparse or not)."""
-    print("With sparse mode, if your models has only small parameter prefetch may cause speed down")
-
-
 def nce_alias_table(probs):
     """Walker's alias table of ``probs`` (fluid 1.8's construction: over- and under-full classes
     paired first come, first served): ``(alias, alias_probs)``; -1 marks a class that keeps its slot."""
@@ -472,75 +509,43 @@ def nce(
     return cost / float(negatives + 1)  # fluid 1.8 averages over the true label and the negatives (a scale op)
 
 
+# -- sequences: CTC and the linear-chain CRF --------------------------------------------------------
 @layer
-def square_error_cost(input, label) -> Variable:
-    """``(input - label) ** 2`` elementwise, built as ``elementwise_sub`` + ``square``."""
-    check_variable(input, "input", "square_error_cost")
-    check_variable(label, "label", "square_error_cost")
-    helper = LayerHelper("square_error_cost", **locals())
-    minus = helper.create_variable_for_type_inference(dtype=input.dtype)
-    helper.append_op(type="elementwise_sub", inputs={"X": [input], "Y": [label]}, outputs={"Out": [minus]})
-    square = helper.create_variable_for_type_inference(dtype=input.dtype)
-    helper.append_op(type="square", inputs={"X": [minus]}, outputs={"Out": [square]})
-    return square
-
-
-@layer
-def cross_entropy(input, label, soft_label=False, ignore_index=-100) -> Variable:
-    """Hard labels use op ``cross_entropy2``; ``soft_label=True`` uses ``cross_entropy``."""
-    check_variable(input, "input", "cross_entropy")
-    if soft_label:
-        helper = LayerHelper("cross_entropy", **locals())
-        out = helper.create_variable_for_type_inference(dtype=input.dtype)
-        helper.append_op(
-            type="cross_entropy",
-            inputs={"X": [input], "Label": [label]},
-            outputs={"Y": [out]},
-            attrs={"soft_label": True, "ignore_index": ignore_index},
-        )
-        return out
-    helper = LayerHelper("cross_entropy2", **locals())
-    out = helper.create_variable_for_type_inference(dtype=input.dtype)
-    xshape = helper.create_variable_for_type_inference(dtype=input.dtype)
-    match_x = helper.create_variable_for_type_inference(dtype=input.dtype)
+def warpctc(input, label, blank=0, norm_by_times=False, input_length=None, label_length=None):
+    """CTC loss [batch, 1] of LoD logits [rows, classes] and LoD labels [rows, 1] (int32), or of padded
+    logits [max_time, batch, classes] and labels [batch, max_label] with their lengths."""
+    if (input_length is None) != (label_length is None):
+        raise ValueError("warpctc: give both input_length and label_length (padded input), or neither (LoD input)")
+    helper = LayerHelper("warpctc")
+    loss = helper.create_variable_for_type_inference(dtype=input.dtype)
+    grad = helper.create_variable_for_type_inference(dtype=input.dtype)
+    inputs = {"Logits": [input], "Label": [label]}
+    if input_length is not None:
+        inputs.update(LogitsLength=[input_length], LabelLength=[label_length])
     helper.append_op(
-        type="cross_entropy2",
-        inputs={"X": [input], "Label": [label]},
-        outputs={"Y": [out], "MatchX": [match_x], "XShape": [xshape]},
-        attrs={"ignore_index": ignore_index},
+        type="warpctc",
+        inputs=inputs,
+        outputs={"WarpCTCGrad": [grad], "Loss": [loss]},
+        attrs={"blank": blank, "norm_by_times": norm_by_times},
     )
-    return out
+    return loss
 
 
 @layer
-def softmax_with_cross_entropy(
-    logits, label, soft_label=False, ignore_index=-100, numeric_stable_mode=True, return_softmax=False, axis=-1
-):
-    helper = LayerHelper("softmax_with_cross_entropy", **locals())
-    softmax = helper.create_variable_for_type_inference(dtype=logits.dtype)
-    loss = helper.create_variable_for_type_inference(dtype=logits.dtype)
+def linear_chain_crf(input, label, param_attr=None, length=None):
+    """Negative log likelihood of tag sequences under a linear-chain CRF whose transition parameter
+    [tags + 2, tags] holds start weights, end weights and tag-to-tag weights; padded input
+    [batch, time, tags] with ``length``, or LoD sequences of [rows, tags] without it."""
+    helper = LayerHelper("linear_chain_crf")
+    tags = input.shape[-1]
+    transition = helper.create_parameter(attr=param_attr, shape=[tags + 2, tags], dtype=input.dtype)
+    outs = {
+        k: helper.create_variable_for_type_inference(dtype=input.dtype)
+        for k in ("Alpha", "EmissionExps", "TransitionExps", "LogLikelihood")
+    }
     helper.append_op(
-        type="softmax_with_cross_entropy",
-        inputs={"Logits": [logits], "Label": [label]},
-        outputs={"Softmax": [softmax], "Loss": [loss]},
-        attrs={
-            "soft_label": soft_label,
-            "ignore_index": ignore_index,
-            "numeric_stable_mode": numeric_stable_mode,
-            "axis": axis,
-        },
+        type="linear_chain_crf",
+        inputs={"Emission": [input], "Transition": [transition], "Label": [label], "Length": _listed(length)},
+        outputs={k: [v] for k, v in outs.items()},
     )
-    return (loss, softmax) if return_softmax else loss
-
-
-@layer
-def sigmoid_cross_entropy_with_logits(x, label, ignore_index=-100, name=None, normalize=False) -> Variable:
-    helper = LayerHelper("sigmoid_cross_entropy_with_logits", **locals())
-    out = helper.create_variable_for_type_inference(dtype=x.dtype)
-    helper.append_op(
-        type="sigmoid_cross_entropy_with_logits",
-        inputs={"X": [x], "Label": [label]},
-        outputs={"Out": [out]},
-        attrs={"ignore_index": ignore_index, "normalize": normalize},
-    )
-    return out
+    return outs["LogLikelihood"]

@@ -16,35 +16,46 @@ from fluidcompat.layers._common import _one
 from fluidcompat.layers.creation import _host_ints, _known_ints, builtins_range
 
 __all__ = [
+    "shape",
     "rank",
     "size",
+    "cast",
+    "reshape",
+    "flatten",
+    "squeeze",
+    "unsqueeze",
+    "transpose",
     "t",
+    "concat",
+    "split",
+    "stack",
+    "unstack",
+    "meshgrid",
+    "expand",
+    "expand_as",
+    "pad",
+    "pad2d",
+    "pad_constant_like",
+    "crop",
+    "crop_tensor",
     "flip",
     "reverse",
     "roll",
     "tril",
     "triu",
     "diag_embed",
-    "expand_as",
-    "pad_constant_like",
-    "unstack",
-    "meshgrid",
-    "crop",
-    "cast",
-    "shape",
-    "reshape",
-    "transpose",
-    "flatten",
-    "squeeze",
-    "unsqueeze",
-    "concat",
-    "split",
-    "stack",
-    "expand",
-    "pad",
-    "pad2d",
-    "crop_tensor",
 ]
+
+
+# -- shape and dtype --------------------------------------------------------------------------------
+@layer
+def shape(input) -> Variable:
+    """The dims of ``input`` as an int32 tensor that lives on the CPU (op ``shape``)."""
+    check_variable(input, "input", "shape")
+    helper = LayerHelper("shape", **locals())
+    out = helper.create_variable_for_type_inference(dtype=VarType.INT32)
+    helper.append_op(type="shape", inputs={"Input": [input]}, outputs={"Out": [out]})
+    return out
 
 
 @layer
@@ -62,120 +73,6 @@ def size(input):
 
 
 @layer
-def t(input, name=None):
-    """The transpose of a tensor of at most 2 dimensions."""
-
-    if len(input.shape) > 2:
-        raise ValueError(
-            f"Input(input) only support N-D (N<=2) tensor, but received length of Input(input) is {len(input.shape)}. "
-            "Perhaps you can use paddle.tensor.transpose() instead."
-        )
-    if len(input.shape) < 2:
-        return input
-    return transpose(input, [1, 0], name=name)
-
-
-@layer
-def flip(input, dims, name=None):
-    return _one("flip", {"X": [input]}, {"dims": list(dims)}, name=name)
-
-
-@layer
-def reverse(x, axis):
-    """``x`` reversed along ``axis`` (an int or a list; op ``reverse``)."""
-    return _one("reverse", {"X": [x]}, {"axis": [axis] if isinstance(axis, int) else list(axis)})
-
-
-@layer
-def roll(input, shifts, dims=None):
-    """``input`` rolled by ``shifts`` along ``dims`` (the flattened tensor when None). As fluid 1.8
-    built it: a reshape to [-1, 1] first when ``dims`` is None, and the roll's output reshaped in place
-    to the input's shape (its op list and profiler rows)."""
-
-    shifts = [shifts] if isinstance(shifts, int) else list(shifts)
-    dims = None if dims is None else [dims] if isinstance(dims, int) else list(dims)
-    if framework.in_dygraph_mode():
-        return _one("roll", {"X": [input]}, {"shifts": shifts, "dims": dims or []})
-    origin_shape = list(input.shape)
-    if dims is None:
-        input, dims = reshape(input, [-1, 1]), [0]
-    out = _one("roll", {"X": [input]}, {"shifts": shifts, "dims": dims})
-    return reshape(out, origin_shape, inplace=True)
-
-
-@layer
-def tril(input, diagonal=0, name=None):
-    return _one("tril_triu", {"X": [input]}, {"diagonal": diagonal, "lower": True}, name=name, helper_name="tril")
-
-
-@layer
-def triu(input, diagonal=0, name=None):
-    return _one("tril_triu", {"X": [input]}, {"diagonal": diagonal, "lower": False}, name=name, helper_name="triu")
-
-
-@layer
-def diag_embed(input, offset=0, dim1=-2, dim2=-1):
-    """``input`` (a Variable, or a numpy array, as the docs' example gives it) on diagonals."""
-    if isinstance(input, np.ndarray):
-        from fluidcompat.layers.creation import assign
-
-        input = assign(input)
-    return _one("diag_embed", {"Input": [input]}, {"offset": offset, "dim1": dim1, "dim2": dim2})
-
-
-@layer
-def expand_as(x, target_tensor, name=None):
-    return _one("expand_as", {"X": [x], "target_tensor": [target_tensor]}, name=name)
-
-
-@layer
-def pad_constant_like(x, y, pad_value=0.0, name=None):
-    return _one("pad_constant_like", {"X": [x], "Y": [y]}, {"pad_value": float(pad_value)}, y.dtype, name=name)
-
-
-@layer
-def unstack(x, axis=0, num=None):
-    helper = LayerHelper("unstack")
-    n = x.shape[axis] if num is None else num
-    if n is None or n < 0:
-        raise ValueError(f"unstack: the size of axis {axis} of x is unknown; pass num. Received: shape={x.shape}")
-    outs = [helper.create_variable_for_type_inference(dtype=x.dtype) for _ in range(n)]
-    helper.append_op(type="unstack", inputs={"X": [x]}, outputs={"Y": outs}, attrs={"axis": axis, "num": n})
-    return outs
-
-
-@layer
-def meshgrid(input, name=None):
-    helper = LayerHelper("meshgrid", name=name)
-    outs = [helper.create_variable_for_type_inference(dtype=v.dtype) for v in input]
-    helper.append_op(type="meshgrid", inputs={"X": list(input)}, outputs={"Out": outs})
-    return outs
-
-
-@layer
-def crop(x, shape=None, offsets=None, name=None):
-    """fluid 1.8's deprecated crop (op ``crop``): ``shape`` a list, or a Variable whose shape (not
-    its values) is the output's; ``offsets`` a list or an int Variable."""
-    if not isinstance(shape, (list, tuple, Variable)):
-        raise TypeError(
-            f"The type of 'shape' in crop must be (<class 'list'>, <class 'tuple'>, {Variable!r}), "
-            f"but received {type(shape)!r}. "
-        )
-    ins, attrs = {"X": [x]}, {}
-    if isinstance(shape, Variable):
-        ins["Y"] = [shape]
-    else:
-        attrs["shape"] = list(shape)
-    if offsets is None:
-        offsets = [0] * len(x.shape)
-    if isinstance(offsets, Variable):
-        ins["Offsets"] = [offsets]
-    else:
-        attrs["offsets"] = list(offsets)
-    return _one("crop", ins, attrs, name=name)
-
-
-@layer
 def cast(x, dtype) -> Variable:
     check_variable(x, "x", "cast")
     check_dtype(dtype, "dtype", ["bool", "float16", "float32", "float64", "int8", "int32", "int64", "uint8"], "cast")
@@ -188,16 +85,7 @@ def cast(x, dtype) -> Variable:
     return out
 
 
-@layer
-def shape(input) -> Variable:
-    """The dims of ``input`` as an int32 tensor that lives on the CPU (op ``shape``)."""
-    check_variable(input, "input", "shape")
-    helper = LayerHelper("shape", **locals())
-    out = helper.create_variable_for_type_inference(dtype=VarType.INT32)
-    helper.append_op(type="shape", inputs={"Input": [input]}, outputs={"Out": [out]})
-    return out
-
-
+# -- reshaping, transposing -------------------------------------------------------------------------
 @layer
 def reshape(x, shape, actual_shape=None, act=None, inplace=False, name=None) -> Variable:
     """Op ``reshape2``: 0 copies the input dim, -1 is inferred."""
@@ -222,23 +110,6 @@ def reshape(x, shape, actual_shape=None, act=None, inplace=False, name=None) -> 
     x_shape = helper.create_variable_for_type_inference(dtype=x.dtype)
     helper.append_op(type="reshape2", inputs=inputs, outputs={"Out": [out], "XShape": [x_shape]}, attrs=attrs)
     return helper.append_activation(out)
-
-
-@layer
-def transpose(x, perm, name=None) -> Variable:
-    check_variable(x, "x", "transpose")
-    if len(perm) != len(x.shape):
-        raise ValueError(
-            "Input(perm) is the permutation of dimensions of Input(x), its length should be equal to dimensions of "
-            f"Input(x), but received dimension of Input(x) is {len(x.shape)}, the length of Input(perm) is {len(perm)}."
-        )
-    helper = LayerHelper("transpose", **locals())
-    out = helper.create_variable_for_type_inference(x.dtype)
-    x_shape = helper.create_variable_for_type_inference(x.dtype)
-    helper.append_op(
-        type="transpose2", inputs={"X": [x]}, outputs={"Out": [out], "XShape": [x_shape]}, attrs={"axis": list(perm)}
-    )
-    return out
 
 
 @layer
@@ -286,6 +157,38 @@ def unsqueeze(input, axes, name=None) -> Variable:
     return out
 
 
+@layer
+def transpose(x, perm, name=None) -> Variable:
+    check_variable(x, "x", "transpose")
+    if len(perm) != len(x.shape):
+        raise ValueError(
+            "Input(perm) is the permutation of dimensions of Input(x), its length should be equal to dimensions of "
+            f"Input(x), but received dimension of Input(x) is {len(x.shape)}, the length of Input(perm) is {len(perm)}."
+        )
+    helper = LayerHelper("transpose", **locals())
+    out = helper.create_variable_for_type_inference(x.dtype)
+    x_shape = helper.create_variable_for_type_inference(x.dtype)
+    helper.append_op(
+        type="transpose2", inputs={"X": [x]}, outputs={"Out": [out], "XShape": [x_shape]}, attrs={"axis": list(perm)}
+    )
+    return out
+
+
+@layer
+def t(input, name=None):
+    """The transpose of a tensor of at most 2 dimensions."""
+
+    if len(input.shape) > 2:
+        raise ValueError(
+            f"Input(input) only support N-D (N<=2) tensor, but received length of Input(input) is {len(input.shape)}. "
+            "Perhaps you can use paddle.tensor.transpose() instead."
+        )
+    if len(input.shape) < 2:
+        return input
+    return transpose(input, [1, 0], name=name)
+
+
+# -- joining and splitting --------------------------------------------------------------------------
 @layer
 def concat(input, axis=0, name=None) -> Variable:
     if isinstance(input, Variable):
@@ -370,6 +273,26 @@ def stack(x, axis=0) -> Variable:
 
 
 @layer
+def unstack(x, axis=0, num=None):
+    helper = LayerHelper("unstack")
+    n = x.shape[axis] if num is None else num
+    if n is None or n < 0:
+        raise ValueError(f"unstack: the size of axis {axis} of x is unknown; pass num. Received: shape={x.shape}")
+    outs = [helper.create_variable_for_type_inference(dtype=x.dtype) for _ in range(n)]
+    helper.append_op(type="unstack", inputs={"X": [x]}, outputs={"Y": outs}, attrs={"axis": axis, "num": n})
+    return outs
+
+
+@layer
+def meshgrid(input, name=None):
+    helper = LayerHelper("meshgrid", name=name)
+    outs = [helper.create_variable_for_type_inference(dtype=v.dtype) for v in input]
+    helper.append_op(type="meshgrid", inputs={"X": list(input)}, outputs={"Out": outs})
+    return outs
+
+
+# -- expanding, padding, cropping -------------------------------------------------------------------
+@layer
 def expand(x, expand_times, name=None) -> Variable:
     check_variable(x, "x", "expand")
     if not isinstance(expand_times, Variable) and any(
@@ -392,6 +315,11 @@ def expand(x, expand_times, name=None) -> Variable:
     out = helper.create_variable_for_type_inference(x.dtype)
     helper.append_op(type="expand", inputs=inputs, outputs={"Out": [out]}, attrs=attrs)
     return out
+
+
+@layer
+def expand_as(x, target_tensor, name=None):
+    return _one("expand_as", {"X": [x], "target_tensor": [target_tensor]}, name=name)
 
 
 @layer
@@ -422,6 +350,34 @@ def pad2d(input, paddings=(0, 0, 0, 0), mode="constant", pad_value=0.0, data_for
     out = helper.create_variable_for_type_inference(input.dtype)
     helper.append_op(type="pad2d", inputs=inputs, outputs={"Out": [out]}, attrs=attrs)
     return out
+
+
+@layer
+def pad_constant_like(x, y, pad_value=0.0, name=None):
+    return _one("pad_constant_like", {"X": [x], "Y": [y]}, {"pad_value": float(pad_value)}, y.dtype, name=name)
+
+
+@layer
+def crop(x, shape=None, offsets=None, name=None):
+    """fluid 1.8's deprecated crop (op ``crop``): ``shape`` a list, or a Variable whose shape (not
+    its values) is the output's; ``offsets`` a list or an int Variable."""
+    if not isinstance(shape, (list, tuple, Variable)):
+        raise TypeError(
+            f"The type of 'shape' in crop must be (<class 'list'>, <class 'tuple'>, {Variable!r}), "
+            f"but received {type(shape)!r}. "
+        )
+    ins, attrs = {"X": [x]}, {}
+    if isinstance(shape, Variable):
+        ins["Y"] = [shape]
+    else:
+        attrs["shape"] = list(shape)
+    if offsets is None:
+        offsets = [0] * len(x.shape)
+    if isinstance(offsets, Variable):
+        ins["Offsets"] = [offsets]
+    else:
+        attrs["offsets"] = list(offsets)
+    return _one("crop", ins, attrs, name=name)
 
 
 @layer
@@ -462,3 +418,52 @@ def crop_tensor(x, shape=None, offsets=None, name=None) -> Variable:
     out = helper.create_variable_for_type_inference(dtype=x.dtype)
     helper.append_op(type="crop_tensor", inputs=inputs, outputs={"Out": [out]}, attrs=attrs)
     return out
+
+
+# -- reordering -------------------------------------------------------------------------------------
+@layer
+def flip(input, dims, name=None):
+    return _one("flip", {"X": [input]}, {"dims": list(dims)}, name=name)
+
+
+@layer
+def reverse(x, axis):
+    """``x`` reversed along ``axis`` (an int or a list; op ``reverse``)."""
+    return _one("reverse", {"X": [x]}, {"axis": [axis] if isinstance(axis, int) else list(axis)})
+
+
+@layer
+def roll(input, shifts, dims=None):
+    """``input`` rolled by ``shifts`` along ``dims`` (the flattened tensor when None). As fluid 1.8
+    built it: a reshape to [-1, 1] first when ``dims`` is None, and the roll's output reshaped in place
+    to the input's shape (its op list and profiler rows)."""
+
+    shifts = [shifts] if isinstance(shifts, int) else list(shifts)
+    dims = None if dims is None else [dims] if isinstance(dims, int) else list(dims)
+    if framework.in_dygraph_mode():
+        return _one("roll", {"X": [input]}, {"shifts": shifts, "dims": dims or []})
+    origin_shape = list(input.shape)
+    if dims is None:
+        input, dims = reshape(input, [-1, 1]), [0]
+    out = _one("roll", {"X": [input]}, {"shifts": shifts, "dims": dims})
+    return reshape(out, origin_shape, inplace=True)
+
+
+@layer
+def tril(input, diagonal=0, name=None):
+    return _one("tril_triu", {"X": [input]}, {"diagonal": diagonal, "lower": True}, name=name, helper_name="tril")
+
+
+@layer
+def triu(input, diagonal=0, name=None):
+    return _one("tril_triu", {"X": [input]}, {"diagonal": diagonal, "lower": False}, name=name, helper_name="triu")
+
+
+@layer
+def diag_embed(input, offset=0, dim1=-2, dim2=-1):
+    """``input`` (a Variable, or a numpy array, as the docs' example gives it) on diagonals."""
+    if isinstance(input, np.ndarray):
+        from fluidcompat.layers.creation import assign
+
+        input = assign(input)
+    return _one("diag_embed", {"Input": [input]}, {"offset": offset, "dim1": dim1, "dim2": dim2})

@@ -11,27 +11,30 @@ from fluidcompat.layer_helper import LayerHelper
 from fluidcompat.layers.indexing import topk
 
 __all__ = [
-    "mean_iou",
+    "accuracy",
     "auc",
+    "mean_iou",
     "chunk_eval",
     "edit_distance",
-    "accuracy",
 ]
 
 
 @layer
-def mean_iou(input, label, num_classes):
-    helper = LayerHelper("mean_iou")
-    miou = helper.create_variable_for_type_inference(dtype="float32")
-    wrong = helper.create_variable_for_type_inference(dtype="int32")
-    correct = helper.create_variable_for_type_inference(dtype="int32")
+def accuracy(input, label, k=1, correct=None, total=None) -> Variable:
+    """Top-k accuracy: ``top_k`` then ``accuracy``; returns a float32 [1] tensor."""
+    helper = LayerHelper("accuracy", **locals())
+    values, indices = topk(input, k=k)
+    acc = helper.create_variable_for_type_inference(dtype=VarType.FP32)
+    if correct is None:
+        correct = helper.create_variable_for_type_inference(dtype=VarType.INT32)
+    if total is None:
+        total = helper.create_variable_for_type_inference(dtype=VarType.INT32)
     helper.append_op(
-        type="mean_iou",
-        inputs={"Predictions": [input], "Labels": [label]},
-        outputs={"OutMeanIou": [miou], "OutWrong": [wrong], "OutCorrect": [correct]},
-        attrs={"num_classes": num_classes},
+        type="accuracy",
+        inputs={"Out": [values], "Indices": [indices], "Label": [label]},
+        outputs={"Accuracy": [acc], "Correct": [correct], "Total": [total]},
     )
-    return miou, wrong, correct
+    return acc
 
 
 @layer
@@ -60,6 +63,21 @@ def auc(input, label, curve="ROC", num_thresholds=2**12 - 1, topk=1, slide_steps
             outputs={"AUC": [out], "StatPosOut": [pos], "StatNegOut": [neg]},
         )
     return auc_out, batch_auc_out, stats
+
+
+@layer
+def mean_iou(input, label, num_classes):
+    helper = LayerHelper("mean_iou")
+    miou = helper.create_variable_for_type_inference(dtype="float32")
+    wrong = helper.create_variable_for_type_inference(dtype="int32")
+    correct = helper.create_variable_for_type_inference(dtype="int32")
+    helper.append_op(
+        type="mean_iou",
+        inputs={"Predictions": [input], "Labels": [label]},
+        outputs={"OutMeanIou": [miou], "OutWrong": [wrong], "OutCorrect": [correct]},
+        attrs={"num_classes": num_classes},
+    )
+    return miou, wrong, correct
 
 
 @layer
@@ -167,21 +185,3 @@ def detection_map(
         },
     )
     return map_out
-
-
-@layer
-def accuracy(input, label, k=1, correct=None, total=None) -> Variable:
-    """Top-k accuracy: ``top_k`` then ``accuracy``; returns a float32 [1] tensor."""
-    helper = LayerHelper("accuracy", **locals())
-    values, indices = topk(input, k=k)
-    acc = helper.create_variable_for_type_inference(dtype=VarType.FP32)
-    if correct is None:
-        correct = helper.create_variable_for_type_inference(dtype=VarType.INT32)
-    if total is None:
-        total = helper.create_variable_for_type_inference(dtype=VarType.INT32)
-    helper.append_op(
-        type="accuracy",
-        inputs={"Out": [values], "Indices": [indices], "Label": [label]},
-        outputs={"Accuracy": [acc], "Correct": [correct], "Total": [total]},
-    )
-    return acc

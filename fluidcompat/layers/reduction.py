@@ -6,50 +6,16 @@ from fluidcompat.framework import Variable, layer
 from fluidcompat.layer_helper import LayerHelper, check_dtype, check_variable
 
 __all__ = [
-    "logsumexp",
-    "reduce_all",
-    "reduce_any",
     "mean",
     "reduce_sum",
     "reduce_mean",
     "reduce_max",
     "reduce_min",
     "reduce_prod",
+    "reduce_all",
+    "reduce_any",
+    "logsumexp",
 ]
-
-
-@layer
-def logsumexp(x, dim=None, keepdim=False, out=None, name=None):
-    """``log(reduce_sum(exp(x), dim, keepdim))``, built from those three ops as fluid 1.8 built it
-    (its op list and profiler rows; as in fluid, a large ``x`` overflows ``exp``)."""
-    from fluidcompat import layers
-
-    check_variable(x, "x", "logsumexp")
-    check_dtype(x.dtype, "x", ["float32", "float64"], "logsumexp")
-    summed = layers.reduce_sum(layers.exp(x), dim, keepdim)
-    if out is None:
-        return layers.log(summed, name)
-    check_variable(out, "out", "logsumexp")
-    if out.dtype != x.dtype:
-        raise TypeError(f"The data type of 'out' in logsumexp must be x's, {x.dtype}, but received {out.dtype}.")
-    LayerHelper("logsumexp").append_op(type="log", inputs={"X": [summed]}, outputs={"Out": [out]})
-    return out
-
-
-def _bool_reduce(op_type, input, dim, keep_dim, name):
-    check_variable(input, "input", op_type)
-    check_dtype(input.dtype, "input", ["bool"], op_type)
-    return _reduce(op_type, input, dim, keep_dim, name)
-
-
-@layer
-def reduce_all(input, dim=None, keep_dim=False, name=None):
-    return _bool_reduce("reduce_all", input, dim, keep_dim, name)
-
-
-@layer
-def reduce_any(input, dim=None, keep_dim=False, name=None):
-    return _bool_reduce("reduce_any", input, dim, keep_dim, name)
 
 
 @layer
@@ -102,3 +68,37 @@ def reduce_min(input, dim=None, keep_dim=False, name=None) -> Variable:
 @layer
 def reduce_prod(input, dim=None, keep_dim=False, name=None) -> Variable:
     return _reduce("reduce_prod", input, dim, keep_dim, name)
+
+
+def _bool_reduce(op_type, input, dim, keep_dim, name):
+    check_variable(input, "input", op_type)
+    check_dtype(input.dtype, "input", ["bool"], op_type)
+    return _reduce(op_type, input, dim, keep_dim, name)
+
+
+@layer
+def reduce_all(input, dim=None, keep_dim=False, name=None):
+    return _bool_reduce("reduce_all", input, dim, keep_dim, name)
+
+
+@layer
+def reduce_any(input, dim=None, keep_dim=False, name=None):
+    return _bool_reduce("reduce_any", input, dim, keep_dim, name)
+
+
+@layer
+def logsumexp(x, dim=None, keepdim=False, out=None, name=None):
+    """``log(reduce_sum(exp(x), dim, keepdim))``, built from those three ops as fluid 1.8 built it
+    (its op list and profiler rows; as in fluid, a large ``x`` overflows ``exp``)."""
+    from fluidcompat import layers
+
+    check_variable(x, "x", "logsumexp")
+    check_dtype(x.dtype, "x", ["float32", "float64"], "logsumexp")
+    summed = layers.reduce_sum(layers.exp(x), dim, keepdim)
+    if out is None:
+        return layers.log(summed, name)
+    check_variable(out, "out", "logsumexp")
+    if out.dtype != x.dtype:
+        raise TypeError(f"The data type of 'out' in logsumexp must be x's, {x.dtype}, but received {out.dtype}.")
+    LayerHelper("logsumexp").append_op(type="log", inputs={"X": [summed]}, outputs={"Out": [out]})
+    return out

@@ -12,7 +12,7 @@ from fluidcompat.layers._common import _one
 from fluidcompat.layers.rnn import swap_batch_time
 from fluidcompat_ops.sequence import POOL_TYPES
 
-__all__ = []
+__all__: list = []
 
 
 def _export(fn):

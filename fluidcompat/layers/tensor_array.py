@@ -88,6 +88,7 @@ def tensor_array_to_tensor(input, axis=1, name=None, use_stack=False):
     return out, out_index
 
 
+# -- rank tables: LoD sequences ordered longest first, and split into time steps --------------------
 def lod_rank_table(x, level=0):
     """The sequences of LoD level ``level`` of ``x`` ranked longest first (ties in order): a
     ``LOD_RANK_TABLE`` variable for ``max_sequence_len`` and ``reorder_lod_tensor_by_rank``."""

@@ -31,16 +31,17 @@ __all__ = [
     "grid_sampler",
     "affine_grid",
     "random_crop",
-    "similarity_focus",
-    "fsp_matrix",
     "roi_pool",
     "roi_align",
     "prroi_pool",
     "psroi_pool",
     "deformable_roi_pooling",
+    "similarity_focus",
+    "fsp_matrix",
 ]
 
 
+# -- resizing ---------------------------------------------------------------------------------------
 _RESAMPLE = {"BILINEAR": ("bilinear_interp", 2), "NEAREST": ("nearest_interp", 2), "TRILINEAR": ("trilinear_interp", 3)}
 
 
@@ -176,6 +177,7 @@ def image_resize_short(input, out_short_len, resample="BILINEAR"):
     return image_resize(input, out_shape, resample=resample)
 
 
+# -- rearranging pixels, patches, frames ------------------------------------------------------------
 @layer
 def pixel_shuffle(x, upscale_factor):
     return _one("pixel_shuffle", {"X": [x]}, {"upscale_factor": upscale_factor})
@@ -226,6 +228,7 @@ def temporal_shift(x, seg_num, shift_ratio=0.25, name=None):
     return _one("temporal_shift", {"X": [x]}, {"seg_num": seg_num, "shift_ratio": shift_ratio}, name=name)
 
 
+# -- sampling grids, random crops -------------------------------------------------------------------
 @layer
 def grid_sampler(x, grid, name=None):
     return _one("grid_sampler", {"X": [x], "Grid": [grid]}, out_slot="Output", name=name)
@@ -263,21 +266,7 @@ def random_crop(x, shape, seed=None):
     return out
 
 
-@layer
-def similarity_focus(input, axis, indexes, name=None):
-    if axis not in (1, 2, 3):
-        raise ValueError(f"axis must be 1, 2 or 3. Received: {axis}")
-    if not indexes:
-        raise ValueError("indexes can not be empty.")
-    attrs = {"axis": axis, "indexes": list(indexes)}
-    return _one("similarity_focus", {"X": [input]}, attrs, name=name)
-
-
-@layer
-def fsp_matrix(x, y):
-    return _one("fsp", {"X": [x], "Y": [y]}, helper_name="fsp_matrix")
-
-
+# -- regions of interest ----------------------------------------------------------------------------
 def _roi(op_type, input, rois, attrs, rois_lod, argmax):
     helper = LayerHelper(op_type)
     out = helper.create_variable_for_type_inference(dtype=input.dtype)
@@ -417,3 +406,19 @@ def deformable_roi_pooling(
         },
     )
     return output
+
+
+# -- feature maps compared --------------------------------------------------------------------------
+@layer
+def similarity_focus(input, axis, indexes, name=None):
+    if axis not in (1, 2, 3):
+        raise ValueError(f"axis must be 1, 2 or 3. Received: {axis}")
+    if not indexes:
+        raise ValueError("indexes can not be empty.")
+    attrs = {"axis": axis, "indexes": list(indexes)}
+    return _one("similarity_focus", {"X": [input]}, attrs, name=name)
+
+
+@layer
+def fsp_matrix(x, y):
+    return _one("fsp", {"X": [x], "Y": [y]}, helper_name="fsp_matrix")
