@@ -1,17 +1,21 @@
-"""Loss and metric ops: cross_entropy(2), softmax_with_cross_entropy, sigmoid CE, accuracy, nll_loss,
-bce_loss, hinge_loss, modified_huber_loss."""
+"""Loss ops: cross_entropy, cross_entropy2, softmax_with_cross_entropy, sigmoid_cross_entropy_with_logits,
+nll_loss, bce_loss, hinge_loss, modified_huber_loss, label_smooth, log_loss, smooth_l1_loss, kldiv_loss,
+huber_loss, margin_rank_loss, rank_loss, bpr_loss, teacher_student_sigmoid_loss and center_loss; and the
+losses over large label sets: hierarchical_sigmoid, sample_logits (sampled softmax) and nce."""
 
 from __future__ import annotations
 
-from fluidcompat.dtypes import VarType
+import math
+
 from fluidcompat_ops.activation import clipped_logits
-from fluidcompat_ops.registry import GradDef, OpDef, register
-from fluidcompat_ops.shapes import dims_agree, first, norm_axis, out
+from fluidcompat_ops.registry import GradDef, OpDef, _op, register
+from fluidcompat_ops.shapes import _x, dims_agree, first, norm_axis, out, same_as
 
 torch = None  # NOTE: [Lazy torch] in registry.py
 F = None
 
 
+# -- cross_entropy, cross_entropy2, softmax_with_cross_entropy, sigmoid_cross_entropy --------------
 def _check_label(x, label, soft):
     if soft:
         if not dims_agree(label.shape, x.shape):
@@ -307,27 +311,6 @@ register(
 )
 
 
-def _acc_infer(ins, attrs):
-    idx, label = first(ins, "Indices"), first(ins, "Label")
-    if idx.shape[0] >= 0 and label.shape[0] >= 0 and idx.shape[0] != label.shape[0]:
-        raise ValueError(
-            f"Indices and Label must have the same batch size. Received: Indices.shape={idx.shape}, "
-            f"Label.shape={label.shape}"
-        )
-    return {"Accuracy": [((1,), VarType.FP32)], "Correct": [((1,), VarType.INT32)], "Total": [((1,), VarType.INT32)]}
-
-
-def _acc_kernel(ins, attrs):
-    idx, label = ins["Indices"][0], ins["Label"][0]
-    n = idx.shape[0]
-    correct = (idx == label.reshape(n, 1).to(idx.dtype)).any(dim=1).sum().to(torch.int32).reshape(1)
-    acc = (correct.to(torch.float32) / max(n, 1)).reshape(1)
-    return {"Accuracy": [acc], "Correct": [correct], "Total": [torch.tensor([n], dtype=torch.int32, device=idx.device)]}
-
-
-register(OpDef("accuracy", ("Out", "Indices", "Label"), ("Accuracy", "Correct", "Total"), {}, _acc_infer, _acc_kernel))
-
-
 # -- nll_loss, bce_loss, hinge_loss, modified_huber_loss -------------------------------------------------
 def _nll_infer(ins, attrs):
     x, label, w = first(ins, "X"), first(ins, "Label"), first(ins, "Weight")
@@ -442,5 +425,567 @@ register(
         _same_shape_infer("X", "Y", ("IntermediateVal", "Out")),
         _modified_huber,
         grad=GradDef(("X", "Y"), in_grads=("X",)),
+    )
+)
+
+
+# -- label_smooth, log_loss, smooth_l1, kldiv, huber, margin_rank, rank, bpr, teacher_student ------
+def _label_smooth(ins, a):
+    x, prior = _x(ins), first(ins, "PriorDist")
+    eps = a["epsilon"]
+    if prior is not None:
+        return {"Out": [(1 - eps) * x + eps * prior.reshape(1, -1)]}
+    return {"Out": [(1 - eps) * x + eps / x.shape[-1]]}
+
+
+_op("label_smooth", ("X", "PriorDist"), ("Out",), {"epsilon": 0.0}, same_as(), _label_smooth)
+
+
+def _log_loss(ins, a):
+    p, y, eps = ins["Predicted"][0], ins["Labels"][0], a["epsilon"]
+    return {"Loss": [-y * torch.log(p + eps) - (1 - y) * torch.log(1 - p + eps)]}
+
+
+def _log_loss_infer(ins, a):
+    p, y = first(ins, "Predicted"), first(ins, "Labels")
+    if len(p.shape) != 2 or p.shape[1] not in (1, -1):
+        raise ValueError(
+            "Each row of Input(Predicted) contains a real value, so the 2nd dimension of Input(X) must be 1, "
+            f"but got Predicted.shape={tuple(p.shape)}"
+        )
+    if not dims_agree(p.shape, y.shape):
+        raise ValueError(
+            "The dimensions of Input(Predicted) must be equal to the dimensions of Input(Labels). "
+            f"Received: Predicted.shape={tuple(p.shape)}, Labels.shape={tuple(y.shape)}"
+        )
+    return out("Loss", p.shape, p.dtype)
+
+
+_op(
+    "log_loss",
+    ("Predicted", "Labels"),
+    ("Loss",),
+    {"epsilon": 1e-4},
+    _log_loss_infer,
+    _log_loss,
+    grad=GradDef(out_grads=("Loss",), in_grads=("Predicted",)),  # fluid 1.8 gave the labels no gradient
+)
+
+
+def _smooth_l1(ins, a):
+    x, y = ins["X"][0], ins["Y"][0]
+    iw, ow = first(ins, "InsideWeight"), first(ins, "OutsideWeight")
+    s2 = a["sigma"] ** 2
+    d = x - y
+    if iw is not None:
+        d = d * iw
+    ad = d.abs()
+    v = torch.where(ad < 1.0 / s2, 0.5 * d * d * s2, ad - 0.5 / s2)
+    if ow is not None:
+        v = v * ow
+    return {"Out": [v.reshape(v.shape[0], -1).sum(1, keepdim=True)], "Diff": [d]}
+
+
+def _smooth_l1_infer(ins, a):
+    x = first(ins, "X")
+    return {"Out": [((x.shape[0], 1), x.dtype)], "Diff": [(x.shape, x.dtype)]}
+
+
+register(
+    OpDef(
+        "smooth_l1_loss",
+        ("X", "Y", "InsideWeight", "OutsideWeight"),
+        ("Diff", "Out"),
+        {"sigma": 1.0},
+        _smooth_l1_infer,
+        _smooth_l1,
+        grad=GradDef(),
+    )
+)
+
+
+def _kldiv(ins, a):
+    x, t = ins["X"][0], ins["Target"][0]
+    v = torch.where(t > 0, t * (torch.log(torch.clamp(t, min=1e-38)) - x), torch.zeros_like(t))
+    r = a["reduction"]
+    if r == "mean":
+        v = v.mean().reshape(1)
+    elif r == "sum":
+        v = v.sum().reshape(1)
+    elif r == "batchmean":
+        v = (v.sum() / x.shape[0]).reshape(1)
+    return {"Loss": [v]}
+
+
+def _kldiv_infer(ins, a):
+    x = first(ins, "X")
+    return out("Loss", x.shape if a["reduction"] == "none" else (1,), x.dtype)
+
+
+register(
+    OpDef(
+        "kldiv_loss",
+        ("X", "Target"),
+        ("Loss",),
+        {"reduction": "mean"},
+        _kldiv_infer,
+        _kldiv,
+        grad=GradDef(out_grads=("Loss",), in_grads=("X",)),  # fluid 1.8.5: no gradient for Target
+    )
+)
+
+
+def _huber(ins, a):
+    x, y, d = ins["X"][0], ins["Y"][0], a["delta"]
+    r = y - x
+    ar = r.abs()
+    return {"Out": [torch.where(ar <= d, 0.5 * r * r, d * (ar - 0.5 * d))], "Residual": [r]}
+
+
+register(
+    OpDef(
+        "huber_loss",
+        ("X", "Y"),
+        ("Out", "Residual"),
+        {"delta": 1.0},
+        same_as("X", "Out", "Residual"),
+        _huber,
+        grad=GradDef(),
+    )
+)
+
+
+def _margin_rank(ins, a):
+    label, x1, x2 = ins["Label"][0], ins["X1"][0], ins["X2"][0]
+    act = -label * (x1 - x2) + a["margin"]
+    return {"Out": [torch.relu(act)], "Activated": [(act > 0).to(x1.dtype)]}
+
+
+def _same_shapes(a, b, a_slot: str, b_slot: str) -> None:
+    """fluid 1.8.5's check that two inputs have one shape (dims unknown when built compare as -1)."""
+    if list(a.shape) != list(b.shape):
+        raise ValueError(
+            f"The shape of Input({a_slot}) shape should equals the shape of Input({b_slot}). Received: "
+            f"Input({a_slot})'s shape: {list(a.shape)}, Input({b_slot})'s shape: {list(b.shape)}. "
+            f"({a_slot}: '{a.name}', {b_slot}: '{b.name}')"
+        )
+
+
+def _margin_rank_infer(ins, a):
+    x1, x2, label = first(ins, "X1"), first(ins, "X2"), first(ins, "Label")
+    _same_shapes(x1, x2, "X1", "X2")
+    _same_shapes(label, x1, "Label", "X1")
+    return same_as("X1", "Out", "Activated")(ins, a)
+
+
+register(
+    OpDef(
+        "margin_rank_loss",
+        ("X1", "X2", "Label"),
+        ("Out", "Activated"),
+        {"margin": 0.0},
+        _margin_rank_infer,
+        _margin_rank,
+        grad=GradDef(in_grads=("X1", "X2")),  # fluid 1.8 gave the label no gradient
+    )
+)
+
+
+def _rank_loss(ins, a):
+    """Out (of Label's shape) = log(1 + exp(Left - Right)) - Label * (Left - Right); each input [N] or
+    [N, 1], as fluid 1.8.5 took them."""
+    label, left, right = ins["Label"][0], ins["Left"][0], ins["Right"][0]
+    d = left.reshape(-1) - right.reshape(-1)
+    return {"Out": [(torch.log1p(torch.exp(d)) - label.reshape(-1) * d).reshape(label.shape)]}
+
+
+def _rank_loss_grad(ins, a):
+    """fluid's: dLeft = dOut * (sigmoid(Left - Right) - Label), dRight its negative (finite where a
+    VJP through log(1 + exp(d)) gives inf * 0)."""
+    label, left, right, g = ins["Label"][0], ins["Left"][0], ins["Right"][0], ins["Out@GRAD"][0]
+    d = g.reshape(-1) * (torch.sigmoid(left.reshape(-1) - right.reshape(-1)) - label.reshape(-1))
+    return {"Left@GRAD": [d.reshape(left.shape)], "Right@GRAD": [(-d).reshape(right.shape)]}
+
+
+def _rank_loss_infer(ins, a):
+    label, left, right = first(ins, "Label"), first(ins, "Left"), first(ins, "Right")
+    for slot, v in (("Label", label), ("Left", left), ("Right", right)):
+        if len(v.shape) == 2 and v.shape[-1] != 1 or len(v.shape) > 2:  # ([N] or [N, 1], as fluid 1.8.5)
+            raise ValueError(
+                f"The last dimension of Input({slot}) must be 1, but received {v.shape[-1]}. ('{v.name}' of "
+                f"shape {list(v.shape)})"
+            )
+    for slot, v in (("Left", left), ("Right", right)):
+        if label.shape[0] >= 0 and v.shape[0] >= 0 and label.shape[0] != v.shape[0]:
+            raise ValueError(
+                f"The first dimension of Input(Label) and Input({slot}) must have the same value. But received "
+                f"Label.dims[0]={label.shape[0]}, {slot}.dims[0]={v.shape[0]}."
+            )
+    return same_as("Label")(ins, a)
+
+
+register(
+    OpDef(
+        "rank_loss",
+        ("Label", "Left", "Right"),
+        ("Out",),
+        {},
+        _rank_loss_infer,
+        _rank_loss,
+        grad=GradDef(("Label", "Left", "Right"), in_grads=("Left", "Right"), kernel=_rank_loss_grad),
+    )
+)
+
+
+def _bpr(ins, a):
+    x, label = ins["X"][0], ins["Label"][0].reshape(-1).long()
+    n, c = x.shape
+    pos = x[torch.arange(n, device=x.device), label].reshape(n, 1)
+    mask = torch.ones_like(x, dtype=torch.bool)
+    mask[torch.arange(n, device=x.device), label] = False
+    v = -torch.log(torch.sigmoid(pos - x)) * mask
+    return {"Y": [v.sum(1, keepdim=True) / (c - 1)]}
+
+
+_op(
+    "bpr_loss",
+    ("X", "Label"),
+    ("Y",),
+    {},
+    lambda ins, a: out("Y", (first(ins, "X").shape[0], 1), first(ins, "X").dtype),
+    _bpr,
+)
+
+
+def _teacher_student(ins, a):
+    """fluid's encoding of Label: < -1: no click, no teacher; [-1, 0): click, no teacher; [0, 1): no
+    click, teacher score Label; >= 1: click, teacher score Label - 1. The loss is the click's sigmoid
+    cross entropy plus the teacher score's; outside [lower, up] bound X gets no gradient (fluid 1.8.5)."""
+    x, label = ins["X"][0], ins["Label"][0]
+    click, teacher, score = _teacher_student_targets(label)
+
+    def ce(t):
+        return torch.relu(x) - x * t + torch.log1p(torch.exp(-x.abs()))
+
+    loss = ce(click.to(x.dtype)) + torch.where(teacher, ce(score), torch.zeros_like(x))
+    return {"Y": [loss]}
+
+
+def _teacher_student_targets(label):
+    click = ((label >= -1.0) & (label < 0.0)) | (label >= 1.0)
+    return click, label >= 0.0, torch.where(label >= 1.0, label - 1.0, label)
+
+
+def _teacher_student_grad(ins, a):
+    """fluid's: (sigmoid(X) - click) + (sigmoid(X) - score) where there is a teacher score, times dY;
+    0 outside [lower, up] bound."""
+    x, label, g = ins["X"][0], ins["Label"][0], ins["Y@GRAD"][0]
+    click, teacher, score = _teacher_student_targets(label)
+    s = torch.sigmoid(x)
+    d = (s - click.to(x.dtype)) + torch.where(teacher, s - score, torch.zeros_like(x))
+    inside = (x >= a["soft_max_lower_bound"]) & (x <= a["soft_max_up_bound"])
+    return {"X@GRAD": [d * g * inside]}
+
+
+register(
+    OpDef(
+        "teacher_student_sigmoid_loss",
+        ("X", "Label"),
+        ("Y",),
+        {"soft_max_up_bound": 15.0, "soft_max_lower_bound": -15.0},
+        same_as("X", "Y"),
+        _teacher_student,
+        grad=GradDef(("X", "Label"), out_grads=("Y",), in_grads=("X",), kernel=_teacher_student_grad),
+    )
+)
+
+
+# -- center_loss -----------------------------------------------------------------------------------
+def _center_loss(ins, a):
+    x, label, centers = ins["X"][0], ins["Label"][0].reshape(-1).long(), ins["Centers"][0]
+    diff = x - centers[label]
+    loss = 0.5 * (diff * diff).sum(1, keepdim=True)
+    new = centers
+    if a["need_update"]:
+        rate = ins["CenterUpdateRate"][0].reshape(()).to(centers.dtype)
+        acc = torch.zeros_like(centers).index_add(0, label, diff.detach())
+        count = torch.bincount(label, minlength=centers.shape[0]).to(centers.dtype)
+        new = centers + rate * acc / (1 + count)[:, None]
+    return {"SampleCenterDiff": [diff], "Loss": [loss], "CentersOut": [new]}
+
+
+def _center_loss_infer(ins, a):
+    x, c = first(ins, "X"), first(ins, "Centers")
+    return {
+        "SampleCenterDiff": [(x.shape, x.dtype)],
+        "Loss": [((x.shape[0], 1), x.dtype)],
+        "CentersOut": [(c.shape, c.dtype)],
+    }
+
+
+register(
+    OpDef(
+        "center_loss",
+        ("X", "Label", "Centers", "CenterUpdateRate"),
+        ("SampleCenterDiff", "Loss", "CentersOut"),
+        {"cluster_num": 0, "need_update": False},
+        _center_loss_infer,
+        _center_loss,
+        grad=GradDef(("X", "Label", "Centers", "CenterUpdateRate"), out_grads=("Loss",), in_grads=("X",)),
+    )
+)
+
+
+# -- hierarchical_sigmoid: the default complete binary tree over num_classes ------------------------
+def _hsigmoid(ins, a):
+    """fluid's default code: class c is node c + num_classes; step j of its path uses weight row
+    ((c + C) >> (j + 1)) - 1 with target bit ((c + C) >> j) & 1; loss = sum softplus(pre) - bit * pre."""
+    x, w, label = ins["X"][0], ins["W"][0], ins["Label"][0].reshape(-1).long()
+    b = first(ins, "Bias")
+    table, codes = first(ins, "PathTable"), first(ins, "PathCode")
+    if table is not None:  # a custom tree: each sample's node ids (-1 past its path) and bits
+        node, valid = table.long(), table >= 0
+        bit = (codes.clamp(min=0) * valid).to(x.dtype)
+    else:
+        num_classes = a["num_classes"]
+        code = label + num_classes
+        length = int(math.floor(math.log2(2 * num_classes - 1)))
+        j = torch.arange(length, device=x.device)
+        node = (code[:, None] >> (j[None, :] + 1)) - 1  # [N, L]
+        valid = node >= 0
+        bit = ((code[:, None] >> j[None, :]) & 1).to(x.dtype)
+    idx = node.clamp(min=0)
+    pre = (w[idx] * x[:, None, :]).sum(-1)
+    if b is not None:
+        pre = pre + b.reshape(-1)[idx]
+    pre = pre.clamp(-40.0, 40.0) * valid.to(x.dtype)
+    # fluid 1.8 sums softplus over every step, so a path shorter than the longest adds log(2) per
+    # missing step; kept for the same values
+    soft = torch.log1p(torch.exp(pre))  # PreOut, as fluid kept it: after its soft relu
+    return {"Out": [(soft - bit * pre).sum(1, keepdim=True)], "PreOut": [soft]}
+
+
+def _hsigmoid_infer(ins, a):
+    x = first(ins, "X")
+    table = first(ins, "PathTable")
+    length = table.shape[1] if table is not None else int(math.floor(math.log2(2 * a["num_classes"] - 1)))
+    return {"Out": [((x.shape[0], 1), x.dtype)], "PreOut": [((x.shape[0], length), x.dtype)]}
+
+
+register(
+    OpDef(
+        "hierarchical_sigmoid",
+        ("X", "W", "Label", "PathTable", "PathCode", "Bias"),
+        ("Out", "PreOut", "W_Out"),
+        {"num_classes": 2, "is_sparse": False},
+        _hsigmoid_infer,
+        _hsigmoid,
+        grad=GradDef(
+            ("X", "W", "Label", "PathTable", "PathCode", "Bias"), out_grads=("Out",), in_grads=("X", "W", "Bias")
+        ),
+    )
+)
+
+
+# -- sample_logits: the logits of the true and sampled classes, for sampled softmax ----------------
+def _sample_logits(ins, a):
+    logits, labels = ins["Logits"][0], ins["Labels"][0].long()
+    n, num_true = labels.shape[0], labels.shape[1]
+    if a["use_customized_samples"]:
+        samples = ins["CustomizedSamples"][0].long()
+        probs = ins["CustomizedProbabilities"][0].to(logits.dtype)
+    else:
+        from fluidcompat_ops import fluid_random
+
+        # fluid's sampler (NOTE: [Seeded draws]); without a seed, seeded from torch's generator
+        seed = a["seed"] or int(torch.randint(1, 2**31 - 1, ()))
+        samples, probs = fluid_random.sampled_classes(
+            seed, labels.cpu().numpy(), a["num_samples"], logits.shape[1], a.get("uniq", True)
+        )
+        samples = torch.from_numpy(samples).to(logits.device)
+        probs = torch.from_numpy(probs).to(device=logits.device, dtype=logits.dtype)
+    picked = torch.gather(logits, 1, samples) - torch.log(probs)
+    if a["remove_accidental_hits"]:
+        hits = (samples[:, num_true:, None] == labels[:, None, :]).any(-1)
+        picked = torch.cat([picked[:, :num_true], picked[:, num_true:] - hits.to(picked.dtype) * 1e20], 1)
+    sampled_labels = torch.arange(num_true, device=logits.device).expand(n, num_true).contiguous()
+    return {
+        "Samples": [samples],
+        "Probabilities": [probs],
+        "SampledLogits": [picked],
+        "SampledLabels": [sampled_labels],
+        "LogitsDim": [torch.zeros(logits.shape, dtype=logits.dtype, device=logits.device)[:0]],
+        "LabelsDim": [torch.zeros(labels.shape, dtype=logits.dtype, device=logits.device)[:0]],
+    }
+
+
+def _sample_logits_infer(ins, a):
+    logits, labels = first(ins, "Logits"), first(ins, "Labels")
+    width = labels.shape[1] + a["num_samples"]
+    rows = logits.shape[0]
+    return {
+        "Samples": [((rows, width), "int64")],
+        "Probabilities": [((rows, width), logits.dtype)],
+        "SampledLogits": [((rows, width), logits.dtype)],
+        "SampledLabels": [((rows, labels.shape[1]), "int64")],
+        "LogitsDim": [((0,), logits.dtype)],
+        "LabelsDim": [((0,), logits.dtype)],
+    }
+
+
+register(
+    OpDef(
+        "sample_logits",
+        ("Logits", "Labels", "CustomizedSamples", "CustomizedProbabilities"),
+        ("Samples", "Probabilities", "SampledLogits", "SampledLabels", "LogitsDim", "LabelsDim"),
+        {"use_customized_samples": False, "uniq": True, "remove_accidental_hits": True, "num_samples": 1, "seed": 0},
+        _sample_logits_infer,
+        _sample_logits,
+        grad=GradDef(
+            ("Logits", "Samples"),
+            out_grads=("SampledLogits",),
+            in_grads=("Logits",),
+            kernel=lambda ins, a: _sample_logits_grad(ins),
+        ),
+    )
+)
+
+
+def _sample_logits_grad(ins):
+    """Each sampled logit's gradient goes back to the class it was taken from (the samples the forward
+    op drew, which a re-run would draw anew)."""
+    logits, samples, g = ins["Logits"][0], ins["Samples"][0], ins["SampledLogits@GRAD"][0]
+    return {"Logits@GRAD": [torch.zeros_like(logits).scatter_add_(1, samples, g.to(logits.dtype))]}
+
+
+# -- nce: noise-contrastive estimation over the true labels and sampled negatives --------------------
+def _nce_q(ins, a, classes, dtype, device):
+    """The sampler's probability of each class id in ``classes``."""
+    n = a["num_total_classes"]
+    if a["sampler"] == 1:  # log-uniform
+        c = classes.to(torch.float64)
+        return (torch.log((c + 2.0) / (c + 1.0)) / math.log(n)).to(dtype)  # fluid's log range: log(classes)
+    if a["sampler"] == 2:  # custom distribution
+        return _nce_custom_probs(ins, a).to(dtype=dtype, device=device)[classes]
+    return torch.full(classes.shape, 1.0 / n, dtype=dtype, device=device)
+
+
+def _nce_cost(ins, a, samples):
+    x, w, label = ins["Input"][0], ins["Weight"][0], ins["Label"][0]
+    b, sw = first(ins, "Bias"), first(ins, "SampleWeight")
+    num_true = label.shape[1]
+    logits = (x[:, None, :] * w[samples]).sum(-1)
+    if b is not None:
+        logits = logits + b.reshape(-1)[samples]
+    o = torch.sigmoid(logits)
+    noise = a["num_neg_samples"] * _nce_q(ins, a, samples, x.dtype, x.device)
+    true_part = -torch.log(o[:, :num_true] / (o[:, :num_true] + noise[:, :num_true]))
+    neg_part = -torch.log(noise[:, num_true:] / (o[:, num_true:] + noise[:, num_true:]))
+    cost = true_part.sum(1, keepdim=True) + neg_part.sum(1, keepdim=True)
+    if sw is not None:
+        cost = cost * sw.reshape(-1, 1)
+    return cost, logits
+
+
+def _nce_samples(ins, a):
+    label = ins["Label"][0].long()
+    n_rows, k, total = label.shape[0], a["num_neg_samples"], a["num_total_classes"]
+    alias, alias_probs = first(ins, "CustomDistAlias"), first(ins, "CustomDistAliasProbs")
+    if a["seed"] and (a["sampler"] != 2 or alias is not None):  # fluid's negatives (NOTE: [Seeded draws])
+        from fluidcompat_ops import fluid_random
+
+        tables = (alias.reshape(-1).tolist(), alias_probs.reshape(-1).cpu().numpy()) if alias is not None else ()
+        neg = torch.from_numpy(fluid_random.nce_negatives(a["sampler"], a["seed"], n_rows, k, total, *tables))
+    elif a["sampler"] == 2:
+        neg = torch.multinomial(_nce_custom_probs(ins, a).to(torch.float64), n_rows * k, replacement=True)
+        neg = neg.reshape(n_rows, k)
+    elif a["sampler"] == 1:  # fluid's log-uniform sampler: exp(u * log(total)) - 1, modulo total - 1
+        u = torch.rand((n_rows, k), dtype=torch.float64)
+        neg = (torch.exp(u * math.log(total)) - 1).long() % max(total - 1, 1)
+    else:
+        neg = torch.randint(0, total, (n_rows, k))
+    return torch.cat([label, neg.to(label.device)], 1)
+
+
+def _nce_custom_probs(ins, a):
+    """The custom distribution: the CustomDistProbs input (fluid's), or the attribute earlier
+    fluidcompat programs kept it in."""
+    probs = first(ins, "CustomDistProbs")
+    return probs.reshape(-1) if probs is not None else torch.tensor(a.get("custom_neg_classes_probs", []))
+
+
+def _nce(ins, a):
+    samples = _nce_samples(ins, a)
+    cost, logits = _nce_cost(ins, a, samples)
+    return {"Cost": [cost], "SampleLogits": [logits], "SampleLabels": [samples]}
+
+
+def _nce_grad(ins, a):
+    """The cost recomputed on the forward op's samples (a re-run would draw new ones), differentiated."""
+    wanted = a["_wanted"]
+    leaves = {
+        s: ins[s][0].detach().requires_grad_(True)
+        for s in ("Input", "Weight", "Bias")
+        if s in wanted and first(ins, s) is not None
+    }
+    with torch.enable_grad():
+        cost, _ = _nce_cost(dict(ins, **{s: [v] for s, v in leaves.items()}), a, ins["SampleLabels"][0].long())
+        grads = torch.autograd.grad(
+            cost, list(leaves.values()), ins["Cost@GRAD"][0].reshape(cost.shape), allow_unused=True
+        )
+    return {s + "@GRAD": [g if g is not None else torch.zeros_like(leaves[s])] for s, g in zip(leaves, grads)}
+
+
+def _nce_infer(ins, a):
+    x, label = first(ins, "Input"), first(ins, "Label")
+    width = label.shape[1] + a["num_neg_samples"]
+    return {
+        "Cost": [((x.shape[0], 1), x.dtype)],
+        "SampleLogits": [((x.shape[0], width), x.dtype)],
+        "SampleLabels": [((x.shape[0], width), "int64")],
+    }
+
+
+register(
+    OpDef(
+        "nce",
+        (
+            "Input",
+            "Label",
+            "Weight",
+            "Bias",
+            "SampleWeight",
+            "CustomDistProbs",
+            "CustomDistAlias",
+            "CustomDistAliasProbs",
+        ),
+        ("Cost", "SampleLogits", "SampleLabels"),
+        {
+            "num_total_classes": 0,
+            "num_neg_samples": 10,
+            "sampler": 0,
+            "seed": 0,
+            "is_sparse": False,
+            "custom_neg_classes": [],
+            "remote_prefetch": False,
+        },
+        _nce_infer,
+        _nce,
+        grad=GradDef(
+            (
+                "Input",
+                "Label",
+                "Weight",
+                "Bias",
+                "SampleWeight",
+                "SampleLabels",
+                "CustomDistProbs",
+                "CustomDistAlias",
+                "CustomDistAliasProbs",
+            ),
+            out_grads=("Cost",),
+            in_grads=("Input", "Weight", "Bias"),
+            kernel=_nce_grad,
+        ),
     )
 )

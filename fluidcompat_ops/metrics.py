@@ -1,8 +1,9 @@
-"""Metric ops of fluid 1.8 with no gradient: ``precision_recall`` (per-class TP/FP/TN/FN states and
-macro/micro precision, recall and F1) and ``positive_negative_pair`` (ranking pairs within a query).
+"""Metric ops of fluid 1.8 with no gradient: ``accuracy`` (top-k), ``precision_recall`` (per-class
+TP/FP/TN/FN states and macro/micro precision, recall and F1) and ``positive_negative_pair`` (ranking
+pairs within a query).
 
-Both add up weights in float64; precision_recall's metrics are float64 (as fluid's), the other outputs
-the input's float type.
+precision_recall and positive_negative_pair add up weights in float64; precision_recall's metrics are
+float64 (as fluid's), the other outputs the input's float type.
 """
 
 from __future__ import annotations
@@ -13,6 +14,28 @@ from fluidcompat_ops.shapes import first, require_attrs
 
 torch = None  # NOTE: [Lazy torch] in registry.py
 F = None
+
+
+# -- accuracy --------------------------------------------------------------------------------------
+def _acc_infer(ins, attrs):
+    idx, label = first(ins, "Indices"), first(ins, "Label")
+    if idx.shape[0] >= 0 and label.shape[0] >= 0 and idx.shape[0] != label.shape[0]:
+        raise ValueError(
+            f"Indices and Label must have the same batch size. Received: Indices.shape={idx.shape}, "
+            f"Label.shape={label.shape}"
+        )
+    return {"Accuracy": [((1,), VarType.FP32)], "Correct": [((1,), VarType.INT32)], "Total": [((1,), VarType.INT32)]}
+
+
+def _acc_kernel(ins, attrs):
+    idx, label = ins["Indices"][0], ins["Label"][0]
+    n = idx.shape[0]
+    correct = (idx == label.reshape(n, 1).to(idx.dtype)).any(dim=1).sum().to(torch.int32).reshape(1)
+    acc = (correct.to(torch.float32) / max(n, 1)).reshape(1)
+    return {"Accuracy": [acc], "Correct": [correct], "Total": [torch.tensor([n], dtype=torch.int32, device=idx.device)]}
+
+
+register(OpDef("accuracy", ("Out", "Indices", "Label"), ("Accuracy", "Correct", "Total"), {}, _acc_infer, _acc_kernel))
 
 
 # -- precision_recall ------------------------------------------------------------------------------------
