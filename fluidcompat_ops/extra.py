@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fluidcompat_ops.metrics import _lod_sequences
 from fluidcompat_ops.registry import GradDef, OpDef, _op, register
 from fluidcompat_ops.sequence import _last_level, _padded, lengths_of, lod_of, offsets_of, with_lod
 from fluidcompat_ops.shapes import _x, first, out, same_as
@@ -98,44 +99,6 @@ _op(
 _op("merge_selected_rows", ("X",), ("Out",), {}, same_as(), _merge_selected_rows, grad=False)
 
 
-def _mean_iou(ins, a):
-    pred, label, c = ins["Predictions"][0].reshape(-1).long(), ins["Labels"][0].reshape(-1).long(), a["num_classes"]
-
-    def count(values):  # per class; a value outside [0, c) counts nowhere (an ignored label such as 255:
-        # fluid 1.8 wrote past its arrays there and kept the in-range counts, these)
-        return torch.bincount(values[(values >= 0) & (values < c)], minlength=c)
-
-    correct = count(pred[pred == label])
-    wrong = count(pred[pred != label]) + count(label[pred != label])
-    denom = correct + wrong
-    valid = denom > 0
-    iou = torch.where(
-        valid, correct.double() / denom.clamp(min=1).double(), torch.zeros_like(correct, dtype=torch.float64)
-    )
-    mean = iou.sum() / valid.sum().clamp(min=1)
-    return {
-        "OutMeanIou": [mean.to(torch.float32).reshape(1)],
-        "OutWrong": [wrong.to(torch.int32)],
-        "OutCorrect": [correct.to(torch.int32)],
-    }
-
-
-def _mean_iou_infer(ins, a):
-    c = a["num_classes"]
-    return {"OutMeanIou": [((1,), "float32")], "OutWrong": [((c,), "int32")], "OutCorrect": [((c,), "int32")]}
-
-
-_op(
-    "mean_iou",
-    ("Predictions", "Labels"),
-    ("OutMeanIou", "OutWrong", "OutCorrect"),
-    {"num_classes": 0},
-    _mean_iou_infer,
-    _mean_iou,
-    grad=False,
-)
-
-
 _op(
     "is_empty",
     ("X",),
@@ -146,74 +109,6 @@ _op(
     grad=False,
     no_buffer_inputs=frozenset({"X"}),
     host_outputs=frozenset({"Out"}),
-)
-
-
-def _levenshtein(a_seq, b_seq) -> int:
-    prev = list(range(len(b_seq) + 1))
-    for i, x in enumerate(a_seq, 1):
-        cur = [i] + [0] * len(b_seq)
-        for j, y in enumerate(b_seq, 1):
-            cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y))
-        prev = cur
-    return prev[-1]
-
-
-def _lod_sequences(x, op_name, what):
-    """The sequences of a LoD [rows, 1] tensor, as lists."""
-    offsets = _last_level(x, op_name, what)
-    flat = x.reshape(-1).tolist()
-    return [flat[s:e] for s, e in zip(offsets, offsets[1:])]
-
-
-def _edit_distance(ins, a):
-    hyp, ref = ins["Hyps"][0], ins["Refs"][0]
-    hl, rl = first(ins, "HypsLength"), first(ins, "RefsLength")
-    if hl is None and (lod_of(hyp) or lod_of(ref)):  # LoD sequences, one id per row
-        hyps = _lod_sequences(hyp, "edit_distance", "Input(Hyps)")
-        refs = _lod_sequences(ref, "edit_distance", "Input(Refs)")
-        if len(hyps) != len(refs):
-            raise ValueError(
-                f"edit_distance: Input(Hyps) holds {len(hyps)} sequences and Input(Refs) {len(refs)}; "
-                "they must hold the same number"
-            )
-        for i, r in enumerate(refs, 1):  # fluid 1.8.5 counted from 1
-            if not r:
-                raise ValueError(f"Reference string {i} is empty.")
-        n = len(hyps)
-        hl, rl = [len(h) for h in hyps], [len(r) for r in refs]
-    else:
-        n = hyp.shape[0]
-        hyps = hyp.reshape(n, -1).tolist()
-        refs = ref.reshape(n, -1).tolist()
-        hl = hl.reshape(-1).tolist() if hl is not None else [len(h) for h in hyps]
-        rl = rl.reshape(-1).tolist() if rl is not None else [len(r) for r in refs]
-    dists = []
-    for h, r, lh, lr in zip(hyps, refs, hl, rl):
-        d = float(_levenshtein(h[: int(lh)], r[: int(lr)]))
-        if a["normalized"]:
-            d = d / lr if lr else d
-        dists.append([d])
-    dev = a["_device"]  # read on the host, written where the op runs
-    return {
-        "Out": [torch.tensor(dists, dtype=torch.float32, device=dev)],
-        "SequenceNum": [torch.tensor([n], dtype=torch.int64, device=dev)],
-    }
-
-
-_op(
-    "edit_distance",
-    ("Hyps", "Refs", "HypsLength", "RefsLength"),
-    ("Out", "SequenceNum"),
-    {"normalized": False},
-    lambda ins, a: {
-        # the declared dtype stays (int64 from the layer, as fluid's); the distances are float32 when run
-        "Out": [((first(ins, "Hyps").shape[0] if first(ins, "HypsLength") else -1, 1), None)],
-        "SequenceNum": [((1,), "int64")],
-    },
-    _edit_distance,
-    grad=False,
-    host_inputs=frozenset({"Hyps", "Refs", "HypsLength", "RefsLength"}),
 )
 
 
@@ -655,75 +550,6 @@ _op(
 )
 
 
-def _binary_predictions(predict) -> None:
-    """auc reads the positive class's probability: the last column of an [N, 1] or [N, 2] Predict."""
-    if len(predict.shape) != 2 or predict.shape[1] not in (1, 2, -1):
-        raise ValueError(
-            "Only support binary classification,prediction dims[1] should be 1 or 2. "
-            f"Received: Predict '{predict.name}' with shape {list(predict.shape)}"
-        )
-
-
-def _auc(ins, a):
-    predict, label = ins["Predict"][0], ins["Label"][0].reshape(-1)
-    stat_pos, stat_neg = ins["StatPos"][0], ins["StatNeg"][0]
-    n = a["num_thresholds"]
-    positive = predict[:, -1]
-    lo, hi = torch.aminmax(positive)
-    if hi > 1 or lo < 0:
-        bad = float(hi) if hi > 1 else float(lo)
-        side = "less or equal 1" if hi > 1 else "great or equal 0"
-        raise ValueError(f"The predict data must {side}. Received: {bad} in '{a['_op'].inputs['Predict'][0]}'")
-    bucket = (positive * n).long()
-    pos = torch.bincount(bucket[label > 0], minlength=n + 1).to(stat_pos.dtype)
-    neg = torch.bincount(bucket[label == 0], minlength=n + 1).to(stat_neg.dtype)  # other labels: ignored
-    steps = a["slide_steps"]
-
-    def updated(stat, batch):
-        if steps == 0:  # all batches so far
-            new = stat.reshape(-1) + batch
-            return new.reshape(stat.shape), new
-        # fluid's layout: `steps` batch slots used as a ring, their sum, then the count of batches seen
-        flat = stat.reshape(-1).clone()
-        slots = flat[: (steps + 1) * (n + 1)].view(steps + 1, n + 1)
-        cur = int(flat[-1]) % steps
-        slots[steps] += batch - slots[cur]
-        slots[cur] = batch
-        flat[-1] += 1
-        return flat.reshape(stat.shape), slots[steps]
-
-    new_pos, sum_pos = updated(stat_pos, pos)
-    new_neg, sum_neg = updated(stat_neg, neg)
-
-    def area(sp, sn):
-        sp, sn = sp.reshape(-1).double().flip(0), sn.reshape(-1).double().flip(0)
-        tp, fp = torch.cumsum(sp, 0), torch.cumsum(sn, 0)
-        tp_prev, fp_prev = torch.cat([tp.new_zeros(1), tp[:-1]]), torch.cat([fp.new_zeros(1), fp[:-1]])
-        total = ((fp - fp_prev) * (tp + tp_prev) / 2.0).sum()
-        denom = tp[-1] * fp[-1]
-        return (total / denom if denom > 0 else total * 0).reshape(1)
-
-    return {"AUC": [area(sum_pos, sum_neg)], "StatPosOut": [new_pos], "StatNegOut": [new_neg]}
-
-
-_op(
-    "auc",
-    ("Predict", "Label", "StatPos", "StatNeg"),
-    ("AUC", "StatPosOut", "StatNegOut"),
-    {"curve": "ROC", "num_thresholds": 4095, "slide_steps": 1},
-    lambda ins, a: (
-        _binary_predictions(first(ins, "Predict"))
-        or {
-            "AUC": [((1,), "float64")],
-            "StatPosOut": [(first(ins, "StatPos").shape, "int64")],
-            "StatNegOut": [(first(ins, "StatNeg").shape, "int64")],
-        }
-    ),
-    _auc,
-    grad=False,
-)
-
-
 def _cvm(ins, a):
     x = _x(ins)
     if not a["use_cvm"]:
@@ -755,136 +581,6 @@ register(
         _cvm,
         grad=GradDef(("X", "CVM"), out_grads=("Y",), in_grads=("X",), kernel=_cvm_grad),
     )
-)
-
-
-_CHUNK_SCHEMES = {  # num_tag_types, tag_begin, tag_inside, tag_end, tag_single
-    "IOB": (2, 0, 1, -1, -1),
-    "IOE": (2, -1, 0, 1, -1),
-    "IOBES": (4, 0, 1, 2, 3),
-    "plain": (1, -1, -1, -1, -1),
-}
-
-
-def _chunk_end(prev_tag, prev_type, tag, type_, other, begin, inside, end, single):
-    if prev_type == other:
-        return False
-    if type_ == other or type_ != prev_type:
-        return True
-    if prev_tag == begin or prev_tag == inside:
-        return tag == begin
-    return prev_tag in (end, single)
-
-
-def _chunk_begin(prev_tag, prev_type, tag, type_, other, begin, inside, end, single):
-    if prev_type == other:
-        return type_ != other
-    if type_ == other:
-        return False
-    if type_ != prev_type:
-        return True
-    if tag == begin or tag == single:
-        return True
-    return False
-
-
-def chunk_segments(labels, scheme, num_chunk_types, excluded=()):
-    """(start, end, type) of each chunk of one tag sequence, as fluid's chunk_eval reads them."""
-    num_tag_types, begin, inside, end, single = _CHUNK_SCHEMES[scheme]
-    other = num_chunk_types
-    top = next((v for v in labels if v > num_chunk_types * num_tag_types), None)
-    if top is not None:  # fluid's check (and text) for Inference and Label alike
-        raise ValueError(
-            "The value of Input(Label) should be less than the number of chunk types times the number of tag "
-            f"types, but received {top} (Label) vs {num_chunk_types} (chunk types) * {num_tag_types} (tag types)."
-        )
-    segments = []
-    in_chunk, start = False, 0
-    tag, type_ = -1, other
-    for i, label in enumerate(labels):
-        prev_tag, prev_type = tag, type_
-        tag, type_ = label % num_tag_types, label // num_tag_types
-        if type_ >= other:
-            type_ = other
-        if in_chunk and _chunk_end(prev_tag, prev_type, tag, type_, other, begin, inside, end, single):
-            segments.append((start, i - 1, prev_type))
-            in_chunk = False
-        if _chunk_begin(prev_tag, prev_type, tag, type_, other, begin, inside, end, single):
-            start, in_chunk = i, True
-    if in_chunk:
-        segments.append((start, len(labels) - 1, type_))
-    return [s for s in segments if s[2] not in excluded]
-
-
-def _check_chunk_shapes(ins) -> None:
-    """fluid 1.8's check: with SeqLength (padded input) Inference and Label have one shape."""
-    inf, lab = first(ins, "Inference"), first(ins, "Label")
-    if first(ins, "SeqLength") is not None and tuple(inf.shape) != tuple(lab.shape):
-        from fluidcompat.logging import dims_text
-
-        raise ValueError(
-            "Input(Inference)'s shape must be the same as Input(Label)'s shape, but received "
-            f"[{dims_text(inf.shape)}] (Inference) vs [{dims_text(lab.shape)}] (Label)."
-        )
-
-
-def _chunk_eval_infer(ins, a):
-    _check_chunk_shapes(ins)
-    return {s: [((1,), "float32" if k < 3 else "int64")] for k, s in enumerate(_CHUNK_OUTS)}
-
-
-def _chunk_eval(ins, a):
-    _check_chunk_shapes(ins)
-    inf, lab = ins["Inference"][0], ins["Label"][0]
-    n = inf.shape[0]
-    inf_rows, lab_rows = inf.reshape(n, -1).tolist(), lab.reshape(n, -1).tolist()
-    lengths = first(ins, "SeqLength")
-    lengths = lengths.reshape(-1).tolist() if lengths is not None else [len(r) for r in inf_rows]
-    offsets = lod_of(inf)[-1] if lod_of(inf) else None
-    if first(ins, "SeqLength") is None and offsets:  # LoD sequences of one tag per row
-        flat_inf, flat_lab = sum(inf_rows, []), sum(lab_rows, [])
-        inf_rows = [flat_inf[a:b] for a, b in zip(offsets, offsets[1:])]
-        lab_rows = [flat_lab[a:b] for a, b in zip(offsets, offsets[1:])]
-        lengths = [len(r) for r in inf_rows]
-    elif first(ins, "SeqLength") is None:  # one sequence: the whole column
-        inf_rows, lab_rows, lengths = [sum(inf_rows, [])], [sum(lab_rows, [])], [n * len(inf_rows[0])]
-    n_inf = n_lab = n_cor = 0
-    excluded = set(a["excluded_chunk_types"])
-    for ir, lr, length in zip(inf_rows, lab_rows, lengths):
-        si = chunk_segments(ir[: int(length)], a["chunk_scheme"], a["num_chunk_types"], excluded)
-        sl = chunk_segments(lr[: int(length)], a["chunk_scheme"], a["num_chunk_types"], excluded)
-        n_inf, n_lab, n_cor = n_inf + len(si), n_lab + len(sl), n_cor + len(set(si) & set(sl))
-    p = n_cor / n_inf if n_inf else 0.0
-    r = n_cor / n_lab if n_lab else 0.0
-    f1 = 2 * p * r / (p + r) if n_cor else 0.0
-
-    def f(v):
-        return torch.tensor([v], dtype=torch.float32)
-
-    def i(v):
-        return torch.tensor([v], dtype=torch.int64)
-
-    return {
-        "Precision": [f(p)],
-        "Recall": [f(r)],
-        "F1-Score": [f(f1)],
-        "NumInferChunks": [i(n_inf)],
-        "NumLabelChunks": [i(n_lab)],
-        "NumCorrectChunks": [i(n_cor)],
-    }
-
-
-_CHUNK_OUTS = ("Precision", "Recall", "F1-Score", "NumInferChunks", "NumLabelChunks", "NumCorrectChunks")
-_op(
-    "chunk_eval",
-    ("Inference", "Label", "SeqLength"),
-    _CHUNK_OUTS,
-    {"num_chunk_types": 0, "chunk_scheme": "IOB", "excluded_chunk_types": []},
-    _chunk_eval_infer,
-    _chunk_eval,
-    grad=False,
-    host_inputs=frozenset({"Inference", "Label", "SeqLength"}),
-    host_outputs=frozenset(_CHUNK_OUTS),
 )
 
 
