@@ -12,6 +12,7 @@ from fluidcompat_ops import (  # noqa: F401  (registration)
     control,
     conv,
     creation,
+    ctc_crf,
     detection,
     extra,
     fusion,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from fluidcompat.dtypes import VarType
 from fluidcompat_ops.registry import OpDef, _op, register
-from fluidcompat_ops.sequence import _last_level, lod_of
+from fluidcompat_ops.sequence import _lod_sequences, lod_of
 from fluidcompat_ops.shapes import first, require_attrs
 
 torch = None  # NOTE: [Lazy torch] in registry.py
@@ -234,13 +234,6 @@ def _levenshtein(a_seq, b_seq) -> int:
             cur[j] = min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y))
         prev = cur
     return prev[-1]
-
-
-def _lod_sequences(x, op_name, what):
-    """The sequences of a LoD [rows, 1] tensor, as lists."""
-    offsets = _last_level(x, op_name, what)
-    flat = x.reshape(-1).tolist()
-    return [flat[s:e] for s, e in zip(offsets, offsets[1:])]
 
 
 def _edit_distance(ins, a):

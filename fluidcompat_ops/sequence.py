@@ -57,6 +57,13 @@ def _last_level(x, op_name: str, what: str = "Input(X)") -> list:
     return lod[-1]
 
 
+def _lod_sequences(x, op_name, what):
+    """The sequences of a LoD [rows, 1] tensor, as lists."""
+    offsets = _last_level(x, op_name, what)
+    flat = x.reshape(-1).tolist()
+    return [flat[s:e] for s, e in zip(offsets, offsets[1:])]
+
+
 def _segments(offsets, device):
     """(lengths, the sequence of each row) as int64 tensors."""
     lengths = torch.tensor(lengths_of(offsets), dtype=torch.int64, device=device)
