@@ -144,6 +144,10 @@ def main(argv: Optional[List[str]] = None) -> int:
         from fluidcompat.launch_ps import main as launch_ps_main
 
         return launch_ps_main(argv[1:])
+    if argv[:1] == ["export"]:
+        from fluidcompat.export.cli import main as export_main
+
+        return export_main(argv[1:])
     if argv[:1] == ["run"] and "-m" in argv:
         at = argv.index("-m")
         device = None
@@ -165,6 +169,12 @@ def main(argv: Optional[List[str]] = None) -> int:
         "launch_ps",
         add_help=False,
         help="run a script as a parameter-server job (DistributeTranspiler; `fluidcompat launch_ps --help`)",
+    )
+    sub.add_parser(
+        "export",
+        add_help=False,
+        help="export an inference model (or a script's) to ONNX, torch.export or a state_dict "
+        "(`fluidcompat export --help`)",
     )
     run = sub.add_parser("run", help="run a fluid 1.x script with `import paddle.fluid` resolving to fluidcompat")
     run.add_argument(
