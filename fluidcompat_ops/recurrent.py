@@ -1,5 +1,6 @@
-"""fluid 1.8's recurrent ops over LoD sequences: lstm (``dynamic_lstm``), lstmp (``dynamic_lstmp``)
-and gru (``dynamic_gru``), with hand-written backward passes for lstm and gru.
+"""fluid 1.8's recurrent ops: over LoD sequences lstm (``dynamic_lstm``), lstmp (``dynamic_lstmp``)
+and gru (``dynamic_gru``), with hand-written backward passes for lstm and gru; the single steps
+lstm_unit and gru_unit; and cudnn_lstm (``fluid.layers.lstm``: stacked LSTMs over [seq_len, batch, ...]).
 
 # NOTE: [Batch order]
 # As fluid's LoD-to-batch reordering did, the sequences are sorted longest first and their rows laid
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from fluidcompat_ops.registry import GradDef, OpDef, register
 from fluidcompat_ops.sequence import _last_level, lengths_of, lod_of, with_lod
-from fluidcompat_ops.shapes import first
+from fluidcompat_ops.shapes import _x, first
 
 torch = None  # NOTE: [Lazy torch] in registry.py
 F = None
@@ -433,5 +434,224 @@ register(
             in_grads=("Input", "H0", "Weight", "Bias"),
             kernel=_gru_grad,
         ),
+    )
+)
+
+
+# -- lstm_unit -------------------------------------------------------------------------------------
+def _lstm_unit(ins, a):
+    """fluid's lstm_unit: X holds the gates i, f, o, g side by side; c = c_prev * sigmoid(f + forget_bias)
+    + sigmoid(i) * tanh(g), h = sigmoid(o) * tanh(c)."""
+    i, f, o, g = torch.chunk(_x(ins), 4, dim=1)
+    c = ins["C_prev"][0] * torch.sigmoid(f + a["forget_bias"]) + torch.sigmoid(i) * torch.tanh(g)
+    return {"C": [c], "H": [torch.sigmoid(o) * torch.tanh(c)]}
+
+
+register(
+    OpDef(
+        "lstm_unit",
+        ("X", "C_prev"),
+        ("C", "H"),
+        {"forget_bias": 0.0},
+        lambda ins, a: {s: [(first(ins, "C_prev").shape, first(ins, "X").dtype)] for s in ("C", "H")},
+        _lstm_unit,
+        grad=GradDef(out_grads=("C", "H"), fill_missing=True),
+    )
+)
+
+
+# -- cudnn_lstm (fluid.layers.lstm) ----------------------------------------------------------------
+def cudnn_lstm_weight_size(input_size: int, hidden_size: int, num_layers: int, is_bidirec: bool) -> int:
+    """The length of cudnn_lstm's flat W: per layer and direction W_ih [4H, in] and W_hh [4H, H],
+    then per layer and direction b_ih [4H] and b_hh [4H] (in = input_size, then H times directions)."""
+    dirs = 2 if is_bidirec else 1
+    total = 0
+    for layer in range(num_layers):
+        width = input_size if layer == 0 else hidden_size * dirs
+        total += dirs * (4 * hidden_size * (width + hidden_size) + 8 * hidden_size)
+    return total
+
+
+def _cudnn_lstm_params(w, input_size, hidden_size, num_layers, dirs):
+    """Per layer, per direction [w_ih, w_hh, b_ih, b_hh] as views of the flat W, in the order of
+    cuDNN's weight space: every matrix first (layer by layer, forward before backward), then every
+    bias in the same order. Gates i, f, g (cell candidate), o."""
+    h = hidden_size
+    mats, off = [], 0
+    for layer in range(num_layers):
+        width = input_size if layer == 0 else h * dirs
+        for _ in range(dirs):
+            w_ih = w[off : off + 4 * h * width].view(4 * h, width)
+            off += 4 * h * width
+            w_hh = w[off : off + 4 * h * h].view(4 * h, h)
+            off += 4 * h * h
+            mats.append((w_ih, w_hh))
+    biases = []
+    for _ in range(num_layers * dirs):
+        biases.append((w[off : off + 4 * h], w[off + 4 * h : off + 8 * h]))
+        off += 8 * h
+    return [[*mats[k], *biases[k]] for k in range(num_layers * dirs)]
+
+
+def _cudnn_lstm_run(ins, a, seed):
+    """Out, last_h, last_c of a time-major [T, N, input_size] Input; between layers (not after the
+    last) dropout with masks drawn from ``seed`` (None: no dropout)."""
+    x, h0, c0, w = ins["Input"][0], ins["InitH"][0], ins["InitC"][0], ins["W"][0]
+    dirs, layers, p = (2 if a["is_bidirec"] else 1), a["num_layers"], a["dropout_prob"]
+    params = _cudnn_lstm_params(w.reshape(-1), a["input_size"], a["hidden_size"], layers, dirs)
+    gen = torch.Generator(device=x.device).manual_seed(seed) if seed is not None else None
+    hs, cs, y = [], [], x
+    for layer in range(layers):
+        k = layer * dirs
+        flat = [t for d in range(dirs) for t in params[k + d]]
+        y, h, c = torch.lstm(y, (h0[k : k + dirs], c0[k : k + dirs]), flat, True, 1, 0.0, False, dirs == 2, False)
+        hs.append(h)
+        cs.append(c)
+        if gen is not None and layer < layers - 1:
+            keep = torch.rand(y.shape, generator=gen, device=y.device, dtype=y.dtype) >= p
+            y = y * keep.to(y.dtype) / (1.0 - p) if p < 1.0 else torch.zeros_like(y)
+    return y, torch.cat(hs), torch.cat(cs)
+
+
+def _cudnn_lstm_drops_out(a) -> bool:
+    """Whether a run applies dropout: training, a positive probability, a layer after another."""
+    return not a["is_test"] and a["dropout_prob"] > 0.0 and a["num_layers"] >= 2
+
+
+def _cudnn_lstm_seed(a):
+    """The dropout seed of one run (None: no dropout): the ``seed`` attribute, or a fresh one for -1."""
+    if not _cudnn_lstm_drops_out(a):
+        return None
+    return a["seed"] if a["seed"] != -1 else int(torch.randint(0, 2**31 - 1, ()))
+
+
+def _cudnn_lstm(ins, a):
+    """fluid.layers.lstm's op (cuDNN's LSTM in fluid 1.8, which had no CPU kernel). Input [T, N, I]
+    time-major; InitH / InitC [layers * directions, N, H]. Out keeps the dropout seed for the grad."""
+    x = ins["Input"][0]
+    if x.shape[0] > a["max_len"]:
+        raise ValueError(
+            f"cudnn_lstm: Input has {x.shape[0]} time steps (its first dimension), more than max_len {a['max_len']}"
+        )
+    seed = _cudnn_lstm_seed(a)
+    out, last_h, last_c = _cudnn_lstm_run(ins, a, seed)
+    out._fluidcompat_state = seed
+    return {"Out": [out], "last_h": [last_h], "last_c": [last_c]}
+
+
+def _cudnn_lstm_grad(ins, a):
+    """The forward re-run under autograd with the forward's dropout masks (their seed rides on Out)."""
+    wanted = [s for s in ("Input", "InitH", "InitC", "W") if s in a["_wanted"]]
+    leaves = {s: ins[s][0].detach().requires_grad_(True) for s in wanted}
+    seed = getattr(ins["Out"][0], "_fluidcompat_state", None)
+    if seed is None and _cudnn_lstm_drops_out(a):
+        raise RuntimeError("cudnn_lstm_grad: the forward run's dropout masks are unknown (Out was not made by it)")
+    with torch.enable_grad():
+        outs = _cudnn_lstm_run(dict(ins, **{s: [v] for s, v in leaves.items()}), a, seed)
+        ys, gs = [], []
+        for y, slot in zip(outs, ("Out", "last_h", "last_c")):
+            g = first(ins, slot + "@GRAD")
+            if g is not None:
+                ys.append(y)
+                gs.append(g.reshape(y.shape).to(y.dtype))
+        grads = torch.autograd.grad(ys, list(leaves.values()), gs, allow_unused=True)
+    return {s + "@GRAD": [g if g is not None else torch.zeros_like(leaves[s])] for s, g in zip(leaves, grads)}
+
+
+def _cudnn_lstm_infer(ins, a):
+    x, h0, c0, w = (first(ins, s) for s in ("Input", "InitH", "InitC", "W"))
+    for slot, v in (("Input", x), ("InitH", h0), ("InitC", c0)):
+        if len(v.shape) != 3:
+            raise ValueError(f"cudnn_lstm: {slot} '{v.name}' must be 3-D. Received shape {list(v.shape)}")
+    dirs, hidden = (2 if a["is_bidirec"] else 1), a["hidden_size"]
+    want_state = [a["num_layers"] * dirs, x.shape[1], hidden]
+    for slot, v in (("InitH", h0), ("InitC", c0)):
+        if any(w_ >= 0 and g >= 0 and w_ != g for w_, g in zip(want_state, v.shape)):
+            raise ValueError(
+                f"cudnn_lstm: {slot} '{v.name}' must have shape [num_layers * directions, batch, hidden_size] = "
+                f"{want_state}. Received {list(v.shape)}"
+            )
+    if x.shape[0] > a["max_len"]:
+        raise ValueError(
+            f"cudnn_lstm: Input has {x.shape[0]} time steps (its first dimension), more than max_len {a['max_len']}"
+        )
+    if x.shape[2] >= 0 and x.shape[2] != a["input_size"]:
+        raise ValueError(f"cudnn_lstm: Input's last dimension {x.shape[2]} is not input_size {a['input_size']}")
+    size = cudnn_lstm_weight_size(a["input_size"], hidden, a["num_layers"], a["is_bidirec"])
+    if tuple(w.shape) != (size,):
+        raise ValueError(f"cudnn_lstm: W '{w.name}' must have shape [{size}]. Received {list(w.shape)}")
+    return {
+        "Out": [((x.shape[0], x.shape[1], hidden * dirs), x.dtype)],
+        "last_h": [(tuple(h0.shape), x.dtype)],
+        "last_c": [(tuple(c0.shape), x.dtype)],
+    }
+
+
+register(
+    OpDef(
+        "cudnn_lstm",
+        ("Input", "InitH", "InitC", "W", "Cache"),
+        ("Out", "last_h", "last_c"),
+        {
+            "max_len": 20,
+            "dropout_prob": 0.0,
+            "is_bidirec": False,
+            "input_size": 10,
+            "hidden_size": 100,
+            "num_layers": 1,
+            "is_test": False,
+            "seed": -1,
+        },
+        _cudnn_lstm_infer,
+        _cudnn_lstm,
+        optional_inputs=frozenset({"Cache"}),
+        grad=GradDef(
+            ("Input", "InitH", "InitC", "W", "Cache", "Out"),
+            out_grads=("Out", "last_h", "last_c"),
+            in_grads=("Input", "InitH", "InitC", "W"),
+            kernel=_cudnn_lstm_grad,
+        ),
+    )
+)
+
+
+# -- gru_unit --------------------------------------------------------------------------------------
+_GRU_ACT = {0: lambda v: v, 1: lambda v: torch.sigmoid(v), 2: lambda v: torch.tanh(v), 3: lambda v: torch.relu(v)}
+
+
+def _gru_unit(ins, a):
+    """fluid's gru_unit. Input is x's projection [N, 3D] (update, reset, candidate); Weight's memory
+    holds the [D, 2D] update/reset matrix, then the [D, D] candidate one (not column blocks of [D, 3D]).
+    Gate is [u, r, c]; Hidden is u * (c - h) + h, or with origin_mode u * h + (1 - u) * c."""
+    x, h, w = ins["Input"][0], ins["HiddenPrev"][0], ins["Weight"][0]
+    d = h.shape[1]
+    bias = first(ins, "Bias")
+    gate = x + bias if bias is not None else x
+    flat = w.reshape(-1)
+    w_ur, w_c = flat[: 2 * d * d].reshape(d, 2 * d), flat[2 * d * d :].reshape(d, d)
+    act, gate_act = _GRU_ACT[a["activation"]], _GRU_ACT[a["gate_activation"]]
+    ur = gate_act(gate[:, : 2 * d] + h @ w_ur)
+    u, r = ur[:, :d], ur[:, d:]
+    reset = r * h
+    c = act(gate[:, 2 * d :] + reset @ w_c)
+    new = u * h + (1 - u) * c if a["origin_mode"] else u * (c - h) + h
+    return {"Gate": [torch.cat([u, r, c], dim=1)], "ResetHiddenPrev": [reset], "Hidden": [new]}
+
+
+def _gru_unit_infer(ins, a):
+    x, h = first(ins, "Input"), first(ins, "HiddenPrev")
+    return {"Gate": [(x.shape, x.dtype)], "ResetHiddenPrev": [(h.shape, x.dtype)], "Hidden": [(h.shape, x.dtype)]}
+
+
+register(
+    OpDef(
+        "gru_unit",
+        ("Input", "HiddenPrev", "Weight", "Bias"),
+        ("Gate", "ResetHiddenPrev", "Hidden"),
+        {"activation": 2, "gate_activation": 1, "origin_mode": False},
+        _gru_unit_infer,
+        _gru_unit,
+        # as fluid's gru_unit_grad: only Hidden's gradient flows back (Gate, ResetHiddenPrev: none)
+        grad=GradDef(out_grads=("Hidden",)),
     )
 )

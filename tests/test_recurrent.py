@@ -1,5 +1,5 @@
 """lstm, gru and linear_chain_crf: the hand-written backward passes (fluidcompat_ops/recurrent.py,
-extra.py) against torch autograd through the forward kernel, for every input slot, over LoDs with
+ctc_crf.py) against torch autograd through the forward kernel, for every input slot, over LoDs with
 empty, equal and reversed sequences."""
 
 import numpy as np

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import fluidcompat as fluid
-from fluidcompat_ops.extra import cudnn_lstm_weight_size
+from fluidcompat_ops.recurrent import cudnn_lstm_weight_size
 from tests.numpy_ref import lstm_time_major as numpy_lstm
 
 L = fluid.layers

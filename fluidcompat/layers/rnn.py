@@ -186,11 +186,11 @@ def lstm(
     """A multi-layer LSTM over a time-major ``input`` [seq_len, batch, input_size] (fluid 1.8's
     cuDNN LSTM, op ``cudnn_lstm``; here on any device). ``init_h`` / ``init_c``: [num_layers *
     directions, batch, hidden_size]. All weights are one flat parameter in cuDNN's order (see
-    ``fluidcompat_ops.extra.cudnn_lstm_weight_size``). ``dropout_prob`` applies between layers.
+    ``fluidcompat_ops.recurrent.cudnn_lstm_weight_size``). ``dropout_prob`` applies between layers.
     Returns (out [seq_len, batch, hidden_size * directions], last_h, last_c)."""
     from fluidcompat.dtypes import VarType, np_name
     from fluidcompat.layer_helper import check_dtype, check_variable
-    from fluidcompat_ops.extra import cudnn_lstm_weight_size
+    from fluidcompat_ops.recurrent import cudnn_lstm_weight_size
 
     for value, arg in ((input, "input"), (init_h, "init_h"), (init_c, "init_c")):
         check_variable(value, arg, "lstm")
