@@ -14,7 +14,6 @@ from fluidcompat_ops import (  # noqa: F401  (registration)
     creation,
     ctc_crf,
     detection,
-    extra,
     fusion,
     indexing,
     legacy,

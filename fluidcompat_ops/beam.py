@@ -1,5 +1,6 @@
 """fluid 1.8's LoD beam search: ``beam_search`` (one step: the best ``beam_size`` candidates of each
-source sentence) and ``beam_search_decode`` (the sentences, traced back through the steps' arrays).
+source sentence), ``beam_search_decode`` (the sentences, traced back through the steps' arrays) and
+``gather_tree`` (the ids of each beam traced back through the parents, for padded [time, batch, beam] ids).
 
 # NOTE: [Beam LoD]
 # A step's ids and scores carry two LoD levels: level 0 groups the prefixes (rows of the previous
@@ -14,9 +15,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from fluidcompat_ops.registry import OpDef, register
+from fluidcompat_ops.registry import OpDef, _op, register
 from fluidcompat_ops.sequence import lod_of, offsets_of, with_lod
-from fluidcompat_ops.shapes import first
+from fluidcompat_ops.shapes import first, same_as
 
 torch = None  # NOTE: [Lazy torch] in registry.py
 F = None
@@ -204,3 +205,19 @@ register(
         _beam_search_decode,
     )
 )
+
+
+# -- gather_tree -----------------------------------------------------------------------------------
+def _gather_tree(ins, a):
+    ids, parents = ins["Ids"][0], ins["Parents"][0]
+    t_max = ids.shape[0]
+    result = torch.empty_like(ids)
+    beam = torch.arange(ids.shape[2], device=ids.device).expand(ids.shape[1], -1)
+    batch = torch.arange(ids.shape[1], device=ids.device)[:, None].expand_as(beam)
+    for t in range(t_max - 1, -1, -1):
+        result[t] = ids[t, batch, beam]
+        beam = parents[t, batch, beam].long()
+    return {"Out": [result]}
+
+
+_op("gather_tree", ("Ids", "Parents"), ("Out",), {}, same_as("Ids"), _gather_tree, grad=False)

@@ -1,5 +1,6 @@
 """Control-flow ops: ``conditional_block`` (runs its sub-block when Cond holds), ``while``,
-``select_input``, and their gradients (``conditional_block_grad``, ``while_grad``, ``select_output``).
+``select_input``, and their gradients (``conditional_block_grad``, ``while_grad``, ``select_output``);
+``is_empty``, split_lod_tensor / merge_lod_tensor, recurrent and get_places.
 
 The sub-block ops have no kernel: the interpreter runs their blocks (see interpreter.py). Their grad
 makers get a ``ctx`` from backward.py that differentiates a sub-block into a new grad block and says
@@ -10,9 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 
-from fluidcompat_ops.registry import GradDef, OpDef, register
+from fluidcompat_ops.registry import GradDef, OpDef, _op, register
 from fluidcompat_ops.sequence import lod_of, offsets_of, with_lod
-from fluidcompat_ops.shapes import first
+from fluidcompat_ops.shapes import _x, first, out
 
 EMPTY = "@EMPTY@"  # fluid's name for "no variable here" (framework.EMPTY_VAR_NAME)
 
@@ -404,4 +405,18 @@ register(
         host_outputs=frozenset({"Out"}),
         doc="Out = a list of device_count places of device_type (fluid's PlaceList)",
     )
+)
+
+
+# -- is_empty --------------------------------------------------------------------------------------
+_op(
+    "is_empty",
+    ("X",),
+    ("Out",),
+    {},
+    lambda ins, a: out("Out", (1,), "bool"),
+    lambda ins, a: {"Out": [torch.tensor([_x(ins).numel() == 0])]},
+    grad=False,
+    no_buffer_inputs=frozenset({"X"}),
+    host_outputs=frozenset({"Out"}),
 )

@@ -1,7 +1,7 @@
 """Creation and random ops: fill_constant, fill_constant_batch_size_like, fill_any_like,
-fill_zeros_like, range, linspace, eye, diag, diag_embed, tril_triu, meshgrid, one_hot(_v2); and the
-random ops uniform_random, gaussian_random, truncated_gaussian_random, randint, randperm, the
-batch-size-like random ops and sampling_id (seeded as fluid 1.8's, see fluid_random.py)."""
+fill_zeros_like, range, linspace, eye, diag, diag_embed, tril_triu, meshgrid, one_hot(_v2) and
+sequence_mask; and the random ops uniform_random, gaussian_random, truncated_gaussian_random, randint,
+randperm, the batch-size-like random ops and sampling_id (seeded as fluid 1.8's, see fluid_random.py)."""
 
 from __future__ import annotations
 
@@ -580,4 +580,34 @@ _op(
     lambda ins, a: {"Out": [((first(ins, "X").shape[0],), None)]},
     _sampling_id,
     grad=False,
+)
+
+
+# -- sequence_mask ---------------------------------------------------------------------------------
+def _sequence_mask(ins, a):
+    """Y[..., j] = j < X[...], for j below maxlen (MaxLenTensor, the attribute, or X's largest value)."""
+    x = _x(ins)
+    limit = first(ins, "MaxLenTensor")
+    maxlen = int(limit.reshape(-1)[0]) if limit is not None else a["maxlen"]
+    if maxlen < 0:
+        maxlen = int(x.max()) if x.numel() else 0
+    steps = torch.arange(maxlen, device=x.device, dtype=x.dtype)
+    return {"Y": [(steps < x.unsqueeze(-1)).to(_tdtype(a["out_dtype"]))]}
+
+
+def _sequence_mask_infer(ins, a):
+    x = first(ins, "X")
+    maxlen = -1 if first(ins, "MaxLenTensor") is not None else a["maxlen"]
+    return {"Y": [(tuple(x.shape) + (maxlen,), a["out_dtype"])]}
+
+
+_op(
+    "sequence_mask",
+    ("X", "MaxLenTensor"),
+    ("Y",),
+    {"maxlen": -1, "out_dtype": 3},
+    _sequence_mask_infer,
+    _sequence_mask,
+    grad=False,
+    host_inputs=frozenset({"MaxLenTensor"}),
 )

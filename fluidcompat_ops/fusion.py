@@ -5,8 +5,8 @@ fusion_seqpool_cvm_concat, fusion_repeated_fc_relu and fusion_squared_mat_sub.
 fluid's inference passes put these in place of the ops they fuse (``mul`` + ``elementwise_add`` ->
 ``fc``, ``fc`` + ``lstm`` -> ``fusion_lstm``, ...), so saved inference programs hold them. Each kernel
 here is the unfused ops' kernels run one after another (lstm, gru, sequence_pool, cvm and
-sequence_conv's context are the sequence / extra modules' own). fluid registered no gradient for any
-of them (their grad makers were empty), and neither does fluidcompat.
+sequence_conv's context are the recurrent, sequence and nn modules' own). fluid registered no gradient
+for any of them (their grad makers were empty), and neither does fluidcompat.
 
 # NOTE: [Fused intermediates]
 # fluid's kernels computed either "seq" mode (use_seq, one sequence after another) or "batch" mode
@@ -25,7 +25,7 @@ of them (their grad makers were empty), and neither does fluidcompat.
 
 from __future__ import annotations
 
-from fluidcompat_ops.extra import _cvm
+from fluidcompat_ops.nn import _cvm
 from fluidcompat_ops.recurrent import _act, _activation_name, _gru, _lstm
 from fluidcompat_ops.registry import OpDef, register
 from fluidcompat_ops.sequence import (

@@ -1,11 +1,12 @@
-"""Tensor basics: feed, fetch, assign, assign_value, cast, shape and size; and helpers the op families
-share (``_tdtype``, ``half_as_fluid_cpu``, ``_to_dtype``, ``_bounds``)."""
+"""Tensor basics: feed, fetch, assign, assign_value, cast, shape, size, get_tensor_from_selected_rows and
+merge_selected_rows; and helpers the op families share (``_tdtype``, ``half_as_fluid_cpu``, ``_to_dtype``,
+``_bounds``)."""
 
 from __future__ import annotations
 
 from fluidcompat.dtypes import VarType
 from fluidcompat_ops.registry import GradDef, OpDef, _op, register
-from fluidcompat_ops.shapes import first, out, same_as
+from fluidcompat_ops.shapes import _x, first, out, same_as
 
 torch = None  # NOTE: [Lazy torch] in registry.py
 F = None
@@ -163,3 +164,30 @@ _op(
     no_buffer_inputs=frozenset({"Input"}),
     host_outputs=frozenset({"Out"}),
 )
+
+
+# -- get_tensor_from_selected_rows, merge_selected_rows --------------------------------------------
+def _selected_rows_values(ins, a):
+    from fluidcompat_ops.grad import SelectedRows
+
+    x = _x(ins)
+    return {"Out": [x.values if isinstance(x, SelectedRows) else x]}
+
+
+def _merge_selected_rows(ins, a):
+    from fluidcompat_ops.grad import SelectedRows
+
+    x = _x(ins)
+    return {"Out": [x.merged() if isinstance(x, SelectedRows) else x]}
+
+
+_op(
+    "get_tensor_from_selected_rows",
+    ("X",),
+    ("Out",),
+    {},
+    lambda ins, a: out("Out", (-1,) + tuple(first(ins, "X").shape[1:]), first(ins, "X").dtype),
+    _selected_rows_values,
+    grad=False,
+)
+_op("merge_selected_rows", ("X",), ("Out",), {}, same_as(), _merge_selected_rows, grad=False)
