@@ -1,6 +1,6 @@
 """Metric ops of fluid 1.8 with no gradient: ``accuracy`` (top-k), ``precision_recall`` (per-class
 TP/FP/TN/FN states and macro/micro precision, recall and F1), ``positive_negative_pair`` (ranking
-pairs within a query), ``mean_iou``, ``edit_distance``, ``auc`` and ``chunk_eval``.
+pairs within a query), ``mean_iou``, ``edit_distance``, ``auc``, ``chunk_eval`` and ``detection_map``.
 
 precision_recall and positive_negative_pair add up weights in float64; precision_recall's metrics are
 float64 (as fluid's), the other outputs the input's float type.
@@ -9,8 +9,9 @@ float64 (as fluid's), the other outputs the input's float type.
 from __future__ import annotations
 
 from fluidcompat.dtypes import VarType
+from fluidcompat_ops.detection_boxes import _rows_per_image, jaccard
 from fluidcompat_ops.registry import OpDef, _op, register
-from fluidcompat_ops.sequence import _lod_sequences, lod_of
+from fluidcompat_ops.sequence import _lod_sequences, lod_of, offsets_of, with_lod
 from fluidcompat_ops.shapes import first, require_attrs
 
 torch = None  # NOTE: [Lazy torch] in registry.py
@@ -485,4 +486,163 @@ _op(
     grad=False,
     host_inputs=frozenset({"Inference", "Label", "SeqLength"}),
     host_outputs=frozenset(_CHUNK_OUTS),
+)
+
+
+# -- detection_map: mean average precision, accumulated over batches ------------------------------
+def _clip_unit(box):
+    return [min(max(v, 0.0), 1.0) for v in box]
+
+
+def _map_positions(labels, dets, a, pos_count, true_pos, false_pos):
+    """Adds each image's ground-truth counts per class and each detection's (score, true) and
+    (score, false) flags: detections best first, each true when it overlaps an unclaimed box of its
+    class by more than overlap_threshold (difficult boxes count only with evaluate_difficult)."""
+    for gts, image_dets in zip(labels, dets):
+        by_class = {}
+        for g in gts:
+            by_class.setdefault(int(g[0]), []).append(g)
+        for c, boxes in by_class.items():
+            count = sum(1 for g in boxes if a["evaluate_difficult"] or not g[1])
+            if count:
+                pos_count[c] = pos_count.get(c, 0) + count
+        det_by_class = {}
+        for d in image_dets:
+            det_by_class.setdefault(int(d[0]), []).append((d[1], _clip_unit(d[2:6])))
+        for c, found in det_by_class.items():
+            tp, fp = true_pos.setdefault(c, []), false_pos.setdefault(c, [])
+            gt = by_class.get(c)
+            if gt is None:
+                tp += [(s, 0) for s, _ in found]
+                fp += [(s, 1) for s, _ in found]
+                continue
+            claimed = [False] * len(gt)
+            for score, box in sorted(found, key=lambda f: -f[0]):
+                overlaps = [jaccard(box, g[2:6], 0.0) for g in gt]
+                best = max(range(len(gt)), key=lambda j: (overlaps[j], -j))
+                if overlaps[best] > a["overlap_threshold"]:
+                    if a["evaluate_difficult"] or not gt[best][1]:
+                        hit = not claimed[best]
+                        claimed[best] = True
+                        tp.append((score, int(hit)))
+                        fp.append((score, int(not hit)))
+                else:
+                    tp.append((score, 0))
+                    fp.append((score, 1))
+
+
+def _average_precision(tp, fp, positives, ap_type) -> float:
+    def running(pairs):
+        total, sums = 0, []
+        for _, flag in sorted(pairs, key=lambda p: -p[0]):
+            total += flag
+            sums.append(total)
+        return sums
+
+    tp_sum, fp_sum = running(tp), running(fp)
+    precision = [t / (t + f) for t, f in zip(tp_sum, fp_sum)]
+    recall = [t / positives for t in tp_sum]
+    if ap_type == "11point":
+        best = [0.0] * 11
+        start = len(recall) - 1
+        for j in range(10, -1, -1):
+            for i in range(start, -1, -1):
+                if recall[i] < j / 10.0:
+                    start = i
+                    if j > 0:
+                        best[j - 1] = best[j]
+                    break
+                best[j] = max(best[j], precision[i])
+        return sum(best) / 11.0
+    ap, prev = 0.0, 0.0
+    for p, r in zip(precision, recall):
+        if abs(r - prev) > 1e-6:
+            ap += p * abs(r - prev)
+            prev = r
+    return ap
+
+
+def _detection_map(ins, a):
+    """mAP of DetectRes (rows [label, score, box], LoD per image) against Label (rows [label,
+    difficult, box] or [label, box], LoD per image); with HasState 1 the counts and flags of
+    PosCount, TruePos and FalsePos (earlier batches) are added first, and the Accum* outputs carry
+    them on. As in fluid 1.8, a class is left out of the mean when its count of positives equals
+    background_label (so with background 0: the classes without ground truth)."""
+    label, det = ins["Label"][0], ins["DetectRes"][0]
+    labels_lod = _rows_per_image(label, "detection_map", "Label")
+    det_lod = lod_of(det)[-1] if lod_of(det) else [0, det.shape[0]]
+    rows = label.tolist()
+    if label.shape[1] == 5:
+        rows = [[r[0], 0.0] + r[1:] for r in rows]
+    elif label.shape[1] != 6:
+        raise ValueError(
+            "detection_map: Label rows must be [label, difficult, box] or [label, box]; received "
+            f"{label.shape[1]} columns"
+        )
+    det_rows = det.tolist()
+    labels = [rows[s:e] for s, e in zip(labels_lod, labels_lod[1:])]
+    if len(det_lod) != len(labels_lod):
+        raise ValueError(
+            f"detection_map: DetectRes and Label must cover as many images (their LoDs); received "
+            f"{len(det_lod) - 1} and {len(labels_lod) - 1}"
+        )
+    dets = [det_rows[s:e] for s, e in zip(det_lod, det_lod[1:])]
+    classes = a["class_num"]
+    pos_count, true_pos, false_pos = {}, {}, {}
+    has_state = first(ins, "HasState")
+    if has_state is not None and int(has_state.reshape(-1)[0]) == 1:
+        for c, v in enumerate(ins["PosCount"][0].reshape(-1).tolist()):
+            pos_count[c] = int(v)
+        for state, into in ((ins["TruePos"][0], true_pos), (ins["FalsePos"][0], false_pos)):
+            offsets = lod_of(state)[-1] if lod_of(state) else [0] * (classes + 1)
+            values = state.tolist()
+            for c, (s, e) in enumerate(zip(offsets, offsets[1:])):
+                if e > s:
+                    into[c] = [(v[0], int(v[1])) for v in values[s:e]]
+    _map_positions(labels, dets, a, pos_count, true_pos, false_pos)
+    total, count = 0.0, 0
+    for c in sorted(pos_count):
+        positives = pos_count[c]
+        if positives == a["background_label"]:
+            continue
+        if c not in true_pos:
+            count += 1
+            continue
+        total += _average_precision(true_pos[c], false_pos[c], positives, a["ap_type"])
+        count += 1
+    dev = a["_device"]
+    result = {"MAP": [torch.tensor([total / count if count else 0.0], dtype=torch.float32, device=dev)]}
+    result["AccumPosCount"] = [
+        torch.tensor([pos_count.get(c, 0) for c in range(classes)], dtype=torch.int32, device=dev).reshape(-1, 1)
+    ]
+    for slot, flags in (("AccumTruePos", true_pos), ("AccumFalsePos", false_pos)):
+        pairs = [flags.get(c, []) for c in range(classes)]
+        flat = [[s, float(f)] for per in pairs for s, f in per]
+        t = torch.tensor(flat, dtype=torch.float32, device=dev).reshape(-1, 2)
+        result[slot] = [with_lod(t, [offsets_of(len(p) for p in pairs)])]
+    return result
+
+
+register(
+    OpDef(
+        "detection_map",
+        ("DetectRes", "Label", "HasState", "PosCount", "TruePos", "FalsePos"),
+        ("MAP", "AccumPosCount", "AccumTruePos", "AccumFalsePos"),
+        {
+            "class_num": 1,
+            "background_label": 0,
+            "overlap_threshold": 0.5,
+            "evaluate_difficult": True,
+            "ap_type": "integral",
+        },
+        lambda ins, a: {
+            "MAP": [((1,), "float32")],
+            "AccumPosCount": [((-1, 1), "int32")],
+            "AccumTruePos": [((-1, 2), "float32")],
+            "AccumFalsePos": [((-1, 2), "float32")],
+        },
+        _detection_map,
+        host_inputs=frozenset({"DetectRes", "Label", "HasState", "PosCount", "TruePos", "FalsePos"}),
+        optional_inputs=frozenset({"PosCount", "TruePos", "FalsePos"}),
+    )
 )
