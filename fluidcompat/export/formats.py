@@ -75,7 +75,8 @@ def trace(module) -> "torch.export.ExportedProgram":
     # table): a data-dependent branch that torch.export refuses. Such a program is traced again with
     # ``torch.export.draft_export``, which takes the branch the example inputs take and asserts its
     # condition at run time; the result is kept only when every value read on the host feeds nothing
-    # but those assertions (a check). A value read to compute a shape or an index refuses the op.
+    # but those assertions (a check) and none is pinned to one value. A value read to compute a shape
+    # or an index refuses the op.
     """
     args = example_inputs(module)
     shapes = _dynamic_shapes(module)
@@ -110,8 +111,8 @@ def _export_error(e: Exception) -> ExportError:
     cause = e
     while cause is not None and not isinstance(cause, ExportError):
         cause = cause.__cause__ or cause.__context__
-    if cause is not None:
-        return cause
+    if cause is not None:  # (fx's generated forward appends the node it ran to the message)
+        return ExportError(str(cause).strip().splitlines()[0])
     first = (str(e).strip().splitlines() or [type(e).__name__])[0]
     if "Constraints violated" in str(e) or "specializ" in str(e):
         return ExportError(f"a dimension the program declared -1 cannot stay free in torch.export ({first})")
@@ -137,7 +138,16 @@ def _draft(module, args, shapes):
     kinds = {str(getattr(f, "failure_type", "")) for f in getattr(report, "failures", ())}
     if any("DATA_DEPENDENT" not in k for k in kinds):
         return None
-    return exported if not _host_values_used(exported) else None
+    return exported if not _host_values_used(exported) and not _pinned(exported) else None
+
+
+def _pinned(exported) -> bool:
+    """Whether a checked host value may take one value only: draft_export took it for a constant (a
+    slice's end read from a tensor), which is a shape read, not a check."""
+    for sym, vr in exported.range_constraints.items():
+        if str(sym).startswith("u") and vr.lower == vr.upper:
+            return True
+    return False
 
 
 _SCALAR_READS = ("aten.item.default", "aten._local_scalar_dense.default")

@@ -115,7 +115,7 @@ def _op_failure(op, e: Exception) -> str:
     name = type(e).__name__
     text = str(e).strip().splitlines()[0] if str(e).strip() else name
     if "DataDependent" in name or "data-dependent" in str(e) or "data dependent" in str(e):
-        return f"{where} cannot export: its kernel reads a tensor's value on the host ({text})"
+        return f"{where} cannot export: its kernel reads a tensor's value on the host, which torch.export cannot trace"
     return f"{where} failed: {name}: {text}"
 
 
@@ -202,6 +202,19 @@ def _not_dense(block, scope, name: str) -> bool:
     return sv is None or not sv.is_initialized() or not torch.is_tensor(sv.get_tensor()._t)
 
 
+def _learned(block) -> set:
+    """Variables some op takes in a slot its grad op differentiates: the learned ones of a loaded model,
+    whose variables are not Parameters (batch_norm's Mean and Variance are not learned: buffers)."""
+    found = set()
+    for op in block.ops:
+        if op._def.grad is None or op._def.grad.maker is not None:
+            continue
+        _, _, in_grads = registry.grad_slots(op._def)
+        for slot in in_grads:
+            found.update(op.inputs.get(slot, ()))
+    return found
+
+
 def build_module(
     program: Program,
     feed_names: Sequence[str],
@@ -240,6 +253,8 @@ def build_module(
         env[n] = graph.placeholder(name)
         inputs.append(TensorSpec(n, name, tuple(v.shape), registry.TORCH_DTYPES[v.dtype]))
 
+    learned = _learned(block)
+
     def value_of(n: str) -> torch.fx.Node:
         if n in env:
             return env[n]
@@ -254,8 +269,8 @@ def build_module(
             raise ExportError(f"persistable {n!r} is not a dense tensor")
         name = attr_name(n, taken)
         t = t.detach().clone()
-        if isinstance(v, Parameter) and t.is_floating_point():
-            root.register_parameter(name, torch.nn.Parameter(t, requires_grad=v.trainable))
+        if t.is_floating_point() and (v.trainable if isinstance(v, Parameter) else n in learned):
+            root.register_parameter(name, torch.nn.Parameter(t))
         else:
             root.register_buffer(name, t)
         fluid_names[name] = n
