@@ -10,7 +10,7 @@ $(STAMP): setup.cfg pyproject.toml
 	test -x $(VPY) || $(PY) -m venv $(VENV)
 	# torch first, pinned: an unpinned torch would pull gigabytes of CUDA wheels
 	$(VPY) -m pip install -q --disable-pip-version-check torch==2.13.0
-	$(VPY) -m pip install -q --disable-pip-version-check -e '.[test,legacy]'
+	$(VPY) -m pip install -q --disable-pip-version-check -e '.[test,legacy,export]'
 	touch $(STAMP)
 
 venv: $(STAMP)
