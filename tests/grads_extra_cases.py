@@ -1,5 +1,5 @@
-"""Gradient cases (finite differences, float64) for the ops of fluidcompat_ops/extra.py; test_grads.py
-runs them."""
+"""Gradient cases (finite differences, float64) for the ops fluidcompat_ops/extra.py held (now
+in their family modules); test_grads.py runs them."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Op-table cases (numpy references) for the ops of fluidcompat_ops/extra.py; test_ops.py runs them."""
+"""Op-table cases (numpy references) for the ops fluidcompat_ops/extra.py held (now in their
+family modules); test_ops.py runs them."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """``fluid.layers.detection``: the names fluid 1.8 defined in ``layers.detection``, defined here in
 four modules (detection_boxes, detection_priors, detection_nms, detection_losses; detection_map in
-metrics) and handed out from this module as in fluid. Their ops are in fluidcompat_ops/detection.py."""
+metrics) and handed out from this module as in fluid. Their ops are in fluidcompat_ops/detection_*.py."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``fluid.layers.detection``: boxes (ops in fluidcompat_ops/detection.py): IoU, box coding, clipping,
+"""``fluid.layers.detection``: boxes (ops in fluidcompat_ops/detection_boxes.py): IoU, box coding, clipping,
 box_decoder_and_assign, polygon_box_transform, YOLOv3's box decoding, roi_perspective_transform."""
 
 from __future__ import annotations
