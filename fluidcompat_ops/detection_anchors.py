@@ -9,9 +9,8 @@ import math
 from fluidcompat_ops.detection_boxes import _decode_pixel_boxes, _rows_per_image
 from fluidcompat_ops.detection_nms import _nms_sorted
 from fluidcompat_ops.registry import OpDef, register
-from fluidcompat_ops.sequence import offsets_of, with_lod
-from fluidcompat_ops.shapes import first, out
-from fluidcompat_ops.vision import _image_of_rows, _round_half_away
+from fluidcompat_ops.sequence import _image_of_rows, offsets_of, with_lod
+from fluidcompat_ops.shapes import _round_half_away, first, out
 
 torch = None  # NOTE: [Lazy torch] in registry.py
 F = None

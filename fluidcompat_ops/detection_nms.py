@@ -8,8 +8,7 @@ import math
 from fluidcompat_ops.detection_boxes import _decode_pixel_boxes, _side_extra, jaccard
 from fluidcompat_ops.registry import OpDef, register
 from fluidcompat_ops.sequence import lod_of, offsets_of, with_lod
-from fluidcompat_ops.shapes import first, out
-from fluidcompat_ops.vision import _round_half_away
+from fluidcompat_ops.shapes import _round_half_away, first, out
 
 torch = None  # NOTE: [Lazy torch] in registry.py
 F = None

@@ -64,6 +64,11 @@ def _lod_sequences(x, op_name, what):
     return [flat[s:e] for s, e in zip(offsets, offsets[1:])]
 
 
+def _image_of_rows(offsets) -> list:
+    """The image of each row, from one LoD level's offsets (rows per image)."""
+    return [b for b, n in enumerate(lengths_of(offsets)) for _ in range(n)]
+
+
 def _segments(offsets, device):
     """(lengths, the sequence of each row) as int64 tensors."""
     lengths = torch.tensor(lengths_of(offsets), dtype=torch.int64, device=device)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import List, Optional, Sequence, Tuple
 
 Shape = Tuple[int, ...]
@@ -184,3 +185,8 @@ def _channels_first(kernel, infer, slot, outs, attr, last):
         return {k: [((s[0], *s[2:], s[1]), dt) for s, dt in vs] if k in outs else vs for k, vs in res.items()}
 
     return shape, run
+
+
+def _round_half_away(v: float) -> int:
+    """C's round(): halves away from zero (Python's round() goes to even)."""
+    return int(math.floor(abs(v) + 0.5)) * (1 if v >= 0 else -1)

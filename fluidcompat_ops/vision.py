@@ -11,8 +11,8 @@ from __future__ import annotations
 import math
 
 from fluidcompat_ops.registry import GradDef, OpDef, _op, register
-from fluidcompat_ops.sequence import lengths_of, lod_of, with_lod
-from fluidcompat_ops.shapes import _channels_first, _x, first, out, same_as
+from fluidcompat_ops.sequence import _image_of_rows, lengths_of, lod_of, with_lod
+from fluidcompat_ops.shapes import _channels_first, _round_half_away, _x, first, out, same_as
 
 torch = None  # NOTE: [Lazy torch] in registry.py
 F = None
@@ -315,11 +315,6 @@ def _roi_batch_ids(ins, rois):
     return torch.tensor(ids, dtype=torch.long, device=rois.device)
 
 
-def _round_half_away(v: float) -> int:
-    """C's round(): halves away from zero (Python's round() goes to even)."""
-    return int(math.floor(abs(v) + 0.5)) * (1 if v >= 0 else -1)
-
-
 def _roi_pool(ins, a):
     x, rois = _x(ins), ins["ROIs"][0]
     ph_n, pw_n, scale = a["pooled_height"], a["pooled_width"], a["spatial_scale"]
@@ -501,11 +496,6 @@ register(
 def _c_round(v):
     """C's round(): halves away from zero."""
     return torch.sign(v) * torch.floor(v.abs() + 0.5)
-
-
-def _image_of_rows(offsets) -> list:
-    """The image of each row, from one LoD level's offsets (rows per image)."""
-    return [b for b, n in enumerate(lengths_of(offsets)) for _ in range(n)]
 
 
 def _rois_images(x, rois, op: str):
