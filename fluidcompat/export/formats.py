@@ -74,9 +74,10 @@ def trace(module) -> "torch.export.ExportedProgram":
     # Some kernels check their inputs' values on the host as fluid did (lookup_table's ids within the
     # table): a data-dependent branch that torch.export refuses. Such a program is traced again with
     # ``torch.export.draft_export``, which takes the branch the example inputs take and asserts its
-    # condition at run time; the result is kept only when every value read on the host feeds nothing
-    # but those assertions (a check) and none is pinned to one value. A value read to compute a shape
-    # or an index refuses the op.
+    # condition at run time. The result is kept only when each such branch is a check (the test of an
+    # ``if`` whose body only raises, or an ``assert``: ``_in_a_check``), every value read on the host
+    # feeds nothing but those assertions, and none is pinned to one value. A value read to compute a
+    # shape or an index, or to choose between computations, refuses the op.
     """
     args = example_inputs(module)
     shapes = _dynamic_shapes(module)
@@ -134,11 +135,37 @@ def _draft(module, args, shapes):
             exported = torch.export.draft_export(module, args, dynamic_shapes=shapes, strict=False)
     except Exception:
         return None
-    report = getattr(exported, "_report", None)
-    kinds = {str(getattr(f, "failure_type", "")) for f in getattr(report, "failures", ())}
-    if any("DATA_DEPENDENT" not in k for k in kinds):
+    failures = list(getattr(getattr(exported, "_report", None), "failures", ()))
+    if not all("DATA_DEPENDENT" in str(f.failure_type) and _in_a_check(f.data) for f in failures):
         return None
     return exported if not _host_values_used(exported) and not _pinned(exported) else None
+
+
+def _in_a_check(data) -> bool:
+    """Whether a data-dependent branch draft_export took is a check: the test of an ``if`` whose body only
+    raises, or an ``assert`` (its other outcome is an error, not another computation)."""
+    import ast
+    import linecache
+
+    from torch._logging.structured import INTERN_TABLE
+
+    stack = data.get("stack") if isinstance(data, dict) else None
+    if not stack:
+        return False
+    frame = stack[-1]
+    names = {v: k for k, v in INTERN_TABLE.items()}
+    filename = names.get(frame.get("filename"), frame.get("filename"))
+    line = frame.get("line")
+    try:
+        tree = ast.parse("".join(linecache.getlines(str(filename))))
+    except SyntaxError:
+        return False
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assert) and node.lineno <= line <= node.end_lineno:
+            return True
+        if isinstance(node, ast.If) and node.test.lineno <= line <= node.test.end_lineno:
+            return not node.orelse and all(isinstance(b, ast.Raise) for b in node.body)
+    return False
 
 
 def _pinned(exported) -> bool:

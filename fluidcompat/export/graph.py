@@ -170,7 +170,7 @@ def _why_not(op, block) -> Optional[str]:
     d = op._def
     if d.control or any(isinstance(v, type(block)) for v in op.attrs.values()):
         return "it runs a sub-block (control flow); torch.cond / while_loop do not take fluid's blocks here"
-    if op.type == "py_func" or (d.kernel is not None and d.kernel.__module__.endswith(".python")):
+    if op.type == "py_func":
         return "it runs Python code of the script, which an exported model cannot hold"
     if d.kernel is None:
         return "it has no kernel"
