@@ -157,6 +157,9 @@ register(
         _select_input_kernel,
         host_inputs=frozenset({"Mask"}),
         optional_inputs=frozenset({"X"}),
+        # fluid's kernel copied the chosen input into Out on its device (the article's event table has
+        # GpuMemcpyAsync(same_gpu):GPU->GPU under select_input), as select_output's copies X
+        copies_on_device=True,
         grad=GradDef(in_grads=("X",), maker=_select_input_grad_maker),
     )
 )
@@ -186,6 +189,7 @@ register(
         None,
         _select_output_kernel,
         host_inputs=frozenset({"Mask"}),
+        copies_on_device=True,
         forward="select_input",
         grad=GradDef(in_grads=("X",), maker=_select_output_grad_maker),
     )

@@ -102,6 +102,23 @@ def test_crop_program_on_an_emulated_gpu_reads_as_the_docs_report(name, want):
     assert memcpy == want_memcpy
 
 
+@pytest.mark.parametrize(
+    "name,want",
+    [
+        ("control_flow_case.py", "seed_s004_case_gpu.txt"),
+        ("control_flow_case_guarded.py", "seed_s004_case_gpu_guarded.txt"),
+    ],
+)
+def test_control_flow_program_on_an_emulated_gpu_reads_as_the_article(name, want):
+    """The profiler article's control-flow program (seed 004) with --device emulated-gpu: every count of
+    its GpuMemCpy Summary (1,200 / 800 / 400; guarded 600 / 400 / 200) and the calls of every event row,
+    select_input's copy of the chosen branch on the device included."""
+    [(rows, memcpy)] = tables(run_sample(name, device="emulated-gpu"))
+    [(want_rows, want_memcpy)] = tables(golden("docs_reports/" + want))
+    assert memcpy == want_memcpy
+    assert rows == want_rows
+
+
 def test_demo_sample():
     assert run_sample("demo_crop.py").splitlines() == [
         "crop_tensor_0.tmp_0 (1, 3, 5, 5) float32 37.5",
