@@ -73,6 +73,20 @@ def _use_device(device: Optional[str]) -> bool:
     return True
 
 
+def _children_see_paddle() -> None:
+    """Python processes the script starts (``subprocess.Popen([sys.executable, "server.py"])``, as
+    fluid's distributed tests start their servers) get the ``paddle`` alias too: the directory whose
+    ``sitecustomize`` installs it leads their ``PYTHONPATH``."""
+    import fluidcompat
+    from fluidcompat.compat import pipe_site
+
+    root = os.path.dirname(os.path.dirname(os.path.abspath(fluidcompat.__file__)))
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        [pipe_site.DIR, root] + [p for p in paths if p not in (pipe_site.DIR, root)]
+    )
+
+
 def run_script(script: str, args: List[str], device: Optional[str]) -> int:
     if not _use_device(device):
         return 1
@@ -80,6 +94,7 @@ def run_script(script: str, args: List[str], device: Optional[str]) -> int:
         sys.stderr.write(f"fluidcompat: error: can't open file '{script}': no such file\n")
         return 2
     install()
+    _children_see_paddle()
     legacy_numpy.restore()  # np.float, np.int, np.NaN, ...: fluid-era scripts use them
     legacy_pillow.restore()  # Image.ANTIALIAS, ... (once the script imports PIL.Image)
     legacy_python.restore()  # collections.Iterable, time.clock
@@ -111,6 +126,7 @@ def run_module(module: str, args: List[str], device: Optional[str]) -> int:
     if not _use_device(device):
         return 1
     install()
+    _children_see_paddle()
     legacy_numpy.restore()
     legacy_pillow.restore()
     legacy_python.restore()

@@ -27,6 +27,7 @@ from fluidcompat_ops import (  # noqa: F401  (registration)
     norm,
     optim,
     pooling,
+    pslib,
     python,
     quant,
     rank,

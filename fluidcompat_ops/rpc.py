@@ -2,7 +2,9 @@
 ``send_barrier``, ``fetch_barrier``, ``split_byref``, ``split_selected_rows``,
 ``distributed_lookup_table`` and ``fake_init`` in a trainer's program, ``listen_and_serv`` in a
 server's (run by ``Executor.run`` itself). Their messages go through fluidcompat/transpiler/rpc.py;
-their ``Out`` variables that only order ops hold empty tensors."""
+their ``Out`` variables that only order ops hold empty tensors. In a communicator's program
+(``send_varnames``, ``do_not_run``, a ``half_async`` barrier) they hand over to
+fluidcompat/communicator.py."""
 
 from __future__ import annotations
 
@@ -26,9 +28,39 @@ def _marker():
     return torch.zeros(0)
 
 
+def _through_communicator(ins, attrs) -> bool:
+    """A send op of a communicator's program (fluidcompat/communicator.py): hand it over; False for
+    one that sends itself."""
+    from fluidcompat import communicator
+    from fluidcompat.transpiler.distribute_transpiler import DistributedMode
+
+    names, comm = list(attrs["send_varnames"]), communicator.current()
+    xs = attrs["_op"].inputs.get("X", [])
+    geo = comm is not None and comm.mode == DistributedMode.GEO
+    if names == ["param_init"]:  # the GEO trainer startup: the parameters it ends with
+        communicator.geo_initial_values(dict(zip(xs, ins.get("X") or [])))
+        return True
+    if not names and not (geo and not attrs["epmap"]):
+        return False
+    if comm is None:
+        raise RuntimeError(
+            f"send: {xs} go through the communicator (send_varnames {names}), and none was made: call "
+            "fleet.init_worker() (or fluid.communicator.Communicator(program, mode).start()) before training"
+        )
+    if geo:
+        comm.geo_step()
+    elif len(xs) != 1 or ins["X"][0] is None:
+        raise ValueError(f"send: a communicator's send takes one variable that holds a value. Received: {xs}")
+    else:
+        comm.push(xs[0], ins["X"][0], attrs)
+    return True
+
+
 def _send_kernel(ins, attrs):
     from fluidcompat.transpiler.rpc import _wire
 
+    if _through_communicator(ins, attrs):
+        return {"Out": [_marker() for _ in attrs["_op"].outputs.get("Out", ())]}
     c = _client(attrs, names_trainer=False)
     names, epmap = attrs["_op"].inputs["X"], attrs["epmap"]
     if len(epmap) != len(names):
@@ -41,15 +73,41 @@ def _send_kernel(ins, attrs):
 
 
 def _recv_kernel(ins, attrs):
+    names, epmap, dev = attrs["_op"].outputs["Out"], attrs["epmap"], attrs["_device"]
+    if attrs.get("do_not_run"):  # the communicator receives: its latest values, when it has some
+        from fluidcompat import communicator
+
+        comm = communicator.current()
+        current = ins.get("Out") or [None] * len(names)
+        got = [comm.received(n, t) if comm is not None else None for n, t in zip(names, current)]
+        if all(g is None for g in got):
+            return {}
+        return {"Out": [t if g is None else g.to(dev) for g, t in zip(got, current)]}
     c = _client(attrs)
-    names, epmap = attrs["_op"].outputs["Out"], attrs["epmap"]
+    blocks = list(attrs.get("recv_varnames") or [])
+    if blocks:  # one variable, received in the blocks the servers hold
+        if len(names) != 1 or len(blocks) != len(epmap):
+            raise ValueError(f"recv: {names} received as blocks {blocks} from endpoints {epmap}")
+        parts = [torch.from_numpy(c.call(ep, "get", b)) for b, ep in zip(blocks, epmap)]
+        return {"Out": [torch.cat(parts, dim=0).to(dev)]}
     if len(epmap) != len(names):
         raise ValueError(f"recv: {len(names)} variables {names} for {len(epmap)} endpoints {epmap}")
-    return {"Out": [torch.from_numpy(c.call(ep, "get", n)).to(attrs["_device"]) for n, ep in zip(names, epmap)]}
+    return {"Out": [torch.from_numpy(c.call(ep, "get", n)).to(dev) for n, ep in zip(names, epmap)]}
 
 
 def _barrier(kind):
     def kernel(ins, attrs):
+        if attrs.get("half_async"):  # the communicator's barrier: it sends, then receives
+            from fluidcompat import communicator
+
+            comm = communicator.current()
+            if comm is None:
+                raise RuntimeError(
+                    "send_barrier (half_async): the communicator sends this program's gradients, and none was "
+                    "made: call fleet.init_worker() before training"
+                )
+            comm.barrier()
+            return {"Out": [_marker() for _ in attrs["_op"].outputs.get("Out", ())]}
         c = _client(attrs)
         for ep in attrs["endpoints"]:
             c.call(ep, kind)
@@ -101,6 +159,7 @@ register(
         None,
         _recv_kernel,
         no_buffer_inputs=frozenset({"X"}),
+        reads_outputs=frozenset({"Out"}),  # a communicator's recv (do_not_run) may leave them
         doc="Out = each variable's value on its parameter server (epmap)",
     )
 )

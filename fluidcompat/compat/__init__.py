@@ -33,6 +33,7 @@ _ALIASES = {
     "paddle.distributed": "fluidcompat.compat.distributed",
     "paddle.distributed.launch": "fluidcompat.launch",
     "paddle.distributed.launch_ps": "fluidcompat.launch_ps",
+    "paddle.distributed.fs_wrapper": "fluidcompat.compat.fs_wrapper",
     "paddle.complex": "fluidcompat.compat.complex",
 }
 # packages whose submodules keep their names under fluidcompat (``paddle.complex.tensor.math``)

@@ -108,7 +108,8 @@ def plan_block(block: Block, place, fed: Iterable[str] = (), known: Optional[Dic
             continue
         d = op._def
         if d.kernel is None and not d.control:
-            raise ValueError(f"op {i} ({op.type}) has no kernel and cannot be planned in block {block.idx}")
+            why = f" ({d.doc})" if d.doc else ""
+            raise ValueError(f"op {i} ({op.type}) has no kernel and cannot be planned in block {block.idx}{why}")
         dev = op_device(op, place, loc)
         in_devs = []
         copies = []

@@ -8,16 +8,20 @@ over the servers. The programs run through fluidcompat's own RPC (fluidcompat/tr
 Compat: gradient-clipping ops stay in the trainer program (fluid 1.8.5 moved those of an
 optimizer's ``grad_clip`` to the servers, where they read a gradient no trainer sent); every
 program can be built from one transpiler, in any order (fluid 1.8.5 freed the optimizer ops when it
-built the trainer program). Not supported (an error says so): nccl2 and collective modes (use
-``fluidcompat launch``), sparse gradients (``is_sparse=True``) and distributed lookup tables, the
-communicator's ``runtime_split_send_recv``, DC-ASGD, GEO-SGD, and learning-rate decay in
-asynchronous training. Torch-free.
+built the trainer program). With ``runtime_split_send_recv`` (the
+fleet's strategies) the trainer program is fluid's communicator program: each ``send`` takes a whole
+gradient (``sections`` / ``send_varnames`` name its blocks) and each ``recv`` gives a whole parameter
+(``recv_varnames``); fluid.communicator.Communicator cuts, merges, sends and receives them. Not
+supported (an error says so): collective mode (use ``fluidcompat launch``), distributed lookup
+tables, DC-ASGD, GEO-SGD here (GeoSgdTranspiler builds those programs), and learning-rate decay
+with asynchronous servers. Torch-free.
 """
 
 from __future__ import annotations
 
 import collections
 import math
+import os
 import socket
 import sys
 import time
@@ -96,6 +100,17 @@ class DistributeTranspilerConfig:
                 "if you want to set sync_mode to be true, make ensure config.runtime_split_send_recv is false at first"
             )
         self._sync_mode = value
+
+
+class ServerRuntimeConfig:
+    """The parameter servers' RPC thread counts (``FLAGS_rpc_*_thread_num``, 12 by default): carried
+    by ``listen_and_serv`` as fluid's were (fluidcompat's server serves each trainer on a thread of
+    its own)."""
+
+    def __init__(self) -> None:
+        self._rpc_send_thread_num = int(os.getenv("FLAGS_rpc_send_thread_num", "12"))
+        self._rpc_get_thread_num = int(os.getenv("FLAGS_rpc_get_thread_num", "12"))
+        self._rpc_prefetch_thread_num = int(os.getenv("FLAGS_rpc_prefetch_thread_num", "12"))
 
 
 def slice_variable(var_list, slice_count: int, min_block_size: int) -> List[Tuple[str, int, int]]:
@@ -205,6 +220,7 @@ class DistributeTranspiler:
 
     def __init__(self, config=None) -> None:
         self.config = config if config is not None else DistributeTranspilerConfig()
+        self._set_server_config()
         if self.config.split_method is None:
             self.config.split_method = RoundRobin
         if self.config.min_block_size < 8192:
@@ -221,6 +237,16 @@ class DistributeTranspiler:
         else:
             self.distributed_mode = DistributedMode.HALF_ASYNC
         self._transpiled = False
+
+    def _set_server_config(self, server_config=None) -> None:
+        if server_config is None:
+            server_config = ServerRuntimeConfig()
+        if not isinstance(server_config, ServerRuntimeConfig):
+            raise TypeError(
+                "In DistributeTranspiler, server_config must be an instance of ServerRuntimeConfig. "
+                f"Received: {type(server_config).__name__}"
+            )
+        self.server_config = server_config
 
     # -- transpile ----------------------------------------------------------------------------------
     def transpile(
@@ -241,13 +267,13 @@ class DistributeTranspiler:
             )
         if self.config.mode != "pserver":
             raise ValueError(f"config.mode must be 'pserver', 'nccl2' or 'collective'. Received: {self.config.mode!r}")
-        for what, on in (
-            ("config.runtime_split_send_recv (the communicator)", self.config.runtime_split_send_recv),
-            ("config.enable_dc_asgd", self.config.enable_dc_asgd),
-            ("config.geo_sgd_mode", self.config.geo_sgd_mode),
-        ):
-            if on:
-                raise NotImplementedError(f"DistributeTranspiler: {what} is not supported by fluidcompat")
+        if self.config.enable_dc_asgd:
+            raise NotImplementedError("DistributeTranspiler: config.enable_dc_asgd is not supported by fluidcompat")
+        if self.config.geo_sgd_mode:
+            raise NotImplementedError(
+                "DistributeTranspiler: config.geo_sgd_mode is built by "
+                "fluid.transpiler.geo_sgd_transpiler.GeoSgdTranspiler (the fleet's GeoStrategy uses it)"
+            )
         if isinstance(trainers, bool) or not isinstance(trainers, int) or trainers < 1:
             raise ValueError(
                 f"trainers must be the number of trainers (an int >= 1) in pserver mode. Received: {trainers!r}"
@@ -285,15 +311,17 @@ class DistributeTranspiler:
         self.trainer_num, self.trainer_id, self.sync_mode = trainers, trainer_id, bool(sync_mode)
         self.pserver_endpoints = eps
         self.optimize_ops, self.params_grads = opt_ops, params_grads
-        if not self.sync_mode and self.distributed_mode == DistributedMode.SYNC:
-            self.distributed_mode = DistributedMode.HALF_ASYNC  # NOTE: the servers must not wait for barriers
+        self._split_at_runtime = bool(self.config.runtime_split_send_recv)
+        if not self.sync_mode and self.distributed_mode == DistributedMode.SYNC and not self._split_at_runtime:
+            # NOTE: without the communicator no trainer sends barriers: the servers must not wait for them
+            self.distributed_mode = DistributedMode.HALF_ASYNC
         self.param_name_to_grad_name = {p.name: g.name for p, g in params_grads}
         self.grad_name_to_param_name = {g.name: p.name for p, g in params_grads}
-        if not self.sync_mode and self._lr_ops():
+        if self.distributed_mode != DistributedMode.SYNC and any(op.type == "increment" for op in self._lr_ops()):
             raise NotImplementedError(
-                "DistributeTranspiler: learning-rate decay with sync_mode=False is not supported by fluidcompat; "
-                "use a constant learning rate or synchronous training"
-            )
+                "DistributeTranspiler: learning-rate decay with asynchronous servers (sync_mode=False) is not "
+                "supported by fluidcompat; use a constant learning rate or synchronous training"
+            )  # (the servers run the other learning-rate ops, a parameter's own rate, before each update)
         program._is_distributed = True
         program._endpoints = eps
         program._ps_endpoint = current_endpoint
@@ -433,9 +461,10 @@ class DistributeTranspiler:
         return mapping
 
     def _insert_trainer_rpc(self, program) -> None:
-        """After each gradient's last writer: its send (cut first when in blocks); then the
-        barrier, the parameters' recv, the fetch barrier and the concat of cut parameters; and the
-        startup program's recv of the servers' initial values."""
+        """After each gradient's last writer: its send (cut first when in blocks; whole, its blocks
+        named, when the communicator cuts it); then the barrier, the parameters' recv, the fetch
+        barrier and the concat of cut parameters; and the startup program's recv of the servers'
+        initial values."""
         block = program.global_block()
         tid, eps = self.trainer_id, self.pserver_endpoints
         dispatcher = self.config.split_method(eps)
@@ -454,7 +483,7 @@ class DistributeTranspiler:
             sparse = splits[0].type == VarType.SELECTED_ROWS
             if sparse:
                 self.sparse_param_to_height_sections[param] = sections
-            if len(splits) > 1:
+            if len(splits) > 1 and not self._split_at_runtime:
                 block._insert_op(
                     index + 1, "split_selected_rows" if sparse else "split_byref", {"X": [grad_name]},
                     {"Out": [v.name for v in splits]},
@@ -463,10 +492,15 @@ class DistributeTranspiler:
                 index += 1
             dummy = block.create_var(name=generate_control_dev_var_name())
             sent_by[grad_name] = dummy
+            ins, names = [v.name for v in splits], []
+            if self._split_at_runtime:
+                ins, names = [sent], [v.name for v in splits]
+                if self.config.completely_not_async and self.trainer_num > 1:
+                    names = [f"{n}.trainer_{tid}" for n in names]
             block._insert_op(
-                index + 1, "send", {"X": [v.name for v in splits]}, {"Out": [dummy.name]},
-                {"epmap": eplist, "sections": [], "send_varnames": [], "op_role": OpRole.RPC,
-                 "op_role_var": [self.grad_name_to_param_name[grad_name], sent]},
+                index + 1, "send", {"X": ins}, {"Out": [dummy.name]},
+                {"epmap": eplist, "sections": sections if names else [], "send_varnames": names,
+                 "op_role": OpRole.RPC, "op_role_var": [self.grad_name_to_param_name[grad_name], sent]},
             )  # fmt: skip
             send_vars.extend(splits)
         barrier_out = block.create_var(name=generate_control_dev_var_name())
@@ -474,6 +508,11 @@ class DistributeTranspiler:
             block.append_op(
                 "send_barrier", {"X": [v.name for v in sent_by.values()]}, {"Out": [barrier_out.name]},
                 {"endpoints": eps, "trainer_id": tid, "half_async": False, "op_role": OpRole.RPC},
+            )  # fmt: skip
+        elif self._split_at_runtime and self.config.half_async:  # the communicator's barrier
+            block.append_op(
+                "send_barrier", {"X": [v.name for v in sent_by.values()]}, {"Out": [barrier_out.name]},
+                {"endpoints": eps, "trainer_id": tid, "half_async": True, "op_role": OpRole.RPC},
             )  # fmt: skip
         recv_vars = [self.grad_param_mapping[v.name] for v in send_vars]
         dispatcher.reset()
@@ -491,9 +530,12 @@ class DistributeTranspiler:
             dep = barrier_out if self.sync_mode else sent_by[gname]
             gsplits = self.grad_var_mapping[gname]
             received.extend(splits)
+            outs, names = [v.name for v in splits], []
+            if self._split_at_runtime:
+                outs, names = [pname], [v.name for v in splits]
             block.append_op(
-                "recv", {"X": [dep.name]}, {"Out": [v.name for v in splits]},
-                {"epmap": [self._recv_ep[v.name] for v in splits], "recv_varnames": [], "trainer_id": tid,
+                "recv", {"X": [dep.name]}, {"Out": outs},
+                {"epmap": [self._recv_ep[v.name] for v in splits], "recv_varnames": names, "trainer_id": tid,
                  "op_role": OpRole.RPC, "op_role_var": [pname, gname if len(gsplits) > 1 else gsplits[0].name]},
             )  # fmt: skip
         if self.sync_mode:
@@ -502,7 +544,7 @@ class DistributeTranspiler:
                 {"endpoints": eps, "trainer_id": tid, "op_role": OpRole.RPC},
             )  # fmt: skip
         for pname, splits in self.param_var_mapping.items():
-            if len(splits) > 1 and pname not in remote_tables:
+            if len(splits) > 1 and pname not in remote_tables and not self._split_at_runtime:
                 block.append_op(
                     "concat", {"X": [v.name for v in splits]}, {"Out": [pname]}, {"axis": 0, "op_role": OpRole.Dist}
                 )
@@ -692,7 +734,10 @@ class DistributeTranspiler:
             {"optimize_blocks": [b.idx for b in optimize_blocks], "endpoint": endpoint,
              "pserver_id": self.pserver_endpoints.index(endpoint), "Fanin": self.trainer_num,
              "distributed_mode": self.distributed_mode, "grad_to_block_id": list(dict.fromkeys(grad_to_block_id)),
-             "sparse_grad_to_param": sparse_grad_to_param, "lr_decay_block_id": lr_decay_block_id},
+             "sparse_grad_to_param": sparse_grad_to_param, "lr_decay_block_id": lr_decay_block_id,
+             "rpc_get_thread_num": self.server_config._rpc_get_thread_num,
+             "rpc_send_thread_num": self.server_config._rpc_send_thread_num,
+             "rpc_prefetch_thread_num": self.server_config._rpc_prefetch_thread_num},
         )  # fmt: skip
         return prog
 

@@ -110,6 +110,7 @@ class Client:
     def __init__(self) -> None:
         self._conns: Dict[str, socket.socket] = {}
         self.trainer_id = -1
+        self._lock = threading.RLock()  # one request at a time (the communicator's threads share it)
 
     def _connect(self, endpoint: str) -> socket.socket:
         deadline = time.time() + float(os.environ.get("FLAGS_rpc_deadline", "180000")) / 1000.0
@@ -134,12 +135,13 @@ class Client:
         return sock
 
     def call(self, endpoint: str, kind: str, name: str = "", value=None):
-        sock = self._conns.get(endpoint) or self._connect(endpoint)
-        try:
-            _send_msg(sock, (kind, name, self.trainer_id, value))
-            reply = _recv_msg(sock)
-        except OSError:
-            reply = None
+        with self._lock:
+            sock = self._conns.get(endpoint) or self._connect(endpoint)
+            try:
+                _send_msg(sock, (kind, name, self.trainer_id, value))
+                reply = _recv_msg(sock)
+            except OSError:
+                reply = None
         if reply is None:
             self._conns.pop(endpoint, None)
             raise RuntimeError(f"parameter server {endpoint} closed the connection ({kind} '{name}')")
@@ -150,6 +152,10 @@ class Client:
 
     def complete(self) -> None:
         """Tell every server this trainer is done (``Executor.close``)."""
+        with self._lock:
+            self._complete()
+
+    def _complete(self) -> None:
         for sock in list(self._conns.values()):
             try:
                 _send_msg(sock, ("complete", "", self.trainer_id, None))
@@ -237,6 +243,7 @@ class ParameterServer:
         self.inputs = set(op.inputs.get("X", ()))
         self.declared = {n: program.global_block()._find_var_recursive(n) for n in self.inputs}
         self.grad_block = {}
+        self.lr_block = int(attrs.get("lr_decay_block_id", -1))
         for entry in attrs.get("grad_to_block_id", []):
             if not entry:  # fluid's ListenAndServ layer gives [""]
                 continue
@@ -320,6 +327,8 @@ class ParameterServer:
                     self._store(name, value)
                     block = self.grad_block.get(name)
                     if block in self.programs:
+                        if self.lr_block in self.programs:  # the learning rates the update reads
+                            self._run(self.lr_block)
                         self._run(block)
             return None
         if kind == "get":

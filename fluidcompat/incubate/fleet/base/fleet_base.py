@@ -78,6 +78,10 @@ class Fleet:
     def barrier_worker(self) -> None:
         self._role().barrier_worker()
 
+    def all_reduce_worker(self, input, output) -> None:
+        """The workers' element-wise sum of ``input`` into ``output`` (the role maker's collective)."""
+        self._role().all_reduce_worker(input, output)
+
     def _checked(self, executor, main_program, default, what: str):
         """The program a save works on (``main_program``, else ``default``), after fluid's checks."""
         from fluidcompat.executor.executor import CompiledProgram, Executor

@@ -13,6 +13,10 @@ __all__ = [
     "PaddleCloudRoleMaker",
     "UserDefinedRoleMaker",
     "UserDefinedCollectiveRoleMaker",
+    "MockBarrier",
+    "MPIRoleMaker",
+    "MPISymetricRoleMaker",
+    "GeneralRoleMaker",
 ]
 
 
@@ -70,7 +74,19 @@ class RoleMakerBase:
             f"server_endpoints: {self._server_endpoints}"
         )
 
+    def all_gather(self, input):
+        """A role maker without collectives of its own gathers nothing (fluid's warning)."""
+        print("warning: RoleMakerBase does not have all gather.")
+        return None
+
+    def all_reduce_worker(self, input, output, mode="sum") -> None:
+        print("warning: RoleMakerBase does not have all reduce worker.")
+
+    def barrier_all(self) -> None:
+        print("warning: RoleMakerBase does not have barrier all.")
+
     def barrier_worker(self) -> None:
+        """The launched workers' barrier (torch.distributed), when there are several."""
         from fluidcompat.compat import distributed
 
         if distributed.get_world_size() > 1:
@@ -131,21 +147,45 @@ class PaddleCloudRoleMaker(RoleMakerBase):
         self._role_is_generated = True
 
 
+def _endpoint_strings(endpoints, what: str) -> list:
+    if not isinstance(endpoints, list):
+        raise TypeError(f"{what} must be as string list. Received: {endpoints!r}")
+    if not endpoints:
+        raise ValueError(f"{what} must be as string list with at least one element. Received: []")
+    if len(set(map(str, endpoints))) != len(endpoints):
+        raise ValueError(f"{what} can't have duplicate elements. Received: {endpoints}")
+    for e in endpoints:
+        if not isinstance(e, str):
+            raise TypeError(f"every element of {what} must be a string. Received: {e!r}")
+    return list(endpoints)
+
+
+def _index(value, what: str, limit=None, limit_what: str = "") -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{what} must be as int. Received: {value!r}")
+    if value < 0:
+        raise ValueError(f"{what} must be greater than or equal to 0. Received: {value}")
+    if limit is not None and value >= limit:
+        raise ValueError(f"{what} must be less than {limit_what} ({limit}). Received: {value}")
+    return value
+
+
 class UserDefinedRoleMaker(RoleMakerBase):
-    """A parameter-server role the script states."""
+    """A parameter-server role the script states (a server's ``current_id`` indexes
+    ``server_endpoints``)."""
 
     def __init__(self, current_id=0, role=Role.WORKER, worker_num=0, server_endpoints=None) -> None:
         super().__init__()
-        if not isinstance(current_id, int) or current_id < 0:
-            raise ValueError(f"current_id must be an int >= 0. Received: {current_id!r}")
+        self._server_endpoints = _endpoint_strings(server_endpoints, "server_endpoints")
         if role not in (Role.WORKER, Role.SERVER):
-            raise TypeError(f"role must be Role.WORKER or Role.SERVER. Received: {role!r}")
-        if not isinstance(worker_num, int) or worker_num <= 0:
-            raise ValueError(f"worker_num must be an int > 0. Received: {worker_num!r}")
-        if not isinstance(server_endpoints, list):
-            raise TypeError(f"server_endpoints must be a list of 'ip:port'. Received: {server_endpoints!r}")
-        self._current_id, self._role, self._trainers_num = current_id, role, worker_num
-        self._server_endpoints = list(server_endpoints)
+            raise TypeError(f"role must be as Role (Role.WORKER or Role.SERVER). Received: {role!r}")
+        limit = len(self._server_endpoints) if role == Role.SERVER else None
+        self._current_id = _index(current_id, "current_id", limit, "len(server_endpoints) for a server")
+        if isinstance(worker_num, bool) or not isinstance(worker_num, int):
+            raise TypeError(f"worker_num must be as int. Received: {worker_num!r}")
+        if worker_num <= 0:
+            raise ValueError(f"worker_num must be greater than 0. Received: {worker_num}")
+        self._role, self._trainers_num = role, worker_num
         self._role_is_generated = True
 
 
@@ -154,11 +194,17 @@ class UserDefinedCollectiveRoleMaker(RoleMakerBase):
 
     def __init__(self, current_id=0, worker_endpoints=None) -> None:
         super().__init__()
-        if not isinstance(worker_endpoints, list) or not worker_endpoints:
-            raise ValueError(f"worker_endpoints must be a non-empty list of 'ip:port'. Received: {worker_endpoints!r}")
-        if not isinstance(current_id, int) or not 0 <= current_id < len(worker_endpoints):
-            raise ValueError(f"current_id must index worker_endpoints. Received: {current_id!r}")
-        self._current_id, self._role = current_id, Role.WORKER
-        self._worker_endpoints = list(worker_endpoints)
-        self._trainers_num = len(worker_endpoints)
+        self._worker_endpoints = _endpoint_strings(worker_endpoints, "worker_endpoints")
+        self._current_id = _index(current_id, "current_id", len(self._worker_endpoints), "len(worker_endpoints)")
+        self._role = Role.WORKER
+        self._trainers_num = len(self._worker_endpoints)
         self._role_is_generated = True
+
+
+# the role makers with collectives of their own (they build on RoleMakerBase above)
+from fluidcompat.incubate.fleet.base.role_maker_comm import (  # noqa: E402
+    GeneralRoleMaker,
+    MockBarrier,
+    MPIRoleMaker,
+    MPISymetricRoleMaker,
+)
