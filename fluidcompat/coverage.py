@@ -100,10 +100,10 @@ PARTIAL: Dict[str, str] = {
         "(fluid's asynchronous sections could read parameters not yet updated)"
     ),
     "paddle.fluid.DistributeTranspiler": (
-        "pserver mode (sync and async; is_sparse embeddings looked up on the servers) and nccl2 mode (workers of "
-        "fluidcompat launch); not collective mode, other sparse gradients, distributed lookup tables, "
-        "runtime_split_send_recv, DC-ASGD, GEO-SGD or learning-rate decay in async mode; an optimizer's "
-        "grad_clip stays with the trainers"
+        "pserver mode (sync and async; is_sparse embeddings looked up on the servers; runtime_split_send_recv "
+        "programs for fluid.communicator) and nccl2 mode (workers of fluidcompat launch); GEO-SGD through "
+        "GeoSgdTranspiler; not collective mode, other sparse gradients, distributed lookup tables, DC-ASGD or "
+        "learning-rate decay schedules with asynchronous servers; an optimizer's grad_clip stays with the trainers"
     ),
     "paddle.fluid.transpiler": "DistributeTranspiler in pserver mode (see DistributeTranspiler)",
     "paddle.fluid.layers.StaticRNN": _NO_RECURRENT,
