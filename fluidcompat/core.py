@@ -3,7 +3,7 @@
 from fluidcompat import flags
 from fluidcompat.descs import BlockDesc, OpDesc, ProgramDesc, VarDesc
 from fluidcompat.dygraph.op_functions import OpFunctions
-from fluidcompat.executor.interpreter import EnforceNotMet
+from fluidcompat.executor.errors import EnforceNotMet
 from fluidcompat.executor.scope import LoDTensor, Scope, ScopeVariable, Tensor
 from fluidcompat.framework import EMPTY_VAR_NAME, GRAD_VAR_SUFFIX, TEMP_VAR_NAME, OpRole
 from fluidcompat.inference import (

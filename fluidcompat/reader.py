@@ -549,7 +549,7 @@ class _GeneratorLoader:
         process; the method serves scripts that drive it themselves.)"""
         import torch.multiprocessing  # noqa: F401  (registers the shared-memory pickling of tensors)
 
-        from fluidcompat.executor.interpreter import EnforceNotMet
+        from fluidcompat.executor.errors import EnforceNotMet
         from fluidcompat.executor.scope import LoDTensor
         from fluidcompat.places import CPUPlace
 
@@ -581,7 +581,7 @@ class _GeneratorLoader:
         """The data source's batches; its failure (or, for a dygraph multiprocess loader, a batch
         that takes over _QUEUE_GET_TIMEOUT seconds) ends the iteration with EnforceNotMet, as fluid's
         killed blocking queue did. The source's own error is chained."""
-        from fluidcompat.executor.interpreter import EnforceNotMet
+        from fluidcompat.executor.errors import EnforceNotMet
 
         def killed(why):
             return EnforceNotMet(f"Blocking queue is killed because the data reader raises an exception: {why}")

@@ -14,7 +14,8 @@ import torch
 
 from fluidcompat import flags, places
 from fluidcompat.dtypes import VarType, as_long_long, np_dtype, np_name, to_vartype
-from fluidcompat.executor.interpreter import PreparedBlock, UninitializedVariableError
+from fluidcompat.executor.errors import UninitializedVariableError
+from fluidcompat.executor.interpreter import PreparedBlock
 from fluidcompat.executor.placement import plan_block
 from fluidcompat.executor.scope import LoDTensor, Scope, global_scope, vartype_of
 from fluidcompat.framework import Operator, OpRole, Program, Variable, default_main_program
