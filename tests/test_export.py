@@ -262,6 +262,14 @@ def _refused(build, feeds, tmp_path):
 
 
 class TestRefused:
+    def test_feed_overwritten(self, tmp_path):
+        def build():
+            x = fluid.data("x", [-1, 4], "float32")
+            fluid.layers.assign(fluid.layers.relu(x), x)
+            return x
+
+        assert "overwrites the feed 'x'" in _refused(build, ["x"], tmp_path)
+
     def test_lod_input(self, tmp_path):
         def build():
             x = fluid.data("x", [-1, 4], "float32", lod_level=1)
@@ -279,15 +287,20 @@ class TestRefused:
         message = _refused(build, ["x"], tmp_path)
         assert message.startswith("op py_func") and "Python code" in message
 
-    def test_control_flow(self, tmp_path):
+    def test_while_loop(self, tmp_path):
         def build():
             x = fluid.data("x", [-1, 4], "float32")
-            zero = fluid.layers.fill_constant([1], "float32", 0.0)
-            return fluid.layers.cond(
-                fluid.layers.reduce_sum(x) > zero, lambda: fluid.layers.relu(x), lambda: fluid.layers.tanh(x)
+            i = fluid.layers.fill_constant([1], "int64", 0)
+            ten = fluid.layers.fill_constant([1], "int64", 10)
+            _, y = fluid.layers.while_loop(
+                lambda i, y: i < ten,
+                lambda i, y: [fluid.layers.increment(i), fluid.layers.tanh(y)],
+                [i, fluid.layers.scale(x, 1.0)],
             )
+            return y
 
-        assert "control flow" in _refused(build, ["x"], tmp_path)
+        message = _refused(build, ["x"], tmp_path)
+        assert message.startswith("op while") and "control flow" in message
 
     def test_value_read_for_a_shape(self, tmp_path):
         def build():
@@ -297,6 +310,58 @@ class TestRefused:
 
         message = _refused(build, ["x", "end"], tmp_path)
         assert message.startswith("op slice") and "host" in message
+
+
+# -- control flow: fluid's cond, case and switch_case as torch.cond -------------------------------------
+def cond_model():
+    x = fluid.data("x", [-1, 4], "float32")
+    zero = fluid.layers.fill_constant([1], "float32", 0.0)
+    return fluid.layers.cond(
+        fluid.layers.reduce_sum(x) > zero,
+        lambda: fluid.layers.fc(x, 3, act="relu"),
+        lambda: fluid.layers.tanh(fluid.layers.fc(x, 3)),
+    )
+
+
+def switch_model():
+    x = fluid.data("x", [-1, 4], "float32")
+    k = fluid.layers.cast(fluid.layers.reduce_sum(fluid.layers.relu(x)), "int64")
+    return fluid.layers.switch_case(
+        k,
+        {0: lambda: fluid.layers.scale(x, 2.0), 1: lambda: fluid.layers.fc(x, 4)},
+        default=lambda: fluid.layers.sigmoid(x),
+    )
+
+
+@pytest.mark.parametrize("build", [cond_model, switch_model], ids=["cond", "switch_case"])
+def test_control_flow_as_torch_cond(build, tmp_path):
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        out = build()
+    scope, exe = fluid.Scope(), fluid.Executor(fluid.CPUPlace())
+    with fluid.scope_guard(scope):
+        exe.run(startup)
+    module = to_module(main, ["x"], [out], scope)
+    assert "torch.ops.higher_order.cond(" in module.code
+    save(module, str(tmp_path / "m.pt2"), "pt2")
+    loaded = torch.export.load(str(tmp_path / "m.pt2")).module()
+    session = None
+    if HAS_ORT:
+        import onnxruntime
+
+        save(module, str(tmp_path / "m.onnx"), "onnx")
+        session = onnxruntime.InferenceSession(str(tmp_path / "m.onnx"), providers=["CPUExecutionProvider"])
+    rng = np.random.RandomState(0)
+    # inputs taking every branch: negative, small positive, large positive sums
+    for x in (-rng.rand(3, 4), rng.rand(2, 4) * 0.1, rng.rand(5, 4) + 0.5):
+        x = x.astype("float32")
+        with fluid.scope_guard(scope):
+            want = exe.run(main, feed={"x": x}, fetch_list=[out])[0]
+        with torch.no_grad():
+            assert_close(module(torch.from_numpy(x))[0], want)
+        assert_close(loaded(torch.from_numpy(x))[0], want)
+        if session is not None:
+            assert_close(session.run(None, {"x": x})[0], want)
 
 
 # -- fluid 1.8.5's saved models and the CLI -------------------------------------------------------------

@@ -148,6 +148,33 @@ def forward_program(program: Program, feed_names: Sequence[str], fetch_names: Se
     return pruned
 
 
+def _check_pruning(program: Program, fwd: Program, fetch_names: Sequence[str]) -> None:
+    """Pruning keeps the ops a value needs by its name: an op that updates a value in place (a
+    while op's loop variables) can fall out, and the module would return the value before it."""
+    block = fwd.global_block()
+    used = set(fetch_names) | {n for op in block.ops for ns in op.inputs.values() for n in ns}
+    kept: Dict[str, int] = {}
+    for op in block.ops:
+        for n in {n for ns in op.outputs.values() for n in ns}:
+            kept[n] = kept.get(n, 0) + 1
+    writers: Dict[str, list] = {}
+    for op in program.global_block().ops:
+        if op.type in _IO_OPS:
+            continue
+        for n in {n for ns in op.outputs.values() for n in ns}:
+            writers.setdefault(n, []).append(op)
+    for n in sorted(used):
+        v = block._find_var_recursive(n)
+        ops = writers.get(n, [])
+        if v is not None and not v.persistable and len(ops) > kept.get(n, 0):
+            op = ops[-1]
+            why = _why_not(op, program.global_block()) if op._def.control else None
+            raise ExportError(
+                f"op {op.type} (#{op.idx}, output {n!r}) cannot export: "
+                + (why or f"it updates {n!r} in place, which the forward part from the feeds does not follow")
+            )
+
+
 def check_exportable(program: Program, feed_names: Sequence[str]) -> List[str]:
     """One line per op (or feed) of a forward program that cannot export; empty when all can."""
     block = program.global_block()
@@ -159,17 +186,48 @@ def check_exportable(program: Program, feed_names: Sequence[str]) -> List[str]:
                 f"feed {n!r} is a LoDTensor (lod_level {v.lod_level}): LoD does not export; "
                 "feed padded dense tensors instead"
             )
+    _check_block(block, problems)
+    return problems
+
+
+def _check_block(block, problems: List[str]) -> None:
+    merged = _merged_blocks(block)
     for op in block.ops:
+        if op.idx in merged:
+            _check_block(block.program.block(op.attrs["sub_block"]), problems)
+            continue
         why = _why_not(op, block)
         if why:
-            problems.append(f"op {op.type} (#{op.idx}, output {_first_output(op)!r}) cannot export: {why}")
-    return problems
+            where = f"#{op.idx}" if block.idx == 0 else f"#{op.idx} of block {block.idx}"
+            problems.append(f"op {op.type} ({where}, output {_first_output(op)!r}) cannot export: {why}")
+
+
+def _merged_blocks(block) -> set:
+    """Indices of the conditional_block ops that export as a torch.cond branch: every output is read
+    only by select_input ops of one cond group (``_cond_groups``)."""
+    grouped = _cond_groups(block)
+    readers: Dict[str, List[int]] = {}
+    for op in block.ops:
+        for ns in op.inputs.values():
+            for n in ns:
+                readers.setdefault(n, []).append(op.idx)
+    found = set()
+    for op in block.ops:
+        if op.type == "conditional_block":
+            outs = op.output("Out")
+            if outs and all(readers.get(n) and all(k in grouped for k in readers[n]) for n in outs):
+                found.add(op.idx)
+    return found
 
 
 def _why_not(op, block) -> Optional[str]:
     d = op._def
-    if d.control or any(isinstance(v, type(block)) for v in op.attrs.values()):
-        return "it runs a sub-block (control flow); torch.cond / while_loop do not take fluid's blocks here"
+    if op.type == "conditional_block":
+        return "its outputs are not merged by select_input as fluid's cond merges them (torch.cond needs two branches)"
+    if d.control or "sub_block" in op.attrs:
+        return (
+            "it runs a sub-block (control flow) that torch.cond does not take (only fluid's cond, case, switch_case do)"
+        )
     if op.type == "py_func":
         return "it runs Python code of the script, which an exported model cannot hold"
     if d.kernel is None:
@@ -234,92 +292,40 @@ def build_module(
     scope = scope if scope is not None else global_scope()
     feed_names = list(feed_names)
     fetch_names = [f if isinstance(f, str) else f.name for f in fetch_names]
+    for op in program.global_block().ops:  # (pruning stops at a feed: its writer would be lost)
+        written = [n for ns in op.outputs.values() for n in ns if n in feed_names and op.type not in _IO_OPS]
+        if written:
+            raise ExportError(
+                f"op {op.type} (#{op.idx}, output {written[0]!r}) cannot export: it overwrites the feed {written[0]!r}"
+            )
     fwd = forward_program(program, feed_names, fetch_names)
+    _check_pruning(program, fwd, fetch_names)
     problems = check_exportable(fwd, feed_names)
     if problems:
         more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
         raise ExportError(problems[0] + more)
     block = fwd.global_block()
-
-    root = torch.nn.Module()
+    builder = _Builder(fwd, scope, fetch_names)
     graph = torch.fx.Graph()
-    taken: set = {"forward", "training", "fluid_names", "inputs", "outputs"}
     env: Dict[str, torch.fx.Node] = {}
-    fluid_names: Dict[str, str] = {}
     inputs = []
     for n in feed_names:
         v = block.var(n)
-        name = attr_name(n, taken)
+        name = attr_name(n, builder.taken)
         env[n] = graph.placeholder(name)
         inputs.append(TensorSpec(n, name, tuple(v.shape), registry.TORCH_DTYPES[v.dtype]))
 
-    learned = _learned(block)
-
-    def value_of(n: str) -> torch.fx.Node:
-        if n in env:
-            return env[n]
-        v = block._find_var_recursive(n)
-        if v is None or not v.persistable:
-            raise ExportError(f"variable {n!r} is read before any op writes it and is not a feed or a parameter")
-        sv = scope.find_var(n)
-        if sv is None or not sv.is_initialized():
-            raise ExportError(f"parameter {n!r} holds no value in the scope (run the startup program or load it)")
-        t = sv.get_tensor()._t
-        if not torch.is_tensor(t):
-            raise ExportError(f"persistable {n!r} is not a dense tensor")
-        name = attr_name(n, taken)
-        t = t.detach().clone()
-        if t.is_floating_point() and (v.trainable if isinstance(v, Parameter) else n in learned):
-            root.register_parameter(name, torch.nn.Parameter(t))
-        else:
-            root.register_buffer(name, t)
-        fluid_names[name] = n
-        env[n] = graph.get_attr(name)
+    def parameter(n: str) -> torch.fx.Node:
+        env[n] = graph.get_attr(builder.parameter(n, block))
         return env[n]
 
-    # the outputs something reads (a later op or the fetch list): the others may not be made at all
-    # in test mode (dropout's Mask), so the module neither asks for nor returns them
-    wanted = set(fetch_names)
-    for op in block.ops:
-        wanted.update(n for ns in op.inputs.values() for n in ns)
-    for op in block.ops:
-        in_layout, args = [], []
-        for slot in op._def.inputs + tuple(s for s in op.inputs if s not in op._def.inputs):
-            names = op.inputs.get(slot) or []
-            if slot in op._def.optional_inputs and any(_not_dense(block, scope, n) for n in names):
-                continue
-            if names:
-                in_layout.append((slot, len(names)))
-                args.extend(value_of(n) for n in names)
-        # outputs up to the last one wanted, per slot (a slot's values come as a list)
-        out_layout, outs = [], []
-        for slot, names in op.outputs.items():
-            last = max((k + 1 for k, n in enumerate(names) if n in wanted), default=0)
-            if last:
-                out_layout.append((slot, last))
-                outs.extend(names[:last])
-        if not outs:
-            continue
-        mod_name = attr_name(f"{op.type}_{op.idx}", taken)
-        root.add_module(mod_name, FluidOp(op, in_layout, out_layout))
-        one = len(outs) == 1
-        node = graph.create_node(
-            "call_module", mod_name, tuple(args), name=attr_name(outs[0] if one else f"{op.type}_{op.idx}_out", taken)
-        )
-        if one:
-            env[outs[0]] = node
-        for k, n in enumerate(outs if not one else ()):
-            env[n] = graph.create_node("call_function", operator.getitem, (node, k), name=attr_name(n, taken))
+    builder.emit(block, graph, builder.root, env, parameter)
     missing = [n for n in fetch_names if n not in env]
     if missing:
         raise ExportError(f"fetch target {missing[0]!r} is not computed from the feeds {feed_names}")
     graph.output(tuple(env[n] for n in fetch_names))
-    module = torch.fx.GraphModule(root, graph, class_name="FluidProgram")
-    module.graph.eliminate_dead_code()  # outputs nothing reads (dropout's Mask, batch_norm's SavedMean)
-    module.graph.lint()
-    module.recompile()
-    module.delete_all_unused_submodules()
-    module.fluid_names = fluid_names
+    module = _finish(builder.root, graph, "FluidProgram")
+    module.fluid_names = builder.fluid_names
     module.inputs = tuple(inputs)
     module.outputs = tuple(
         TensorSpec(n, attr_name(n, set()), tuple(block.var(n).shape), registry.TORCH_DTYPES[block.var(n).dtype])
@@ -327,3 +333,184 @@ def build_module(
     )
     module.eval()
     return module
+
+
+def _finish(root: torch.nn.Module, graph: torch.fx.Graph, class_name: str) -> torch.fx.GraphModule:
+    module = torch.fx.GraphModule(root, graph, class_name=class_name)
+    module.graph.eliminate_dead_code()  # outputs nothing reads (dropout's Mask, batch_norm's SavedMean)
+    module.graph.lint()
+    module.recompile()
+    # the ops whose outputs nothing reads (fx's delete_all_unused_submodules would also drop the ops of
+    # the torch.cond branches, which the graph reaches by get_attr)
+    used = {n.target for n in module.graph.nodes if n.op in ("call_module", "get_attr")}
+    for name in [n for n, _ in module.named_children()]:
+        if name not in used:
+            delattr(module, name)
+    return module
+
+
+def _predicate(mask):
+    """select_input's Mask (int32 [1]) as torch.cond's predicate."""
+    return mask.reshape(()) != 0
+
+
+class _Builder:
+    """Emits a program's ops into fx graphs; holds the module's parameters and names."""
+
+    def __init__(self, program: Program, scope, fetch_names: Sequence[str]) -> None:
+        self.program = program
+        self.scope = scope
+        self.root = torch.nn.Module()
+        self.taken: set = {"forward", "training", "fluid_names", "inputs", "outputs"}
+        self.fluid_names: Dict[str, str] = {}
+        self.attrs: Dict[str, str] = {}  # fluid name -> attribute name
+        self.learned = set()
+        # the outputs something reads (a later op or the fetch list): the others may not be made at all
+        # in test mode (dropout's Mask), so the module neither asks for nor returns them
+        self.wanted = set(fetch_names)
+        for b in program.blocks:
+            self.learned |= _learned(b)
+            for op in b.ops:
+                self.wanted.update(n for ns in op.inputs.values() for n in ns)
+
+    def parameter(self, n: str, block) -> str:
+        """The attribute name of persistable ``n`` on the root module (registered on first use)."""
+        if n in self.attrs:
+            return self.attrs[n]
+        v = block._find_var_recursive(n)
+        if v is None or not v.persistable:
+            raise ExportError(f"variable {n!r} is read before any op writes it and is not a feed or a parameter")
+        sv = self.scope.find_var(n)
+        if sv is None or not sv.is_initialized():
+            raise ExportError(f"parameter {n!r} holds no value in the scope (run the startup program or load it)")
+        t = sv.get_tensor()._t
+        if not torch.is_tensor(t):
+            raise ExportError(f"persistable {n!r} is not a dense tensor")
+        name = attr_name(n, self.taken)
+        t = t.detach().clone()
+        if t.is_floating_point() and (v.trainable if isinstance(v, Parameter) else n in self.learned):
+            self.root.register_parameter(name, torch.nn.Parameter(t))
+        else:
+            self.root.register_buffer(name, t)
+        self.fluid_names[name] = n
+        self.attrs[n] = name
+        return name
+
+    def emit(self, block, graph: torch.fx.Graph, holder: torch.nn.Module, env: Dict[str, torch.fx.Node], outer) -> None:
+        """Append ``block``'s ops to ``graph`` (their FluidOps on ``holder``); ``outer(name)`` gives the
+        node of a value the block reads but does not make."""
+        conds = _cond_groups(block)
+        done = set()
+        for op in block.ops:
+            if op.type == "conditional_block":
+                continue  # emitted with the select_input ops that merge its outputs (_cond_groups)
+            if op.type == "select_input" and op.idx in conds:
+                group = conds[op.idx]
+                if group[0] not in done:
+                    done.add(group[0])
+                    self._emit_cond(block, graph, holder, env, outer, [block.ops[k] for k in group])
+                continue
+            self._emit_op(op, block, graph, holder, env, outer)
+
+    def _value(self, n, env, outer):
+        return env[n] if n in env else outer(n)
+
+    def _emit_op(self, op, block, graph, holder, env, outer) -> None:
+        in_layout, args = [], []
+        for slot in op._def.inputs + tuple(s for s in op.inputs if s not in op._def.inputs):
+            names = op.inputs.get(slot) or []
+            if slot in op._def.optional_inputs and any(_not_dense(block, self.scope, n) for n in names):
+                continue
+            if names:
+                in_layout.append((slot, len(names)))
+                args.extend(self._value(n, env, outer) for n in names)
+        # outputs up to the last one wanted, per slot (a slot's values come as a list)
+        out_layout, outs = [], []
+        for slot, names in op.outputs.items():
+            last = max((k + 1 for k, n in enumerate(names) if n in self.wanted), default=0)
+            if last:
+                out_layout.append((slot, last))
+                outs.extend(names[:last])
+        if not outs:
+            return
+        mod_name = attr_name(
+            f"{op.type}_{op.idx}" if block.idx == 0 else f"{op.type}_b{block.idx}_{op.idx}", self.taken
+        )
+        holder.add_module(mod_name, FluidOp(op, in_layout, out_layout))
+        one = len(outs) == 1
+        name = attr_name(outs[0] if one else f"{op.type}_{op.idx}_out", self.taken)
+        node = graph.create_node("call_module", mod_name, tuple(args), name=name)
+        if one:
+            env[outs[0]] = node
+        for k, n in enumerate(outs if not one else ()):
+            env[n] = graph.create_node("call_function", operator.getitem, (node, k), name=attr_name(n, self.taken))
+
+    def _emit_cond(self, block, graph, holder, env, outer, selects) -> None:
+        """fluid's cond (two conditional_blocks whose outputs select_input ops merge on one Mask) as one
+        ``torch.cond``: the Mask's true branch runs the block making X[1], its false branch X[0]."""
+        makers = _makers(block)
+        first = selects[0]
+        blocks = [self.program.block(makers[first.input("X")[k]].attrs["sub_block"]) for k in (0, 1)]
+        reads = sorted(set(_reads(blocks[0])) | set(_reads(blocks[1])))
+        operands = [self._value(n, env, outer) for n in reads]
+        branches = []
+        for k, sub in ((1, blocks[1]), (0, blocks[0])):
+            sub_graph = torch.fx.Graph()
+            sub_env = {n: sub_graph.placeholder(attr_name(n, set())) for n in reads}
+            sub_holder = torch.nn.Module()
+
+            def missing(n, sub=sub):
+                raise ExportError(f"variable {n!r} of block {sub.idx} is read before any op writes it")
+
+            self.emit(sub, sub_graph, sub_holder, sub_env, missing)
+            results = [sub_env.get(op.input("X")[k]) for op in selects]
+            if any(r is None for r in results):
+                raise ExportError(f"op conditional_block (block {sub.idx}) does not make the value select_input reads")
+            sub_graph.output(tuple(results))
+            name = attr_name(f"cond_{first.idx}_{'true' if k else 'false'}", self.taken)
+            holder.add_module(name, _finish(sub_holder, sub_graph, "FluidBlock"))
+            branches.append(graph.get_attr(name))
+        pred = graph.call_function(_predicate, (self._value(first.input("Mask")[0], env, outer),))
+        # the operator itself, not torch.cond, which would compile the branches with dynamo (the kernels are
+        # Python that dynamo breaks on); torch.export traces the operator's branches with make_fx
+        cond = torch.ops.higher_order.cond
+        node = graph.create_node(
+            "call_function", cond, (pred, branches[0], branches[1], tuple(operands)), name=f"cond_{first.idx}"
+        )
+        for k, op in enumerate(selects):
+            out = op.output("Out")[0]
+            env[out] = graph.create_node("call_function", operator.getitem, (node, k), name=attr_name(out, self.taken))
+
+
+def _makers(block) -> Dict[str, object]:
+    """Output name -> the conditional_block op of ``block`` that writes it."""
+    return {n: op for op in block.ops if op.type == "conditional_block" for n in op.output("Out")}
+
+
+def _cond_groups(block) -> Dict[int, Tuple[int, ...]]:
+    """select_input op index -> the indices of the select_input ops merging the same two conditional
+    blocks on the same Mask (fluid's cond with several outputs); only those whose both inputs come
+    from conditional_block ops with a scalar condition."""
+    makers = _makers(block)
+    groups: Dict[tuple, List[int]] = {}
+    for op in block.ops:
+        xs = op.input("X") if op.type == "select_input" else []
+        if len(xs) != 2 or not all(n in makers and makers[n].attrs.get("is_scalar_condition") for n in xs):
+            continue
+        key = (op.input("Mask")[0], makers[xs[0]].idx, makers[xs[1]].idx)
+        groups.setdefault(key, []).append(op.idx)
+    return {k: tuple(g) for g in groups.values() for k in g}
+
+
+def _reads(block) -> List[str]:
+    """Names ``block`` (with the blocks its ops run) reads before writing them, in order."""
+    written, found = set(), []
+    for op in block.ops:
+        names = [n for ns in op.inputs.values() for n in ns]
+        if "sub_block" in op.attrs:
+            names += _reads(block.program.block(op.attrs["sub_block"]))
+        for n in names:
+            if n not in written and n not in found:
+                found.append(n)
+        written.update(n for ns in op.outputs.values() for n in ns)
+    return found
