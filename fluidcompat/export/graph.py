@@ -168,10 +168,9 @@ def _check_pruning(program: Program, fwd: Program, fetch_names: Sequence[str]) -
         ops = writers.get(n, [])
         if v is not None and not v.persistable and len(ops) > kept.get(n, 0):
             op = ops[-1]
-            why = _why_not(op, program.global_block()) if op._def.control else None
             raise ExportError(
-                f"op {op.type} (#{op.idx}, output {n!r}) cannot export: "
-                + (why or f"it updates {n!r} in place, which the forward part from the feeds does not follow")
+                f"op {op.type} (#{op.idx}, output {n!r}) cannot export: it updates {n!r} in place, and the "
+                "forward part from the feeds keeps its first writer only (fetch a value computed from it)"
             )
 
 
@@ -193,7 +192,7 @@ def check_exportable(program: Program, feed_names: Sequence[str]) -> List[str]:
 def _check_block(block, problems: List[str]) -> None:
     merged = _merged_blocks(block)
     for op in block.ops:
-        if op.idx in merged:
+        if op.idx in merged or op.type == "while":
             _check_block(block.program.block(op.attrs["sub_block"]), problems)
             continue
         why = _why_not(op, block)
@@ -224,7 +223,7 @@ def _why_not(op, block) -> Optional[str]:
     d = op._def
     if op.type == "conditional_block":
         return "its outputs are not merged by select_input as fluid's cond merges them (torch.cond needs two branches)"
-    if d.control or "sub_block" in op.attrs:
+    if (d.control or "sub_block" in op.attrs) and op.type != "while":
         return (
             "it runs a sub-block (control flow) that torch.cond does not take (only fluid's cond, case, switch_case do)"
         )
@@ -410,7 +409,56 @@ class _Builder:
                     done.add(group[0])
                     self._emit_cond(block, graph, holder, env, outer, [block.ops[k] for k in group])
                 continue
+            if op.type == "while":
+                self._emit_while(op, graph, holder, env, outer)
+                continue
             self._emit_op(op, block, graph, holder, env, outer)
+
+    def _subgraph(self, block, names: Sequence[str], class_name: str, results) -> torch.fx.GraphModule:
+        """``block``'s ops as a GraphModule taking ``names`` and returning ``results(env)``."""
+        graph, taken = torch.fx.Graph(), set()
+        env = {n: graph.placeholder(attr_name(n, taken)) for n in names}
+        holder = torch.nn.Module()
+
+        def missing(n):
+            raise ExportError(f"variable {n!r} of block {block.idx} is read before any op writes it")
+
+        self.emit(block, graph, holder, env, missing)
+        graph.output(tuple(results(graph, env)))
+        return _finish(holder, graph, class_name)
+
+    def _emit_while(self, op, graph, holder, env, outer) -> None:
+        """A while op as ``torch.ops.higher_order.while_loop``: its outputs (the loop variables, the
+        condition among them) carried from step to step, the other values its block reads passed in."""
+        sub = self.program.block(op.attrs["sub_block"])
+        carried = list(op.output("Out"))
+        cond_name = op.input("Condition")[0]
+        if cond_name not in carried:
+            raise ExportError(
+                f"op while (#{op.idx}, output {cond_name!r}) cannot export: its block does not update its condition"
+            )
+        extra = [n for n in _reads(sub) if n not in carried]
+        names = carried + extra
+        at = carried.index(cond_name)
+        cond_gm = _finish(torch.nn.Module(), _condition_graph(len(names), at), "FluidLoopCondition")
+
+        def step(g, e):  # a value the body passes on unchanged is copied (while_loop's outputs must not alias)
+            return [g.call_method("clone", (e[n],)) if e[n].op == "placeholder" else e[n] for n in carried]
+
+        body_gm = self._subgraph(sub, names, "FluidLoopBody", step)
+        cond_attr = attr_name(f"while_{op.idx}_cond", self.taken)
+        body_attr = attr_name(f"while_{op.idx}_body", self.taken)
+        holder.add_module(cond_attr, cond_gm)
+        holder.add_module(body_attr, body_gm)
+        args = (
+            graph.get_attr(cond_attr),
+            graph.get_attr(body_attr),
+            tuple(self._value(n, env, outer) for n in carried),
+            tuple(self._value(n, env, outer) for n in extra),
+        )
+        node = graph.create_node("call_function", torch.ops.higher_order.while_loop, args, name=f"while_{op.idx}")
+        for k, n in enumerate(carried):
+            env[n] = graph.create_node("call_function", operator.getitem, (node, k), name=attr_name(n, self.taken))
 
     def _value(self, n, env, outer):
         return env[n] if n in env else outer(n)
@@ -480,6 +528,14 @@ class _Builder:
         for k, op in enumerate(selects):
             out = op.output("Out")[0]
             env[out] = graph.create_node("call_function", operator.getitem, (node, k), name=attr_name(out, self.taken))
+
+
+def _condition_graph(count: int, at: int) -> torch.fx.Graph:
+    """A while loop's condition: the ``at``-th of ``count`` values as a predicate."""
+    graph = torch.fx.Graph()
+    values = [graph.placeholder(f"v{k}") for k in range(count)]
+    graph.output(graph.call_function(_predicate, (values[at],)))
+    return graph
 
 
 def _makers(block) -> Dict[str, object]:
