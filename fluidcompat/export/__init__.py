@@ -4,8 +4,13 @@
 ::
 
     program, feeds, fetches = fluid.io.load_inference_model(model_dir, exe)
-    module = fluidcompat.export.to_module(program, feeds, fetches)   # a torch.nn.Module
-    fluidcompat.export.save(module, "model.onnx", format="onnx")
+    module = fluidcompat.export.to_module(program, feeds, fetches)   # a torch.fx.GraphModule
+    print(module.code)                                               # one line per fluid op
+    fluidcompat.export.save(module, "model.onnx", "onnx")            # or "pt2", "state_dict"
+    fluidcompat.export.trace(module)                                 # the torch.export.ExportedProgram
+
+The module's ``forward`` takes the feeds in order and returns a tuple of the fetches; ``module.inputs`` /
+``module.outputs`` describe them (-1 where the program left a dimension free: dynamic in the export).
 """
 
 from fluidcompat.export.formats import FORMATS, Written, example_inputs, save, trace

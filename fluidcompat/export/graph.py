@@ -11,12 +11,18 @@ program did, one line per op::
 Parameters and other persistables from the scope are registered on the module under fluid's names
 made into attribute names (``fc_0.w_0`` -> ``fc_0_w_0``); ``module.fluid_names`` maps them back.
 
+Control flow: fluid's ``cond`` / ``case`` / ``switch_case`` (two conditional_block ops whose outputs
+select_input ops merge on one Mask) become ``torch.ops.higher_order.cond`` over two sub-GraphModules,
+a ``while`` op (``while_loop``) ``torch.ops.higher_order.while_loop``; ONNX gets If and Loop.
+
 # NOTE: [What exports]
 # The module runs whatever the executor runs on dense tensors. torch.export (and ONNX, which starts
 # from it) also needs each kernel to trace: a kernel that reads a tensor's value on the host (a shape
-# from a ShapeTensor input, a LoD) makes a data-dependent shape that the trace cannot follow. Such an op
-# fails the export with an ``ExportError`` naming it (``formats.py``). Ops that can never export are
-# refused here, before anything is built: LoD inputs, Python callbacks, readers, control flow.
+# from a ShapeTensor input, a LoD, fluid's tie order in top_k) makes a data-dependent shape or branch
+# that the trace cannot follow. Such an op fails the export with an ``ExportError`` naming it
+# (``formats.py``; a value read only for a check is kept as a run-time assertion: NOTE: [Checks on
+# values]). Ops that can never export are refused here, before anything is built: LoD inputs, Python
+# callbacks, readers, LoDTensorArrays, other control flow (recurrent, a lone conditional_block).
 """
 
 from __future__ import annotations
