@@ -146,12 +146,29 @@ def attr_name(fluid_name: str, taken: set) -> str:
 
 
 def forward_program(program: Program, feed_names: Sequence[str], fetch_names: Sequence[str]) -> Program:
-    """The ops computing ``fetch_names`` from ``feed_names`` (test mode, no feed and fetch ops)."""
-    pruned = program.clone(for_test=True)._prune_with_input(list(feed_names), list(fetch_names))
-    block = pruned.global_block()
-    for k in reversed([k for k, op in enumerate(block.ops) if op.type in _IO_OPS]):
-        block._remove_op(k)
-    return pruned
+    """The ops computing ``fetch_names`` from ``feed_names`` (test mode, no feed and fetch ops).
+
+    Compat: every op writing a value that is needed stays, as the executor runs them all (fluid's
+    ``_prune_with_input`` keeps a value's first writer only: a while op updating its loop variables in
+    place, or an op writing a value again, would fall out).
+    """
+    fwd = program.clone(for_test=True)
+    block = fwd.global_block()
+    fed = set(feed_names)
+    needed = set(fetch_names) - fed
+    keep = set()
+    for op in reversed(block.ops):
+        if op.type in _IO_OPS or not needed & {n for ns in op.outputs.values() for n in ns}:
+            continue
+        keep.add(op.idx)
+        reads = {n for ns in op.inputs.values() for n in ns}
+        if "sub_block" in op.attrs:
+            reads.update(_reads(fwd.block(op.attrs["sub_block"])))
+        needed |= reads - fed
+    for k in reversed(range(len(block.ops))):
+        if k not in keep:
+            block._remove_op(k)
+    return fwd
 
 
 def _check_pruning(program: Program, fwd: Program, fetch_names: Sequence[str]) -> None:
