@@ -110,7 +110,8 @@ class FluidOp(torch.nn.Module):
         for slot, n in self.out_layout:
             got = result.get(slot) or []
             if len(got) < n:
-                raise ExportError(f"op {self.type}: its kernel gave no value for output {slot}")
+                where = f"op {self.type} (#{self._op.idx}, output {_first_output(self._op)!r})"
+                raise ExportError(f"{where} cannot export: its kernel gives no value for output {slot} in test mode")
             outs.extend(got[:n])
         return outs[0] if len(outs) == 1 else tuple(outs)
 
