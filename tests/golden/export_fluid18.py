@@ -1,8 +1,8 @@
 # Golden script for tests/test_export.py: two small models trained two SGD steps and saved with
 # save_inference_model under argv[1]: `cnn` (conv, batch_norm, pools, dropout, fc; one file per
 # parameter) and `rec` (embeddings + fc, an id and a dense input; parameters in one file, __params__).
-# Run under real fluid 1.8.5 to record tests/golden/export_fluid18/ and export_fluid18.json:
-#   ../shared/tools/fluid18 tests/golden/export_fluid18.py tests/golden/export_fluid18 > tests/golden/export_fluid18.json
+# Run under real fluid 1.8.5 to record tests/golden/export_fluid18/ and export_fluid18.json (from tests/golden):
+#   ../../../shared/tools/fluid18 export_fluid18.py export_fluid18 > export_fluid18.json
 # Prints the inputs and the saved models' outputs (loaded back, two batch sizes) as JSON.
 import json
 import sys
@@ -60,14 +60,22 @@ for name, build, params_filename in (("cnn", cnn, None), ("rec", rec, "__params_
         exe.run(startup)
         for _ in range(2):
             exe.run(main, feed=feeds(4), fetch_list=[loss])
-        fluid.io.save_inference_model(out_dir + "/" + name, feed_names, [out], exe, main, params_filename=params_filename)
+        fluid.io.save_inference_model(
+            out_dir + "/" + name, feed_names, [out], exe, main, params_filename=params_filename
+        )
     with fluid.scope_guard(fluid.Scope()):
-        program, names, targets = fluid.io.load_inference_model(out_dir + "/" + name, exe, params_filename=params_filename)
+        program, names, targets = fluid.io.load_inference_model(
+            out_dir + "/" + name, exe, params_filename=params_filename
+        )
         cases = []
         for n in (3, 6):
             feed = {k: v for k, v in feeds(n).items() if k in names}
             got = exe.run(program, feed=feed, fetch_list=targets)[0]
-            cases.append({"feed": {k: [str(v.dtype), list(v.shape), v.reshape(-1).tolist()] for k, v in feed.items()},
-                          "out": [list(got.shape), got.reshape(-1).astype("float64").tolist()]})
+            cases.append(
+                {
+                    "feed": {k: [str(v.dtype), list(v.shape), v.reshape(-1).tolist()] for k, v in feed.items()},
+                    "out": [list(got.shape), got.reshape(-1).astype("float64").tolist()],
+                }
+            )
         result[name] = {"params_filename": params_filename, "feeds": names, "cases": cases}
 json.dump(result, sys.stdout)
