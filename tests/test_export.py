@@ -245,6 +245,19 @@ class TestModule:
         m.load_state_dict(state)
 
 
+def test_eager_module_raises_the_kernels_own_error():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        out = fluid.layers.embedding(fluid.data("ids", [-1, 1], "int64"), [10, 4])
+    scope = fluid.Scope()
+    with fluid.scope_guard(scope):
+        fluid.Executor(fluid.CPUPlace()).run(startup)
+    module = to_module(main, ["ids"], [out], scope)
+    with pytest.raises(ValueError, match="expected >= 0 and < 10") as info:
+        module(torch.tensor([[3], [10]]))
+    assert not isinstance(info.value, ExportError)
+
+
 # -- what does not export -------------------------------------------------------------------------
 def _refused(build, feeds, tmp_path):
     main, startup = fluid.Program(), fluid.Program()

@@ -35,6 +35,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 import torch
 import torch.fx
+from torch._subclasses.fake_tensor import is_fake
 
 from fluidcompat.dtypes import VarType
 from fluidcompat.framework import Parameter, Program
@@ -105,6 +106,8 @@ class FluidOp(torch.nn.Module):
         except ExportError:
             raise
         except Exception as e:
+            if not any(is_fake(t) for t in tensors):
+                raise  # (run eagerly: the kernel's own error, as the executor gives it)
             raise ExportError(_op_failure(self._op, e)) from e
         outs = []
         for slot, n in self.out_layout:
