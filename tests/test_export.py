@@ -245,6 +245,27 @@ class TestModule:
         m.load_state_dict(state)
 
 
+def test_module_trains_in_pytorch():
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        out = mlp()
+    scope = fluid.Scope()
+    with fluid.scope_guard(scope):
+        fluid.Executor(fluid.CPUPlace()).run(startup)
+    module = to_module(main, ["x"], [out], scope)
+    opt = torch.optim.SGD(module.parameters(), lr=0.5)
+    x, y = torch.rand(16, 13), torch.randint(0, 3, (16,))
+    losses = []
+    for _ in range(5):
+        loss = torch.nn.functional.nll_loss(torch.log(module(x)[0]), y)
+        opt.zero_grad()
+        loss.backward()
+        assert all(p.grad is not None for p in module.parameters())
+        opt.step()
+        losses.append(loss.item())
+    assert losses[-1] < losses[0]
+
+
 def test_eager_module_raises_the_kernels_own_error():
     main, startup = fluid.Program(), fluid.Program()
     with fluid.program_guard(main, startup), fluid.unique_name.guard():
