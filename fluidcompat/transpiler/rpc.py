@@ -23,6 +23,7 @@ import signal
 import socket
 import struct
 import sys
+import tempfile
 import threading
 import time
 from typing import Dict, Optional
@@ -415,7 +416,11 @@ class ParameterServer:
                 listener.close()
                 raise RuntimeError(f"listen_and_serv cannot listen on {self.endpoint}: {e}") from None
         listener.listen(64)
-        self._save_port(listener.getsockname()[1])
+        try:
+            self._save_port(listener.getsockname()[1])
+        except BaseException:
+            listener.close()  # (a trainer connecting to a listener nobody accepts on would wait for ever)
+            raise
         conns, threads = [], []
 
         def accept():
@@ -474,8 +479,9 @@ class ParameterServer:
         server started on port 0, and knows it is ready)."""
         self.port = port
         path = f"/tmp/paddle.{os.getpid()}.port"
-        tmp = f"{path}.tmp"
-        with open(tmp, "w") as f:
+        # (a temporary file of its own: servers in threads of one process write the same port file)
+        fd, tmp = tempfile.mkstemp(prefix=f"paddle.{os.getpid()}.", suffix=".port.tmp", dir="/tmp")
+        with os.fdopen(fd, "w") as f:
             f.write(str(port))
         os.replace(tmp, path)  # whole, or not there
         self.port_file = path
