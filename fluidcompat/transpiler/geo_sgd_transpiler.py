@@ -31,13 +31,11 @@ from fluidcompat.transpiler.distribute_transpiler import (
     _LOOKUPS,
     DistributedMode,
     DistributeTranspiler,
-    DistributeTranspilerConfig,
     _check_trainer_id,
     _endpoint_list,
     slice_variable,
     wait_server_ready,
 )
-from fluidcompat.transpiler.ps_dispatcher import PSDispatcher, RoundRobin
 
 __all__ = ["GeoSgdTranspiler"]
 
@@ -47,19 +45,8 @@ class GeoSgdTranspiler(DistributeTranspiler):
     exchanges, read by the fleet's communicator)."""
 
     def __init__(self, config=None) -> None:
-        self.config = config if config is not None else DistributeTranspilerConfig()
-        self._set_server_config()
-        if self.config.split_method is None:
-            self.config.split_method = RoundRobin
-        if self.config.min_block_size < 8192:
-            raise ValueError(f"config.min_block_size must be at least 8192. Received: {self.config.min_block_size}")
-        if not (isinstance(self.config.split_method, type) and issubclass(self.config.split_method, PSDispatcher)):
-            raise TypeError(
-                "config.split_method must be a PSDispatcher class (fluid.transpiler.RoundRobin or HashName). "
-                f"Received: {self.config.split_method!r}"
-            )
+        super().__init__(config)
         self.distributed_mode = DistributedMode.GEO
-        self._transpiled = False
 
     def transpile(
         self, trainer_id, program=None, pservers="127.0.0.1:6174", trainers=1, sync_mode=False,
