@@ -14,6 +14,8 @@ lstm_unit and gru_unit; and cudnn_lstm (``fluid.layers.lstm``: stacked LSTMs ove
 
 from __future__ import annotations
 
+import functools
+
 from fluidcompat_ops.registry import GradDef, OpDef, register
 from fluidcompat_ops.sequence import _last_level, lengths_of, lod_of, with_lod
 from fluidcompat_ops.shapes import _x, first
@@ -103,7 +105,14 @@ def _initial(ins, slot, n, width, like):
 
 
 def _batches(x, op_name, reverse):
-    return _Batches(_last_level(x, op_name, "Input(Input)"), reverse, x.device)
+    return _layout(tuple(_last_level(x, op_name, "Input(Input)")), reverse, x.device)
+
+
+@functools.lru_cache(maxsize=16)
+def _layout(offsets: tuple, reverse: bool, device) -> _Batches:
+    """One LoD's _Batches, made once for the forward op and its grad op (and the other layers of a
+    stacked LSTM over the same sequences): it is only read."""
+    return _Batches(offsets, reverse, device)
 
 
 # -- lstm / lstmp ---------------------------------------------------------------------------------
