@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
-import json
 import os
 import sys
 from typing import Dict, List, Tuple
 
+from fluidcompat.fluid18_names import NAMES_FILE, fluid_names  # noqa: F401  (coverage.fluid_names)
+
 _HERE = os.path.dirname(os.path.abspath(__file__))
-NAMES_FILE = os.path.join(_HERE, "fluid18_api.json")
 DOC = os.path.join(os.path.dirname(_HERE), "docs", "compatibility.md")
 
 # The static-graph core: the modules a fluid 1.8 training or inference script uses.
@@ -132,17 +132,6 @@ ALTERNATIVES: Dict[str, str] = {
 
 class UnsupportedAPIError(NotImplementedError, AttributeError):
     """A fluid 1.8 name fluidcompat does not have. An AttributeError too, so ``hasattr`` says False."""
-
-
-_names_cache: Dict[str, List[str]] = {}
-
-
-def fluid_names() -> Dict[str, List[str]]:
-    """fluid 1.8.5's public names per module."""
-    if not _names_cache:
-        with open(NAMES_FILE) as f:
-            _names_cache.update(json.load(f))
-    return _names_cache
 
 
 def _module_for(fluid_module: str):

@@ -108,7 +108,7 @@ def _fill_fluid_modules():
     """Each ``fluid.layers.<module>`` holds the names fluid 1.8 defined there (``from
     paddle.fluid.layers.nn import cos_sim``), wherever fluidcompat defines them; a name the module
     defines or imports itself stays its own."""
-    from fluidcompat.coverage import fluid_names
+    from fluidcompat.fluid18_names import fluid_names
 
     space = globals()
     modules = {m.__name__.split(".")[-1]: m for m in (_rnn_module, *_MODULES)}
