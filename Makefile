@@ -6,11 +6,20 @@ STAMP := $(VENV)/.installed
 
 .PHONY: demo test lint bench bench-models conformance venv clean
 
+# torch 2.13.0 has wheels for CPython 3.10 to 3.14 only (setup.cfg's python_requires): an older $(PY)
+# stops here with one line, before a venv is made, instead of in pip's ResolutionImpossible.
+PY_CHECK := import sys; v = sys.version_info[:2]; sys.exit(None if (3, 10) <= v <= (3, 14) else \
+	"make: $(PY) is Python %d.%d; fluidcompat needs Python 3.10 to 3.14 (the Pythons torch 2.13.0 has wheels for): run make with PY=python3.11 (or any 3.10-3.14)" % v)
+
 $(STAMP): setup.cfg pyproject.toml
+	@test -x $(VPY) || $(PY) -c '$(PY_CHECK)'
 	test -x $(VPY) || $(PY) -m venv $(VENV)
-	# torch first, pinned: an unpinned torch would pull gigabytes of CUDA wheels
-	$(VPY) -m pip install -q --disable-pip-version-check torch==2.13.0
-	$(VPY) -m pip install -q --disable-pip-version-check -e '.[test,legacy,export]'
+	# torch first, pinned: an unpinned torch would pull gigabytes of CUDA wheels (pip's own progress
+	# shows: torch is a 190 MB to 900 MB download)
+	@echo "make: installing torch 2.13.0 into $(VENV) (the CPU build where pip's index has it; once)"
+	$(VPY) -m pip install --disable-pip-version-check --progress-bar on torch==2.13.0
+	@echo "make: installing fluidcompat (editable) with its test, legacy and export extras into $(VENV)"
+	$(VPY) -m pip install --disable-pip-version-check --progress-bar on -e '.[test,legacy,export]'
 	touch $(STAMP)
 
 venv: $(STAMP)
