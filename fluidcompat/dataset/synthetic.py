@@ -33,12 +33,16 @@ _FONT = {  # 5 columns x 7 rows, one string per row
 }
 
 
-def digit_images(n: int, rng: np.random.RandomState):
-    """``n`` 28x28 uint8 digit images and their labels."""
+def digit_images(n: int, rng: np.random.RandomState, desc: str = "mnist images"):
+    """``n`` 28x28 uint8 digit images and their labels (a progress bar on a terminal's stderr)."""
+    from fluidcompat.progress import bar
+
     glyphs = {d: np.array([[int(c) for c in row] for row in rows], np.float32) for d, rows in _FONT.items()}
     images = np.zeros((n, 28, 28), np.float32)
     labels = rng.randint(0, 10, n)
+    progress = bar(n, desc, unit="img")
     for i, label in enumerate(labels):
+        progress.update()
         sy, sx = rng.randint(2, 4), rng.randint(2, 4)
         g = np.kron(glyphs[label], np.ones((sy, sx), np.float32))
         if rng.rand() < 0.5:  # a thicker stroke
@@ -46,6 +50,7 @@ def digit_images(n: int, rng: np.random.RandomState):
         h, w = g.shape
         top, left = rng.randint(0, 28 - h + 1), rng.randint(0, 28 - w + 1)
         images[i, top : top + h, left : left + w] = g
+    progress.close()
     images = images * rng.uniform(0.7, 1.0, (n, 1, 1)) + rng.uniform(0, 0.25, images.shape)
     return (np.clip(images, 0, 1) * 255).astype(np.uint8), labels.astype(np.uint8)
 
@@ -60,7 +65,7 @@ def write_mnist(home: str, rng: np.random.RandomState, n_train=6000, n_test=1000
     d = os.path.join(home, "mnist")
     os.makedirs(d, exist_ok=True)
     for prefix, n in (("train", n_train), ("t10k", n_test)):
-        images, labels = digit_images(n, rng)
+        images, labels = digit_images(n, rng, f"mnist {prefix} images")
         _write_idx(os.path.join(d, f"{prefix}-images-idx3-ubyte.gz"), images, 2051)
         _write_idx(os.path.join(d, f"{prefix}-labels-idx1-ubyte.gz"), labels, 2049)
 

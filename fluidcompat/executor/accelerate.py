@@ -57,7 +57,9 @@ class TorchCompiled:
                 self._give_up(f"could not compile the program ({type(e).__name__}: {e})")
                 return self.prepared.run(env)
             before = _graphs()
-            with config.patch(suppress_errors=True):
+            from fluidcompat.progress import elapsed  # (the first run compiles: seconds to minutes, silent)
+
+            with config.patch(suppress_errors=True), elapsed(f"torch.compile ({self.backend}) compiling the program"):
                 try:
                     self.fn(env)
                 except Exception as e:  # noqa: BLE001
