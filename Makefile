@@ -1,5 +1,8 @@
 # Two commands do all set-up on a fresh machine: `make demo` and `make test`.
 PY ?= python3
+# where torch comes from: empty for pip's configured index (PyPI: the CUDA build on Linux), or
+# https://download.pytorch.org/whl/cpu for the CPU build
+TORCH_INDEX ?=
 VENV := .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
@@ -14,18 +17,21 @@ PY_CHECK := import sys; v = sys.version_info[:2]; sys.exit(None if (3, 10) <= v 
 $(STAMP): setup.cfg pyproject.toml
 	@test -x $(VPY) || $(PY) -c '$(PY_CHECK)'
 	test -x $(VPY) || $(PY) -m venv $(VENV)
-	# torch first, pinned: an unpinned torch would pull gigabytes of CUDA wheels (pip's own progress
-	# shows: torch is a 190 MB to 900 MB download)
-	@echo "make: installing torch 2.13.0 into $(VENV) (the CPU build where pip's index has it; once)"
-	$(VPY) -m pip install --disable-pip-version-check --progress-bar on torch==2.13.0
+	# torch first, pinned. From PyPI on Linux torch is the CUDA build (with 3-4 GB of nvidia wheels);
+	# TORCH_INDEX=https://download.pytorch.org/whl/cpu takes the CPU build (about 190 MB)
+	@echo "make: installing torch 2.13.0 into $(VENV)$(if $(TORCH_INDEX), from $(TORCH_INDEX),) (once; pip shows its progress)"
+	$(VPY) -m pip install --disable-pip-version-check --progress-bar on torch==2.13.0 $(if $(TORCH_INDEX),--index-url $(TORCH_INDEX))
 	@echo "make: installing fluidcompat (editable) with its test, legacy and export extras into $(VENV)"
 	$(VPY) -m pip install --disable-pip-version-check --progress-bar on -e '.[test,legacy,export]'
 	touch $(STAMP)
 
 venv: $(STAMP)
 
+# The tutorial's startup program is empty (its program has no parameters): fluid 1.8.5 warned "There are
+# no operators in the program to be executed" for it, and so does fluidcompat; the demo leaves it out.
 demo: $(STAMP)
-	$(VENV)/bin/fluidcompat run --device emulated-gpu samples/device_guard_crop.py
+	PYTHONWARNINGS="ignore:There are no operators in the program" \
+		$(VENV)/bin/fluidcompat run --device emulated-gpu samples/device_guard_crop.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check fluidcompat fluidcompat_ops tests bench conformance
