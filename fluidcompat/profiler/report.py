@@ -83,9 +83,8 @@ def show_names(threads: Sequence[ThreadEvents]) -> List[ThreadEvents]:
     index: Dict[str, Dict[str, int]] = {}
     renamed: Dict[int, Dict[int, str]] = {}
     for t in threads:
-        for i, e in sorted(enumerate(t.events), key=lambda p: (p[1].start_ns, -p[1].end_ns)):
-            if "%" not in e.name:
-                continue
+        marked = [(i, e) for i, e in enumerate(t.events) if "%" in e.name]  # (the others keep their names)
+        for i, e in sorted(marked, key=lambda p: (p[1].start_ns, -p[1].end_ns)):
             out, pos = [], 0
             while True:
                 a = e.name.find("%", pos)
@@ -106,13 +105,11 @@ def show_names(threads: Sequence[ThreadEvents]) -> List[ThreadEvents]:
             renamed.setdefault(t.tid, {})[i] = "".join(out)
     result = []
     for t in threads:
-        names = renamed.get(t.tid, {})
-        result.append(
-            ThreadEvents(
-                t.tid,
-                [Event(names.get(i, e.name), e.role, e.start_ns, e.end_ns, e.gpu_ns) for i, e in enumerate(t.events)],
-            )
-        )
+        events = list(t.events)
+        for i, name in renamed.get(t.tid, {}).items():
+            e = events[i]
+            events[i] = Event(name, e.role, e.start_ns, e.end_ns, e.gpu_ns)
+        result.append(ThreadEvents(t.tid, events))
     return result
 
 
@@ -256,23 +253,39 @@ class _Table:
     total: float
 
 
+def _items(events: Sequence[Event], prefix: str, state: str) -> List[_Item]:
+    """One item per event name (in the order the names first ended) with its calls, total, min, max,
+    CPU and GPU time; the sums add the events in their order, as fluid did."""
+    n = len(events)
+    index: Dict[str, int] = {}
+    ids = np.fromiter((index.setdefault(e.name, len(index)) for e in events), np.intp, n)
+    if not n:
+        return []
+    cpu = np.fromiter((e.end_ns - e.start_ns for e in events), np.float64, n) / 1e6  # (as float(span) / 1e6)
+    gpu = np.fromiter((e.gpu_ns for e in events), np.float64, n) / 1e6
+    t = cpu if state == "CPU" else gpu if state == "GPU" else cpu + gpu
+    count = len(index)
+    calls = np.bincount(ids, minlength=count)
+    order = np.argsort(ids, kind="stable")
+    first = np.flatnonzero(np.r_[True, ids[order][1:] != ids[order][:-1]])  # each name's run in `order`
+    columns = zip(
+        calls.tolist(),
+        np.bincount(ids, t, count).tolist(),  # (bincount adds the weights in their order)
+        np.minimum.reduceat(t[order], first).tolist(),
+        np.maximum(np.maximum.reduceat(t[order], first), 0.0).tolist(),
+        np.bincount(ids, cpu, count).tolist(),
+        np.bincount(ids, gpu, count).tolist(),
+        order[first].tolist(),  # the first event of each name
+    )
+    names = list(index)
+    return [
+        _Item(prefix + names[k], events[i].role, c, total, lo, hi, c_cpu, c_gpu)
+        for k, (c, total, lo, hi, c_cpu, c_gpu, i) in enumerate(columns)
+    ]
+
+
 def _analyze(events: Sequence[Event], prefix: str, state: str) -> _Table:
-    items: Dict[str, _Item] = {}
-    for e in events:
-        name = prefix + e.name
-        cpu = (e.end_ns - e.start_ns) / 1e6
-        gpu = e.gpu_ns / 1e6
-        t = cpu if state == "CPU" else gpu if state == "GPU" else cpu + gpu
-        it = items.get(name)
-        if it is None:
-            it = items[name] = _Item(name, e.role)
-        it.calls += 1
-        it.total += t
-        it.min = min(it.min, t)
-        it.max = max(it.max, t)
-        it.cpu += cpu
-        it.gpu += gpu
-    ordered = list(items.values())
+    ordered = _items(events, prefix, state)
     sub: List[Tuple[str, _Item]] = []
     is_child = [False] * len(ordered)
     for parent in ordered:
@@ -438,10 +451,10 @@ def format_reports(
             continue
         if merged:
             tables = [_analyze([e for t in threads for e in t.events], "", state)]
-            names = [(e.name, e.role) for t in threads for e in t.events]
+            names = {(e.name, e.role) for t in threads for e in t.events}
         else:
             tables = [_analyze(t.events, f"thread{t.tid}::", state) for t in threads]
-            names = [(f"thread{t.tid}::" + e.name, e.role) for t in threads for e in t.events]
+            names = {(f"thread{t.tid}::" + n, r) for t in threads for n, r in {(e.name, e.role) for e in t.events}}
         width = max((_name_size(n, r, tracer_option) for n, r in names), default=0) + 8
         result.append(_report(tables, width, state, key, tracer_option, merged))
     return "".join(result)

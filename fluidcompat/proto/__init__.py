@@ -395,21 +395,64 @@ def read_tensor(stream, what: str) -> Tuple[np.ndarray, List[List[int]]]:
 
 # -- the profile file (fluid's profiler.proto) -------------------------------------------------------
 def profile_to_bytes(threads, wall_offset_ns: int, start_ns: int, end_ns: int) -> bytes:
-    """fluid's ``Profile`` message: every CPU event with its thread as ``sub_device_id``."""
-    out = b""
-    for t in threads:
-        for e in t.events:
-            depth = e.name.count("/") + 2  # ops of block 0 sit at depth 2, as fluid numbers them
-            msg = (
-                _bytes_field(1, e.name.encode())
-                + _int_field(2, int(e.start_ns + wall_offset_ns))
-                + _int_field(3, int(e.end_ns + wall_offset_ns))
-                + _int_field(5, depth)
-                + _int_field(6, t.tid)
-                + _int_field(8, 0)
-            )
-            out += _bytes_field(1, msg)
-    return out + _int_field(2, int(start_ns + wall_offset_ns)) + _int_field(3, int(end_ns + wall_offset_ns))
+    """fluid's ``Profile`` message: every CPU event with its thread as ``sub_device_id``.
+
+    Linear in the number of events (NOTE: [Writing the profile file])."""
+    out = [_profile_events(t, int(wall_offset_ns)) for t in threads if len(t.events)]
+    out += [_int_field(2, int(start_ns + wall_offset_ns)), _int_field(3, int(end_ns + wall_offset_ns))]
+    return b"".join(out)
+
+
+_VARINT_SHIFTS = np.arange(0, 64, 7, dtype=np.uint64)  # the 10 groups of 7 bits of a 64-bit varint
+
+
+def _varint_rows(values: np.ndarray) -> Tuple[np.ndarray, np.ndarray]:
+    """The varints of ``values`` (uint64) as rows of 10 bytes and a mask of the bytes each uses."""
+    shifted = values[:, None] >> _VARINT_SHIFTS
+    length = np.maximum((shifted != 0).sum(axis=1), 1)
+    used = np.arange(10) < length[:, None]
+    more = np.arange(10) < (length - 1)[:, None]
+    return ((shifted & np.uint64(0x7F)).astype(np.uint8) | (more * 0x80).astype(np.uint8)), used
+
+
+def _padded(parts: List[bytes]) -> Tuple[np.ndarray, np.ndarray]:
+    """Byte strings as zero-padded rows and a mask of their bytes."""
+    width = max(len(p) for p in parts)
+    rows = np.frombuffer(b"".join(p.ljust(width, b"\0") for p in parts), np.uint8).reshape(len(parts), width)
+    return rows, np.arange(width) < np.array([len(p) for p in parts])[:, None]
+
+
+def _profile_events(thread, wall_offset_ns: int) -> bytes:
+    """The ``events`` fields of one thread's events, in order."""
+    events = thread.events
+    n = len(events)
+    index: Dict[str, int] = {}
+    ids = np.fromiter((index.setdefault(e.name, len(index)) for e in events), np.int64, n)
+    starts = np.fromiter((e.start_ns for e in events), np.int64, n) + np.int64(wall_offset_ns)
+    ends = np.fromiter((e.end_ns for e in events), np.int64, n) + np.int64(wall_offset_ns)
+    tail = _int_field(6, thread.tid) + _int_field(8, 0)
+    # ops of block 0 sit at depth 2, as fluid numbers them
+    heads, head_used = _padded([_bytes_field(1, name.encode()) for name in index])
+    tails, tail_used = _padded([_int_field(5, name.count("/") + 2) + tail for name in index])
+    start_bytes, start_used = _varint_rows(starts.astype(np.uint64))  # (negatives as two's complement)
+    end_bytes, end_used = _varint_rows(ends.astype(np.uint64))
+    one = np.ones((n, 1), bool)
+    sizes = (head_used.sum(1)[ids] + start_used.sum(1) + end_used.sum(1) + tail_used.sum(1)[ids] + 2).astype(np.uint64)
+    size_bytes, size_used = _varint_rows(sizes)
+    col = np.full((n, 1), 0, np.uint8)
+    rows = np.concatenate(
+        [col + 0x0A, size_bytes, heads[ids], col + 0x10, start_bytes, col + 0x18, end_bytes, tails[ids]], axis=1
+    )
+    used = np.concatenate([one, size_used, head_used[ids], one, start_used, one, end_used, tail_used[ids]], axis=1)
+    return rows[used].tobytes()
+
+
+# NOTE: [Writing the profile file]
+# A profile of 2,000 steps of a small MLP holds about 240,000 events. Each event's message is laid out
+# as a row of bytes (field keys, the varint of its size, its name's field, the varints of its times,
+# its depth / thread / type fields) with a mask of the bytes it uses; the rows of a thread are masked
+# into one string. A name's fields are encoded once, the times' varints by numpy. Concatenating the
+# messages one by one (`bytes +=`) had made writing quadratic: 400 steps took 6 s, 2,000 never ended.
 
 
 def parse_profile(data: bytes):
