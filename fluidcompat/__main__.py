@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import runpy
+import signal
 import sys
 import traceback
-from typing import List, Optional
+from typing import List, Optional, Tuple
 
 from fluidcompat import places
 from fluidcompat.compat import install, legacy_numpy, legacy_pillow, legacy_python
@@ -33,6 +35,9 @@ LEGACY_PACKAGES = {
 }
 
 
+_DEVICES = ["cpu", "gpu", places.EMULATED_GPU]
+
+
 def legacy_package_missing(exc: BaseException) -> Optional[str]:
     """The one-line error for a ModuleNotFoundError of a package fluid 1.8 installed with it (PIL,
     cv2, yaml, ...), or None for any other exception."""
@@ -46,13 +51,46 @@ def legacy_package_missing(exc: BaseException) -> Optional[str]:
     )
 
 
+_PACKAGES = tuple(
+    os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), p) + os.sep
+    for p in ("fluidcompat", "fluidcompat_ops")
+)
+
+
+def _internal(tb) -> bool:
+    return os.path.abspath(tb.tb_frame.f_code.co_filename).startswith(_PACKAGES)
+
+
 def _print_script_traceback(exc: BaseException, script: str) -> None:
-    """Print the traceback as ``python script.py`` would: from the script's first frame on."""
+    """Print the traceback as ``python script.py`` would: from the script's first frame on, without
+    the runner's frames (runpy's and this module's; a SyntaxError in the script itself, which has no
+    frame of the script, prints as python prints it: the file, the line and the caret). The frames
+    inside fluidcompat after the last frame of the user's code (the checks that raised) are one line,
+    unless ``FLUIDCOMPAT_TRACEBACK=full``."""
     tb = exc.__traceback__
     script = os.path.abspath(script)
     while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != script:
         tb = tb.tb_next
-    traceback.print_exception(type(exc), exc, tb if tb is not None else exc.__traceback__)
+    if tb is None:  # the script has no frame: it did not compile (SyntaxError) or never ran
+        tb = None if isinstance(exc, SyntaxError) else exc.__traceback__
+    frames = []
+    while tb is not None:
+        frames.append(tb)
+        tb = tb.tb_next
+    hidden = 0
+    if os.environ.get("FLUIDCOMPAT_TRACEBACK") != "full":
+        while len(frames) - hidden > 1 and _internal(frames[len(frames) - hidden - 1]):
+            hidden += 1
+    if not hidden:
+        traceback.print_exception(type(exc), exc, frames[0] if frames else None)
+        return
+    shown = traceback.extract_tb(frames[0], limit=len(frames) - hidden)  # (with python's carets)
+    lines = ["Traceback (most recent call last):\n", *shown.format()]
+    lines.append(
+        f"  ... {hidden} frame{'s' if hidden > 1 else ''} inside fluidcompat (FLUIDCOMPAT_TRACEBACK=full shows them)\n"
+    )
+    lines += traceback.format_exception_only(type(exc), exc)
+    sys.stderr.write("".join(lines))
 
 
 def _find_cuda_error(exc: BaseException) -> Optional[BaseException]:
@@ -73,6 +111,38 @@ def _use_device(device: Optional[str]) -> bool:
     return True
 
 
+def _exit_as_interrupted() -> int:
+    """Leave as python leaves on Ctrl-C: killed by SIGINT (a shell shows exit status 130)."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    try:
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+    except (OSError, ValueError):  # no signals here (another thread, another platform)
+        pass
+    return 128 + signal.SIGINT
+
+
+def _count_runs():
+    """``--progress``: a counter of ``Executor.run`` calls (steps) and their rate on stderr; the
+    returned object's ``close()`` prints the total."""
+    from fluidcompat.executor.executor import Executor
+    from fluidcompat.progress import StepCounter
+
+    counter = StepCounter("exe.run", "steps")
+    run = Executor.run
+
+    @functools.wraps(run)
+    def counted(self, *args, **kwargs):
+        try:
+            return run(self, *args, **kwargs)
+        finally:
+            counter.update()
+
+    Executor.run = counted
+    return counter
+
+
 def _children_see_paddle() -> None:
     """Python processes the script starts (``subprocess.Popen([sys.executable, "server.py"])``, as
     fluid's distributed tests start their servers) get the ``paddle`` alias too: the directory whose
@@ -87,13 +157,14 @@ def _children_see_paddle() -> None:
     )
 
 
-def run_script(script: str, args: List[str], device: Optional[str]) -> int:
+def run_script(script: str, args: List[str], device: Optional[str], progress: bool = False) -> int:
     if not _use_device(device):
         return 1
     if not os.path.isfile(script):
         sys.stderr.write(f"fluidcompat: error: can't open file '{script}': no such file\n")
         return 2
     install()
+    counter = _count_runs() if progress else None
     _children_see_paddle()
     legacy_numpy.restore()  # np.float, np.int, np.NaN, ...: fluid-era scripts use them
     legacy_pillow.restore()  # Image.ANTIALIAS, ... (once the script imports PIL.Image)
@@ -104,10 +175,15 @@ def run_script(script: str, args: List[str], device: Optional[str]) -> int:
         runpy.run_path(script, run_name="__main__")
     except SystemExit:
         raise
+    except KeyboardInterrupt as e:  # Ctrl-C: python's traceback, then killed by SIGINT as python is
+        if counter is not None:
+            counter.close()
+        _print_script_traceback(e, script)
+        return _exit_as_interrupted()
     except BaseException as e:  # noqa: BLE001  (reported as python would, then exit 1)
         cuda = _find_cuda_error(e)
         if cuda is not None:
-            sys.stderr.write(f"fluidcompat: error: {cuda}\n")
+            sys.stderr.write(f"fluidcompat: error: {cuda}{_misplaced_device_hint(args)}\n")
             return 1
         missing = legacy_package_missing(e)
         if missing is not None:
@@ -116,8 +192,73 @@ def run_script(script: str, args: List[str], device: Optional[str]) -> int:
         _print_script_traceback(e, script)
         return 1
     finally:
+        if counter is not None:
+            counter.close()
         sys.stdout.flush()
     return 0
+
+
+def _misplaced_device_hint(script_args: List[str]) -> str:
+    if any(a == "--device" or a.startswith("--device=") for a in script_args):
+        return (
+            " (the --device after the script's name went to the script, which names a --device of its own: "
+            "put fluidcompat's before the script, `fluidcompat run --device cpu script.py`)"
+        )
+    return ""
+
+
+# the run options a script's own arguments may carry by mistake: option -> takes a value
+_RUN_OPTIONS = {"--device": True, "--explain-placement": False, "--progress": False}
+
+
+def take_run_options(script: str, args: List[str]) -> Tuple[List[str], List[str]]:
+    """(runner options, the script's arguments) from the arguments after the script's name: ``fluidcompat
+    run x.py --device cpu`` means ``fluidcompat run --device cpu x.py`` when the option is the runner's
+    and unambiguous: a valid ``--device`` value, before any ``--``, and an option the script's source never
+    names (a script with its own ``--device`` keeps it)."""
+    try:
+        with open(script, "rb") as f:
+            source = f.read().decode("utf-8", "replace")
+    except OSError:
+        return [], list(args)
+    taken: List[str] = []
+    rest: List[str] = []
+    i = 0
+    while i < len(args):
+        a = args[i]
+        if a == "--":
+            rest += args[i:]
+            break
+        name, eq, value = a.partition("=")
+        if name in _RUN_OPTIONS and name not in source:
+            if not _RUN_OPTIONS[name] and not eq:
+                taken.append(a)
+                i += 1
+                continue
+            if _RUN_OPTIONS[name]:
+                if not eq and i + 1 < len(args):
+                    value = args[i + 1]
+                if value in _DEVICES:
+                    taken += [name, value]
+                    i += 1 if eq else 2
+                    continue
+        rest.append(a)
+        i += 1
+    return taken, rest
+
+
+def version_line() -> str:
+    """``fluidcompat --version``: fluidcompat's version, the fluid API it gives, torch's and Python's."""
+    import fluidcompat
+
+    try:
+        from importlib.metadata import version
+
+        torch_version = f"torch {version('torch')}"
+    except Exception:  # noqa: BLE001  (not installed: the runner still says its own version)
+        torch_version = "torch not installed"
+    py = ".".join(map(str, sys.version_info[:3]))
+    return f"fluidcompat {fluidcompat.__version__} (the fluid 1.8.5 API; {torch_version}, Python {py})"
 
 
 def run_module(module: str, args: List[str], device: Optional[str]) -> int:
@@ -175,6 +316,7 @@ def main(argv: Optional[List[str]] = None) -> int:
             return 2
         return run_module(argv[at + 1], argv[at + 2 :], device)
     parser = argparse.ArgumentParser(prog="fluidcompat", description=__doc__)
+    parser.add_argument("--version", action="version", version=version_line())
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser(
         "launch",
@@ -195,7 +337,7 @@ def main(argv: Optional[List[str]] = None) -> int:
     run = sub.add_parser("run", help="run a fluid 1.x script with `import paddle.fluid` resolving to fluidcompat")
     run.add_argument(
         "--device",
-        choices=["cpu", "gpu", places.EMULATED_GPU],
+        choices=_DEVICES,
         default=None,
         help="cpu: run every GPU place and device_guard('gpu') on the CPU; emulated-gpu: plan, log and "
         "profile GPU places as on a GPU (its copies and GpuMemcpy events) with every tensor in host memory",
@@ -206,13 +348,28 @@ def main(argv: Optional[List[str]] = None) -> int:
         help="before each program first runs, print where its ops run, the copies between devices, "
         "and the device_guard that would remove them (for the place the script asked for)",
     )
-    run.add_argument("script", help="the script (or `-m MODULE`, e.g. -m paddle.distributed.launch)")
+    run.add_argument(
+        "--progress",
+        action="store_true",
+        help="count the script's exe.run calls (steps) and their rate on stderr",
+    )
+    run.add_argument(
+        "script",
+        help="the script (or `-m MODULE`, e.g. -m paddle.distributed.launch); run options after it "
+        "(--device cpu, --progress, --explain-placement) are the runner's unless the script names them",
+    )
     run.add_argument("args", nargs=argparse.REMAINDER)
     ns = parser.parse_args(argv)
     if ns.command == "run":
+        taken, ns.args = take_run_options(ns.script, ns.args)
+        if taken:
+            late = run.parse_args([*taken, ns.script])
+            ns.device = late.device if late.device is not None else ns.device
+            ns.explain_placement = ns.explain_placement or late.explain_placement
+            ns.progress = ns.progress or late.progress
         if ns.explain_placement:
             os.environ["FLUIDCOMPAT_EXPLAIN_PLACEMENT"] = "1"
-        return run_script(ns.script, ns.args, ns.device)
+        return run_script(ns.script, ns.args, ns.device, ns.progress)
     return 2
 
 

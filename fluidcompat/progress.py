@@ -76,9 +76,11 @@ class StepCounter:
         self._log_every_s = log_every_s
         self._bar: Optional[tqdm] = None
         if self._tty:
-            self._bar = tqdm(desc=desc, unit=unit, file=sys.stderr, mininterval=0.5, leave=False)
+            self._bar = tqdm(desc=desc, unit=" " + unit, file=sys.stderr, mininterval=0.5, leave=False)
 
     def update(self, n: int = 1) -> None:
+        if not self.count:  # the rate counts from the first step (not from the script's imports)
+            self.start = self._last_log = time.perf_counter()
         self.count += n
         if self._bar is not None:
             self._bar.update(n)
