@@ -152,7 +152,7 @@ def test_profile_file_to_chrome_trace(tmp_path, capsys):
     assert "mul" in names and "mul/compute" in names and "feed" in names
     spans = [e for e in trace["traceEvents"] if e["ph"] == "X"]
     assert all(e["dur"] >= 0 and e["tid"] == 0 for e in spans)
-    assert any(e["ph"] == "M" and e["args"]["name"].startswith("trainer:cpu:block:") for e in trace["traceEvents"])
+    assert any(e["name"] == "process_name" and e["args"]["name"] == "trainer: CPU ops" for e in trace["traceEvents"])
 
 
 def test_timers(capsys):
