@@ -6,7 +6,6 @@ import functools
 import os
 import sys
 import warnings
-from collections import OrderedDict
 from typing import Any, Dict, List, Optional
 
 import numpy as np
@@ -17,6 +16,7 @@ from fluidcompat.dtypes import VarType, as_long_long, np_dtype, np_name, to_vart
 from fluidcompat.executor.errors import UninitializedVariableError
 from fluidcompat.executor.interpreter import PreparedBlock
 from fluidcompat.executor.placement import plan_block
+from fluidcompat.executor.plan_cache import ProgramCache
 from fluidcompat.executor.scope import LoDTensor, Scope, global_scope, vartype_of
 from fluidcompat.framework import Operator, OpRole, Program, Variable, default_main_program
 from fluidcompat.logging import VLog, any_vlog, dims_text, place_text, var_debug
@@ -238,30 +238,6 @@ def _check_feed(var: Variable, shape, dtype_name: str) -> None:
         raise ValueError("The data type of fed Variable %r must be %r, but received %r" % (var.name, want, dtype_name))
 
 
-class _ProgramCache:
-    """Prepared blocks per program, dropped when the program changes (its version moves) and, past the
-    ``LIMIT`` programs run last, for the one run longest ago: a script that clones its program every
-    step (``main.clone(for_test=True)`` in the training loop) does not keep every clone alive."""
-
-    LIMIT = 16
-
-    def __init__(self) -> None:
-        self._entries: "OrderedDict[int, Any]" = OrderedDict()
-
-    def get(self, program: Program, key, build):
-        entry = self._entries.get(id(program))
-        if entry is None or entry[0] is not program or entry[1] != program._version:
-            entry = (program, program._version, {})
-            self._entries[id(program)] = entry
-            while len(self._entries) > self.LIMIT:
-                self._entries.popitem(last=False)
-        self._entries.move_to_end(id(program))
-        prepared = entry[2].get(key)
-        if prepared is None:
-            prepared = entry[2][key] = build()
-        return prepared
-
-
 class Executor:
     """Runs Programs on a place (``fluid.Executor``).
 
@@ -279,7 +255,7 @@ class Executor:
         self._where = places.torch_device(place)  # its device as planned ('cuda:0' also when emulated)
         self._device = torch.device(places.tensor_device(self._where))
         self._closed = False
-        self._cache = _ProgramCache()
+        self._cache = ProgramCache()
         self._runners: Dict[Any, "_Runner"] = {}
         self._prune_cache: Dict[Any, Program] = {}  # use_prune=True: see _pruned
 
@@ -528,7 +504,7 @@ class Executor:
             fed_lod = any(lod_of(t) for t in fed.values())
             key = (tuple(sorted(fed)), tuple(fetch_names), fed_lod)
             t0 = now_ns() if parallel else 0
-            prepared = self._cache.get(program, key, lambda: self._prepare(program, fed, fetch_names, fed_lod))
+            prepared, again = self._cache.get(program, key, lambda: self._prepare(program, fed, fetch_names, fed_lod))
             accelerated = _accelerator(original_program, prepared)
             if parallel:
                 main.append(Event("FastThreadedSSAGraphExecutorPrepare", ORDINARY, t0, now_ns(), 0))
@@ -536,12 +512,13 @@ class Executor:
             if compiled and original_program._first_run_in(scope) and parallel:
                 main.append(Event("InitLocalVars", ORDINARY, t0, now_ns(), 0))
             check = flags.CHECK_NAN_INF  # NOTE: [Checking for NaN and Inf] in interpreter.py
-            if not vlog and not recorder and not check and fed.keys() == feed.keys() and block.ops:
+            if again and not vlog and not recorder and not check and fed.keys() == feed.keys() and block.ops:
                 # the next run with the same program, feed names, fetch list and scope skips the checks above
+                # (from its second run: a program run once, a clone made for one step, is not held)
                 fast_key = (original_program, None if original_feed is None else tuple(feed), _fetch_key(fetch_list),
                             original_scope, use_prune)  # fmt: skip
                 if fast_key[2] is not None:
-                    while len(self._runners) >= _ProgramCache.LIMIT:  # (the oldest first, as the cache above)
+                    while len(self._runners) >= ProgramCache.LIMIT:  # (the oldest first, as the cache above)
                         del self._runners[next(iter(self._runners))]
                     self._runners[fast_key] = _Runner(
                         self, program, prepared, block, list(feed), fetch_names, accelerated
@@ -595,7 +572,7 @@ class Executor:
         _check_fetch_names(block, scope, keep)
         fed_lod = any(lod_of(t) for t in fed.values())
         key = (tuple(sorted(fed)), tuple(keep), fed_lod)
-        prepared = self._cache.get(program, key, lambda: self._prepare(program, fed, keep, fed_lod))
+        prepared = self._cache.get(program, key, lambda: self._prepare(program, fed, keep, fed_lod))[0]
         env: Dict[str, Any] = dict(fed)
         _read_externals(prepared, block, scope, env)
         with torch.no_grad():
