@@ -211,3 +211,9 @@ def mse_loss(input, label, reduction="mean", name=None):
 
 def square_error_cost(input, label):
     return wrap((input._t - unwrap(label)) ** 2, input.place)
+
+
+def __getattr__(name):  # Paddle 2.x names fluidcompat lacks: what to use instead
+    from fluidcompat.compat.names import module_getattr
+
+    return module_getattr("paddle.nn.functional")(name)

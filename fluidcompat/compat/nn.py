@@ -548,3 +548,9 @@ class LayerList(Layer):
 
     def __iter__(self):
         return iter(self._sub_layers.values())
+
+
+def __getattr__(name):  # Paddle 2.x names fluidcompat lacks: what to use instead
+    from fluidcompat.compat.names import module_getattr
+
+    return module_getattr("paddle.nn")(name)

@@ -175,3 +175,9 @@ class Adam(Optimizer):
     def _store(self, p, outs) -> None:
         self._accumulators["beta1_pow_acc_0"][id(p)] = outs["Beta1PowOut"][0]
         self._accumulators["beta2_pow_acc_0"][id(p)] = outs["Beta2PowOut"][0]
+
+
+def __getattr__(name):  # Paddle 2.x names fluidcompat lacks: what to use instead
+    from fluidcompat.compat.names import module_getattr
+
+    return module_getattr("paddle.optimizer")(name)

@@ -46,7 +46,9 @@ def __getattr__(name):
         return getattr(tensor, name)
     if name in tensor.DTYPES:
         return tensor.DTYPES[name]
-    raise AttributeError(f"module 'paddle' (fluidcompat) has no attribute '{name}'")
+    from fluidcompat.compat.names import missing  # (paddle.vision, paddle.Model: what to use instead)
+
+    raise missing("paddle", name)
 
 
 _static = False
