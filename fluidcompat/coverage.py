@@ -127,6 +127,8 @@ NOT_IN_FLUID_185 = (
 ALTERNATIVES: Dict[str, str] = {
     "StaticRNN": "fluid.layers.While or while_loop over tensor arrays",
     "load_op_library": "fluid.layers.py_func (a Python op; fluid's C++ op libraries cannot load into torch)",
+    "DGCMomentumOptimizer": "fluid.optimizer.MomentumOptimizer (DGC's update without its gradient compression, "
+    "which saved bandwidth between GPUs)",
 }
 
 
@@ -179,7 +181,7 @@ def unsupported(fluid_module: str):
             hint = f" The nearest supported: {hint}." if hint else ""
             raise UnsupportedAPIError(
                 f"{fluid_module}.{name} (fluid 1.8) is not supported by fluidcompat yet.{hint} "
-                f"docs/compatibility.md lists what is."
+                "`python -m fluidcompat.coverage` lists what is."
             )
         raise AttributeError(f"module '{fluid_module}' (fluidcompat) has no attribute '{name}'")
 
