@@ -2,21 +2,24 @@
 
 Per-variable and combined parameter files use fluid's LoDTensor stream, ``__model__`` and
 ``.pdmodel`` the ProgramDesc protobuf, ``.pdparams``/``.pdopt`` pickled dicts, so checkpoints
-written by fluid 1.8 load here and the other way round. Every save writes a temporary file and
-renames it; every load reads and checks everything before it changes the scope.
+written by fluid 1.8 load here and the other way round. A save's files become visible together and
+a load refuses a checkpoint mixing two saves (NOTE: [Checkpoint manifest] in ``checkpoint_files``);
+pickled files are read without running code (``safe_pickle``); every load reads and checks
+everything before it changes the scope.
 """
 
 from __future__ import annotations
 
+import functools
+import io as _io
 import os
 import pickle
-import tempfile
 import warnings
 from typing import Dict, List
 
 import numpy as np
 
-from fluidcompat import proto
+from fluidcompat import checkpoint_files, proto, safe_pickle
 from fluidcompat.dtypes import VarType, np_name, to_vartype
 from fluidcompat.executor.placement import IO_OPS
 from fluidcompat.executor.scope import global_scope
@@ -109,30 +112,6 @@ def is_belong_to_optimizer(var) -> bool:
     return not (isinstance(var, Parameter) or var.need_check_feed) and is_persistable(var)
 
 
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
-
-
-def _atomic_write(path: str, data: bytes) -> None:
-    """Write ``data`` to ``path`` so that an interrupted write leaves the old file (or none)."""
-    directory = os.path.dirname(os.path.abspath(path))
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=".tmp-" + os.path.basename(path) + "-", dir=directory)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(tmp, 0o666 & ~_umask())  # the mode open() would give (mkstemp's is 0600)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.remove(tmp)
-        raise
-
-
 def _value(scope, var_name: str):
     """(the variable's array, its LoD) from ``scope``."""
     sv = scope.find_var(var_name)
@@ -176,17 +155,20 @@ def _select(main_program, vars, predicate) -> List[Variable]:
     return [v for v in found if v.type not in _SKIPPED_TYPES]
 
 
-def save_vars(executor, dirname, main_program=None, vars=None, predicate=None, filename=None) -> None:
-    """Save variables: one file each under ``dirname``, or all in ``dirname/filename`` (sorted by name)."""
+def _var_files(main_program, vars, predicate, filename) -> Dict[str, bytes]:
+    """The files ``save_vars`` writes: name -> contents."""
     chosen = _select(main_program, vars, predicate)
     scope = global_scope()
     values = {v.name: _value(scope, v.name) for v in chosen}
     if filename is None:
-        for name, value in values.items():
-            _atomic_write(os.path.join(dirname, name), proto.tensor_to_bytes(*value))
-    else:
-        data = b"".join(proto.tensor_to_bytes(*values[n]) for n in sorted(values))
-        _atomic_write(os.path.join(dirname, filename), data)
+        return {name: proto.tensor_to_bytes(*value) for name, value in values.items()}
+    return {filename: b"".join(proto.tensor_to_bytes(*values[n]) for n in sorted(values))}
+
+
+def save_vars(executor, dirname, main_program=None, vars=None, predicate=None, filename=None) -> None:
+    """Save variables: one file each under ``dirname``, or all in ``dirname/filename`` (sorted by name).
+    The files become visible together (NOTE: [Checkpoint manifest])."""
+    checkpoint_files.commit(dirname, _var_files(main_program, vars, predicate, filename))
 
 
 def save_params(executor, dirname, main_program=None, filename=None) -> None:
@@ -227,9 +209,9 @@ def save_persistables(executor, dirname, main_program=None, filename=None) -> No
                     f"'{e['name']}' from the parameter servers has shape {list(value.shape)}, not {e['shape']}"
                 )
             fetched[e["name"]] = value
-    save_vars(executor, dirname, program, None, _held_here(remote))
-    for name, value in fetched.items():
-        _atomic_write(os.path.join(dirname, name), proto.tensor_to_bytes(value, []))
+    files = _var_files(program, None, _held_here(remote), None)
+    files.update({name: proto.tensor_to_bytes(value, []) for name, value in fetched.items()})
+    checkpoint_files.commit(dirname, files)
 
 
 def _held_here(remote):
@@ -298,29 +280,44 @@ def load_vars(executor, dirname, main_program=None, vars=None, predicate=None, f
     chosen = _select(main_program, vars, predicate)
     values: Dict[str, np.ndarray] = {}
     lods: Dict[str, list] = {}  # the LoD each file holds, kept in the scope as fluid kept it
+    reader = checkpoint_files.Reader(dirname)
     if filename is None:
         for v in chosen:
             path = os.path.join(dirname, v.name)
             if not os.path.isfile(path):
                 raise ValueError(f"Cannot load variable '{v.name}': there is no file {path}")
-            with open(path, "rb") as f:
-                value, lods[v.name] = proto.read_tensor(f, f"variable '{v.name}' ({path})")
-                if f.read(1):
-                    raise proto.FormatError(f"variable '{v.name}' ({path}): the file holds more than one tensor")
-            values[v.name] = _check(v, value, path)
+            values[v.name], lods[v.name] = reader.load(v.name, lambda data: _one_tensor(data, v, path))
     else:
         path = os.path.join(dirname, filename)
         if not os.path.isfile(path):
             raise ValueError(f"Cannot load variables: there is no file {path}")
-        with open(path, "rb") as f:
-            for v in sorted(chosen, key=lambda var: var.name):
-                value, lods[v.name] = proto.read_tensor(f, f"variable '{v.name}' in {path}")
-                values[v.name] = _check(v, value, path)
-            if f.read(1):
-                raise proto.FormatError(
-                    f"{path} holds more tensors than the {len(chosen)} variables the program asks for"
-                )
+        ordered = sorted(chosen, key=lambda var: var.name)
+        found = reader.load(filename, lambda data: _tensors(data, ordered, path))
+        for v, (value, lod) in zip(ordered, found):
+            values[v.name], lods[v.name] = value, lod
     _set_all(values, _place(executor), lods)
+
+
+def _one_tensor(data: bytes, var: Variable, path: str):
+    """(value, LoD) of ``var`` from its file's contents, checked against the program."""
+    what = f"variable '{var.name}' ({path})"
+    with _io.BytesIO(data) as f:
+        value, lod = proto.read_tensor(f, what)
+        if f.read(1):
+            raise proto.FormatError(f"{what}: the file holds more than one tensor")
+    return _check(var, value, path), lod
+
+
+def _tensors(data: bytes, ordered: List[Variable], path: str):
+    """(value, LoD) of each of ``ordered`` from a combined file's contents, checked against the program."""
+    found = []
+    with _io.BytesIO(data) as f:
+        for v in ordered:
+            value, lod = proto.read_tensor(f, f"variable '{v.name}' in {path}")
+            found.append((_check(v, value, path), lod))
+        if f.read(1):
+            raise proto.FormatError(f"{path} holds more tensors than the {len(ordered)} variables the program asks for")
+    return found
 
 
 def load_params(executor, dirname, main_program=None, filename=None) -> None:
@@ -343,6 +340,7 @@ def load_persistables(executor, dirname, main_program=None, filename=None) -> No
         load_vars(executor, dirname, main_program, None, _held_here(remote))
         return
     values = {}
+    reader = checkpoint_files.Reader(dirname)
     for e in remote:
         mine = [s for s in e["slices"] if s[0] == main_program._ps_endpoint]
         if not mine:
@@ -350,8 +348,9 @@ def load_persistables(executor, dirname, main_program=None, filename=None) -> No
         path = os.path.join(dirname, e["name"])
         if not os.path.isfile(path):
             raise ValueError(f"Cannot load variable '{e['name']}': there is no file {path}")
-        with open(path, "rb") as f:
-            value, _ = proto.read_tensor(f, f"variable '{e['name']}' ({path})")
+        value, _ = reader.load(
+            e["name"], lambda data: proto.read_tensor(_io.BytesIO(data), f"variable '{e['name']}' ({path})")
+        )
         if list(value.shape) != list(e["shape"]):
             raise ValueError(
                 f"Shape of variable '{e['name']}' in {path} is {list(value.shape)}, but the job declares {e['shape']}"
@@ -416,11 +415,11 @@ def save_inference_model(
         block._insert_op(0, type="feed", inputs={"X": [feed_var]}, outputs={"Out": [name]}, attrs={"col": i})
     for i, t in enumerate(targets):
         block.append_op(type="fetch", inputs={"X": [t.name]}, outputs={"Out": [fetch_var]}, attrs={"col": i})
-    os.makedirs(dirname, exist_ok=True)
-    _atomic_write(os.path.join(dirname, model_filename or "__model__"), proto.program_to_bytes(pruned))
+    files = {model_filename or "__model__": proto.program_to_bytes(pruned)}
     if not program_only:
         params = [v for v in block.vars.values() if is_persistable(v)]
-        save_vars(executor, dirname, pruned, params, None, params_filename)
+        files.update(_var_files(pruned, params, None, params_filename))
+    checkpoint_files.commit(dirname, files)
     return [t.name for t in targets]
 
 
@@ -477,14 +476,42 @@ def load_inference_model(dirname, executor, model_filename=None, params_filename
     path = os.path.join(dirname, model_filename or "__model__")
     if not os.path.isfile(path):
         raise ValueError(f"Cannot find the inference model file {path}")
-    with open(path, "rb") as f:
-        program = _program_from_records(proto.parse_program(f.read()))
+    try:
+        records = checkpoint_files.Reader(dirname).load(model_filename or "__model__", proto.parse_program)
+    except checkpoint_files.CheckpointError:
+        raise
+    except proto.FormatError as e:
+        raise _model_format_error(path, e) from None
+    program = _program_from_records(records)
     block = program.global_block()
     feeds = sorted((op.attrs["col"], op.output("Out")[0]) for op in block.ops if op.type == "feed")
     fetches = sorted((op.attrs["col"], op.input("X")[0]) for op in block.ops if op.type == "fetch")
+    try:
+        fetch_vars = [block.var(n) for _, n in fetches]
+    except ValueError as e:  # a fetch op of a variable the file does not declare
+        raise _model_format_error(path, e) from None
     params = [v for v in block.vars.values() if is_persistable(v)]
     load_vars(executor, dirname, program, params, None, params_filename)
-    return [program, [n for _, n in feeds], [block.var(n) for _, n in fetches]]
+    return [program, [n for _, n in feeds], fetch_vars]
+
+
+@functools.lru_cache(maxsize=None)
+def _model_format_error_type():
+    from fluidcompat.executor.errors import EnforceNotMet  # torch: imported only when a load fails
+
+    class ModelFormatError(proto.FormatError, EnforceNotMet):
+        """A model file that does not parse: fluid's EnforceNotMet, and a ``proto.FormatError``."""
+
+    return ModelFormatError
+
+
+def _model_format_error(path: str, e: Exception) -> Exception:
+    """fluid's error for a model file that does not parse (EnforceNotMet, InvalidArgumentError), naming
+    the file."""
+    return _model_format_error_type()(
+        f"InvalidArgumentError: Failed to parse program_desc from binary string: {path} is not a fluid program "
+        f"file (truncated or damaged: {e})"
+    )
 
 
 # -- fluid.save / fluid.load ---------------------------------------------------------------------------------
@@ -498,11 +525,13 @@ def save(program, model_path) -> None:
         )
     scope = global_scope()
     params = {v.name: _value(scope, v.name)[0] for v in program.list_vars() if is_parameter(v)}
-    _atomic_write(model_path + ".pdparams", _pickle_state(params))
     opt = {v.name: _value(scope, v.name)[0] for v in program.list_vars() if is_belong_to_optimizer(v)}
-    if opt:
-        _atomic_write(model_path + ".pdopt", _pickle_state(opt))
-    _atomic_write(model_path + ".pdmodel", proto.program_to_bytes(program))
+    files = {  # written together (NOTE: [Checkpoint manifest]); a .pdopt of an earlier save is left out
+        base + ".pdparams": _pickle_state(params),
+        base + ".pdopt": _pickle_state(opt) if opt else None,
+        base + ".pdmodel": proto.program_to_bytes(program),
+    }
+    checkpoint_files.commit(os.path.dirname(model_path), files)
 
 
 class _FlatArray:
@@ -524,8 +553,6 @@ class _PortablePickler(pickle.Pickler):
 
 
 def _pickle_state(values: Dict[str, np.ndarray]) -> bytes:
-    import io as _io
-
     buf = _io.BytesIO()
     _PortablePickler(buf, protocol=2).dump(values)
     return buf.getvalue()
@@ -533,8 +560,9 @@ def _pickle_state(values: Dict[str, np.ndarray]) -> bytes:
 
 def _read_pickle(path: str) -> Dict[str, np.ndarray]:
     try:
-        with open(path, "rb") as f:
-            data = pickle.load(f, encoding="latin1")
+        data = checkpoint_files.load_file(path, lambda blob: safe_pickle.loads(blob, path))
+    except (safe_pickle.UnsafePickleError, checkpoint_files.CheckpointError):
+        raise
     except (pickle.UnpicklingError, EOFError, ValueError) as e:
         raise proto.FormatError(f"{path} is not a complete fluid state file ({type(e).__name__}: {e})") from None
     if not isinstance(data, dict):
@@ -563,6 +591,11 @@ def load(program, model_path, executor=None, var_list=None) -> None:
         opt_path = model_path + ".pdopt"
         if not os.path.isfile(opt_path):
             raise ValueError(f"Optimizer file [{opt_path}] not exits")
+        if checkpoint_files.Reader(os.path.dirname(opt_path)).excluded(os.path.basename(opt_path)):
+            raise ValueError(
+                f"Optimizer file [{opt_path}] is not part of the checkpoint: it was saved by an earlier fluid.save "
+                "(the last one saved a program without optimizer state)"
+            )
         opt = _read_pickle(opt_path)
         for v in opt_vars:
             if v.name not in opt:
@@ -574,21 +607,30 @@ def load(program, model_path, executor=None, var_list=None) -> None:
 def load_program_state(model_path, var_list=None) -> Dict[str, np.ndarray]:
     """The saved values as a dict (from ``save``'s files, or a directory of per-variable files)."""
     if os.path.isdir(model_path):
+        reader = checkpoint_files.Reader(model_path)
         if var_list is None:
             names = [n for n in sorted(os.listdir(model_path)) if not n.startswith(".") and n != "__model__"]
+            if reader.missing():
+                raise checkpoint_files.CheckpointError(
+                    f"The checkpoint in {model_path} is incomplete (a save was interrupted): its manifest "
+                    f"{reader.manifest_path} lists {', '.join(reader.missing())}, which is not there"
+                )
         else:
             names = [v.name for v in var_list]
         state = {}
         for n in names:
-            with open(os.path.join(model_path, n), "rb") as f:
-                state[n] = proto.read_tensor(f, f"variable '{n}'")[0]
+            what = f"variable '{n}' ({os.path.join(model_path, n)})"
+            state[n] = reader.load(n, lambda data, what=what: proto.read_tensor(_io.BytesIO(data), what))[0]
         return state
     params_path = model_path + ".pdparams"
     if not os.path.isfile(params_path):
         raise ValueError(f"Parameter file [{params_path}] not exits")
     state = _read_pickle(params_path)
-    if os.path.isfile(model_path + ".pdopt"):
-        state.update(_read_pickle(model_path + ".pdopt"))
+    opt_path = model_path + ".pdopt"
+    if os.path.isfile(opt_path) and not checkpoint_files.Reader(os.path.dirname(opt_path)).excluded(
+        os.path.basename(opt_path)
+    ):
+        state.update(_read_pickle(opt_path))
     return state
 
 

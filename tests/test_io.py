@@ -205,7 +205,7 @@ def test_save_and_load_vars_take_names(tmp_path):
     scope = fluid.global_scope()
     w = np.array(scope.find_var("fc_0.w_0").get_tensor())
     fio.save_vars(exe, str(tmp_path / "a"), vars=["fc_0.w_0", "fc_0.b_0"])
-    assert sorted(os.listdir(tmp_path / "a")) == ["fc_0.b_0", "fc_0.w_0"]
+    assert sorted(os.listdir(tmp_path / "a")) == [".fluidcompat_manifest", "fc_0.b_0", "fc_0.w_0"]
     scope.find_var("fc_0.w_0").get_tensor().set(np.zeros_like(w), fluid.CPUPlace())
     fio.load_vars(exe, str(tmp_path / "a"), vars=["fc_0.w_0"])
     np.testing.assert_array_equal(np.array(scope.find_var("fc_0.w_0").get_tensor()), w)
@@ -368,7 +368,7 @@ def test_a_compiled_program_saves_and_loads_as_its_program(tmp_path):
         fluid.io.save_persistables(exe, str(tmp_path / "p"), compiled)
     with pytest.warns(UserWarning, match="CompiledProgram"):
         fluid.io.save_params(exe, str(tmp_path / "q"), compiled)
-    assert sorted(os.listdir(tmp_path / "p")) == ["fc_0.b_0", "fc_0.w_0", "learning_rate_0"]
+    assert sorted(os.listdir(tmp_path / "p")) == [".fluidcompat_manifest", "fc_0.b_0", "fc_0.w_0", "learning_rate_0"]
     w.set(np.zeros_like(saved), fluid.CPUPlace())
     with pytest.warns(UserWarning, match="CompiledProgram"):
         fluid.io.load_persistables(exe, str(tmp_path / "p"), compiled)

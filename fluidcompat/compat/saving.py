@@ -1,5 +1,6 @@
 """``paddle.save`` / ``paddle.load``: state dicts (and nested lists/dicts of tensors) as a pickle of
-numpy arrays, the layout Paddle 2.0 wrote for ``.pdparams`` / ``.pdopt``."""
+numpy arrays, the layout Paddle 2.0 wrote for ``.pdparams`` / ``.pdopt``; written whole
+(``checkpoint_files``), read without running code (``safe_pickle``)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pickle
 
 import numpy as np
 
+from fluidcompat import checkpoint_files, safe_pickle
 from fluidcompat.compat.device import Tensor, to_tensor
 
 __all__ = ["load", "save"]
@@ -17,7 +19,7 @@ _NAME_TABLE = "StructuredToParameterName@@"
 
 def _to_numpy(obj):
     if isinstance(obj, Tensor):
-        return obj.numpy()
+        return np.asarray(obj.numpy()).view(np.ndarray)  # a plain array, which any numpy / Paddle unpickles
     if isinstance(obj, dict):
         return type(obj)((k, _to_numpy(v)) for k, v in obj.items())
     if isinstance(obj, (list, tuple)):
@@ -38,13 +40,7 @@ def save(obj, path, protocol=4, **configs) -> None:
         if names:
             data[_NAME_TABLE] = names
     blob = pickle.dumps(data, protocol=protocol)  # fails here, before the file is touched
-    folder = os.path.dirname(path)
-    if folder:
-        os.makedirs(folder, exist_ok=True)
-    tmp = path + ".tmp"
-    with open(tmp, "wb") as f:
-        f.write(blob)
-    os.replace(tmp, path)
+    checkpoint_files.write_file(path, blob)  # the folder is created; written whole, then renamed
 
 
 def _to_tensors(obj, return_numpy):
@@ -63,9 +59,10 @@ def load(path, **configs):
     """What ``save`` wrote to ``path``, arrays as Tensors (``return_numpy=True``: numpy arrays)."""
     if not os.path.isfile(path):
         raise ValueError(f"paddle.load: the file '{path}' does not exist")
-    with open(path, "rb") as f:
-        try:
-            data = pickle.load(f, encoding="latin1")
-        except (pickle.UnpicklingError, EOFError) as e:
-            raise ValueError(f"paddle.load: '{path}' is not a file paddle.save wrote ({e})") from None
+    try:
+        data = checkpoint_files.load_file(path, lambda blob: safe_pickle.loads(blob, path))
+    except (safe_pickle.UnsafePickleError, checkpoint_files.CheckpointError):
+        raise
+    except (pickle.UnpicklingError, EOFError) as e:
+        raise ValueError(f"paddle.load: '{path}' is not a file paddle.save wrote ({e})") from None
     return _to_tensors(data, bool(configs.get("return_numpy", False)))

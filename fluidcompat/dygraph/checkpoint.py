@@ -1,10 +1,14 @@
-"""``save_dygraph`` / ``load_dygraph``: a state dict in a pickle file (``.pdparams``, ``.pdopt``)."""
+"""``save_dygraph`` / ``load_dygraph``: a state dict in a pickle file (``.pdparams``, ``.pdopt``),
+written whole (``checkpoint_files``) and read without running code (``safe_pickle``)."""
 
 from __future__ import annotations
 
 import os
 import pickle
 
+import numpy as np
+
+from fluidcompat import checkpoint_files, safe_pickle
 from fluidcompat.dygraph.varbase import ParamBase, VarBase
 
 __all__ = ["save_dygraph", "load_dygraph"]
@@ -26,23 +30,13 @@ def save_dygraph(state_dict, model_path: str) -> None:
     model_dict, names = {}, {}
     for k, v in state_dict.items():
         if isinstance(v, VarBase):
-            model_dict[k] = v.numpy()
+            model_dict[k] = np.asarray(v.numpy()).view(np.ndarray)  # a plain array, as fluid pickled
             names[k] = v.name
         else:
             model_dict[k] = v
     model_dict[_NAME_TABLE] = names
-    file_name = model_path + suffix
-    directory = os.path.dirname(file_name)
-    if directory and not os.path.exists(directory):
-        os.makedirs(directory)
-    tmp = file_name + ".tmp"
-    try:  # written whole, then renamed: a failure leaves the old file
-        with open(tmp, "wb") as f:
-            pickle.dump(model_dict, f, protocol=2)
-        os.replace(tmp, file_name)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    data = pickle.dumps(model_dict, protocol=2)  # fails here, before the file is touched
+    checkpoint_files.write_file(model_path + suffix, data)  # written whole, then renamed
 
 
 def load_dygraph(model_path: str, keep_name_table: bool = False):
@@ -56,12 +50,19 @@ def load_dygraph(model_path: str, keep_name_table: bool = False):
     params_path = prefix + ".pdparams"
     if not os.path.exists(params_path):
         raise RuntimeError(f"Parameter file [ {params_path} ] not exists")
-    with open(params_path, "rb") as f:
-        para_dict = pickle.load(f, encoding="latin1")
+    para_dict = _load(params_path)
     if not keep_name_table:
         para_dict.pop(_NAME_TABLE, None)
     opti_dict = None
     if os.path.exists(prefix + ".pdopt"):
-        with open(prefix + ".pdopt", "rb") as f:
-            opti_dict = pickle.load(f, encoding="latin1")
+        opti_dict = _load(prefix + ".pdopt")
     return para_dict, opti_dict
+
+
+def _load(path: str) -> dict:
+    """The dict pickled in ``path``: UnpicklingError / EOFError naming the file when it is truncated,
+    UnsafePickleError when it names a class a checkpoint does not hold."""
+    data = checkpoint_files.load_file(path, lambda blob: safe_pickle.loads(blob, path))
+    if not isinstance(data, dict):
+        raise pickle.UnpicklingError(f"{path} does not hold a state dict (it holds a {type(data).__name__})")
+    return data

@@ -285,7 +285,17 @@ def program_to_bytes(program) -> bytes:
 
 
 def parse_program(data: bytes):
-    """A ProgramDesc protobuf as plain records: [(idx, parent, forward, vars, ops)]."""
+    """A ProgramDesc protobuf as plain records: [(idx, parent, forward, vars, ops)]. Data that is not
+    one (truncated, damaged) raises FormatError."""
+    try:
+        return _program_records(data)
+    except FormatError:
+        raise
+    except (KeyError, IndexError, TypeError, ValueError, AttributeError, OverflowError, struct.error) as e:
+        raise FormatError(f"not a fluid program ({type(e).__name__}: {e})") from None
+
+
+def _program_records(data: bytes):
     top = _parse(data)
     blocks = []
     for raw in top.get(1, []):

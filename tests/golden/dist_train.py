@@ -106,7 +106,7 @@ if role == "TRAINER":
     if ckpt and index == 0:
         fluid.io.save_persistables(exe, ckpt, prog)
         record["saved"] = {}
-        for name in sorted(os.listdir(ckpt)):
+        for name in sorted(n for n in os.listdir(ckpt) if n[0] != "."):
             if not origin.global_block().has_var(name):
                 record["saved"][name] = None
                 continue

@@ -129,7 +129,7 @@ with fluid.dygraph.guard(fluid.CPUPlace()):
     # save the eval trace for inference: all outputs, and one input/output picked by index
     traced.save_inference_model(os.path.join(tmp, "all"))
     traced.save_inference_model(os.path.join(tmp, "picked"), feed=[0, 1], fetch=[1])
-    out["saved_files"] = [sorted(os.listdir(os.path.join(tmp, d))) for d in ("all", "picked")]
+    out["saved_files"] = [sorted(n for n in os.listdir(os.path.join(tmp, d)) if n[0] != ".") for d in ("all", "picked")]
     out["errors"] = errors_of(
         [
             lambda: traced_s.set_strategy(build_strategy=build),

@@ -50,6 +50,6 @@ Y = np.array([[0], [1], [1], [0]], "int64")
 report["test_run"] = [np.round(v, 5).tolist() for v in exe.run(after, feed={"x": X, "lab": Y}, fetch_list=[loss, acc])]
 tmp = tempfile.mkdtemp()
 fluid.io.save_persistables(exe, tmp, after)
-report["saved_files"] = sorted(os.listdir(tmp))
+report["saved_files"] = sorted(n for n in os.listdir(tmp) if n[0] != ".")
 shutil.rmtree(tmp)
 json.dump(report, sys.stdout, indent=1, sort_keys=True)
