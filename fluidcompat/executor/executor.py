@@ -355,7 +355,18 @@ class Executor:
                     f"('{name}' has lod_level {var.lod_level}: feed fluid.create_lod_tensor(data, [lengths], place) "
                     "or use fluid.DataFeeder.)"
                 )
-            arr = np.asarray(value, dtype=np_name(var.dtype))
+            try:
+                arr = np.asarray(value, dtype=np_name(var.dtype))
+            except ValueError as e:  # a ragged list (fluid's RuntimeError), or items that are not numbers
+                if "sequence" not in str(e) and "inhomogeneous" not in str(e):
+                    raise ValueError(
+                        f"The feed value of '{name}' does not convert to {np_name(var.dtype)}: {e}"
+                    ) from None
+                raise RuntimeError(
+                    "Some of your feed data hold LoD information. They can not be completely cast from a list of "
+                    "Python ndarray to LoDTensor. Please convert data to LoDTensor directly before feeding the data. "
+                    f"('{name}' is a list of rows of different lengths: {e})"
+                ) from None
         else:
             raise TypeError(
                 f"The feed value of '{name}' must be a numpy array, LoDTensor or scalar. "

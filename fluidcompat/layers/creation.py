@@ -82,6 +82,14 @@ def fill_constant(shape, dtype, value, force_cpu: bool = False, out: Optional[Va
     check_dtype(dtype, "dtype", FILL_DTYPES, "fill_constant")
     vt = to_vartype(dtype)
     attrs_shape, inputs = _shape_inputs(shape, "fill_constant")
+    if not inputs and any(d < 0 for d in attrs_shape):  # fluid's InferShape check, at build time
+        from fluidcompat.executor.errors import EnforceNotMet
+
+        k = next(i for i, d in enumerate(attrs_shape) if d < 0)
+        raise EnforceNotMet(
+            f"InvalidArgumentError: Each value of attribute 'shape' is expected to be no less than 0. But recieved: "
+            f"shape[{k}] = {attrs_shape[k]}; shape = {attrs_shape}.\n  [operator < fill_constant > error]"
+        )
     attrs = {"shape": attrs_shape, "dtype": int(vt), "force_cpu": force_cpu}
     if isinstance(value, Variable):
         inputs["ValueTensor"] = [value]

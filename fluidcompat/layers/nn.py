@@ -120,6 +120,8 @@ __all__ = [
 @layer
 def fc(input, size, num_flatten_dims=1, param_attr=None, bias_attr=None, act=None, name=None) -> Variable:
     """Fully connected layer as fluid builds it: ``mul`` (+ ``sum``) + ``elementwise_add`` + activation."""
+    if not hasattr(type(size), "__index__"):  # an int or a numpy int; fluid: set_shape's TypeError
+        raise TypeError(f"fc: size must be an int (the number of output units). Received: size={size!r}")
     helper = LayerHelper("fc", **locals())
     inputs = [input] if isinstance(input, Variable) else list(input)
     for x in inputs:
