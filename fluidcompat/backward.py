@@ -451,16 +451,20 @@ def _append_backward(loss: Variable, parameter_list, no_grad_set, callbacks, che
     else:
         params = [p for p in block.all_parameters() if p.trainable]
     params_grads = []
+    last_writer: Dict[str, Operator] = {}  # each variable's last writing op (one pass, not one a parameter)
+    for op in block.ops:
+        for names in op.outputs.values():
+            for n in names:
+                last_writer[n] = op
     for p in params:
         gname = renamed.get(_grad_name(p.name), _grad_name(p.name))
         if p.name in no_grad or not block.has_var(gname):
             continue
         params_grads.append((p, block.var(gname)))
-        for op in reversed(block.ops):
-            if gname in op.output_arg_names:
-                role_var = [v for v in op.attrs.get("op_role_var", []) if v not in (p.name, gname)]
-                op.attrs["op_role_var"] = role_var + [p.name, gname]
-                break
+        op = last_writer.get(gname)
+        if op is not None:
+            role_var = [v for v in op.attrs.get("op_role_var", []) if v not in (p.name, gname)]
+            op.attrs["op_role_var"] = role_var + [p.name, gname]
     return params_grads
 
 

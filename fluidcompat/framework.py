@@ -699,7 +699,7 @@ class Block:
         if _dygraph_tracer_ is not None:
             return _dygraph_tracer_.trace_op(type, inputs, outputs, attrs)
         op = self._make_op(type, inputs, outputs, attrs)
-        _before_structure_edit(self)
+        _before_prepend(self)
         self.ops.insert(0, op)
         self._link_outputs(op)
         self.program._bump()
@@ -1258,8 +1258,10 @@ _transaction_depth = 0
 # op list and variable dict objects and their lengths: while ops and variables are only appended,
 # the state to go back to is the first n of each. The few edits that insert, remove or rename in
 # place call ``_before_structure_edit`` first, which takes the full copy then (once per transaction);
-# code that replaces ``block.ops`` / ``block.vars`` leaves the kept objects as they were.
-_LIGHT: Dict[int, list] = {}  # id(block) -> [ops, vars, n ops, n vars, full copy or None]
+# code that replaces ``block.ops`` / ``block.vars`` leaves the kept objects as they were. Ops put first
+# (initializers into the startup program, one a parameter) are counted: the state is then n ops from
+# the count on.
+_LIGHT: Dict[int, list] = {}  # id(block) -> [ops, vars, n ops, n vars, full copy or None, n prepended]
 
 
 def _before_structure_edit(block: "Block") -> None:
@@ -1267,8 +1269,15 @@ def _before_structure_edit(block: "Block") -> None:
     appending (NOTE: [Light snapshots])."""
     entry = _LIGHT.get(id(block))
     if entry is not None and entry[4] is None:
-        ops, names, n_ops, n_vars, _ = entry
-        entry[4] = (list(names)[:n_vars], ops[:n_ops])
+        ops, names, n_ops, n_vars, _, pre = entry
+        entry[4] = (list(names)[:n_vars], ops[pre : pre + n_ops])
+
+
+def _before_prepend(block: "Block") -> None:
+    """Call before putting an op first in ``block`` (NOTE: [Light snapshots])."""
+    entry = _LIGHT.get(id(block))
+    if entry is not None and entry[4] is None:
+        entry[5] += 1
 
 
 def _snapshot(program: Program, deep: bool = False):
@@ -1293,7 +1302,7 @@ def _snapshot(program: Program, deep: bool = False):
     for b in program.blocks:
         entry = _LIGHT.get(id(b))
         if entry is None:  # (a program named twice shares the entry)
-            entry = _LIGHT[id(b)] = [b.ops, b.vars, len(b.ops), len(b.vars), None]
+            entry = _LIGHT[id(b)] = [b.ops, b.vars, len(b.ops), len(b.vars), None, 0]
         blocks.append((b, entry, len(b._desc_log)))
     return (program._version, program.current_block_idx, blocks, edits)
 
@@ -1302,8 +1311,8 @@ def _restore(program: Program, snap) -> None:
     version, cur, blocks, edits = snap
     program.blocks = [b for b, _, _ in blocks]
     for b, entry, logged in blocks:
-        ops_obj, vars_obj, n_ops, n_vars, full = entry
-        var_names, ops = full if full is not None else (list(vars_obj)[:n_vars], ops_obj[:n_ops])
+        ops_obj, vars_obj, n_ops, n_vars, full, pre = entry
+        var_names, ops = full if full is not None else (list(vars_obj)[:n_vars], ops_obj[pre : pre + n_ops])
         keep = set(var_names)
         for name in [n for n in b.vars if n not in keep]:
             del b.vars[name]

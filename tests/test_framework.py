@@ -219,6 +219,17 @@ class TestRollbackAndBuildErrors:
         exe.run(fluid.default_startup_program())
         assert exe.run(feed={"x": np.ones((2, 4), "float32")}, fetch_list=[y])[0].shape == (2, 3)
 
+    def test_failed_layer_after_others_leaves_the_startup_ops_it_put_first(self):
+        # initializers go first in the startup program: the rollback must keep the ops that were there
+        x = fluid.data("x", [None, 4])
+        L.fc(L.fc(x, 3), 2)
+        startup = fluid.default_startup_program().global_block()
+        ops_before, before = list(startup.ops), self.snapshot()
+        with pytest.raises(ValueError, match="Unknown activation"):
+            L.fc(x, 5, act="relux")
+        assert startup.ops == ops_before and all(a is b for a, b in zip(startup.ops, ops_before))
+        assert self.snapshot() == before
+
     def test_shape_mismatch_names_op_and_shapes(self):
         a = fluid.data("a", [2, 3])
         b = fluid.data("b", [4, 5])
