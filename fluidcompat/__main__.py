@@ -181,6 +181,9 @@ def run_script(script: str, args: List[str], device: Optional[str], progress: bo
         _print_script_traceback(e, script)
         return _exit_as_interrupted()
     except BaseException as e:  # noqa: BLE001  (reported as python would, then exit 1)
+        rpc = sys.modules.get("fluidcompat.transpiler.rpc")  # a trainer's servers see it gone, not done
+        if rpc is not None:
+            rpc.script_failed()
         cuda = _find_cuda_error(e)
         if cuda is not None:
             sys.stderr.write(f"fluidcompat: error: {cuda}{_misplaced_device_hint(args)}\n")

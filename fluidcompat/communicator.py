@@ -1,7 +1,7 @@
 """``fluid.communicator.Communicator``: the trainer side of the parameter-server fleet's strategies.
 Built from a trainer program that ``DistributeTranspiler`` made with ``runtime_split_send_recv`` (or
 ``GeoSgdTranspiler``), it takes over the program's ``send`` and ``recv`` ops and talks to the
-servers through fluidcompat's RPC client (fluidcompat/transpiler/rpc.py):
+servers through fluidcompat's RPC client (fluidcompat/transpiler/rpc/):
 
 * ASYNC: each ``send`` queues its gradient (at most ``communicator_send_queue_size`` a variable);
   a thread merges up to ``communicator_max_merge_var_num`` of them (their mean; their sum for a

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import secrets
 import subprocess
 import sys
 import time
@@ -91,13 +92,15 @@ def main(argv: Optional[List[str]] = None) -> int:
     cmd += [ns.script] + list(ns.args)
     if ns.log_dir:
         os.makedirs(ns.log_dir, exist_ok=True)
+    # the job's token: its servers refuse requests without it (fluidcompat/transpiler/rpc/transport.py)
+    token = {"FLUIDCOMPAT_PS_TOKEN": os.environ.get("FLUIDCOMPAT_PS_TOKEN") or secrets.token_hex(32)}
     procs, logs, files = [], [], []
     for role, i, extra in plan:
         log = os.path.join(ns.log_dir, f"{role}log.{i}") if ns.log_dir else None
         out = open(log, "w") if log else None
         if out:
             files.append(out)
-        procs.append(subprocess.Popen(cmd, env=dict(os.environ, **extra), stdout=out, stderr=out))
+        procs.append(subprocess.Popen(cmd, env=dict(os.environ, **extra, **token), stdout=out, stderr=out))
         logs.append(log)
     n_servers = ns.server_num
     try:

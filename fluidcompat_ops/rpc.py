@@ -1,7 +1,7 @@
 """The ops of fluid's parameter-server mode (``DistributeTranspiler``): ``send``, ``recv``,
 ``send_barrier``, ``fetch_barrier``, ``split_byref``, ``split_selected_rows``,
 ``distributed_lookup_table`` and ``fake_init`` in a trainer's program, ``listen_and_serv`` in a
-server's (run by ``Executor.run`` itself). Their messages go through fluidcompat/transpiler/rpc.py;
+server's (run by ``Executor.run`` itself). Their messages go through fluidcompat/transpiler/rpc/;
 their ``Out`` variables that only order ops hold empty tensors. In a communicator's program
 (``send_varnames``, ``do_not_run``, a ``half_async`` barrier) they hand over to
 fluidcompat/communicator.py."""

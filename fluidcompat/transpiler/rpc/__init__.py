@@ -24,7 +24,7 @@ from fluidcompat.transpiler.rpc.client import Client
 from fluidcompat.transpiler.rpc.server import FAILED_GRACE_S, ParameterServer, serve
 from fluidcompat.transpiler.rpc.wire import _decode, _encode, _unwire, _wire
 
-__all__ = ["Client", "ParameterServer", "serve", "client", "close_client", "FAILED_GRACE_S"]
+__all__ = ["Client", "ParameterServer", "serve", "client", "close_client", "script_failed", "FAILED_GRACE_S"]
 __all__ += ["_encode", "_decode", "_wire", "_unwire"]
 
 _CLIENT: Optional[Client] = None
@@ -64,6 +64,13 @@ def _watch_exit() -> None:
 
     sys.excepthook = hook
     atexit.register(_at_exit)
+
+
+def script_failed() -> None:
+    """An exception ended the script (``fluidcompat run`` tells it): at exit the client says nothing,
+    and the servers of a synchronous job see the trainer gone."""
+    global _failed
+    _failed = True
 
 
 def _at_exit() -> None:
