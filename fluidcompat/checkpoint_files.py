@@ -181,7 +181,11 @@ def commit(directory: str, files: Dict[str, Optional[bytes]], manifest: Optional
                 entries.update({_key(rel): None for rel, data in files.items() if data is None})
                 entries.update({rel: _digest(data) for rel, data in written.items()})
                 tmp = _write_tmp(directory, MANIFEST, _manifest_bytes(entries))
-                os.replace(tmp, os.path.join(directory, MANIFEST))
+                try:
+                    os.replace(tmp, os.path.join(directory, MANIFEST))
+                except BaseException:
+                    _remove(tmp)
+                    raise
                 _fsync_dir(directory)
             while pending:
                 tmp, final = pending[0]

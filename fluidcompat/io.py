@@ -482,7 +482,12 @@ def load_inference_model(dirname, executor, model_filename=None, params_filename
         raise
     except proto.FormatError as e:
         raise _model_format_error(path, e) from None
-    program = _program_from_records(records)
+    try:
+        program = _program_from_records(records)
+    except ValueError as e:  # an op type fluidcompat does not know (or a damaged one): name the file
+        if type(e) is not ValueError:
+            raise
+        raise ValueError(f"{path}: {e}") from None
     block = program.global_block()
     feeds = sorted((op.attrs["col"], op.output("Out")[0]) for op in block.ops if op.type == "feed")
     fetches = sorted((op.attrs["col"], op.input("X")[0]) for op in block.ops if op.type == "fetch")
