@@ -3,7 +3,7 @@
 fluid 1.8's hand-built parameter-server layers (``fluid.layers.io.ListenAndServ``, ``Send``,
 ``Recv``): a server program whose ``listen_and_serv`` op runs a sub-block once per batch, and a client
 program's ``send`` / ``recv`` ops with their barriers. They run on the parameter server of
-fluidcompat/transpiler/rpc.py, as DistributeTranspiler's programs do. fluid kept them in
+fluidcompat/transpiler/rpc/, as DistributeTranspiler's programs do. fluid kept them in
 ``fluid.layers.io`` without exporting them (``from paddle.fluid.layers.io import ListenAndServ``); so
 does fluidcompat.
 

@@ -3,7 +3,8 @@ each trainer runs (forward, backward, then ``send`` of its gradients and ``recv`
 parameters) and the program each parameter server runs (``listen_and_serv`` over one optimize block
 per parameter block it holds), as fluid 1.8.5 built them: the same ops, variable names, blocks and
 attributes. Parameters of at least ``2 * min_block_size`` elements are cut into row blocks spread
-over the servers. The programs run through fluidcompat's own RPC (fluidcompat/transpiler/rpc.py).
+over the servers. The programs run through fluidcompat's parameter server on gRPC
+(fluidcompat/transpiler/rpc/).
 
 Compat: gradient-clipping ops stay in the trainer program (fluid 1.8.5 moved those of an
 optimizer's ``grad_clip`` to the servers, where they read a gradient no trainer sent); every
