@@ -351,3 +351,55 @@ def test_connections_beyond_the_limit_are_closed(monkeypatch):
     c.complete()
     server.thread.join(20)
     assert server.error is None, server.error
+
+
+def test_malformed_messages_are_refused_without_allocating():
+    """_decode checks every length against the bytes it has (an array announced as 4 TiB inside a
+    small message, a header longer than the message, trailing bytes, object arrays)."""
+    import json
+
+    from fluidcompat.transpiler.rpc.wire import MalformedMessage
+
+    def message(head, body=b""):
+        head = json.dumps(head).encode()
+        return struct.pack("!Q", len(head)) + head + body
+
+    huge = {"array": 0, "dtype": "<f4", "shape": [1 << 40]}
+    before = _rss()
+    for data, text in [
+        (message(huge, bytes(64)), r"shape \[1099511627776\] \(4398046511104 bytes\) is longer than"),
+        (struct.pack("!Q", 1 << 63) + b"{}", "announces a 9223372036854775808-byte structure"),
+        (b"\x00\x01", "shorter than its 8-byte header"),
+        (message([1, 2]) + b"x", "1 bytes follow"),
+        (message({"array": 0, "dtype": "|O", "shape": [1]}, bytes(8)), "not a plain number type"),
+        (message({"array": 0, "dtype": "<f4", "shape": [-1]}), r"shape \[-1\]"),
+        (message({"set": [1]}), r"a mapping with keys \['set'\]"),
+        (struct.pack("!Q", 2) + b"\xff\xfe", "not JSON"),
+    ]:
+        with pytest.raises(MalformedMessage, match=text):
+            rpc._decode(data)
+    assert _rss() - before < (16 << 20)
+
+
+def test_a_request_waits_at_most_flags_rpc_deadline(monkeypatch):
+    """Trainer 0's gradient waits for trainer 1, who never comes: FLAGS_rpc_deadline ends the wait with
+    an error naming the server (fluid's flag bounded every request too), and the server goes on."""
+    endpoint = f"127.0.0.1:{_free_port()}"
+    server = _Server(endpoint, fanin=2)
+    c = rpc.client()
+    c.trainer_id = 0
+    c.call(endpoint, "fetch_barrier")
+    monkeypatch.setenv("FLAGS_rpc_deadline", "1000")
+    start = time.time()
+    with pytest.raises(RuntimeError, match=rf"parameter server {endpoint} did not answer batch_barrier '' within "
+                                           r"FLAGS_rpc_deadline \(1000 ms\)"):  # fmt: skip
+        c.call(endpoint, "batch_barrier")
+    assert time.time() - start < 5
+    np.testing.assert_array_equal(c.call(endpoint, "get_no_barrier", "table"), TABLE)
+    assert server.thread.is_alive()
+    c.complete()
+    c.trainer_id = 1  # trainer 1 says it is done: the job ends
+    c.call(endpoint, "complete")
+    c.complete()
+    server.thread.join(20)
+    assert not server.thread.is_alive() and server.error is None, server.error
