@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Dict, List, Optional, Sequence, Set, Tuple
 
+from fluidcompat import collector
 from fluidcompat.dtypes import FLOAT_TYPES, VarType
 from fluidcompat.framework import (
     EMPTY_VAR_NAME,
@@ -380,6 +381,7 @@ def _next_grad_times(program: Program) -> int:
     return program._appending_grad_times
 
 
+@collector.pausing
 def append_backward(loss: Variable, parameter_list=None, no_grad_set=None, callbacks=None, checkpoints=None):
     """Append the backward pass of ``loss`` and return ``[(param, param@GRAD), ...]``; when it
     raises, the program is left as it was.

@@ -15,7 +15,7 @@ import weakref
 from collections import OrderedDict
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from fluidcompat import desc_order, descs, places, unique_name
+from fluidcompat import collector, desc_order, descs, places, unique_name
 from fluidcompat.dtypes import VarType, np_name, to_vartype
 from fluidcompat.lod_levels import share_lod_level
 from fluidcompat_ops import registry
@@ -997,6 +997,7 @@ class Program:
         pruned._bump()
         return pruned
 
+    @collector.pausing
     def clone(self, for_test: bool = False) -> "Program":
         """Copy the program; ``for_test=True`` drops backward and optimizer ops and sets ``is_test``."""
         p = Program()

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Dict, List, Optional
 
-from fluidcompat import framework, places, unique_name
+from fluidcompat import collector, framework, places, unique_name
 from fluidcompat.backward import append_backward
 from fluidcompat.clip import GradientClipBase, append_gradient_clip_ops
 from fluidcompat.dtypes import VarType
@@ -281,6 +281,7 @@ class Optimizer:
         with program_guard(loss.block.program, startup_program or framework.default_startup_program()):
             return self.apply_gradients(params_grads)
 
+    @collector.pausing
     def minimize(self, loss, startup_program=None, parameter_list=None, no_grad_set=None):
         """Append backward and update ops for ``loss``; returns ``(optimize_ops, params_grads)``."""
         if not isinstance(loss, Variable):

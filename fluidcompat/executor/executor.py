@@ -11,7 +11,7 @@ from typing import Any, Dict, List, Optional
 import numpy as np
 import torch
 
-from fluidcompat import flags, places
+from fluidcompat import collector, flags, places
 from fluidcompat.dtypes import VarType, as_long_long, np_dtype, np_name, to_vartype
 from fluidcompat.executor.errors import UninitializedVariableError
 from fluidcompat.executor.interpreter import PreparedBlock
@@ -681,6 +681,7 @@ class Executor:
             cache[key] = program._prune_with_input(list(feed), targets)
         return cache[key]
 
+    @collector.pausing
     def _prepare(self, program: Program, fed, fetch_names, fed_lod: bool = False) -> PreparedBlock:
         block = program.global_block()
         if os.environ.get(ENV_EXPLAIN) and block.ops:

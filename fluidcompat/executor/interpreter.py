@@ -8,7 +8,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
 
-from fluidcompat import places
+from fluidcompat import collector, places
 from fluidcompat.executor.errors import (  # noqa: F401  (EnforceNotMet ... are this module's API too)
     EnforceNotMet,
     PreconditionNotMetError,
@@ -409,7 +409,8 @@ class PreparedBlock:
     def compiled_function(self):
         """The generated function ``run`` calls (what torch.compile is given)."""
         if self._compiled is None:
-            self._compiled = _compile(self)
+            with collector.paused():
+                self._compiled = _compile(self)
         return self._compiled
 
 
