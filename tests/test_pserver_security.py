@@ -403,3 +403,22 @@ def test_a_request_waits_at_most_flags_rpc_deadline(monkeypatch):
     c.complete()
     server.thread.join(20)
     assert not server.thread.is_alive() and server.error is None, server.error
+
+
+def test_without_a_launcher_the_users_token_file_is_shared(monkeypatch, tmp_path):
+    """No FLUIDCOMPAT_PS_TOKEN: the processes of one user share ~/.fluidcompat/pserver_token (0600,
+    made by the first); a token file others can read is refused, naming it."""
+    monkeypatch.delenv(transport.TOKEN_ENV)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.setattr(transport, "_user_tokens", {})
+    token = transport.job_token()
+    path = tmp_path / ".fluidcompat" / "pserver_token"
+    assert path.read_text() == token and len(token) == 64 and (path.stat().st_mode & 0o777) == 0o600
+    code = f"import sys; sys.path.insert(0, {ROOT!r}); from fluidcompat.transpiler.rpc import transport; "
+    code += "print(transport.job_token())"
+    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert other.stdout.strip() == token, other.stderr
+    path.chmod(0o644)
+    monkeypatch.setattr(transport, "_user_tokens", {})
+    with pytest.raises(PermissionError, match=rf"{path} \(the parameter servers' job token\) must belong to you"):
+        transport.job_token()

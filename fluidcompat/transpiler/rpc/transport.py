@@ -25,6 +25,7 @@ import os
 import secrets
 import socket
 import sys
+import tempfile
 import threading
 from concurrent import futures
 from typing import Callable, Optional
@@ -67,6 +68,7 @@ def rpc_deadline_s() -> float:
 
 # -- the job token ----------------------------------------------------------------------------------
 _token_lock = threading.Lock()
+_user_tokens: dict = {}  # token file -> its token (read once)
 
 
 def token_path() -> str:
@@ -80,34 +82,45 @@ def job_token() -> str:
         token = os.environ.get(TOKEN_ENV, "")
         if token:
             return token
-        token = _user_token()
+        path = token_path()
+        if path not in _user_tokens:
+            _user_tokens[path] = _user_token(path)
+        token = _user_tokens[path]
         if token is None:  # no home to keep it: this process and the processes it starts
             token = secrets.token_hex(32)
             os.environ[TOKEN_ENV] = token
         return token
 
 
-def _user_token() -> Optional[str]:
-    path = token_path()
+class TokenFileError(PermissionError):
+    """The user's token file is not the user's alone."""
+
+
+def _user_token(path: str) -> Optional[str]:
+    """The token of the user's token file, made whole (a link of a written file) when absent; None when
+    there is no home to keep it in."""
     try:
         os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            pass
-        else:
-            with os.fdopen(fd, "w") as f:
-                f.write(secrets.token_hex(32))
+        if not os.path.exists(path):
+            fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".pserver_token.")  # (0600)
+            try:
+                with os.fdopen(fd, "w") as f:
+                    f.write(secrets.token_hex(32))
+                os.link(tmp, path)  # (fails if another process made it first: then its token is read)
+            except FileExistsError:
+                pass
+            finally:
+                os.unlink(tmp)
         st = os.stat(path)
         if st.st_uid != os.getuid() or st.st_mode & 0o077:
-            raise PermissionError(
+            raise TokenFileError(
                 f"{path} (the parameter servers' job token) must belong to you and be readable by you "
                 f"alone (chmod 600 {path}), or set {TOKEN_ENV}"
             )
         with open(path) as f:
             token = f.read().strip()
         return token or None
-    except PermissionError:
+    except TokenFileError:
         raise
     except OSError:
         return None
