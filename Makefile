@@ -30,7 +30,8 @@ venv: $(STAMP)
 # The tutorial's startup program is empty (its program has no parameters): fluid 1.8.5 warned "There are
 # no operators in the program to be executed" for it, and so does fluidcompat; the demo leaves it out.
 demo: $(STAMP)
-	PYTHONWARNINGS="ignore:There are no operators in the program" \
+	@echo "$(VENV)/bin/fluidcompat run --device emulated-gpu samples/device_guard_crop.py"
+	@PYTHONWARNINGS="ignore:There are no operators in the program" \
 		$(VENV)/bin/fluidcompat run --device emulated-gpu samples/device_guard_crop.py
 
 lint: $(STAMP)
