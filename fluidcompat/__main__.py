@@ -78,7 +78,8 @@ def _print_script_traceback(exc: BaseException, script: str) -> None:
         frames.append(tb)
         tb = tb.tb_next
     hidden = 0
-    if os.environ.get("FLUIDCOMPAT_TRACEBACK") != "full":
+    chained = exc.__cause__ is not None or (exc.__context__ is not None and not exc.__suppress_context__)
+    if os.environ.get("FLUIDCOMPAT_TRACEBACK") != "full" and not chained:  # (a chain prints whole)
         while len(frames) - hidden > 1 and _internal(frames[len(frames) - hidden - 1]):
             hidden += 1
     if not hidden:
