@@ -76,32 +76,45 @@ class Client:
                 f"{kind} '{name}' to the parameter server {endpoint} is a message of {len(data)} bytes, more than "
                 f"the {cap} a message may hold ({transport.MAX_MESSAGE_ENV})"
             )
-        timeout = transport.rpc_deadline_s()
+        limit = transport.rpc_deadline_s()
         with self._lock:
             if endpoint not in self._conns:
                 self._connect(endpoint)
             self._open_session(endpoint)
-            try:
-                reply = self._calls[endpoint](data, timeout=timeout, metadata=transport.metadata())
-            except grpc.RpcError as e:
-                code, details = e.code(), e.details()
-                if code == grpc.StatusCode.UNAVAILABLE:
-                    self._drop(endpoint)
-                    raise RuntimeError(
-                        f"parameter server {endpoint} closed the connection ({kind} '{name}'): {details}"
-                    ) from None
-                if code == grpc.StatusCode.DEADLINE_EXCEEDED:
-                    raise RuntimeError(
-                        f"parameter server {endpoint} did not answer {kind} '{name}' within FLAGS_rpc_deadline "
-                        f"({timeout * 1000:.0f} ms)"
-                    ) from None
-                if code == grpc.StatusCode.UNAUTHENTICATED:
-                    raise RuntimeError(f"parameter server {endpoint} refused this trainer: {details}") from None
-                raise RuntimeError(f"parameter server {endpoint}: {code.name}: {details}") from None
+            deadline = time.time() + limit
+            while True:
+                try:
+                    reply = self._calls[endpoint](
+                        data, timeout=max(0.001, deadline - time.time()), metadata=transport.metadata()
+                    )
+                    break
+                except grpc.RpcError as e:
+                    code, details = e.code(), e.details() or ""
+                if code == grpc.StatusCode.RESOURCE_EXHAUSTED and "Concurrent RPC limit" in details:
+                    if time.time() < deadline:  # the server is busy (others' requests): ask again
+                        time.sleep(0.05)
+                        continue
+                    code = grpc.StatusCode.DEADLINE_EXCEEDED
+                self._fail(endpoint, kind, name, code, details, limit)
         status, payload = _decode(reply)
         if status != "ok":
             raise RuntimeError(f"parameter server {endpoint}: {payload}")
         return payload
+
+    def _fail(self, endpoint: str, kind: str, name: str, code, details: str, limit: float) -> None:
+        import grpc
+
+        if code == grpc.StatusCode.UNAVAILABLE:
+            self._drop(endpoint)
+            raise RuntimeError(f"parameter server {endpoint} closed the connection ({kind} '{name}'): {details}")
+        if code == grpc.StatusCode.DEADLINE_EXCEEDED:
+            raise RuntimeError(
+                f"parameter server {endpoint} did not answer {kind} '{name}' within FLAGS_rpc_deadline "
+                f"({limit * 1000:.0f} ms)"
+            )
+        if code == grpc.StatusCode.UNAUTHENTICATED:
+            raise RuntimeError(f"parameter server {endpoint} refused this trainer: {details}")
+        raise RuntimeError(f"parameter server {endpoint}: {code.name}: {details}")
 
     def complete(self) -> None:
         """Tell every server this trainer is done (``Executor.close``), then close the channels."""
