@@ -185,7 +185,7 @@ def __getattr__(name):
         return importlib.import_module(f"fluidcompat.incubate.{name}")
     module = _LAZY_ATTRS.get(name)
     if module is None:  # a submodule not imported yet (fluid.profiler), or a name fluidcompat lacks
-        from fluidcompat.coverage import unsupported
+        from fluidcompat.fluid18_names import unsupported
 
         return unsupported("paddle.fluid")(name)
     return getattr(importlib.import_module(module), name)

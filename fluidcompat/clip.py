@@ -207,6 +207,6 @@ def append_gradient_clip_ops(params_grads):
 def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError
     if name.startswith("__"):
         raise AttributeError(name)
-    from fluidcompat.coverage import unsupported
+    from fluidcompat.fluid18_names import unsupported
 
     return unsupported("paddle.fluid.clip")(name)

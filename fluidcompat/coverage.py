@@ -16,7 +16,13 @@ import os
 import sys
 from typing import Dict, List, Tuple
 
-from fluidcompat.fluid18_names import NAMES_FILE, fluid_names  # noqa: F401  (coverage.fluid_names)
+from fluidcompat.fluid18_names import (  # noqa: F401  (coverage.fluid_names, coverage.unsupported ...)
+    ALTERNATIVES,
+    NAMES_FILE,
+    UnsupportedAPIError,
+    fluid_names,
+    unsupported,
+)
 
 _HERE = os.path.dirname(os.path.abspath(__file__))
 DOC = os.path.join(os.path.dirname(_HERE), "docs", "compatibility.md")
@@ -123,18 +129,6 @@ NOT_IN_FLUID_185 = (
     "learning_rate_decay",
 )
 
-# For names fluidcompat lacks: the nearest thing it has.
-ALTERNATIVES: Dict[str, str] = {
-    "StaticRNN": "fluid.layers.While or while_loop over tensor arrays",
-    "load_op_library": "fluid.layers.py_func (a Python op; fluid's C++ op libraries cannot load into torch)",
-    "DGCMomentumOptimizer": "fluid.optimizer.MomentumOptimizer (DGC's update without its gradient compression, "
-    "which saved bandwidth between GPUs)",
-}
-
-
-class UnsupportedAPIError(NotImplementedError, AttributeError):
-    """A fluid 1.8 name fluidcompat does not have. An AttributeError too, so ``hasattr`` says False."""
-
 
 def _module_for(fluid_module: str):
     """The fluidcompat module a fluid module's names are looked up in."""
@@ -143,49 +137,6 @@ def _module_for(fluid_module: str):
         return importlib.import_module(real)
     except ImportError:
         return None
-
-
-def _submodule(fluid_module: str, name: str):
-    """fluidcompat's module for ``<fluid_module>.<name>`` imported, or None when there is none."""
-    from fluidcompat.compat import real_name
-
-    real = real_name(fluid_module) if fluid_module != "paddle.fluid" else "fluidcompat"
-    if real is None:
-        return None
-    try:
-        found = importlib.util.find_spec(f"{real}.{name}")
-    except ModuleNotFoundError:  # the module is not a package
-        return None
-    return importlib.import_module(f"{real}.{name}") if found is not None else None
-
-
-def unsupported(fluid_module: str):
-    """A module ``__getattr__``: fluid 1.8 names it lacks raise UnsupportedAPIError, others
-    AttributeError."""
-    layers = fluid_module == "paddle.fluid.layers"
-
-    def __getattr__(name: str):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        submodule = _submodule(fluid_module, name)
-        if submodule is not None:  # fluid 1.8 imported its subpackages: fluid.layers.nn, fluid.incubate.fleet
-            return submodule
-        names = fluid_names()
-        known = name in names.get(fluid_module, ()) or (
-            fluid_module == "paddle.fluid" and name in names["paddle.fluid (dir)"]
-        )
-        if layers:
-            known = known or any(name in v for k, v in names.items() if k.startswith("paddle.fluid.layers."))
-        if known:
-            hint = ALTERNATIVES.get(name)
-            hint = f" The nearest supported: {hint}." if hint else ""
-            raise UnsupportedAPIError(
-                f"{fluid_module}.{name} (fluid 1.8) is not supported by fluidcompat yet.{hint} "
-                "`python -m fluidcompat.coverage` lists what is."
-            )
-        raise AttributeError(f"module '{fluid_module}' (fluidcompat) has no attribute '{name}'")
-
-    return __getattr__
 
 
 def status(fluid_module: str, name: str) -> Tuple[str, str]:

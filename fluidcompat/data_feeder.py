@@ -142,6 +142,6 @@ def _flattened(var, samples):
 def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError
     if name.startswith("__"):
         raise AttributeError(name)
-    from fluidcompat.coverage import unsupported
+    from fluidcompat.fluid18_names import unsupported
 
     return unsupported("paddle.fluid.data_feeder")(name)

@@ -1426,6 +1426,6 @@ def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError
         import importlib
 
         return getattr(importlib.import_module(_REEXPORTS[name]), name)
-    from fluidcompat.coverage import unsupported
+    from fluidcompat.fluid18_names import unsupported
 
     return unsupported("paddle.fluid.framework")(name)

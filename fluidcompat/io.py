@@ -658,6 +658,6 @@ def set_program_state(program, state_dict) -> None:
 def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError
     if name.startswith("__"):
         raise AttributeError(name)
-    from fluidcompat.coverage import unsupported
+    from fluidcompat.fluid18_names import unsupported
 
     return unsupported("paddle.fluid.io")(name)

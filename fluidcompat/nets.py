@@ -171,6 +171,6 @@ def scaled_dot_product_attention(queries, keys, values, num_heads=1, dropout_rat
 def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError
     if name.startswith("__"):
         raise AttributeError(name)
-    from fluidcompat.coverage import unsupported
+    from fluidcompat.fluid18_names import unsupported
 
     return unsupported("paddle.fluid.nets")(name)

@@ -13,6 +13,8 @@ import os
 import sys
 from typing import Dict, List
 
+from fluidcompat.fluid18_names import UnsupportedAPIError, real_name
+
 # the Paddle 2.x modules fluidcompat gives, besides ``paddle`` itself (their ``__all__`` is what they have)
 MODULES = (
     "paddle.device",
@@ -72,10 +74,6 @@ DOC = os.path.join(
 )
 
 
-class UnsupportedAPIError(NotImplementedError, AttributeError):
-    """A Paddle 2.x name fluidcompat does not have. An AttributeError too, so ``hasattr`` says False."""
-
-
 def available() -> Dict[str, List[str]]:
     """The names fluidcompat gives per Paddle 2.x module (``paddle`` and ``MODULES``), sorted."""
     paddle = importlib.import_module("fluidcompat.compat.paddle")
@@ -85,8 +83,6 @@ def available() -> Dict[str, List[str]]:
     top = {n for n in top if "." not in n}
     out = {"paddle": sorted(top)}
     for alias in MODULES:
-        from fluidcompat.compat import real_name
-
         module = importlib.import_module(real_name(alias))
         out[alias] = sorted(module.__all__)
     return out

@@ -28,7 +28,7 @@ __all__ = sorted(n for n in _LAZY if not n.startswith("_"))
 def __getattr__(name):
     module = _LAZY.get(name)
     if module is None:
-        from fluidcompat.coverage import unsupported
+        from fluidcompat.fluid18_names import unsupported
 
         return unsupported("paddle.fluid.executor")(name)
     return getattr(importlib.import_module(module), name)

@@ -2,6 +2,6 @@
 
 
 def __getattr__(name):  # fluid.incubate.fleet / .data_generator without importing them first
-    from fluidcompat.coverage import unsupported
+    from fluidcompat.fluid18_names import unsupported
 
     return unsupported("paddle.fluid.incubate")(name)

@@ -129,6 +129,6 @@ _fill_fluid_modules()
 def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError
     if name.startswith("__"):
         raise AttributeError(name)
-    from fluidcompat.coverage import unsupported
+    from fluidcompat.fluid18_names import unsupported
 
     return unsupported("paddle.fluid.layers")(name)
