@@ -280,10 +280,10 @@ class BlockDesc(_View):
         return op.desc
 
     def _prepend_op(self) -> OpDesc:
-        from fluidcompat.framework import _before_structure_edit
+        from fluidcompat import transaction
 
         op = self._new_op()
-        _before_structure_edit(self._obj)
+        transaction.before_structure_edit(self._obj)
         self._obj.ops.insert(0, op)
         self._obj._shift_forward_links(0, 1)
         return op.desc

@@ -7,21 +7,25 @@ Torch-free. Shapes and dtypes are inferred when an op is appended, from the op's
 from __future__ import annotations
 
 import contextlib
-import linecache
-import os
-import sys
-import warnings
 import weakref
 from collections import OrderedDict
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
-from fluidcompat import collector, desc_order, descs, places, unique_name
-from fluidcompat.dtypes import VarType, np_name, to_vartype
+from fluidcompat import collector, desc_order, descs, places, transaction
+from fluidcompat.callsite import user_callsite as _user_callsite
+from fluidcompat.callsite import warn_at_user as _warn_at_user
+from fluidcompat.dtypes import VarType, to_vartype
 from fluidcompat.lod_levels import share_lod_level
+from fluidcompat.variable import (  # noqa: F401  (fluid's framework.Variable, framework.Parameter)
+    GRAD_VAR_SUFFIX,
+    Parameter,
+    Variable,
+    _check_recreated,
+    _shape_tuple,
+)
 from fluidcompat_ops import registry
 from fluidcompat_ops.protos import COMMON_ATTRS, get_op_proto, has_proto
 
-GRAD_VAR_SUFFIX = "@GRAD"
 TEMP_VAR_NAME = "@TEMP@"
 EMPTY_VAR_NAME = "@EMPTY@"
 
@@ -58,232 +62,6 @@ class OpRole:
     Dist = 8
     LRSched = 16
     Loss = 256
-
-
-# Frames from these directories are library frames; an op's call site is the first frame outside.
-_LIB_DIRS = tuple(
-    os.path.dirname(os.path.abspath(p)) + os.sep for p in (__file__, registry.__file__, contextlib.__file__)
-)
-
-
-def _user_callsite() -> Optional[Tuple[str, int, str]]:
-    frame = sys._getframe(2)
-    while frame is not None:
-        fname = frame.f_code.co_filename
-        if not fname.startswith(_LIB_DIRS) and not fname.startswith("<frozen"):
-            line = linecache.getline(fname, frame.f_lineno).strip()
-            return (fname, frame.f_lineno, line)
-        frame = frame.f_back
-    return None
-
-
-def _warn_at_user(message: str) -> None:
-    """Warn with the location of the script line that is building the op."""
-    site = _user_callsite()
-    if site is None:
-        warnings.warn(message, stacklevel=2)
-    else:
-        warnings.warn_explicit(message, UserWarning, site[0], site[1])
-
-
-def _shape_tuple(shape) -> Tuple[int, ...]:
-    if shape is None:
-        return ()
-    return tuple(-1 if d is None else int(d) for d in shape)
-
-
-def _refuse_set(name: str):
-    def refuse(var, value) -> None:
-        raise AttributeError(
-            f"can't set attribute '{name}' of Variable '{var.name}': a variable keeps the {name} it was created "
-            "with (fluid 1.8's is read-only too); make a new variable, e.g. with fluid.layers.reshape / cast"
-        )
-
-    return refuse
-
-
-class Variable:
-    """A named slot in a Block: shape, dtype, persistable, stop_gradient.
-
-    Compat: ``str(var)`` is the readable one-line form; fluid 1.8 printed the protobuf text.
-    """
-
-    __hash__ = object.__hash__
-
-    def __init__(
-        self,
-        block: "Block",
-        type: VarType = VarType.LOD_TENSOR,
-        name: Optional[str] = None,
-        shape: Optional[Sequence[int]] = None,
-        dtype=None,
-        lod_level: Optional[int] = None,
-        capacity=None,
-        persistable: Optional[bool] = None,
-        error_clip=None,
-        stop_gradient: bool = False,
-        is_data: bool = False,
-        need_check_feed: bool = False,
-        belong_to_optimizer: bool = False,
-        **kwargs: Any,
-    ) -> None:
-        self.block = block
-        self.name = name if name is not None else unique_name.generate("_generated_var")
-        self.type = type
-        self._shape = _shape_tuple(shape)
-        self._dtype = to_vartype(dtype) if dtype is not None else VarType.FP32
-        self._lod_level = lod_level if lod_level is not None else 0
-        self.persistable = bool(persistable)
-        self.stop_gradient = stop_gradient
-        self.is_data = is_data
-        self.need_check_feed = need_check_feed
-        self.error_clip = error_clip
-        self.belong_to_optimizer = belong_to_optimizer
-        self.op: Optional[Operator] = None
-
-    @property
-    def grad_name(self) -> str:
-        return self.name + GRAD_VAR_SUFFIX
-
-    def _set_error_clip(self, error_clip) -> None:
-        """Clip this variable's gradient in the backward pass minimize appends (``clip.ErrorClipByValue``)."""
-        self.error_clip = error_clip
-
-    # dygraph's VarBase methods, which a static Variable refuses with fluid's message
-    def _dygraph_only(name: str):  # noqa: N805  (a function making methods)
-        def refuse(self, *args, **kwargs):
-            raise ValueError(
-                f"'{name}' should be called by imperative Varible in imperative mode, please use "
-                "fluid.dygraph.guard() as context to run it in imperative mode"
-            )
-
-        refuse.__name__ = name
-        return refuse
-
-    numpy = _dygraph_only("numpy")
-    backward = _dygraph_only("backward")
-    gradient = _dygraph_only("gradient")
-    clear_gradient = _dygraph_only("clear_gradient")
-    detach = _dygraph_only("detach")
-    set_value = _dygraph_only("set_value")
-    del _dygraph_only
-
-    # read-only, as in fluid 1.8 (its properties have no setter): fluidcompat itself sets the _ names
-    shape = property(lambda self: self._shape, _refuse_set("shape"))
-    dtype = property(lambda self: self._dtype, _refuse_set("dtype"))
-    lod_level = property(lambda self: self._lod_level, _refuse_set("lod_level"))
-
-    # fluid exposes these through the desc; scripts call them.
-    def _set_shape(self, shape) -> None:
-        self._shape = _shape_tuple(shape)
-
-    @property
-    def desc(self) -> "descs.VarDesc":
-        return descs.VarDesc(self)
-
-    @property
-    def ndim(self) -> int:
-        return len(self.shape)
-
-    def _type_text(self) -> str:
-        if self.type == VarType.LOD_TENSOR or self.type == VarType.SELECTED_ROWS:
-            return (
-                f"{self.type.name}.shape{tuple(self.shape)}.dtype({np_name(self.dtype)})"
-                f".stop_gradient({self.stop_gradient})"
-            )
-        return self.type.name
-
-    def to_string(self, throw_on_error: bool = True, with_details: bool = False) -> str:
-        prefix = "persist " if self.persistable else ""
-        return f"{prefix}var {self.name} : {self._type_text()}"
-
-    def __str__(self) -> str:
-        return self.to_string()
-
-    __repr__ = __str__
-
-    def __bool__(self) -> bool:
-        # a Variable is true, as in fluid 1.8, except as a condition in a declarative function built
-        # into a static program where fluidcompat did not translate it (NOTE: [Declarative])
-        from fluidcompat.dygraph import jit
-
-        if jit.in_declarative_build() and not sys._getframe(1).f_code.co_filename.startswith(_LIB_DIRS):
-            raise TypeError(
-                f"Variable '{self.name}' is used as a Python condition (if / while / and / or / not) in a "
-                "declarative function built into a static-graph program, where fluidcompat does not translate "
-                "it into cond / while ops (a loop that returns, a while with else, a for loop, a condition "
-                "in a nested function or outside if / while): write it with "
-                "fluid.layers.cond / while_loop, or call the function in dygraph mode"
-            )
-        return True
-
-    def _copy_to(self, block: "Block") -> "Variable":
-        new = object.__new__(type(self))
-        new.__dict__.update(self.__dict__)
-        new.block = block
-        new.op = None
-        return new
-
-
-class Parameter(Variable):
-    """A persistable, trainable Variable created by a layer or ``create_parameter``."""
-
-    def __init__(self, block: "Block", shape, dtype, **kwargs: Any) -> None:
-        self.trainable = self._take_attrs(shape, dtype, kwargs)
-        super().__init__(block, persistable=True, shape=shape, dtype=dtype, **kwargs)
-        self.stop_gradient = not self.trainable
-
-    def _take_attrs(self, shape, dtype, kwargs) -> bool:
-        """Check the shape and dtype, and take the optimizer's attributes out of ``kwargs``; returns
-        ``trainable`` (a dygraph ParamBase keeps it as ``not stop_gradient``)."""
-        if shape is None:
-            raise ValueError("The shape of Parameter should not be None")
-        if dtype is None:
-            raise ValueError("The dtype of Parameter should not be None")
-        for d in shape:
-            if d is None or int(d) < 0:
-                raise ValueError(
-                    f"Each dimension of a Parameter's shape must be greater than 0. Received: shape={list(shape)}"
-                )
-        self.optimize_attr = kwargs.pop("optimize_attr", {"learning_rate": 1.0})
-        self.regularizer = kwargs.pop("regularizer", None)
-        self.gradient_clip_attr = kwargs.pop("gradient_clip_attr", None)
-        self.do_model_average = kwargs.pop("do_model_average", None)
-        self.is_distributed = kwargs.pop("is_distributed", False)
-        return kwargs.pop("trainable", True)
-
-    def to_string(self, throw_on_error: bool = True, with_details: bool = False) -> str:
-        tr = "trainable " if self.trainable else ""
-        return f"persist {tr}param {self.name} : {self._type_text()}"
-
-    __str__ = to_string
-    __repr__ = to_string
-
-
-# What a variable created again is checked for: (argument, its normal form, the variable's, fluid's
-# words before "previous", what fluid calls it, fluid's ending); the spacing and full stops are fluid's.
-_RECREATE_CHECKS = (
-    ("type", VarType, lambda v: v.type, " The", "type", ""),
-    ("shape", _shape_tuple, lambda v: tuple(v.shape), " the", "shape", "."),
-    ("dtype", to_vartype, lambda v: v.dtype, " The", "data type", "."),
-    ("lod_level", int, lambda v: v.lod_level, " The", "lod_level", ""),
-    ("persistable", bool, lambda v: v.persistable, "The", "persistable", ""),
-)
-
-
-def _check_recreated(var: Variable, kwargs: Dict[str, Any]) -> None:
-    """A variable created again by name must agree with the first in what the new call states
-    (type, shape, dtype, lod_level, persistable), as fluid 1.8 checks, with its messages. Nothing is
-    changed either way."""
-    for key, normal, current, opening, what, ending in _RECREATE_CHECKS:
-        if kwargs.get(key) is None:
-            continue
-        old, new = current(var), normal(kwargs[key])
-        if new != old:
-            raise ValueError(
-                f"Variable {var.name} has been created before.{opening} previous {what} is {old}; the new {what} "
-                f"is {new}. They are not matched{ending}"
-            )
 
 
 class Operator:
@@ -554,14 +332,14 @@ class Block:
         return iter(self.all_parameters())
 
     def _remove_var(self, name: str) -> None:
-        _before_structure_edit(self)
+        transaction.before_structure_edit(self)
         if self.vars.pop(name, None) is not None:
             self._desc_log.append((name, False))
         self.program._bump()
 
     def _rename_var(self, name: str, new_name: str) -> Variable:
         """Rename a variable of this block, and every use of it by this block's ops."""
-        _before_structure_edit(self)
+        transaction.before_structure_edit(self)
         var = self.vars.get(name)
         if var is None:
             raise ValueError(f"_rename_var: variable '{name}' is not in block {self.idx}")
@@ -699,7 +477,7 @@ class Block:
         if _dygraph_tracer_ is not None:
             return _dygraph_tracer_.trace_op(type, inputs, outputs, attrs)
         op = self._make_op(type, inputs, outputs, attrs)
-        _before_prepend(self)
+        transaction.before_prepend(self)
         self.ops.insert(0, op)
         self._link_outputs(op)
         self.program._bump()
@@ -710,7 +488,7 @@ class Block:
             return _dygraph_tracer_.trace_op(type, inputs, outputs, attrs)
         op = self._make_op(type, inputs, outputs, attrs)
         index = len(self.ops) if index > len(self.ops) else index if index >= 0 else max(0, len(self.ops) + index)
-        _before_structure_edit(self)
+        transaction.before_structure_edit(self)
         self.ops.insert(index, op)
         self._shift_forward_links(index, 1)
         self._link_outputs(op)
@@ -719,7 +497,7 @@ class Block:
 
     def _remove_op(self, index: int) -> None:
         index = index if index >= 0 else len(self.ops) + index
-        _before_structure_edit(self)
+        transaction.before_structure_edit(self)
         del self.ops[index]
         self._shift_forward_links(index, -1)
         self.program._bump()
@@ -1249,114 +1027,13 @@ def name_scope(prefix: Optional[str] = None) -> Iterator[None]:
         _name_scope = _name_scope.parent
 
 
-# -- rollback of failed layer calls -----------------------------------------------------------
-_transaction_depth = 0
+# -- rollback of failed layer calls (fluidcompat/transaction.py) -------------------------------
 
 
-# NOTE: [Light snapshots]
-# A layer call opens a transaction, and a program of N ops is built by N layer calls: copying every
-# block's op and variable lists each time made building quadratic. A transaction keeps, per block, its
-# op list and variable dict objects and their lengths: while ops and variables are only appended,
-# the state to go back to is the first n of each. The few edits that insert, remove or rename in
-# place call ``_before_structure_edit`` first, which takes the full copy then (once per transaction);
-# code that replaces ``block.ops`` / ``block.vars`` leaves the kept objects as they were. Ops put first
-# (initializers into the startup program, one a parameter) are counted: the state is then n ops from
-# the count on.
-_LIGHT: Dict[int, list] = {}  # id(block) -> [ops, vars, n ops, n vars, full copy or None, n prepended]
-
-
-def _before_structure_edit(block: "Block") -> None:
-    """Call before inserting, removing or renaming an op or variable of ``block`` other than by
-    appending (NOTE: [Light snapshots])."""
-    entry = _LIGHT.get(id(block))
-    if entry is not None and entry[4] is None:
-        ops, names, n_ops, n_vars, _, pre = entry
-        entry[4] = (list(names)[:n_vars], ops[pre : pre + n_ops])
-
-
-def _before_prepend(block: "Block") -> None:
-    """Call before putting an op first in ``block`` (NOTE: [Light snapshots])."""
-    entry = _LIGHT.get(id(block))
-    if entry is not None and entry[4] is None:
-        entry[5] += 1
-
-
-def _snapshot(program: Program, deep: bool = False):
-    """The blocks' variable and op lists (NOTE: [Light snapshots]); ``deep``: also each op's slots
-    and attributes and each variable's shape and dtype, for a change that rewrites ops in place."""
-    edits = None
-    if deep:
-        edits = (
-            [
-                (
-                    op,
-                    {k: list(v) for k, v in op.inputs.items()},
-                    {k: list(v) for k, v in op.outputs.items()},
-                    dict(op.attrs),
-                )
-                for b in program.blocks
-                for op in b.ops
-            ],  # fmt: skip
-            [(v, v.shape, v.dtype, v.op) for b in program.blocks for v in b.vars.values()],
-        )
-    blocks = []
-    for b in program.blocks:
-        entry = _LIGHT.get(id(b))
-        if entry is None:  # (a program named twice shares the entry)
-            entry = _LIGHT[id(b)] = [b.ops, b.vars, len(b.ops), len(b.vars), None, 0]
-        blocks.append((b, entry, len(b._desc_log)))
-    return (program._version, program.current_block_idx, blocks, edits)
-
-
-def _restore(program: Program, snap) -> None:
-    version, cur, blocks, edits = snap
-    program.blocks = [b for b, _, _ in blocks]
-    for b, entry, logged in blocks:
-        ops_obj, vars_obj, n_ops, n_vars, full, pre = entry
-        var_names, ops = full if full is not None else (list(vars_obj)[:n_vars], ops_obj[pre : pre + n_ops])
-        keep = set(var_names)
-        for name in [n for n in b.vars if n not in keep]:
-            del b.vars[name]
-        del b._desc_log[logged:]
-        b.ops[:] = ops
-    if edits is not None:
-        for op, ins, outs, attrs in edits[0]:
-            op.inputs, op.outputs, op.attrs = ins, outs, attrs
-        for v, shape, dtype, producer in edits[1]:
-            v._shape, v._dtype, v.op = shape, dtype, producer
-    program.current_block_idx = cur
-    program._version = version + 1  # anything cached against the failed state is stale
-
-
-@contextlib.contextmanager
 def program_transaction(*programs: Program, deep: bool = False) -> Iterator[None]:
     """Undo every change to ``programs`` (default: the default main and startup programs) and to
-    the name counters if the block raises. Ops and variables changed in place are put back too
-    with ``deep`` (it costs a copy of every op's slots)."""
-    global _transaction_depth
-    if _transaction_depth:
-        _transaction_depth += 1
-        try:
-            yield
-        finally:
-            _transaction_depth -= 1
-        return
-    programs = programs or (_main_program_, _startup_program_)
-    snaps = [(p, _snapshot(p, deep)) for p in dict.fromkeys(programs)]
-    names = unique_name.generator
-    names._undo = undo = {}
-    _transaction_depth = 1
-    try:
-        yield
-    except BaseException:
-        for prog, snap in snaps:
-            _restore(prog, snap)
-        names._rollback(undo)
-        raise
-    finally:
-        _transaction_depth = 0
-        _LIGHT.clear()
-        names._undo = None
+    the name counters if the block raises (``transaction.program_transaction``)."""
+    return transaction.program_transaction(*(programs or (_main_program_, _startup_program_)), deep=deep)
 
 
 def layer(fn):

@@ -14,8 +14,6 @@ import threading
 from typing import Dict, Optional, Tuple
 
 from fluidcompat.dtypes import CPP_NAMES, VarType
-from fluidcompat_ops.python import cpp_number
-from fluidcompat_ops.sequence import lod_of
 
 __all__ = ["vlog_level", "VLog", "var_debug", "place_text"]
 
@@ -87,8 +85,18 @@ def dims_text(shape) -> str:
     return ", ".join(str(d) for d in shape)
 
 
-def var_debug(name: str, value, vartype_of) -> str:
-    """``name:float[3, 4]({})`` as fluid's ``DebugStringEx`` prints a variable in a scope."""
+def cpp_number(v) -> str:
+    """A number as C++'s ostream printed it in fluid's texts (the print op, LoDTensor texts)."""
+    if isinstance(v, bool):
+        return "1" if v else "0"
+    if isinstance(v, float):
+        return f"{v:g}"  # C++ ostream's default: 6 significant digits
+    return str(v)
+
+
+def var_debug(name: str, value, vartype_of, lod_of) -> str:
+    """``name:float[3, 4]({})`` as fluid's ``DebugStringEx`` prints a variable in a scope (``vartype_of``
+    and ``lod_of`` read a value's type and LoD)."""
     if value is None:
         return f"{name}[uninited]"
     if isinstance(value, list):

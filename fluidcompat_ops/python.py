@@ -12,6 +12,7 @@ from typing import Callable, List
 
 import numpy as np
 
+from fluidcompat.logging import cpp_number
 from fluidcompat_ops.control import EMPTY
 from fluidcompat_ops.registry import GradDef, OpDef, register
 from fluidcompat_ops.sequence import lod_of, with_lod
@@ -37,15 +38,6 @@ _TYPE_CODES = {
 
 def _place_text(device) -> str:
     return "CPUPlace" if device.type == "cpu" else f"CUDAPlace({device.index or 0})"
-
-
-def cpp_number(v) -> str:
-    """A number as C++'s ostream printed it in fluid's texts (the print op, LoDTensor texts)."""
-    if isinstance(v, bool):
-        return "1" if v else "0"
-    if isinstance(v, float):
-        return f"{v:g}"  # C++ ostream's default: 6 significant digits
-    return str(v)
 
 
 def format_tensor(

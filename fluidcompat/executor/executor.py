@@ -507,7 +507,7 @@ class Executor:
                         "operator",
                         180,
                         f"{place_text(self._where)} Op(feed), inputs:{{X[feed:[-1]({{{{}}}})]}}, "
-                        f"outputs:{{Out[{var_debug(name, fed[name], vartype_of)}]}}.",
+                        f"outputs:{{Out[{var_debug(name, fed[name], vartype_of, lod_of)}]}}.",
                     )
             _check_fetch_names(block, scope, fetch_names)
 
@@ -659,7 +659,7 @@ class Executor:
         vlog(
             "operator",
             180,
-            f"CPUPlace Op(fetch), inputs:{{X[{var_debug(name, value, vartype_of)}]}}, "
+            f"CPUPlace Op(fetch), inputs:{{X[{var_debug(name, value, vartype_of, lod_of)}]}}, "
             f"outputs:{{Out[fetch:[-1]({{{{}}}})]}}.",
         )
 

@@ -1039,7 +1039,7 @@ def _debug_string(op, env, var_debug, vartype_of) -> str:
 
     def slots(d):
         return ", ".join(
-            f"{slot}[{', '.join(var_debug(n, env.get(n), vartype_of) for n in names)}]"
+            f"{slot}[{', '.join(var_debug(n, env.get(n), vartype_of, lod_of) for n in names)}]"
             for slot, names in sorted(d.items())
         )
 

@@ -71,6 +71,7 @@ def content_key(program: Program) -> _Content:
         ops = tuple(
             (
                 op.type,
+                id(op._def),  # its definition (a registry entry the plan's op keeps alive)
                 tuple((s, tuple(n)) for s, n in op.inputs.items()),
                 tuple((s, tuple(n)) for s, n in op.outputs.items()),
                 tuple((k, _value_key(v)) for k, v in op.attrs.items()),

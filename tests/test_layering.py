@@ -1,0 +1,160 @@
+"""The floors of docs/architecture.md: a module imports (at module level or inside a function) only
+from its own floor and those below, except the late bindings listed here, each with its reason."""
+
+from __future__ import annotations
+
+import ast
+import os
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PACKAGES = ("fluidcompat", "fluidcompat_ops")
+
+# module prefixes by floor (the longest prefix decides; anything else of fluidcompat is floor 6)
+FLOORS = {
+    1: (
+        "fluidcompat.dtypes", "fluidcompat.places", "fluidcompat.flags", "fluidcompat.unique_name",
+        "fluidcompat.logging", "fluidcompat.wrapped_decorator", "fluidcompat.collector", "fluidcompat.progress",
+        "fluidcompat.fluid18_names", "fluidcompat.safe_pickle", "fluidcompat.callsite",
+    ),
+    2: (
+        "fluidcompat.framework", "fluidcompat.descs", "fluidcompat.desc_order", "fluidcompat.lod_levels",
+        "fluidcompat.param_attr", "fluidcompat.initializer", "fluidcompat.layer_helper", "fluidcompat.proto",
+        "fluidcompat.variable", "fluidcompat.transaction", "fluidcompat.checkpoint_files",
+        "fluidcompat_ops.registry", "fluidcompat_ops.shapes", "fluidcompat_ops.protos",
+    ),
+    3: ("fluidcompat_ops",),
+    4: (
+        "fluidcompat.backward", "fluidcompat.optimizer", "fluidcompat.clip", "fluidcompat.regularizer",
+        "fluidcompat.recompute", "fluidcompat.averaging", "fluidcompat.pipeline", "fluidcompat.transpiler",
+        "fluidcompat.contrib.mixed_precision", "fluidcompat.contrib.quantize", "fluidcompat.contrib.extend_optimizer",
+    ),
+    5: ("fluidcompat.executor", "fluidcompat.profiler", "fluidcompat.compiler", "fluidcompat.parallel_executor"),
+}  # fmt: skip
+
+# (importer prefix, imported prefix): why the import goes up. docs/architecture.md lists the same.
+LATE_BINDINGS = {
+    # fluid 1.8's optimizers, clipping, averaging and mixed precision built their ops with fluid.layers
+    ("fluidcompat.optimizer", "fluidcompat.layers"): "learning-rate and accumulator ops built with layers",
+    ("fluidcompat.clip", "fluidcompat.layers"): "clip ops built with layers",
+    ("fluidcompat.averaging", "fluidcompat.layers"): "averaging ops built with layers",
+    ("fluidcompat.contrib.mixed_precision", "fluidcompat.layers"): "cast and loss-scaling ops built with layers",
+    ("fluidcompat.contrib.extend_optimizer", "fluidcompat.layers"): "decay ops built with layers",
+    ("fluidcompat.contrib.quantize", "fluidcompat.layers"): "fake-quantize ops built with layers",
+    ("fluidcompat.contrib.quantize", "fluidcompat.executor.scope"): "freezing reads the trained scale values",
+    ("fluidcompat.layer_helper", "fluidcompat.layers"): "a layer's act= appended as that activation's layer",
+    # dygraph: the optimizer steps VarBases; the learning-rate schedules are dygraph objects
+    ("fluidcompat.optimizer", "fluidcompat.dygraph"): "minimize in dygraph mode",
+    # the IR serves two fluid methods that save and trace
+    ("fluidcompat.framework", "fluidcompat.io"): "Program._inference_optimize's save path",
+    ("fluidcompat.variable", "fluidcompat.dygraph"): "bool(var) inside a declarative build names the fix",
+    # the op schema and the op families it describes
+    ("fluidcompat.lod_levels", "fluidcompat_ops"): "the op families' type lists (ops that keep their input's LoD)",
+    ("fluidcompat_ops.registry", "fluidcompat_ops"): "the families load on the first look-up; generic VJP kernels",
+    # run-time services the thin distributed and Python-op kernels stand on
+    ("fluidcompat_ops.rpc", "fluidcompat.transpiler"): "send / recv kernels over the parameter-server client",
+    ("fluidcompat_ops.rpc", "fluidcompat.communicator"): "the asynchronous communicator's queues",
+    ("fluidcompat_ops.collective", "fluidcompat.compat.distributed"): "allreduce kernels over the process group",
+    ("fluidcompat_ops.python", "fluidcompat.executor.scope"): "py_func / print read values by name",
+    ("fluidcompat.pipeline", "fluidcompat.executor"): "PipelineOptimizer's sections run by the executor",
+    ("fluidcompat.executor", "fluidcompat.compat.distributed"): "the collective group of a launched worker",
+    ("fluidcompat.executor", "fluidcompat.fluid_dataset"): "train_from_dataset starts the dataset's readers",
+    ("fluidcompat.executor.scope", "fluidcompat.lod_tensor"): "LoDTensor is fluid.LoDTensor",
+    ("fluidcompat.parallel_executor", "fluidcompat.compat.distributed"): "num_trainers > 1: the launched group",
+    ("fluidcompat.parallel_executor", "fluidcompat"): "ParallelExecutor is built on CompiledProgram",
+}
+
+
+def floor(module: str) -> int:
+    best, level = "", 6
+    for lvl, prefixes in FLOORS.items():
+        for p in prefixes:
+            if (module == p or module.startswith(p + ".")) and len(p) > len(best):
+                best, level = p, lvl
+    return level
+
+
+def _modules():
+    mods = {}
+    for pkg in PACKAGES:
+        for d, _, files in os.walk(os.path.join(ROOT, pkg)):
+            if "__pycache__" in d:
+                continue
+            for f in files:
+                if f.endswith(".py"):
+                    path = os.path.join(d, f)
+                    name = os.path.relpath(path, ROOT)[:-3].replace(os.sep, ".")
+                    mods[name[: -len(".__init__")] if name.endswith(".__init__") else name] = path
+    return mods
+
+
+def _imports(name: str, path: str, mods):
+    """(line, imported module) for each import of fluidcompat in ``path``."""
+    tree = ast.parse(open(path).read(), path)
+    is_pkg = path.endswith("__init__.py")
+    for node in ast.walk(tree):
+        targets = []
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = name.split(".") if is_pkg else name.split(".")[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module
+            targets = [f"{target}.{a.name}" if f"{target}.{a.name}" in mods else target for a in node.names]
+        for t in targets:
+            parts = t.split(".")
+            while parts and ".".join(parts) not in mods:
+                parts.pop()
+            if parts and ".".join(parts) != name:
+                yield node.lineno, ".".join(parts)
+
+
+def _late(importer: str, imported: str) -> bool:
+    def under(m, p):
+        return m == p or m.startswith(p + ".")
+
+    return any(under(importer, a) and under(imported, b) for a, b in LATE_BINDINGS)
+
+
+def up_imports():
+    mods = _modules()
+    found = []
+    for name, path in sorted(mods.items()):
+        for line, target in _imports(name, path, mods):
+            if floor(target) > floor(name) and not _late(name, target):
+                found.append(f"{os.path.relpath(path, ROOT)}:{line}: {name} (floor {floor(name)}) imports "
+                             f"{target} (floor {floor(target)})")  # fmt: skip
+    return found
+
+
+def test_no_module_imports_a_floor_above_its_own():
+    found = up_imports()
+    assert not found, "imports that go up a floor (docs/architecture.md):\n" + "\n".join(found)
+
+
+def test_every_late_binding_is_still_needed():
+    mods = _modules()
+    used = set()
+    for name, path in mods.items():
+        for _, target in _imports(name, path, mods):
+            for a, b in LATE_BINDINGS:
+                if (name == a or name.startswith(a + ".")) and (target == b or target.startswith(b + ".")):
+                    if floor(target) > floor(name):
+                        used.add((a, b))
+    assert set(LATE_BINDINGS) <= used, f"late bindings no longer used: {sorted(set(LATE_BINDINGS) - used)}"
+
+
+@pytest.mark.parametrize("pkg", PACKAGES)
+def test_no_module_over_1200_lines(pkg):
+    long = []
+    for name, path in _modules().items():
+        if name.split(".")[0] == pkg:
+            with open(path) as f:
+                n = sum(1 for _ in f)
+            if n > 1200:
+                long.append(f"{name}: {n} lines")
+    assert not long, long
