@@ -278,7 +278,7 @@ def test_launch_ps_gives_every_process_of_a_job_one_token(monkeypatch, tmp_path)
     class Done:
         pid, returncode = 1, 0
 
-        def __init__(self, cmd, env, stdout, stderr):
+        def __init__(self, cmd, env, stdout, stderr, **kwargs):
             envs.append(env)
 
         def poll(self):
