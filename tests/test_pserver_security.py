@@ -422,3 +422,24 @@ def test_without_a_launcher_the_users_token_file_is_shared(monkeypatch, tmp_path
     monkeypatch.setattr(transport, "_user_tokens", {})
     with pytest.raises(PermissionError, match=rf"{path} \(the parameter servers' job token\) must belong to you"):
         transport.job_token()
+
+
+def test_a_trainer_that_never_comes_ends_the_job_naming_it(monkeypatch):
+    """Trainer 1 of 2 never reaches the server: FLAGS_rpc_deadline after the server's start, the job
+    ends with an error naming it (fluid's server waited for ever), and trainer 0 is told."""
+    monkeypatch.setenv("FLAGS_rpc_deadline", "1500")
+    endpoint = f"127.0.0.1:{_free_port()}"
+    server = _Server(endpoint, fanin=2)
+    monkeypatch.setenv("FLAGS_rpc_deadline", "20000")  # (the trainer's own requests)
+    c = rpc.client()
+    c.trainer_id = 0
+    c.call(endpoint, "fetch_barrier")
+    with pytest.raises(RuntimeError, match=r"the parameter server failed: RuntimeError: trainer 1 of 2 never reached"):
+        c.call(endpoint, "batch_barrier")
+    c.complete()
+    server.thread.join(20)
+    assert not server.thread.is_alive()
+    assert str(server.error) == (
+        f"trainer 1 of 2 never reached the parameter server {endpoint} within FLAGS_rpc_deadline (1500 ms) of its "
+        "start: start every trainer of the job (Fanin), or raise FLAGS_rpc_deadline"
+    )

@@ -65,6 +65,10 @@ class ParameterServer:
         self.failed: Optional[str] = None  # why the server loop stopped, told to waiting trainers
         self.lost: Optional[str] = None  # a trainer gone from a synchronous job
         self.completed: set = set()  # trainers that said they are done
+        self.seen: set = set()  # trainers that reached the server (a session, or a request naming them)
+        self.anonymous = False  # a request named no trainer (then who never came cannot be told)
+        self.first_contact_s = transport.rpc_deadline_s()  # how long a trainer may take to come
+        self.started = time.time()
         self.sessions = 0  # trainers' sessions open
         self.busy = 0  # requests being answered
         self.stopping = False
@@ -198,6 +202,11 @@ class ParameterServer:
                 raise MalformedMessage(f"a request of kind {kind!r}, name {name!r}, trainer {tid!r}")
             if kind != "send" and tid >= self.fanin:
                 raise MalformedMessage(f"trainer {tid} is not one of the job's {self.fanin} trainers")
+            with self.cond:
+                if 0 <= tid < self.fanin:
+                    self.seen.add(tid)
+                else:
+                    self.anonymous = True
         except MalformedMessage as e:
             context.set_code(grpc.StatusCode.INVALID_ARGUMENT)
             context.set_details(f"a malformed request: {e}")
@@ -233,6 +242,7 @@ class ParameterServer:
         context.add_callback(ended.set)
         with self.cond:
             self.sessions += 1
+            self.seen.add(tid)
         try:
             while not ended.wait(0.5) and context.is_active():
                 if self.stopping:
@@ -268,10 +278,22 @@ class ParameterServer:
         """Wait until every trainer still in the job has arrived; False once none is left."""
         with self.cond:
             while not self.live <= self.arrived:
-                if self.lost is not None:
-                    raise RuntimeError(self.lost)
-                self.cond.wait()
+                self._check_trainers()
+                self.cond.wait(1.0)
             return bool(self.live)
+
+    def _check_trainers(self) -> None:
+        """Under ``cond``: the error of a trainer gone from a synchronous job, or of trainers that never
+        reached the server within FLAGS_rpc_deadline of its start (fluid's server waited for ever)."""
+        if self.lost is not None:
+            raise RuntimeError(self.lost)
+        never = sorted(self.live - self.seen)
+        if never and not self.anonymous and time.time() - self.started > self.first_contact_s:
+            raise RuntimeError(
+                f"trainer{'s' if len(never) > 1 else ''} {', '.join(map(str, never))} of {self.fanin} never reached "
+                f"the parameter server {self.endpoint} within FLAGS_rpc_deadline ({self.first_contact_s * 1000:.0f} "
+                "ms) of its start: start every trainer of the job (Fanin), or raise FLAGS_rpc_deadline"
+            )
 
     def _enter(self, phase: str) -> None:
         with self.cond:
@@ -283,6 +305,7 @@ class ParameterServer:
         # rest (a checkpoint's reads, refusals)
         workers = 2 * self.fanin + 4
         server, port, self.refusals = transport.start_server(self.endpoint, workers, self._answer, self._session)
+        self.started = time.time()
         try:
             self._save_port(port)
         except BaseException:
@@ -295,7 +318,8 @@ class ParameterServer:
             else:
                 with self.cond:
                     while self.live:
-                        self.cond.wait()
+                        self._check_trainers()
+                        self.cond.wait(1.0)
         except _Stopped:  # SIGINT / SIGTERM: the server stops and Executor.run returns, as fluid's did
             pass
         except BaseException as e:
