@@ -6,9 +6,14 @@ variables (``TRAINING_ROLE``, ``PADDLE_PSERVERS_IP_PORT_LIST``, ``PADDLE_TRAINER
 ``--log_dir`` (default ``logs``) server N writes to ``DIR/serverlog.N`` and trainer N to
 ``DIR/workerlog.N``.
 
-Beyond fluid: when a process fails, the others are stopped and the launcher exits 1 naming it and
-its log (fluid's launcher waited on, and a failed server left the trainers waiting); the servers end
-by themselves once every trainer has closed, and those still running a while later are stopped.
+Beyond fluid: when a process fails, the others are stopped and the launcher exits 1 naming the one
+that failed first, by the order the processes ended, and its log (fluid's launcher waited on, and a
+failed server left the trainers waiting); the servers end by themselves once every trainer has
+closed, and those still running a while later are stopped. Each process runs in its own process
+group: SIGTERM / SIGINT to the launcher stop every group (the processes a script started too), wait
+for them and end the launcher by the same signal. ``--timeout SECONDS`` ends a job still running
+then (exit status 124), naming the processes that had not finished. The processes share a job token
+(``FLUIDCOMPAT_PS_TOKEN``, made here unless set) that the servers ask of every request.
 """
 
 from __future__ import annotations
@@ -16,12 +21,16 @@ from __future__ import annotations
 import argparse
 import os
 import secrets
+import signal
 import subprocess
 import sys
 import time
 from typing import List, Optional
 
+from fluidcompat.launch_watch import ExitOrder, die_by, signal_name, stop_groups
+
 SERVER_GRACE_S = 30.0
+TIMED_OUT = 124  # the exit status of a job ended by --timeout (as timeout(1))
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -39,9 +48,22 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--log_dir", default="logs", help="where serverlog.N and workerlog.N go ('' : this console)")
     p.add_argument("--device", choices=["cpu", "gpu"], default=None,
                    help="cpu: every process runs GPU places on the CPU")  # fmt: skip
+    p.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
+                   help="end the job if it is still running after SECONDS, naming the processes that had not "
+                        "finished")  # fmt: skip
     p.add_argument("script", help="the training script")
     p.add_argument("args", nargs=argparse.REMAINDER)
     return p
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number of seconds, not {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds. Received: {text}")
+    return value
 
 
 def endpoints_of(ns) -> List[str]:
@@ -66,16 +88,68 @@ def environments(ns) -> List[tuple]:
     return procs
 
 
-def _stop(procs) -> None:
-    for p in procs:
-        if p.poll() is None:
-            p.terminate()
-    deadline = time.time() + 5
-    for p in procs:
-        try:
-            p.wait(max(0.1, deadline - time.time()))
-        except subprocess.TimeoutExpired:
-            p.kill()
+class _Stop(Exception):
+    """A signal asked the job to stop."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+class _Job:
+    """The processes of the job, each in its own process group, and the order they ended."""
+
+    def __init__(self, plan, cmd: List[str], log_dir: str, env: dict) -> None:
+        self.plan, self.cmd, self.log_dir, self.env = plan, cmd, log_dir, env
+        self.procs: List[subprocess.Popen] = []
+        self.logs: List[Optional[str]] = []
+        self.files = []
+        self.order = ExitOrder()
+        self.stopping: Optional[int] = None
+
+    def start(self) -> None:
+        self.order.start()
+        for k, (role, i, extra) in enumerate(self.plan):
+            log = os.path.join(self.log_dir, f"{role}log.{i}") if self.log_dir else None
+            out = open(log, "w") if log else None
+            if out:
+                self.files.append(out)
+            proc = subprocess.Popen(
+                self.cmd, env=dict(os.environ, **extra, **self.env), stdout=out, stderr=out, start_new_session=True
+            )
+            self.procs.append(proc)
+            self.logs.append(log)
+            self.order.watch(k, proc.pid)
+
+    def name(self, k: int) -> str:
+        role, i, _ = self.plan[k]
+        return f"{role} {i} (pid {self.procs[k].pid})"
+
+    def first_failed(self) -> Optional[int]:
+        """The process that failed first, in the order they ended; None while none has failed."""
+        for _, _, k in list(self.order.exits):
+            if self.procs[k].poll() not in (None, 0):
+                return k
+        if not self.order.available:
+            return next((k for k, p in enumerate(self.procs) if p.poll() not in (None, 0)), None)
+        return None
+
+    def stop(self, which: Optional[List[int]] = None) -> None:
+        procs = self.procs if which is None else [self.procs[k] for k in which]
+        by_pid = {p.pid: p for p in procs if p.poll() is None}  # (an ended one's pid may be another's now)
+        stop_groups(list(by_pid), grace_s=5.0, is_done=lambda pid: by_pid[pid].poll() is not None)
+        for p in by_pid.values():
+            p.wait()
+
+    def close(self) -> None:
+        self.order.stop()
+        for f in self.files:
+            f.close()
+
+    def on_signal(self, signum, frame) -> None:
+        if self.stopping is None:  # (a second one does not cut the stopping short)
+            self.stopping = signum
+            raise _Stop(signum)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -94,43 +168,67 @@ def main(argv: Optional[List[str]] = None) -> int:
         os.makedirs(ns.log_dir, exist_ok=True)
     # the job's token: its servers refuse requests without it (fluidcompat/transpiler/rpc/transport.py)
     token = {"FLUIDCOMPAT_PS_TOKEN": os.environ.get("FLUIDCOMPAT_PS_TOKEN") or secrets.token_hex(32)}
-    procs, logs, files = [], [], []
-    for role, i, extra in plan:
-        log = os.path.join(ns.log_dir, f"{role}log.{i}") if ns.log_dir else None
-        out = open(log, "w") if log else None
-        if out:
-            files.append(out)
-        procs.append(subprocess.Popen(cmd, env=dict(os.environ, **extra, **token), stdout=out, stderr=out))
-        logs.append(log)
-    n_servers = ns.server_num
+    job = _Job(plan, cmd, ns.log_dir, token)
+    # (a signal this process was started ignoring, as a shell's background job ignores SIGINT, stays
+    # ignored, as python leaves it: its processes ignore it too)
+    handled = [s for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP) if signal.getsignal(s) is not signal.SIG_IGN]
+    previous = {sig: signal.signal(sig, job.on_signal) for sig in handled}
     try:
-        while True:
-            failed = next((k for k, p in enumerate(procs) if p.poll() not in (None, 0)), None)
-            if failed is not None:
-                role, i, _ = plan[failed]
-                _stop(procs)
-                where = f"; its log: {logs[failed]}" if logs[failed] else ""
-                sys.stderr.write(
-                    f"fluidcompat launch_ps: {role} {i} (pid {procs[failed].pid}) exited with code "
-                    f"{procs[failed].returncode}; the other processes were stopped{where}\n"
-                )
-                return 1
-            if all(p.poll() == 0 for p in procs[n_servers:]):
-                break
-            time.sleep(0.1)
-        sys.stderr.write("all workers exit, going to finish parameter server\n")
-        deadline = time.time() + SERVER_GRACE_S
-        while time.time() < deadline and any(p.poll() is None for p in procs[:n_servers]):
-            time.sleep(0.1)
-        _stop(procs[:n_servers])
-        sys.stderr.write("all parameter server are killed\n")
-        return 0
-    except KeyboardInterrupt:
-        _stop(procs)
-        return 130
+        job.start()
+        return _supervise(job, ns)
+    except _Stop as e:
+        job.stop()
+        sys.stderr.write(f"fluidcompat launch_ps: {signal_name(e.signum)} received; every process was stopped\n")
+        sys.stderr.flush()
+        job.close()
+        return die_by(e.signum)
     finally:
-        for f in files:
-            f.close()
+        if job.stopping is None:
+            job.stop()  # (none left after a normal end; after an error, none left behind)
+        job.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _supervise(job: _Job, ns) -> int:
+    n_servers = ns.server_num
+    deadline = time.monotonic() + ns.timeout if ns.timeout is not None else None
+    while True:
+        failed = job.first_failed()
+        if failed is not None:
+            job.stop()
+            where = f"; its log: {job.logs[failed]}" if job.logs[failed] else ""
+            code = job.procs[failed].returncode
+            how = f"was killed by signal {-code} ({signal_name(-code)})" if code < 0 else f"exited with code {code}"
+            sys.stderr.write(
+                f"fluidcompat launch_ps: {job.name(failed)} {how}; the other processes were stopped{where}\n"
+            )
+            return 1
+        if all(p.poll() == 0 for p in job.procs[n_servers:]):
+            break
+        if deadline is not None and time.monotonic() > deadline:
+            return _timed_out(job, ns, range(len(job.procs)))
+        time.sleep(0.05)
+    sys.stderr.write("all workers exit, going to finish parameter server\n")
+    grace = time.monotonic() + SERVER_GRACE_S
+    while time.monotonic() < grace and any(p.poll() is None for p in job.procs[:n_servers]):
+        if deadline is not None and time.monotonic() > deadline:
+            return _timed_out(job, ns, range(n_servers))
+        time.sleep(0.05)
+    job.stop(list(range(n_servers)))
+    sys.stderr.write("all parameter server are killed\n")
+    return 0
+
+
+def _timed_out(job: _Job, ns, among) -> int:
+    late = [k for k in among if job.procs[k].poll() is None]
+    job.stop()
+    names = ", ".join(job.name(k) for k in late)
+    sys.stderr.write(
+        f"fluidcompat launch_ps: the job was still running after --timeout {ns.timeout:g} s; {names} had not "
+        "finished; every process was stopped\n"
+    )
+    return TIMED_OUT
 
 
 if __name__ == "__main__":

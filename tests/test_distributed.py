@@ -193,7 +193,9 @@ def test_plan_on_the_cpu(gpus):
     gpus(0)
     assert launch.plan(ns()) == {"nproc": 1, "device": "cpu", "visible": None}
     assert launch.plan(ns(nproc_per_node=3)) == {"nproc": 3, "device": "cpu", "visible": None}
-    assert launch.plan(ns(gpus="0,1")) == {"nproc": 2, "device": "cpu", "visible": None}
+    with pytest.raises(SystemExit, match="--gpus 0,1 was asked for, but torch finds no CUDA device"):
+        launch.plan(ns(gpus="0,1"))  # as `run --device gpu` refuses (it started CPU workers)
+    assert launch.plan(ns(gpus="0,1", device="cpu")) == {"nproc": 2, "device": "cpu", "visible": None}
     with pytest.raises(SystemExit, match="--device gpu was asked for, but torch finds no CUDA device"):
         launch.plan(ns(device="gpu"))
     gpus(2)

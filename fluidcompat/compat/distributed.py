@@ -95,7 +95,9 @@ def init_parallel_env():
 
         torch.cuda.set_device(_local_rank())
         _device.set_device(f"gpu:{_local_rank()}")
-    _dist().init_process_group(backend, rank=get_rank(), world_size=get_world_size())
+    timeout = os.environ.get("FLUIDCOMPAT_COLLECTIVE_TIMEOUT")  # `fluidcompat launch --timeout`'s
+    kwargs = {"timeout": __import__("datetime").timedelta(seconds=float(timeout))} if timeout else {}
+    _dist().init_process_group(backend, rank=get_rank(), world_size=get_world_size(), **kwargs)
     atexit.register(_leave_group)
     return None
 
