@@ -159,10 +159,16 @@ def main(argv: Optional[List[str]] = None) -> int:
     if ns.timeout is not None:
         os.environ[COLLECTIVE_TIMEOUT_ENV] = repr(ns.timeout)
     exits = os.environ[EXITS_ENV] = tempfile.mkdtemp(prefix="fluidcompat-launch-")
+    job = _Job(ns, p, exits)
     try:
-        return _Job(ns, p, exits).run()
+        code = job.run()
     finally:
         shutil.rmtree(exits, ignore_errors=True)
+    if job.stopping:  # stopped by a signal: end as it would have ended this process
+        from fluidcompat.launch_watch import die_by
+
+        return die_by(job.stopping)
+    return code
 
 
 class _Job:
@@ -174,7 +180,7 @@ class _Job:
 
         self.ns, self.plan, self.exits = ns, plan, exits
         self.order = ExitOrder(self._announced)
-        self.stopping: Optional[int] = None  # the signal that stops the job
+        self.stopping: Optional[int] = None  # the signal that stops the job (0: the job has ended)
         self.timed_out = False
         self.late: List[int] = []  # the workers still running when the time was up
 
@@ -213,7 +219,9 @@ class _Job:
         raise SignalException(f"fluidcompat launch got {signal.Signals(signum).name}", sigval=signal.Signals(signum))
 
     def _time_up(self) -> None:
-        self.late = sorted(r for r, _ in self._announced() if not self.order.ended(r))  # before the shutdown
+        # the workers still running, before the shutdown ends them (all of this node's, where known)
+        expected = set(range(self.plan["nproc"])) if str(self.ns.nnodes) == "1" else set()
+        self.late = sorted(r for r in expected | {r for r, _ in self._announced()} if not self.order.ended(r))
         self.timed_out = True
         os.kill(os.getpid(), signal.SIGTERM)
 
@@ -238,7 +246,9 @@ class _Job:
             timer.start()
         try:
             run(parse_args(_torchrun_args(self.ns, self.plan)))
+            self.stopping = 0  # (a signal from now on is ignored: the job has ended)
         except ChildFailedError as e:
+            self.stopping = 0
             return self._failed(e.failures)
         except mp_api.SignalException as e:
             return self._stopped(int(e.sigval))
@@ -278,20 +288,19 @@ class _Job:
         return 1
 
     def _stopped(self, sig: int) -> int:
-        from fluidcompat.launch_watch import die_by
-
         if self.timed_out:
+            self.stopping = 0
             ranks = self.late
-            late = ", ".join(str(r) for r in ranks) if ranks else "none (they had not started)"
+            late = ", ".join(str(r) for r in ranks) if ranks else "none"
             sys.stderr.write(
                 f"fluidcompat launch: the job was still running after --timeout {self.ns.timeout:g} s; "
                 f"worker{'s' if len(ranks) != 1 else ''} {late} had not finished; every worker was stopped\n"
             )
             return TIMED_OUT
+        self._leftovers()
         sys.stderr.write(f"fluidcompat launch: {signal.Signals(sig).name} received; every worker was stopped\n")
         sys.stderr.flush()
-        self._leftovers()
-        return die_by(sig)
+        return 128 + sig  # (main ends the process by the signal, once the job's directory is removed)
 
 
 def first_failure(failures: Dict[int, object], exits: List[tuple], failed_at: Dict[int, int]) -> int:

@@ -30,6 +30,7 @@ from typing import List, Optional
 from fluidcompat.launch_watch import ExitOrder, die_by, signal_name, stop_groups
 
 SERVER_GRACE_S = 30.0
+POLL_S = 0.05
 TIMED_OUT = 124  # the exit status of a job ended by --timeout (as timeout(1))
 
 
@@ -88,14 +89,6 @@ def environments(ns) -> List[tuple]:
     return procs
 
 
-class _Stop(Exception):
-    """A signal asked the job to stop."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
 class _Job:
     """The processes of the job, each in its own process group, and the order they ended."""
 
@@ -147,9 +140,8 @@ class _Job:
             f.close()
 
     def on_signal(self, signum, frame) -> None:
-        if self.stopping is None:  # (a second one does not cut the stopping short)
+        if self.stopping is None:  # (seen by _supervise's loops within POLL_S)
             self.stopping = signum
-            raise _Stop(signum)
 
 
 def main(argv: Optional[List[str]] = None) -> int:
@@ -175,25 +167,30 @@ def main(argv: Optional[List[str]] = None) -> int:
     previous = {sig: signal.signal(sig, job.on_signal) for sig in handled}
     try:
         job.start()
-        return _supervise(job, ns)
-    except _Stop as e:
-        job.stop()
-        sys.stderr.write(f"fluidcompat launch_ps: {signal_name(e.signum)} received; every process was stopped\n")
-        sys.stderr.flush()
-        job.close()
-        return die_by(e.signum)
+        code = _supervise(job, ns)
+        if code is None:  # a signal
+            job.stop()
+            sys.stderr.write(
+                f"fluidcompat launch_ps: {signal_name(job.stopping)} received; every process was stopped\n"
+            )
+            sys.stderr.flush()
+            job.close()
+            return die_by(job.stopping)
+        return code
     finally:
-        if job.stopping is None:
-            job.stop()  # (none left after a normal end; after an error, none left behind)
+        job.stop()  # (none left after a normal end; after an error, none left behind)
         job.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
 
 
-def _supervise(job: _Job, ns) -> int:
+def _supervise(job: _Job, ns) -> Optional[int]:
+    """Wait for the job's end: its exit status, or None when a signal asked it to stop."""
     n_servers = ns.server_num
     deadline = time.monotonic() + ns.timeout if ns.timeout is not None else None
     while True:
+        if job.stopping is not None:
+            return None
         failed = job.first_failed()
         if failed is not None:
             job.stop()
@@ -208,13 +205,15 @@ def _supervise(job: _Job, ns) -> int:
             break
         if deadline is not None and time.monotonic() > deadline:
             return _timed_out(job, ns, range(len(job.procs)))
-        time.sleep(0.05)
+        time.sleep(POLL_S)
     sys.stderr.write("all workers exit, going to finish parameter server\n")
     grace = time.monotonic() + SERVER_GRACE_S
     while time.monotonic() < grace and any(p.poll() is None for p in job.procs[:n_servers]):
+        if job.stopping is not None:
+            return None
         if deadline is not None and time.monotonic() > deadline:
             return _timed_out(job, ns, range(n_servers))
-        time.sleep(0.05)
+        time.sleep(POLL_S)
     job.stop(list(range(n_servers)))
     sys.stderr.write("all parameter server are killed\n")
     return 0

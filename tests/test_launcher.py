@@ -228,7 +228,8 @@ WAITS = """
 
 def start_job(tmp_path, body, *args):
     (tmp_path / "job.py").write_text(textwrap.dedent(body))
-    env = dict(os.environ)
+    env = dict(os.environ, TMPDIR=str(tmp_path / "tmp"))  # (where the launcher keeps its job directory)
+    (tmp_path / "tmp").mkdir(exist_ok=True)
     env.pop(places.ENV_DEVICE, None)
     cmd = [sys.executable, "-m", "fluidcompat", *args, "job.py"]
     # (started as from a terminal: a shell's background job, as pytest may be, ignores SIGINT)
@@ -277,6 +278,7 @@ def test_a_signal_to_launch_stops_every_worker_and_its_children(tmp_path, sig):
     assert "Traceback" not in err.replace("KeyboardInterrupt", "") or sig == signal.SIGINT
     assert "SignalException" not in err and "launch.py" not in err
     assert_all_gone(ready)
+    assert not list((tmp_path / "tmp").glob("fluidcompat-launch-*"))  # its job directory removed
 
 
 def test_sigterm_to_launch_ps_stops_servers_trainers_and_their_children(tmp_path):
@@ -369,6 +371,7 @@ def test_launch_timeout_ends_a_hung_job_naming_the_worker(tmp_path):
         "worker was stopped\n"
     ) in err
     assert took < 6.5 + 5, took
+    assert not list((tmp_path / "tmp").glob("fluidcompat-launch-*"))
     # the collectives' timeout is the job's (torch's default: 30 minutes)
     assert "collective timeout 0:00:06.500000" in (tmp_path / "L" / "workerlog.0").read_text()
 
