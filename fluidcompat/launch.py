@@ -232,8 +232,9 @@ class _Job:
 
         # torchrun installs its handler (raise SignalException, every time) when it starts the workers;
         # this one raises once, so that a second Ctrl-C does not cut the workers' shutdown short.
-        torch_handler = mp_api._terminate_process_handler
-        mp_api._terminate_process_handler = self._on_signal
+        torch_handler = getattr(mp_api, "_terminate_process_handler", None)
+        if torch_handler is not None:
+            mp_api._terminate_process_handler = self._on_signal
         # (a signal this process was started ignoring, as a shell's background job ignores SIGINT, stays
         # ignored, as python leaves it: its workers would ignore it too)
         handled = [s for s in _HANDLED if signal.getsignal(s) is not signal.SIG_IGN]
@@ -255,7 +256,8 @@ class _Job:
         finally:
             if timer is not None:
                 timer.cancel()
-            mp_api._terminate_process_handler = torch_handler
+            if torch_handler is not None:
+                mp_api._terminate_process_handler = torch_handler
             for sig, handler in previous.items():
                 signal.signal(sig, handler)
             self._leftovers()
