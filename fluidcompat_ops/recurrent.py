@@ -204,16 +204,17 @@ def _act_in_place(name, v):
     return v
 
 
-def _lstm_in_place(ins, a):
-    """lstm without autograd, into its output buffers (NOTE: [Two LSTM loops])."""
+def _lstm_operands(ins, a):
+    """lstm's input, weight, bias, batch layout, width, activations, cell clip and sequence count."""
     x, w, b = ins["Input"][0], ins["Weight"][0], ins["Bias"][0]
     bt = _batches(x, "LSTMOp", a["is_reverse"])
-    d = w.shape[1] // 4
-    gate, cell_act, cand_act = (
-        _activation_name(a, k) for k in ("gate_activation", "cell_activation", "candidate_activation")
-    )
-    cell_clip = a.get("cell_clip", 0.0)
-    n_seq = len(bt.order)
+    acts = tuple(_activation_name(a, k) for k in ("gate_activation", "cell_activation", "candidate_activation"))
+    return x, w, b, bt, w.shape[1] // 4, acts, a.get("cell_clip", 0.0), len(bt.order)
+
+
+def _lstm_in_place(ins, a):
+    """lstm without autograd, into its output buffers (NOTE: [Two LSTM loops])."""
+    x, w, b, bt, d, (gate, cell_act, cand_act), cell_clip, n_seq = _lstm_operands(ins, a)
     r = _initial(ins, "H0", n_seq, d, x).index_select(0, bt.order_t)
     c = _initial(ins, "C0", n_seq, d, x).index_select(0, bt.order_t)
     bias = b.reshape(-1)
@@ -253,14 +254,7 @@ def _lstm_in_place(ins, a):
 
 def _lstm_grad(ins, a):
     """lstm's backward pass from the forward's batch-order gates and cells (NOTE: [Batch order])."""
-    x, w, b = ins["Input"][0], ins["Weight"][0], ins["Bias"][0]
-    bt = _batches(x, "LSTMOp", a["is_reverse"])
-    d = w.shape[1] // 4
-    gate, cell_act, cand_act = (
-        _activation_name(a, k) for k in ("gate_activation", "cell_activation", "candidate_activation")
-    )
-    cell_clip = a.get("cell_clip", 0.0)
-    n_seq = len(bt.order)
+    x, w, b, bt, d, (gate, cell_act, cand_act), cell_clip, n_seq = _lstm_operands(ins, a)
     h0 = _initial(ins, "H0", n_seq, d, x)
     c0 = _initial(ins, "C0", n_seq, d, x)
     bias = b.reshape(-1)
