@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 from fluidcompat_ops.registry import GradDef, OpDef, register
 from fluidcompat_ops.sequence import _last_level, lengths_of, lod_of, with_lod
 from fluidcompat_ops.shapes import _x, first
@@ -58,25 +60,27 @@ class _Batches:
     """The NOTE: [Batch order] layout of one LoD level (``reverse``: each sequence read backwards)."""
 
     def __init__(self, offsets, reverse: bool, device):
-        lengths = lengths_of(offsets)
-        self.order = sorted(range(len(lengths)), key=lambda s: -lengths[s])  # stable: ties keep their order
-        sorted_lengths = [lengths[s] for s in self.order]
-        steps = sorted_lengths[0] if sorted_lengths else 0
-        self.sizes = [sum(1 for n in sorted_lengths if n > t) for t in range(steps)]
-        self.starts = [0]
-        for n in self.sizes:
-            self.starts.append(self.starts[-1] + n)
-        rows, prev = [], []
-        for t, n in enumerate(self.sizes):
-            for k in range(n):
-                s = self.order[k]
-                rows.append(offsets[s] + (lengths[s] - 1 - t if reverse else t))
-                # the row before it in the same sequence: in the state of step t - 1, or the initial state
-                prev.append(self.starts[t - 1] + k + len(lengths) if t else k)
+        lengths = np.asarray(lengths_of(offsets), dtype=np.int64)
+        n = len(lengths)
+        order = np.argsort(-lengths, kind="stable")  # stable: ties keep their order
+        sorted_lengths = lengths[order]
+        steps = int(sorted_lengths[0]) if n else 0
+        sizes = (sorted_lengths[None, :] > np.arange(steps)[:, None]).sum(1)  # sequences longer than t
+        starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        t = np.repeat(np.arange(steps), sizes)  # each batch row's step ...
+        k = np.arange(len(t)) - starts[t]  # ... and place in it
+        seq = order[k]
+        # batch row -> input row; the row before it in the same sequence: in the state of step t - 1
+        # (after the n initial states), or the initial state
+        rows = np.asarray(offsets[:-1], dtype=np.int64)[seq] + (lengths[seq] - 1 - t if reverse else t)
+        prev = np.where(t > 0, starts[np.maximum(t - 1, 0)] + k + n, k)
+        self.order = order.tolist()
+        self.sizes = sizes.tolist()
+        self.starts = starts.tolist()
         self.total = len(rows)
-        self.rows = torch.tensor(rows, dtype=torch.int64, device=device)  # batch row -> input row
-        self.prev = torch.tensor(prev, dtype=torch.int64, device=device)  # into cat([initial, states])
-        self.order_t = torch.tensor(self.order, dtype=torch.int64, device=device)
+        self.rows = torch.from_numpy(rows).to(device)  # batch row -> input row
+        self.prev = torch.from_numpy(prev).to(device)  # into cat([initial, states])
+        self.order_t = torch.from_numpy(order.astype(np.int64)).to(device)
 
     def gather(self, v):
         """Input rows in batch order."""
