@@ -1,5 +1,10 @@
-"""Each test builds in fresh default programs, a fresh name counter and a fresh global scope."""
+"""Each test builds in fresh default programs, a fresh name counter and a fresh global scope.
 
+`make test` runs the suite on pytest-xdist workers (one per core): a test takes its files from
+``tmp_path``, its ports from the system (port 0) and its environment changes through ``monkeypatch``,
+and the few that need a machine-wide resource say so with a fixture below."""
+
+import fcntl
 import os
 import sys
 
@@ -8,6 +13,11 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
+
+# On an xdist worker (one per core) torch and the tests' subprocesses take one thread each: a worker
+# with a thread per core as well would put twice as many busy threads as cores on the machine.
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 import fluidcompat as fluid  # noqa: E402
 from fluidcompat import framework, unique_name  # noqa: E402
@@ -27,6 +37,22 @@ def fresh_state():
     framework.switch_startup_program(startup)
     unique_name.switch(*names)
     scope_mod._global_scope = old_scope
+
+
+@pytest.fixture
+def one_large_table_at_a_time(tmp_path_factory):
+    """Tests that run the docs' 10,000,000 x 150 embedding (a 5.6 GiB table; 6 to 12 GB at the peak) run
+    one at a time over the xdist workers of a session: two at once pass the memory of a 24 GB machine."""
+    if not os.environ.get("PYTEST_XDIST_WORKER"):
+        yield
+        return
+    # the workers' base temporary folders (popen-gw0, ...) share their parent, one per session
+    with open(tmp_path_factory.getbasetemp().parent / "one_large_table_at_a_time.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 @pytest.fixture(scope="session")

@@ -152,6 +152,7 @@ def test_crop_program_matches_fluid():
     assert run_fluidcompat("crop_program.py") == load("crop_program.json")
 
 
+@pytest.mark.usefixtures("one_large_table_at_a_time")
 def test_embedding_forward_matches_fluid():
     """The docs' 10,000,000 x 150 table under device_guard('cpu'), l2_normalize, square_error_cost, mean."""
     got = run_fluidcompat("embedding_forward.py")

@@ -126,6 +126,7 @@ def test_demo_sample():
     ]
 
 
+@pytest.mark.usefixtures("one_large_table_at_a_time")
 @pytest.mark.parametrize("name", ["docs_embedding.py", "docs_embedding_guarded.py"])
 def test_docs_embedding_programs_train_a_step(name):
     """The 10,000,000 x 150 embedding (a 5.6 GiB table) and its SGD step run on the CPU; the programs
