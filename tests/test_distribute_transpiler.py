@@ -97,15 +97,42 @@ def _job(tmp_path, kind, sync, trainers, pservers, **env):
 @pytest.mark.parametrize("case,kind,sync,trainers", [("sgd", "sgd", True, 2), ("adam", "adam", True, 2),
                                                      ("async", "sgd", False, 1), ("sparse", "sparse", True, 2),
                                                      ("sparse_async", "sparse", False, 1)])  # fmt: skip
-def test_training_jobs_match_fluid(tmp_path, case, kind, sync, trainers):
+def test_training_jobs_match_fluid(tmp_path, saving_jobs, case, kind, sync, trainers):
     """Two pservers and their trainers, each a process: every trainer's losses and final parameters
     as under fluid 1.8.5 (sync: the trainers' gradients averaged on the servers, every trainer
     ending with the same parameters; adam: a weight cut into two blocks, a decayed learning rate on
     the servers; async: each gradient applied as it arrives; sparse: an is_sparse table cut over the
     servers, its rows looked up there, its sparse gradients averaged and applied there). The servers
-    end when the trainers close."""
-    want = load("dist_train.json")[case]
-    _same_records(want, _job(tmp_path, kind, sync, trainers, 2))
+    end when the trainers close. (adam, sparse: the job of the checkpoint test, whose trainer 0
+    saves after training: fluid 1.8.5 trained it as the job that does not save.)"""
+    golden = load("dist_train.json")
+    if case in ("adam", "sparse"):
+        assert [_unsaved(r) for r in golden[case + "_ckpt"]] == golden[case]
+        got = [_unsaved(r) for r in saving_jobs(kind)[0]]
+    else:
+        got = _job(tmp_path, kind, sync, trainers, 2)
+    _same_records(golden[case], got)
+
+
+def _unsaved(record):
+    return {k: v for k, v in record.items() if k != "saved"}
+
+
+@pytest.fixture(scope="module")
+def saving_jobs(tmp_path_factory):
+    """``saving_jobs(kind, fleet=False)``: the records and checkpoint folder of the sync job of two
+    trainers and two servers whose trainer 0 saves the persistables at the end (DIST_CKPT), run once
+    (per xdist worker) for the tests that train, save and resume it."""
+    done = {}
+
+    def run(kind, fleet=False):
+        if (kind, fleet) not in done:
+            where = tmp_path_factory.mktemp(f"{kind}_fleet_ckpt" if fleet else f"{kind}_ckpt")
+            extra = {"DIST_FLEET": "1"} if fleet else {}
+            done[kind, fleet] = (_job(where, kind, True, 2, 2, DIST_CKPT=str(where / "ckpt"), **extra), where / "ckpt")
+        return done[kind, fleet]
+
+    return run
 
 
 def _same_summaries(want, got, what):
@@ -131,37 +158,36 @@ def _same_records(want, got):
 
 
 @pytest.mark.parametrize("kind", ["adam", "sparse"])
-def test_checkpoint_and_resume_match_fluid(tmp_path, kind):
+def test_checkpoint_and_resume_match_fluid(tmp_path, saving_jobs, kind):
     """Trainer 0's fluid.io.save_persistables of its program writes what fluid 1.8.5 wrote (its own
     persistables, the servers' optimizer state and sparse table, each slice fetched and joined); a
     job whose servers start with fluid.io.load_persistables from it trains as fluid 1.8.5's did."""
-    ckpt = tmp_path / "ckpt"
-    (tmp_path / "a").mkdir()
-    (tmp_path / "b").mkdir()
     golden = load("dist_train.json")
-    _same_records(golden[kind + "_ckpt"], _job(tmp_path / "a", kind, True, 2, 2, DIST_CKPT=str(ckpt)))
-    _same_records(golden[kind + "_resume"], _job(tmp_path / "b", kind, True, 2, 2, DIST_RESUME=str(ckpt)))
+    records, ckpt = saving_jobs(kind)
+    _same_records(golden[kind + "_ckpt"], records)
+    _same_records(golden[kind + "_resume"], _job(tmp_path, kind, True, 2, 2, DIST_RESUME=str(ckpt)))
 
 
 @pytest.mark.parametrize("case,kind,sync,trainers", [("adam", "adam", True, 2), ("async", "sgd", False, 1)])
-def test_fleet_jobs_train_as_the_transpiler_jobs(tmp_path, case, kind, sync, trainers):
+def test_fleet_jobs_train_as_the_transpiler_jobs(tmp_path, saving_jobs, case, kind, sync, trainers):
     """The same jobs built through fluid.incubate.fleet's parameter-server fleet (PaddleCloudRoleMaker
     from launch_ps's environment, distributed_optimizer with a DistributeTranspilerConfig,
-    init_server / run_server, fleet.main_program, stop_worker): fluid 1.8.5's losses and parameters."""
-    _same_records(load("dist_train.json")[case], _job(tmp_path, kind, sync, trainers, 2, DIST_FLEET="1"))
+    init_server / run_server, fleet.main_program, stop_worker): fluid 1.8.5's losses and parameters.
+    (adam: the job of test_fleet_checkpoint_and_resume, which also saves after training.)"""
+    if case == "adam":
+        got = [_unsaved(r) for r in saving_jobs(kind, fleet=True)[0]]
+    else:
+        got = _job(tmp_path, kind, sync, trainers, 2, DIST_FLEET="1")
+    _same_records(load("dist_train.json")[case], got)
 
 
-def test_fleet_checkpoint_and_resume(tmp_path):
+def test_fleet_checkpoint_and_resume(tmp_path, saving_jobs):
     """fleet.save_persistables of the trainer program and fleet.init_server(model_dir) resume as the
     transpiler's save_persistables / load_persistables."""
-    ckpt = tmp_path / "ckpt"
-    (tmp_path / "a").mkdir()
-    (tmp_path / "b").mkdir()
     golden = load("dist_train.json")
-    _same_records(golden["adam_ckpt"], _job(tmp_path / "a", "adam", True, 2, 2, DIST_CKPT=str(ckpt), DIST_FLEET="1"))
-    _same_records(
-        golden["adam_resume"], _job(tmp_path / "b", "adam", True, 2, 2, DIST_RESUME=str(ckpt), DIST_FLEET="1")
-    )
+    records, ckpt = saving_jobs("adam", fleet=True)
+    _same_records(golden["adam_ckpt"], records)
+    _same_records(golden["adam_resume"], _job(tmp_path, "adam", True, 2, 2, DIST_RESUME=str(ckpt), DIST_FLEET="1"))
 
 
 def test_launch_ps_stops_the_job_when_a_process_fails(tmp_path):
