@@ -38,8 +38,12 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check fluidcompat fluidcompat_ops tests bench conformance
 	$(VENV)/bin/ruff format --check fluidcompat fluidcompat_ops tests bench conformance
 
+# the suite over TEST_JOBS pytest-xdist workers (one per core); worksteal hands a worker that ran out
+# of tests half of another's queue, so one slow test (a 10,000,000-row embedding, a launched job) at
+# the end of a queue does not leave the other core idle. -x: the first failure stops every worker.
+TEST_JOBS ?= 2
 test: $(STAMP) lint
-	$(VPY) -m pytest -q -x
+	$(VPY) -m pytest -q -x -n $(TEST_JOBS) --dist worksteal --durations=15
 
 # glibc would hand freed buffers over 128 KiB back to the kernel and fault them in again on the next
 # step; on a VM that swings the CNN figures by +-30% either way. Both sides run in one process, so
