@@ -68,7 +68,10 @@ def generated_data_home(tmp_path_factory):
 
 
 def pytest_collection_modifyitems(config, items):
-    """Tests marked ``cuda`` are skipped where torch sees no CUDA device."""
+    """The tests of the large table first (on xdist one worker then runs them one after another at the
+    start: worksteal gives each worker a contiguous part of the list, so none waits for the other's at
+    the end); tests marked ``cuda`` are skipped where torch sees no CUDA device."""
+    items.sort(key=lambda item: "one_large_table_at_a_time" not in getattr(item, "fixturenames", ()))
     from fluidcompat import places
 
     if places.cuda_available():
