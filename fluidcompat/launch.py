@@ -372,7 +372,7 @@ def worker_main(argv: List[str]) -> int:
         os.dup2(fd, 1)
         os.dup2(fd, 2)
         os.close(fd)
-    from fluidcompat.__main__ import run_script
+    from fluidcompat.runner import run_script
 
     code = 1
     try:

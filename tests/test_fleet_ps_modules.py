@@ -290,7 +290,7 @@ def test_pslib_needs_pslib_and_says_what_to_use():
 
 # -- role makers ---------------------------------------------------------------------------------------
 def test_file_collectives_of_three_ranks(tmp_path):
-    from fluidcompat.incubate.fleet.base.role_maker_comm import _FileComm
+    from fluidcompat.incubate.fleet.base.role_maker import _FileComm
 
     results = {}
 

@@ -60,8 +60,8 @@ def run_script_for_model(script: str, args: List[str], device: Optional[str]):
     """Run ``script`` and return (program, feed names, fetch names, scope) of the last inference model
     it saved, loaded back as it was written; None when the script failed or saved none."""
     import fluidcompat.io as fio
-    from fluidcompat.__main__ import run_script
     from fluidcompat.executor.scope import Scope, scope_guard
+    from fluidcompat.runner import run_script
 
     saved: List[Tuple] = []
     original = fio.save_inference_model
