@@ -52,9 +52,11 @@ bench: $(STAMP)
 	MALLOC_MMAP_THRESHOLD_=4000000000 MALLOC_TRIM_THRESHOLD_=4000000000 $(VPY) bench/run_all.py
 
 # fluid 1.8 models (bench/fluid_models.py) under fluidcompat and under the real fluid 1.8.5
-# (../shared/tools/fluid18), steps per second and the ratio; a few minutes.
+# (../shared/tools/fluid18), steps per second and the ratio; then build time against program size and
+# memory against a clone every step (bench/program_scaling.py); a few minutes.
 bench-models: $(STAMP)
 	$(VPY) bench/models.py
+	$(VPY) bench/program_scaling.py
 
 # fluid 1.8's own unit tests under fluidcompat, compared per test case with fluid 1.8.5's results
 # (../shared/conformance/README.md); about an hour on 2 cores. A full run rewrites docs/conformance.md;
