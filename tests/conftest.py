@@ -6,13 +6,20 @@ and the few that need a machine-wide resource say so with a fixture below."""
 
 import fcntl
 import os
+import shutil
 import sys
+import tempfile
 
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if ROOT not in sys.path:
     sys.path.insert(0, ROOT)
+
+# Under `make test` the suite inherits make's MAKELEVEL and MAKEFLAGS: a test that runs make would get a
+# sub-make ("make[1]: ***", the outer make's jobserver) where a user typing the command gets make.
+for _name in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS"):
+    os.environ.pop(_name, None)
 
 # On an xdist worker (one per core) torch and the tests' subprocesses take one thread each: a worker
 # with a thread per core as well would put twice as many busy threads as cores on the machine.
@@ -37,6 +44,46 @@ def fresh_state():
     framework.switch_startup_program(startup)
     unique_name.switch(*names)
     scope_mod._global_scope = old_scope
+
+
+# -x / --maxfail over xdist workers: xdist stops the worker whose test failed, but another worker runs
+# every test already queued to it (with worksteal, up to half the suite). The controller marks the
+# first failures in a file the workers look for after each test; a worker that finds it stops.
+_STOP = {"file": None, "worker": False, "maxfail": 0, "failed": 0}
+
+
+def pytest_configure(config):
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        _STOP.update(file=workerinput.get("fluidcompat_stop"), worker=True)
+    elif config.getoption("dist", "no") != "no" and config.getoption("maxfail"):
+        _STOP.update(file=os.path.join(tempfile.mkdtemp(prefix="fluidcompat-tests-"), "stop"))
+        _STOP.update(maxfail=config.getoption("maxfail"))
+
+
+def pytest_unconfigure(config):
+    if _STOP["file"] and not _STOP["worker"]:
+        shutil.rmtree(os.path.dirname(_STOP["file"]), ignore_errors=True)
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node):
+    if _STOP["file"]:
+        node.workerinput["fluidcompat_stop"] = _STOP["file"]
+
+
+def pytest_runtest_logreport(report):
+    if report.failed and _STOP["file"] and not _STOP["worker"]:
+        _STOP["failed"] += 1
+        if _STOP["failed"] >= _STOP["maxfail"]:
+            open(_STOP["file"], "w").close()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    yield
+    if _STOP["worker"] and _STOP["file"] and os.path.exists(_STOP["file"]):
+        item.session.shouldstop = "a test failed on another worker (-x / --maxfail)"
 
 
 @pytest.fixture
