@@ -488,12 +488,18 @@ def _decode_fetches(got, want, case):
         np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5, err_msg=f"{case} {g_name}")
 
 
-def test_dynamic_decode_matches_fluid():
+@pytest.fixture(scope="module")
+def dynamic_decode():
+    """dynamic_decode.py's fetches (it trains two SGD steps) and fluid 1.8.5's, for the two tests below."""
+    return run_fluidcompat("dynamic_decode.py"), load("dynamic_decode.json")
+
+
+def test_dynamic_decode_matches_fluid(dynamic_decode):
     """BeamSearchDecoder (GRU and LSTM cells, embedding_fn, output_fn, return_length) and BasicDecoder
     with TrainingHelper (two SGD steps through the loop, impute_finished, time-major) and
     GreedyEmbeddingHelper (max_step_num): every fetch as fluid 1.8.5's. The two cases where fluid's
     loop lost track of reordered beams are checked in the next test."""
-    got, want = run_fluidcompat("dynamic_decode.py"), load("dynamic_decode.json")
+    got, want = dynamic_decode
     assert sorted(got) == sorted(want) and len(want) == 8
     for case in want:
         if case.startswith("beam_gru_b2_m8"):
@@ -501,7 +507,7 @@ def test_dynamic_decode_matches_fluid():
         _decode_fetches(got[case], want[case], case)
 
 
-def test_dynamic_decode_follows_reordered_beams_where_fluid_did_not():
+def test_dynamic_decode_follows_reordered_beams_where_fluid_did_not(dynamic_decode):
     """Deliberate difference: fluid 1.8.5 OR-ed a step's finished flags into the previous step's by
     position, so a live beam moved into a finished beam's slot counted as finished: its loop stopped
     after 8 steps (max_step_num 8 allows 9) with a beam running, and with is_test=True the flag cut
@@ -509,7 +515,7 @@ def test_dynamic_decode_follows_reordered_beams_where_fluid_did_not():
     track, its ids are fluid's."""
     from tests.numpy_ref import beam_search, sigmoid
 
-    got, want = run_fluidcompat("dynamic_decode.py"), load("dynamic_decode.json")
+    got, want = dynamic_decode
     params = got["beam_gru_b2_m8_train"][0][1:]
     shapes = {"b_0": [12], "b_1": [6], "w_0": [11, 12], "w_1": [11, 6], "out_w": [6, 10], "trg_emb": [10, 5]}
     p = {}
