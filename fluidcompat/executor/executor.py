@@ -394,29 +394,19 @@ class Executor:
         return_merged: bool = True,
         use_prune: bool = False,
     ):
-        """Run ``program`` with ``feed`` (name -> array) and return the ``fetch_list`` values."""
+        """Run ``program`` with ``feed`` (name -> array) and return the ``fetch_list`` values.
+
+        A run done before with the same program, feed names, fetch list and scope goes straight to
+        its ``_Runner``; a data-parallel CompiledProgram over several places of this process to
+        ``data_parallel.run``; a parameter server's program to the RPC server; any other to
+        ``_run_program`` (docs/architecture.md: the path of a feed value)."""
         try:
             target = default_main_program() if program is None else program
-            if (
-                type(target) in (Program, CompiledProgram)
-                and (feed is None or type(feed) is dict)
-                and not RECORDER.enabled
-                and not any_vlog()
-                and not flags.CHECK_NAN_INF
-            ):
-                fast = self._runners.get(
-                    (target, None if feed is None else tuple(feed), _fetch_key(fetch_list), scope, use_prune)
-                )
-                if fast is not None and fast.version == fast.program._version and not self._closed:
-                    try:
-                        got = fast.run(feed, scope if scope is not None else global_scope(), return_numpy)
-                    except _FedLoD:
-                        pass
-                    else:
-                        return got if return_merged or type(target) is Program else [[v] for v in got]
+            got = self._run_again(target, feed, fetch_list, scope, use_prune, return_numpy)
+            if got is not _NOT_RUN:
+                return got if return_merged or type(target) is Program else [[v] for v in got]
             if self._closed:
                 raise RuntimeError("Attempted to use a closed Executor")
-            passed_program = isinstance(program, Program)  # (fluid's notice below is for a Program passed)
             if program is None:
                 program = default_main_program()
                 if not program.global_block().ops:
@@ -426,133 +416,169 @@ class Executor:
                         "CompiledProgram manually.",
                         stacklevel=2,
                     )
-            original_program, original_feed, original_scope = program, feed, scope
+                passed = None
+            else:
+                passed = program
             if isinstance(program, CompiledProgram) and program._is_data_parallel:
                 devices = self._data_parallel_devices(program)
                 if devices > 1:  # several places in this process: the batch split across them
-                    from fluidcompat.executor import data_parallel
-
-                    scope = scope if scope is not None else global_scope()
-                    if feed is not None and not isinstance(feed, (dict, list, tuple)):
-                        raise TypeError(f"feed requires dict as its Parameter. But you passed in {type(feed)}")
-                    names = _fetch_names(fetch_list)
-                    return data_parallel.run(
-                        self, program, devices, feed or {}, names, scope, return_numpy, return_merged
-                    )
-            if isinstance(program, CompiledProgram):
-                program = program._program_for(scope if scope is not None else global_scope())
-            if not isinstance(program, Program):
-                raise TypeError(
-                    f"Executor.run expects a Program or CompiledProgram. Received: {type(program).__name__}"
-                )
-            if program._desc_dirty:  # ops made through the desc API: as fluid ran its C++ program, they run
-                program._sync_with_cpp()  # without an explicit sync
-            ops = program.global_block().ops
-            if any(op.type == "listen_and_serv" for op in ops):  # a parameter server's program
+                    return self._run_places(program, devices, feed, fetch_list, scope, return_numpy, return_merged)
+            runnable = self._runnable(program, scope)
+            if any(op.type == "listen_and_serv" for op in runnable.global_block().ops):  # a parameter server
                 from fluidcompat.transpiler import rpc
 
-                rpc.serve(self, program, scope if scope is not None else global_scope())
+                rpc.serve(self, runnable, scope if scope is not None else global_scope())
                 return []
-            if passed_program and not program.global_block().ops:
+            if isinstance(passed, Program) and not runnable.global_block().ops:
                 warnings.warn(
                     "There are no operators in the program to be executed. If you pass Program manually, please use "
                     "fluid.program_guard to ensure the current Program is being used.",
                     stacklevel=2,
                 )
-            scope = scope if scope is not None else global_scope()
-            fetch_names = _fetch_names(fetch_list)
-            if feed is None:
-                feed = {}
-            elif isinstance(feed, (list, tuple)):
-                if len(feed) != 1:
-                    raise AssertionError("Not compiled with data parallel")
-                feed = feed[0]
-            if not isinstance(feed, dict):
-                raise TypeError(f"feed requires dict as its Parameter. But you passed in {type(feed)}")
-            if use_prune:
-                program = self._pruned(program, feed, fetch_list)
-
-            block = program.global_block()
-            recorder = RECORDER if RECORDER.enabled else None
-            main = recorder.thread_events().events if recorder else None  # this thread's event list
-            vlog = VLog() if any_vlog() else None
-            vlog = vlog if vlog is not None and vlog.on else None
-            compiled = isinstance(original_program, CompiledProgram)
-            # a CompiledProgram is recorded as fluid's parallel executor recorded it: no feed ops, the
-            # executor's own spans on this thread, ops / eager deletions / Fetch on a worker list
-            parallel = recorder is not None and compiled
-            fed: Dict[str, torch.Tensor] = {}
-            # fluid prepends one feed op per name, so the last name is fed first
-            for col, (name, value) in reversed(list(enumerate(feed.items()))):
-                if not isinstance(name, str):
-                    raise TypeError(_feed_key_error(name))
-                var = block.vars.get(name)
-                if var is None:
-                    _unknown_feed(name)
-                    continue
-                t0 = now_ns() if recorder else 0
-                host = self._feed_host(name, value, var)
-                c0 = now_ns() if recorder else 0
-                fed[name] = _with_fed_lod(_to_device(host, self._device), value)
-                if recorder:
-                    t1 = now_ns()
-                    if self._where != "cpu" and not _on_gpu(value):  # through page-locked memory (_to_device)
-                        copy = ("" if parallel else "feed/") + "GpuMemcpyAsync:CUDAPinned->GPU"
-                        main.append(Event(copy, ORDINARY, c0, t1, 0))
-                    if not parallel:
-                        main.append(Event("feed", ORDINARY, t0, t1, 0))
-                if vlog:
-                    vlog("feed_op", 58, f"Feed variable feed's {col} column to variable {name}")
-                    vlog(
-                        "operator",
-                        180,
-                        f"{place_text(self._where)} Op(feed), inputs:{{X[feed:[-1]({{{{}}}})]}}, "
-                        f"outputs:{{Out[{var_debug(name, fed[name], vartype_of, lod_of)}]}}.",
-                    )
-            _check_fetch_names(block, scope, fetch_names)
-
-            # fed LoDTensors with a LoD make their LoD travel even where the program declares none
-            fed_lod = any(lod_of(t) for t in fed.values())
-            key = (tuple(sorted(fed)), tuple(fetch_names), fed_lod)
-            t0 = now_ns() if parallel else 0
-            prepared, again = self._cache.get(program, key, lambda: self._prepare(program, fed, fetch_names, fed_lod))
-            accelerated = _accelerator(original_program, prepared)
-            if parallel:
-                main.append(Event("FastThreadedSSAGraphExecutorPrepare", ORDINARY, t0, now_ns(), 0))
-            t0 = now_ns() if parallel else 0
-            if compiled and original_program._first_run_in(scope) and parallel:
-                main.append(Event("InitLocalVars", ORDINARY, t0, now_ns(), 0))
-            check = flags.CHECK_NAN_INF  # NOTE: [Checking for NaN and Inf] in interpreter.py
-            if again and not vlog and not recorder and not check and fed.keys() == feed.keys() and block.ops:
-                # the next run with the same program, feed names, fetch list and scope skips the checks above
-                # (from its second run: a program run once, a clone made for one step, is not held)
-                fast_key = (original_program, None if original_feed is None else tuple(feed), _fetch_key(fetch_list),
-                            original_scope, use_prune)  # fmt: skip
-                if fast_key[2] is not None:
-                    while len(self._runners) >= ProgramCache.LIMIT:  # (the oldest first, as the cache above)
-                        del self._runners[next(iter(self._runners))]
-                    self._runners[fast_key] = _Runner(
-                        self, program, prepared, block, list(feed), fetch_names, accelerated
-                    )
-            env: Dict[str, torch.Tensor] = dict(fed)
-            if not recorder and not vlog and not check:
-                _read_externals(prepared, block, scope, env)
-                with torch.no_grad():
-                    (accelerated or prepared.run)(env)
-                _write_persistables(prepared, env, scope)
-                got = _fetch_all(accelerated, fetch_names, env, scope, return_numpy)
-            else:
-                got = self._run_observed(
-                    prepared, block, env, scope, fetch_names, return_numpy, recorder, vlog, compiled, check
-                )
+            got = self._run_program(program, runnable, feed, fetch_list, scope, return_numpy, use_prune)
             # a CompiledProgram's values per place (one here) with return_merged=False, as fluid's parallel executor
-            return got if return_merged or not compiled else [[v] for v in got]
+            return got if return_merged or not isinstance(program, CompiledProgram) else [[v] for v in got]
         except Exception as e:
             # fluid 1.8's notice before any error but the end of a reader's data (a warning: shown once
             # per process unless the warnings filter says otherwise)
             if not isinstance(e, EOFException):
                 warnings.warn("The following exception is not an EOF exception.", stacklevel=2)
             raise
+
+    def _run_again(self, target, feed, fetch_list, scope, use_prune, return_numpy):
+        """The values of a run done before with the same program version, feed names, fetch list
+        and scope, through its ``_Runner``; ``_NOT_RUN`` when there is none (or it cannot be used)."""
+        if (
+            type(target) not in (Program, CompiledProgram)
+            or (feed is not None and type(feed) is not dict)
+            or RECORDER.enabled
+            or any_vlog()
+            or flags.CHECK_NAN_INF
+        ):
+            return _NOT_RUN
+        names = None if feed is None else tuple(feed)
+        fast = self._runners.get((target, names, _fetch_key(fetch_list), scope, use_prune))
+        if fast is None or fast.version != fast.program._version or self._closed:
+            return _NOT_RUN
+        try:
+            return fast.run(feed, scope if scope is not None else global_scope(), return_numpy)
+        except _FedLoD:  # planned for values without a LoD: planned again
+            return _NOT_RUN
+
+    def _run_places(self, program, devices, feed, fetch_list, scope, return_numpy, return_merged):
+        """A data-parallel CompiledProgram over ``devices`` places of this process."""
+        from fluidcompat.executor import data_parallel
+
+        scope = scope if scope is not None else global_scope()
+        if feed is not None and not isinstance(feed, (dict, list, tuple)):
+            raise TypeError(f"feed requires dict as its Parameter. But you passed in {type(feed)}")
+        names = _fetch_names(fetch_list)
+        return data_parallel.run(self, program, devices, feed or {}, names, scope, return_numpy, return_merged)
+
+    @staticmethod
+    def _runnable(program, scope) -> Program:
+        """The Program that runs for ``program`` (a CompiledProgram's, in ``scope``), its desc-API
+        ops completed."""
+        if isinstance(program, CompiledProgram):
+            program = program._program_for(scope if scope is not None else global_scope())
+        if not isinstance(program, Program):
+            raise TypeError(f"Executor.run expects a Program or CompiledProgram. Received: {type(program).__name__}")
+        if program._desc_dirty:  # ops made through the desc API: as fluid ran its C++ program, they run
+            program._sync_with_cpp()  # without an explicit sync
+        return program
+
+    def _run_program(self, original, program: Program, feed, fetch_list, scope, return_numpy, use_prune):
+        """``program`` (run for ``original``, a Program or CompiledProgram) fed, planned (once per
+        content, feed names and fetch names), run and fetched; its ``_Runner`` kept from its second run."""
+        original_feed, original_scope = feed, scope
+        scope = scope if scope is not None else global_scope()
+        fetch_names = _fetch_names(fetch_list)
+        if feed is None:
+            feed = {}
+        elif isinstance(feed, (list, tuple)):
+            if len(feed) != 1:
+                raise AssertionError("Not compiled with data parallel")
+            feed = feed[0]
+        if not isinstance(feed, dict):
+            raise TypeError(f"feed requires dict as its Parameter. But you passed in {type(feed)}")
+        if use_prune:
+            program = self._pruned(program, feed, fetch_list)
+        block = program.global_block()
+        recorder = RECORDER if RECORDER.enabled else None
+        vlog = VLog() if any_vlog() else None
+        vlog = vlog if vlog is not None and vlog.on else None
+        compiled = isinstance(original, CompiledProgram)
+        # a CompiledProgram is recorded as fluid's parallel executor recorded it: no feed ops, the
+        # executor's own spans on this thread, ops / eager deletions / Fetch on a worker list
+        parallel = recorder is not None and compiled
+        main = recorder.thread_events().events if recorder else None  # this thread's event list
+        fed = self._feed_all(block, feed, main, parallel, vlog)
+        _check_fetch_names(block, scope, fetch_names)
+
+        # fed LoDTensors with a LoD make their LoD travel even where the program declares none
+        fed_lod = any(lod_of(t) for t in fed.values())
+        key = (tuple(sorted(fed)), tuple(fetch_names), fed_lod)
+        t0 = now_ns() if parallel else 0
+        prepared, again = self._cache.get(program, key, lambda: self._prepare(program, fed, fetch_names, fed_lod))
+        accelerated = _accelerator(original, prepared)
+        if parallel:
+            main.append(Event("FastThreadedSSAGraphExecutorPrepare", ORDINARY, t0, now_ns(), 0))
+        t0 = now_ns() if parallel else 0
+        if compiled and original._first_run_in(scope) and parallel:
+            main.append(Event("InitLocalVars", ORDINARY, t0, now_ns(), 0))
+        check = flags.CHECK_NAN_INF  # NOTE: [Checking for NaN and Inf] in interpreter.py
+        if again and not vlog and not recorder and not check and fed.keys() == feed.keys() and block.ops:
+            # the next run with the same program, feed names, fetch list and scope skips the checks above
+            # (from its second run: a program run once, a clone made for one step, is not held)
+            fast_key = (original, None if original_feed is None else tuple(feed), _fetch_key(fetch_list),
+                        original_scope, use_prune)  # fmt: skip
+            if fast_key[2] is not None:
+                while len(self._runners) >= ProgramCache.LIMIT:  # (the oldest first, as the cache above)
+                    del self._runners[next(iter(self._runners))]
+                self._runners[fast_key] = _Runner(self, program, prepared, block, list(feed), fetch_names, accelerated)
+        env: Dict[str, torch.Tensor] = dict(fed)
+        if recorder or vlog or check:
+            return self._run_observed(
+                prepared, block, env, scope, fetch_names, return_numpy, recorder, vlog, compiled, check
+            )
+        _read_externals(prepared, block, scope, env)
+        with torch.no_grad():
+            (accelerated or prepared.run)(env)
+        _write_persistables(prepared, env, scope)
+        return _fetch_all(accelerated, fetch_names, env, scope, return_numpy)
+
+    def _feed_all(self, block, feed: dict, main, parallel: bool, vlog) -> Dict[str, torch.Tensor]:
+        """The fed values as tensors on the executor's device (the feed ops' work), recorded in the
+        event list ``main`` and the VLOG when they are on."""
+        fed: Dict[str, torch.Tensor] = {}
+        # fluid prepends one feed op per name, so the last name is fed first
+        for col, (name, value) in reversed(list(enumerate(feed.items()))):
+            if not isinstance(name, str):
+                raise TypeError(_feed_key_error(name))
+            var = block.vars.get(name)
+            if var is None:
+                _unknown_feed(name)
+                continue
+            t0 = now_ns() if main is not None else 0
+            host = self._feed_host(name, value, var)
+            c0 = now_ns() if main is not None else 0
+            fed[name] = _with_fed_lod(_to_device(host, self._device), value)
+            if main is not None:
+                t1 = now_ns()
+                if self._where != "cpu" and not _on_gpu(value):  # through page-locked memory (_to_device)
+                    copy = ("" if parallel else "feed/") + "GpuMemcpyAsync:CUDAPinned->GPU"
+                    main.append(Event(copy, ORDINARY, c0, t1, 0))
+                if not parallel:
+                    main.append(Event("feed", ORDINARY, t0, t1, 0))
+            if vlog:
+                vlog("feed_op", 58, f"Feed variable feed's {col} column to variable {name}")
+                vlog(
+                    "operator",
+                    180,
+                    f"{place_text(self._where)} Op(feed), inputs:{{X[feed:[-1]({{{{}}}})]}}, "
+                    f"outputs:{{Out[{var_debug(name, fed[name], vartype_of, lod_of)}]}}.",
+                )
+        return fed
 
     def _data_parallel_devices(self, compiled: CompiledProgram) -> int:
         """The places a data-parallel CompiledProgram runs on in this process (1 in a launched worker,
@@ -947,6 +973,9 @@ def _fetch_key(fetch_list):
         else:
             return None
     return tuple(names)
+
+
+_NOT_RUN = object()  # Executor._run_again: no earlier run to repeat
 
 
 class _FedLoD(Exception):
