@@ -37,6 +37,7 @@ class Variable:
     Compat: ``str(var)`` is the readable one-line form; fluid 1.8 printed the protobuf text.
     """
 
+    __module__ = "fluidcompat.framework"  # fluid's framework.Variable, as type names in errors show it
     __hash__ = object.__hash__
 
     def __init__(
@@ -156,6 +157,8 @@ class Variable:
 
 class Parameter(Variable):
     """A persistable, trainable Variable created by a layer or ``create_parameter``."""
+
+    __module__ = "fluidcompat.framework"
 
     def __init__(self, block, shape, dtype, **kwargs: Any) -> None:
         self.trainable = self._take_attrs(shape, dtype, kwargs)
