@@ -265,15 +265,17 @@ class _Job:
         return 0
 
     def _leftovers(self) -> None:
-        """Stop the process groups of workers still running (torchrun stops them; this is for a
-        shutdown cut short)."""
+        """Stop what is left of the workers' process groups: a worker torchrun did not stop, and the
+        processes a worker started (torchrun signals the worker alone; a worker that ended at once
+        leaves its children running)."""
         from fluidcompat.launch_watch import stop_groups
 
-        alive = [pid for rank, pid in self._announced() if self.order.pidfd(rank) is not None]
-        if alive:
-            stop_groups(alive, grace_s=2.0)
+        groups = [pid for _, pid in self._announced()]
+        if groups:
+            stop_groups(groups, grace_s=2.0)
 
     def _failed(self, failures: Dict[int, object]) -> int:
+        self._leftovers()
         failed_at = self._failed_at()
         rank = first_failure(failures, self.order.exits, {r: t for r, (t, _) in failed_at.items()})
         failure = failures[rank]
