@@ -119,10 +119,13 @@ class _Job:
         return f"{role} {i} (pid {self.procs[k].pid})"
 
     def first_failed(self) -> Optional[int]:
-        """The process that failed first, in the order they ended; None while none has failed."""
-        for _, _, k in list(self.order.exits):
-            if self.procs[k].poll() not in (None, 0):
-                return k
+        """The process that failed first, in the order they ended; None while none has failed. Of
+        processes seen ended at one wake of the watcher (a loaded machine can let both a trainer and
+        the server that failed because it went end before the watcher runs), a trainer first."""
+        failed = [(wake, self.plan[k][0] != "worker", t, k) for wake, t, k in list(self.order.exits)
+                  if self.procs[k].poll() not in (None, 0)]  # fmt: skip
+        if failed:
+            return min(failed)[3]
         if not self.order.available:
             return next((k for k, p in enumerate(self.procs) if p.poll() not in (None, 0)), None)
         return None
