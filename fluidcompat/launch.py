@@ -29,6 +29,8 @@ import threading
 import time
 from typing import Dict, List, Optional
 
+from fluidcompat.launch_watch import seconds_arg
+
 WORKER_FLAG = "--fluidcompat-worker"
 EXITS_ENV = "FLUIDCOMPAT_LAUNCH_EXITS"  # the directory where each worker writes its exit
 COLLECTIVE_TIMEOUT_ENV = "FLUIDCOMPAT_COLLECTIVE_TIMEOUT"  # seconds (read by init_parallel_env)
@@ -50,7 +52,7 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--device", choices=["cpu", "gpu"], default=None,
                    help="cpu: workers run GPU places on the CPU and talk over Gloo (default: gpu when CUDA is "
                         "there, else cpu)")  # fmt: skip
-    p.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
+    p.add_argument("--timeout", type=seconds_arg, default=None, metavar="SECONDS",
                    help="end the job if it is still running after SECONDS, naming the workers that had not "
                         "finished; also each collective's timeout (default: none, collectives 30 minutes)")  # fmt: skip
     p.add_argument("--nnodes", default="1", help="number of nodes, or MIN:MAX (torchrun)")
@@ -63,16 +65,6 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("script", help="the training script")
     p.add_argument("args", nargs=argparse.REMAINDER)
     return p
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a number of seconds, not {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0 seconds. Received: {text}")
-    return value
 
 
 def _visible_gpus() -> List[str]:

@@ -27,7 +27,7 @@ import sys
 import time
 from typing import List, Optional
 
-from fluidcompat.launch_watch import ExitOrder, die_by, signal_name, stop_groups
+from fluidcompat.launch_watch import ExitOrder, die_by, seconds_arg, signal_name, stop_groups
 
 SERVER_GRACE_S = 30.0
 POLL_S = 0.05
@@ -49,22 +49,12 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--log_dir", default="logs", help="where serverlog.N and workerlog.N go ('' : this console)")
     p.add_argument("--device", choices=["cpu", "gpu"], default=None,
                    help="cpu: every process runs GPU places on the CPU")  # fmt: skip
-    p.add_argument("--timeout", type=_seconds, default=None, metavar="SECONDS",
+    p.add_argument("--timeout", type=seconds_arg, default=None, metavar="SECONDS",
                    help="end the job if it is still running after SECONDS, naming the processes that had not "
                         "finished")  # fmt: skip
     p.add_argument("script", help="the training script")
     p.add_argument("args", nargs=argparse.REMAINDER)
     return p
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"a number of seconds, not {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0 seconds. Received: {text}")
-    return value
 
 
 def endpoints_of(ns) -> List[str]:

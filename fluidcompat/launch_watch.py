@@ -10,6 +10,7 @@ records each exit when it happens. Stdlib only.
 
 from __future__ import annotations
 
+import argparse
 import os
 import select
 import signal
@@ -187,3 +188,14 @@ def die_by(sig: int) -> int:
     except (OSError, ValueError):
         pass
     return 128 + sig
+
+
+def seconds_arg(text: str) -> float:
+    """An argparse type: a number of seconds above 0 (``--timeout``)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a number of seconds, not {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0 seconds. Received: {text}")
+    return value
