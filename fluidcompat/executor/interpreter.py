@@ -449,119 +449,8 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool, b
     lines = [head, "    _pair, _streams, _pend, _events = gpu"] if gpu else [head]
     lines += ["    env[_EMPTY] = None", "    i = 0", "    try:"]
 
-    def step_lines(i: int, s: Step) -> List[str]:
-        out: List[str] = []
-        emit = out.append
-        k = f"_K{i}"
-        consts[k], consts[f"_A{i}"], consts[f"_S{i}"] = s.kernel, s.attrs, s
-        scale = bool(profiled and profiled[2] and s.loss_grad)  # one 'Scale LossGrad' event (see Step)
-        emit(f"        i = {i}")
-        if profiled:
-            events = consts[f"_N{i}"] = _event_names(s, *profiled[:2])  # op, base, prepare, infer, compute, unique
-            emit("        t0 = _now()")
-        for v, key in s.saves:
-            emit(f"        if {v!r} in env: env[{key!r}] = env[{v!r}]")
-        parts = []
-        timed_copies = False
-        for slot, names, targets in s.ins:
-            vals = []
-            for j, n in enumerate(names):
-                if targets is not None and targets[j] is not None:
-                    consts[f"_T{i}_{len(consts)}"] = targets[j]
-                    copy = f"env[{n!r}].to(_T{i}_{len(consts) - 1})"
-                    if block.lod:  # the copy keeps the value's LoD
-                        copy = f"_lod_to(env[{n!r}], _T{i}_{len(consts) - 1})"
-                    if profiled:  # the copy's own event, nested in the op's phase
-                        phase = _copy_phase(s, slot, n)
-                        consts[f"_C{i}_{j}_{slot}"] = events[1] + phase + s.copies[(slot, n)].kind
-                        dev = s.copy_gpus.get((slot, n)) if gpu else None
-                        if dev is None:
-                            copy = f"_recorded(add, _C{i}_{j}_{slot}, lambda: {copy})"
-                        else:  # ... and its GPU time (NOTE: [Timing GPU ops])
-                            timed_copies = True
-                            in_compute = phase == "compute/"
-                            copy = f"_timed_copy(add, _C{i}_{j}_{slot}, lambda: {copy}, gpu, {dev}, cp, {in_compute})"
-                    vals.append(copy)
-                else:
-                    vals.append(f"env[{n!r}]")
-            parts.append(f"{slot!r}: [{', '.join(vals)}]")
-        for slot, names in s.optional:
-            parts.append(f"{slot!r}: [{', '.join(f'env.get({n!r})' for n in names)}]")
-        if timed_copies:
-            emit("        cp = []")
-        emit(f"        ins = {{{', '.join(parts)}}}")
-        timed = gpu and not scale and s.sub is None and s.gpu is not None
-        if profiled and not scale:  # one clock reading ends a phase and starts the next
-            emit("        t1 = _now()")
-            emit(f"        add(_mk(_Ev, (_N{i}[2], _INNER, t0, t1, 0)))")
-            if timed_copies:
-                emit("        prepare_at = len(_events) - 1")
-            emit("        t2 = _now()")
-            emit(f"        add(_mk(_Ev, (_N{i}[3], _INNER, t1, t2, 0)))")
-        if timed:  # the kernel's GPU time, read when the profiler stops
-            emit(f"        g0, g1 = _pair({s.gpu})")
-            emit(f"        g0.record(_streams[{s.gpu}])")
-        if s.sub is not None:
-            emit(f"        _run_sub_block(_S{i}, ins, env, lambda: _S{i}.sub.run(env))")
-            emit("        r = {}")
-        elif s.adds:
-            emit(f"        r = _adding(_S{i}, ins, env)")
-        else:
-            emit(f"        r = {k}(ins, _A{i})")
-        if timed:
-            emit(f"        g1.record(_streams[{s.gpu}])")
-        for slot, names in s.outs:
-            if s.sub is not None:
-                break
-            if names == (EMPTY_VAR_NAME,):
-                continue
-            emit(f"        v = r.get({slot!r})")  # a kernel may leave an output out, or give []
-            if len(names) == 1:
-                emit(f"        if v: env[{names[0]!r}] = v[0]")
-            else:
-                emit("        if v:")
-                emit(f"            for n, x in zip({names!r}, v):")
-                emit("                if n != _EMPTY: env[n] = x")
-        if scale:
-            consts["_SLG"] = profiled[0] + _SCALE_LOSS_GRAD
-            emit("        t4 = _now()")
-            emit("        add(_mk(_Ev, (_SLG, _ORD, t0, t4, 0)))")
-        elif profiled:
-            emit("        t3 = _now()")
-            if s.device_copy:  # the kernel's copy on the GPU, nested in compute
-                consts[f"_D{i}"] = events[4] + _SAME_GPU
-                emit(f"        add(_mk(_Ev, (_D{i}, _ORD, t2, t3, 0)))")
-            emit(f"        add(_mk(_Ev, (_N{i}[4], _INNER, t2, t3, 0)))")
-            if timed or timed_copies:
-                emit("        compute_at = len(_events) - 1")
-        for n in s.stubs:
-            emit(f"        if {n!r} in env: env[{n!r}] = _stub(env[{n!r}])")
-        deletion_event = profiled and profiled[2] and s.dels
-        if not deletion_event:
-            for n in s.dels:
-                emit(f"        env.pop({n!r}, None)")
-        if profiled and not scale:
-            emit("        t4 = _now()" if s.dels and not deletion_event else "        t4 = t3")
-            if profiled[1]:
-                emit(f"        add(_mk(_Ev, (_N{i}[5], _UNIQUE, t0, t4, 0)))")
-            emit(f"        add(_mk(_Ev, (_N{i}[0], _ORD, t0, t4, 0)))")
-            if timed or timed_copies:  # the GPU times go to the timed events and to those enclosing them
-                n_up = 2 if profiled[1] else 1
-                emit(
-                    f"        up = [len(_events) - {n_up}, len(_events) - 1]"
-                    if n_up == 2
-                    else "        up = [len(_events) - 1]"
-                )
-            if timed:
-                inner = "[compute_at - 1, compute_at]" if s.device_copy else "[compute_at]"
-                emit(f"        _pend((_events, {inner} + up, g0, g1, {s.gpu}))")
-            if timed_copies:
-                emit("        for at, in_compute in cp: at.extend([compute_at if in_compute else prepare_at] + up)")
-        if deletion_event:  # its own event after the op's, as fluid's parallel executor recorded it
-            for n in s.dels:
-                emit(f"        env.pop({n!r}, None)")
-            emit("        add(_mk(_Ev, ('eager_deletion', _ORD, t4, _now(), 0)))")
-        return out
+    emitter = _StepEmitter(block, profiled, consts)
+    step_lines = emitter.lines
 
     groups = {} if profiled else _adam_groups(block)
     emit = lines.append
@@ -602,6 +491,158 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool, b
     run = namespace["run"]
     run.source = source
     return run
+
+
+class _StepEmitter:
+    """The lines ``_compile`` writes for one step, in named pieces: its start (clock, saved values),
+    its slot dict (planned copies), the phases before the kernel, the call, the outputs into ``env``,
+    and what comes after (phase and op events, stubs, deletions). Each piece puts the constants it
+    names into ``consts``."""
+
+    def __init__(self, block: "PreparedBlock", profiled, consts: Dict[str, Any]) -> None:
+        self.block, self.profiled, self.consts = block, profiled, consts
+        self.gpu = bool(profiled and profiled[3])
+
+    def lines(self, i: int, s: Step) -> List[str]:
+        out: List[str] = []
+        emit = out.append
+        consts, profiled = self.consts, self.profiled
+        consts[f"_K{i}"], consts[f"_A{i}"], consts[f"_S{i}"] = s.kernel, s.attrs, s
+        scale = bool(profiled and profiled[2] and s.loss_grad)  # one 'Scale LossGrad' event (see Step)
+        emit(f"        i = {i}")
+        events = None
+        if profiled:
+            events = consts[f"_N{i}"] = _event_names(s, *profiled[:2])  # op, base, prepare, infer, compute, unique
+            emit("        t0 = _now()")
+        for v, key in s.saves:
+            emit(f"        if {v!r} in env: env[{key!r}] = env[{v!r}]")
+        timed_copies = self._inputs(i, s, events, emit)
+        timed = self.gpu and not scale and s.sub is None and s.gpu is not None
+        self._before_kernel(i, s, scale, timed, timed_copies, emit)
+        self._call(i, s, timed, emit)
+        self._outputs(s, emit)
+        self._after(i, s, scale, timed, timed_copies, events, emit)
+        return out
+
+    def _inputs(self, i: int, s: Step, events, emit) -> bool:
+        """The ``ins`` dict of the step, each planned copy in it (recorded when profiled); whether a
+        copy's GPU time is read."""
+        consts, profiled = self.consts, self.profiled
+        parts = []
+        timed_copies = False
+        for slot, names, targets in s.ins:
+            vals = []
+            for j, n in enumerate(names):
+                if targets is not None and targets[j] is not None:
+                    consts[f"_T{i}_{len(consts)}"] = targets[j]
+                    copy = f"env[{n!r}].to(_T{i}_{len(consts) - 1})"
+                    if self.block.lod:  # the copy keeps the value's LoD
+                        copy = f"_lod_to(env[{n!r}], _T{i}_{len(consts) - 1})"
+                    if profiled:  # the copy's own event, nested in the op's phase
+                        phase = _copy_phase(s, slot, n)
+                        consts[f"_C{i}_{j}_{slot}"] = events[1] + phase + s.copies[(slot, n)].kind
+                        dev = s.copy_gpus.get((slot, n)) if self.gpu else None
+                        if dev is None:
+                            copy = f"_recorded(add, _C{i}_{j}_{slot}, lambda: {copy})"
+                        else:  # ... and its GPU time (NOTE: [Timing GPU ops])
+                            timed_copies = True
+                            in_compute = phase == "compute/"
+                            copy = f"_timed_copy(add, _C{i}_{j}_{slot}, lambda: {copy}, gpu, {dev}, cp, {in_compute})"
+                    vals.append(copy)
+                else:
+                    vals.append(f"env[{n!r}]")
+            parts.append(f"{slot!r}: [{', '.join(vals)}]")
+        for slot, names in s.optional:
+            parts.append(f"{slot!r}: [{', '.join(f'env.get({n!r})' for n in names)}]")
+        if timed_copies:
+            emit("        cp = []")
+        emit(f"        ins = {{{', '.join(parts)}}}")
+        return timed_copies
+
+    def _before_kernel(self, i: int, s: Step, scale: bool, timed: bool, timed_copies: bool, emit) -> None:
+        """Profiled: the prepare_data and infer_shape phases' events, and the GPU start mark."""
+        if self.profiled and not scale:  # one clock reading ends a phase and starts the next
+            emit("        t1 = _now()")
+            emit(f"        add(_mk(_Ev, (_N{i}[2], _INNER, t0, t1, 0)))")
+            if timed_copies:
+                emit("        prepare_at = len(_events) - 1")
+            emit("        t2 = _now()")
+            emit(f"        add(_mk(_Ev, (_N{i}[3], _INNER, t1, t2, 0)))")
+        if timed:  # the kernel's GPU time, read when the profiler stops
+            emit(f"        g0, g1 = _pair({s.gpu})")
+            emit(f"        g0.record(_streams[{s.gpu}])")
+
+    @staticmethod
+    def _call(i: int, s: Step, timed: bool, emit) -> None:
+        """The kernel (or the sub-block runner, or the array-gradient adder)."""
+        if s.sub is not None:
+            emit(f"        _run_sub_block(_S{i}, ins, env, lambda: _S{i}.sub.run(env))")
+            emit("        r = {}")
+        elif s.adds:
+            emit(f"        r = _adding(_S{i}, ins, env)")
+        else:
+            emit(f"        r = _K{i}(ins, _A{i})")
+        if timed:
+            emit(f"        g1.record(_streams[{s.gpu}])")
+
+    @staticmethod
+    def _outputs(s: Step, emit) -> None:
+        """The kernel's outputs into ``env`` (a kernel may leave an output out, or give [])."""
+        for slot, names in s.outs:
+            if s.sub is not None:
+                break
+            if names == (EMPTY_VAR_NAME,):
+                continue
+            emit(f"        v = r.get({slot!r})")
+            if len(names) == 1:
+                emit(f"        if v: env[{names[0]!r}] = v[0]")
+            else:
+                emit("        if v:")
+                emit(f"            for n, x in zip({names!r}, v):")
+                emit("                if n != _EMPTY: env[n] = x")
+
+    def _after(self, i: int, s: Step, scale: bool, timed: bool, timed_copies: bool, events, emit) -> None:
+        """The compute phase's and the op's events, stubs and deletions, and the GPU times pending."""
+        consts, profiled = self.consts, self.profiled
+        if scale:
+            consts["_SLG"] = profiled[0] + _SCALE_LOSS_GRAD
+            emit("        t4 = _now()")
+            emit("        add(_mk(_Ev, (_SLG, _ORD, t0, t4, 0)))")
+        elif profiled:
+            emit("        t3 = _now()")
+            if s.device_copy:  # the kernel's copy on the GPU, nested in compute
+                consts[f"_D{i}"] = events[4] + _SAME_GPU
+                emit(f"        add(_mk(_Ev, (_D{i}, _ORD, t2, t3, 0)))")
+            emit(f"        add(_mk(_Ev, (_N{i}[4], _INNER, t2, t3, 0)))")
+            if timed or timed_copies:
+                emit("        compute_at = len(_events) - 1")
+        for n in s.stubs:
+            emit(f"        if {n!r} in env: env[{n!r}] = _stub(env[{n!r}])")
+        deletion_event = profiled and profiled[2] and s.dels
+        if not deletion_event:
+            for n in s.dels:
+                emit(f"        env.pop({n!r}, None)")
+        if profiled and not scale:
+            emit("        t4 = _now()" if s.dels and not deletion_event else "        t4 = t3")
+            if profiled[1]:
+                emit(f"        add(_mk(_Ev, (_N{i}[5], _UNIQUE, t0, t4, 0)))")
+            emit(f"        add(_mk(_Ev, (_N{i}[0], _ORD, t0, t4, 0)))")
+            if timed or timed_copies:  # the GPU times go to the timed events and to those enclosing them
+                n_up = 2 if profiled[1] else 1
+                emit(
+                    f"        up = [len(_events) - {n_up}, len(_events) - 1]"
+                    if n_up == 2
+                    else "        up = [len(_events) - 1]"
+                )
+            if timed:
+                inner = "[compute_at - 1, compute_at]" if s.device_copy else "[compute_at]"
+                emit(f"        _pend((_events, {inner} + up, g0, g1, {s.gpu}))")
+            if timed_copies:
+                emit("        for at, in_compute in cp: at.extend([compute_at if in_compute else prepare_at] + up)")
+        if deletion_event:  # its own event after the op's, as fluid's parallel executor recorded it
+            for n in s.dels:
+                emit(f"        env.pop({n!r}, None)")
+            emit("        add(_mk(_Ev, ('eager_deletion', _ORD, t4, _now(), 0)))")
 
 
 def _adam_groups(block: "PreparedBlock") -> Dict[int, int]:
