@@ -114,12 +114,13 @@ class ProgramCache:
             content = seen[2]
         else:
             content = content_key(program)
-            content = self._contents.setdefault(content, content)
+            content = self._contents.get(content, content)
             ref = weakref.ref(program, functools.partial(_forget, weakref.ref(self), pid))
             self._seen[pid] = (ref, program._version, content)
         plan = self._plans.get((content, key))
         if plan is None:
             plan = build()
+            self._contents.setdefault(content, content)  # (once planned: a plan that failed keeps none)
             self._plans[(content, key)] = plan
             while len(self._plans) > self.LIMIT:
                 (gone, _), _ = self._plans.popitem(last=False)
@@ -128,8 +129,3 @@ class ProgramCache:
         else:
             self._plans.move_to_end((content, key))
         return plan, again
-
-    def clear(self) -> None:
-        self._plans.clear()
-        self._contents.clear()
-        self._seen.clear()
