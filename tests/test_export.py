@@ -109,6 +109,18 @@ MODELS = {
 ID_ROWS = {"words": 100, "user_id": 50, "gender": 2, "movie_id": 80}
 
 
+def initialized(build):
+    """(program, output, scope): ``build()``'s program, its startup program run in a new scope."""
+    main, startup = fluid.Program(), fluid.Program()
+    with fluid.program_guard(main, startup), fluid.unique_name.guard():
+        out = build()
+    scope = fluid.Scope()
+    with fluid.scope_guard(scope):
+        if startup.global_block().ops:
+            fluid.Executor(fluid.CPUPlace()).run(startup)
+    return main, out, scope
+
+
 def random_feed(program, names, batch, seed):
     rng = np.random.RandomState(seed)
     feed = {}
@@ -137,13 +149,8 @@ class Built:
     """A model built, initialized (random parameters and batch_norm statistics) and exported."""
 
     def __init__(self, name, tmp):
-        self.main, startup = fluid.Program(), fluid.Program()
-        with fluid.program_guard(main_program=self.main, startup_program=startup), fluid.unique_name.guard():
-            self.out = MODELS[name]()
-        self.scope = fluid.Scope()
+        self.main, self.out, self.scope = initialized(MODELS[name])
         self.exe = fluid.Executor(fluid.CPUPlace())
-        with fluid.scope_guard(self.scope):
-            self.exe.run(startup)
         rng = np.random.RandomState(1)
         for v in self.main.list_vars():
             sv = self.scope.find_var(v.name) if v.persistable else None
@@ -204,12 +211,7 @@ class TestMatchesExecutor:
 
 class TestModule:
     def test_code_reads_as_the_program(self):
-        main, startup = fluid.Program(), fluid.Program()
-        with fluid.program_guard(main, startup), fluid.unique_name.guard():
-            out = mlp()
-        scope = fluid.Scope()
-        with fluid.scope_guard(scope):
-            fluid.Executor(fluid.CPUPlace()).run(startup)
+        main, out, scope = initialized(mlp)
         m = to_module(main, ["x"], [out], scope)
         assert "fc_0_tmp_0 = self.mul_0(x, fc_0_w_0)" in m.code
         assert m.fluid_names["fc_0_w_0"] == "fc_0.w_0"
@@ -218,23 +220,13 @@ class TestModule:
         assert [s.shape for s in m.inputs] == [(-1, 13)]
 
     def test_batch_norm_statistics_are_buffers(self):
-        main, startup = fluid.Program(), fluid.Program()
-        with fluid.program_guard(main, startup), fluid.unique_name.guard():
-            out = lenet()
-        scope = fluid.Scope()
-        with fluid.scope_guard(scope):
-            fluid.Executor(fluid.CPUPlace()).run(startup)
+        main, out, scope = initialized(lenet)
         m = to_module(main, ["img"], [out], scope)
         buffers = {m.fluid_names[n] for n, _ in m.named_buffers()}
         assert buffers == {"batch_norm_0.w_1", "batch_norm_0.w_2"}
 
     def test_state_dict_file_loads_into_the_module(self, tmp_path):
-        main, startup = fluid.Program(), fluid.Program()
-        with fluid.program_guard(main, startup), fluid.unique_name.guard():
-            out = mlp()
-        scope = fluid.Scope()
-        with fluid.scope_guard(scope):
-            fluid.Executor(fluid.CPUPlace()).run(startup)
+        main, out, scope = initialized(mlp)
         m = to_module(main, ["x"], [out], scope)
         path = str(tmp_path / "params.pt")
         save(m, path, "state_dict")
@@ -246,12 +238,7 @@ class TestModule:
 
 
 def test_module_trains_in_pytorch():
-    main, startup = fluid.Program(), fluid.Program()
-    with fluid.program_guard(main, startup), fluid.unique_name.guard():
-        out = mlp()
-    scope = fluid.Scope()
-    with fluid.scope_guard(scope):
-        fluid.Executor(fluid.CPUPlace()).run(startup)
+    main, out, scope = initialized(mlp)
     module = to_module(main, ["x"], [out], scope)
     opt = torch.optim.SGD(module.parameters(), lr=0.5)
     x, y = torch.rand(16, 13), torch.randint(0, 3, (16,))
@@ -267,12 +254,7 @@ def test_module_trains_in_pytorch():
 
 
 def test_eager_module_raises_the_kernels_own_error():
-    main, startup = fluid.Program(), fluid.Program()
-    with fluid.program_guard(main, startup), fluid.unique_name.guard():
-        out = fluid.layers.embedding(fluid.data("ids", [-1, 1], "int64"), [10, 4])
-    scope = fluid.Scope()
-    with fluid.scope_guard(scope):
-        fluid.Executor(fluid.CPUPlace()).run(startup)
+    main, out, scope = initialized(lambda: fluid.layers.embedding(fluid.data("ids", [-1, 1], "int64"), [10, 4]))
     module = to_module(main, ["ids"], [out], scope)
     with pytest.raises(ValueError, match="expected >= 0 and < 10") as info:
         module(torch.tensor([[3], [10]]))
@@ -281,13 +263,7 @@ def test_eager_module_raises_the_kernels_own_error():
 
 # -- what does not export -------------------------------------------------------------------------
 def _refused(build, feeds, tmp_path):
-    main, startup = fluid.Program(), fluid.Program()
-    with fluid.program_guard(main, startup), fluid.unique_name.guard():
-        out = build()
-    scope = fluid.Scope()
-    with fluid.scope_guard(scope):
-        if startup.global_block().ops:
-            fluid.Executor(fluid.CPUPlace()).run(startup)
+    main, out, scope = initialized(build)
     path = str(tmp_path / "m.pt2")
     with pytest.raises(ExportError) as info:
         save(to_module(main, feeds, [out], scope), path, "pt2")
@@ -385,13 +361,8 @@ def loop_variable_model():
     ids=["cond", "switch_case", "while_loop", "loop_variable"],
 )
 def test_control_flow_as_torch_cond(build, tmp_path):
-    main, startup = fluid.Program(), fluid.Program()
-    with fluid.program_guard(main, startup), fluid.unique_name.guard():
-        out = build()
-    scope, exe = fluid.Scope(), fluid.Executor(fluid.CPUPlace())
-    with fluid.scope_guard(scope):
-        if startup.global_block().ops:
-            exe.run(startup)
+    main, out, scope = initialized(build)
+    exe = fluid.Executor(fluid.CPUPlace())
     module = to_module(main, ["x"], [out], scope)
     assert "torch.ops.higher_order." in module.code
     save(module, str(tmp_path / "m.pt2"), "pt2")

@@ -16,15 +16,9 @@ from fluidcompat import profiler, proto
 from fluidcompat.profiler.events import RECORDER
 from fluidcompat.profiler.report import Event
 from fluidcompat.proto.profiler import profiler_pb2
+from tests.test_profiler import profiler_off  # noqa: F401  (autouse: the profiler stopped after each test)
 
 L = fluid.layers
-
-
-@pytest.fixture(autouse=True)
-def profiler_off():
-    yield
-    if RECORDER.enabled:
-        RECORDER.stop()
 
 
 def reference(threads, offset, start, end) -> bytes:
