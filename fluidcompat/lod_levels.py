@@ -12,14 +12,13 @@ from __future__ import annotations
 from typing import Callable, Dict, Optional, Tuple
 
 from fluidcompat.dtypes import VarType
-from fluidcompat_ops.activation import UNARY
-from fluidcompat_ops.math import _COMPARE, _ELEMENTWISE, _LOGICAL
 
-# op type -> (input slot, output slots that take its first variable's lod_level)
+# op type -> (input slot, output slots that take its first variable's lod_level). The families of
+# many like ops add theirs on their import (``takes_x_lod``): the activations, the elementwise, compare
+# and logical ops; importing fluidcompat_ops (as framework.py does) imports them all.
 _X_OUT = ("X", ("Out",))
 _REDUCE = ("reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod")
 SHARED: Dict[str, Tuple[str, Tuple[str, ...]]] = {
-    **{t: _X_OUT for t in (*_ELEMENTWISE, *_COMPARE, *_LOGICAL)},
     **{
         t: _X_OUT
         for t in (
@@ -182,11 +181,14 @@ def _set_level(op, find_var, slots, level: int) -> None:
                 v._lod_level = level
 
 
+def takes_x_lod(*op_types: str) -> None:
+    """Ops whose ``Out`` takes the lod_level of their first ``X`` (called by the op families)."""
+    SHARED.update({t: _X_OUT for t in op_types})
+
+
 def share_lod_level(op, find_var: Callable[[str], Optional[object]]) -> None:
     """Give ``op``'s outputs the lod_level of its input, where fluid 1.8 did when building it."""
-    if op.type in UNARY:
-        slot, outs = _X_OUT
-    elif op.type in SHARED:
+    if op.type in SHARED:
         slot, outs = SHARED[op.type]
     elif op.type in ONE_LEVEL:
         _set_level(op, find_var, ONE_LEVEL[op.type], 1)

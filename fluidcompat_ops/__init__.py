@@ -3,6 +3,7 @@
 Importing this package registers every op; it does not import torch (see registry.py).
 """
 
+import fluidcompat_ops.grad  # noqa: F401  (first: the generic grads, NOTE: [Generic grads] in registry.py)
 from fluidcompat_ops import (  # noqa: F401  (registration)
     activation,
     array,

@@ -3,12 +3,13 @@
 hard_sigmoid, hard_swish, acos, erf, log1p, the shrinks, brelu, soft_relu, stanh, selu, mish, ...),
 softmax, log_softmax, pow, maxout and prelu.
 
-``_unary`` registers a one-input op; ``UNARY`` holds their types (lod_levels.py passes LoD through them)."""
+``_unary`` registers a one-input op, whose output takes its input's lod_level when built (lod_levels.py)."""
 
 from __future__ import annotations
 
 import math
 
+from fluidcompat import lod_levels
 from fluidcompat_ops.registry import GradDef, OpDef, _op, register
 from fluidcompat_ops.shapes import _x, first, norm_axis, out, same_as
 
@@ -19,10 +20,6 @@ F = None
 # -- activations ---------------------------------------------------------------------------------------
 def _zero_grad(ins, a):
     return {"X@GRAD": [torch.zeros_like(ins["Out@GRAD"][0])]}
-
-
-# The one-input activations registered by ``_unary`` (their outputs take X's LoD level when built).
-UNARY = set()
 
 
 def _unary(name, fn, attrs=None, out_grad=None, zero_grad=False, x_grad=None, infer=None):
@@ -47,7 +44,7 @@ def _unary(name, fn, attrs=None, out_grad=None, zero_grad=False, x_grad=None, in
     else:
         grad = GradDef()
     kernel = lambda ins, a: {"Out": [fn(ins["X"][0], a)]}  # noqa: E731
-    UNARY.add(name)
+    lod_levels.takes_x_lod(name)
     register(OpDef(name, ("X",), ("Out",), attrs or {}, infer or same_as(), kernel, grad=grad))
 
 

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass
 from typing import Any
+
+from fluidcompat_ops import registry
 
 torch = None  # NOTE: [Lazy torch] in registry.py
 F = None
@@ -171,3 +174,7 @@ def grad_of_grad_kernel(gop, names):
 
     kernel.__name__ = f"{gop.type}_grad_vjp"
     return kernel
+
+
+# the registry makes the generic grads of the ops registered from now on with this module's kernels
+registry.install_generic_grads(sys.modules[__name__])

@@ -4,6 +4,7 @@ bilinear_tensor_product, fsp, squared_l2_distance, clip, clip_by_norm, increment
 
 from __future__ import annotations
 
+from fluidcompat import lod_levels
 from fluidcompat.dtypes import VarType
 from fluidcompat_ops.array import add_values
 from fluidcompat_ops.grad import SelectedRows
@@ -268,6 +269,7 @@ _LOGICAL = {
     "logical_or": lambda x, y: torch.logical_or(x, y),
     "logical_xor": lambda x, y: torch.logical_xor(x, y),
 }
+lod_levels.takes_x_lod(*_ELEMENTWISE, *_COMPARE, *_LOGICAL)
 
 
 def _logical_kernel(fn):

@@ -122,9 +122,33 @@ def grad_slots(fwd: OpDef) -> Tuple[Tuple[str, ...], Tuple[str, ...], Tuple[str,
     return inputs, gd.out_grads, in_grads
 
 
-def _register_grad(fwd: OpDef) -> None:
-    from fluidcompat_ops import grad as grad_kernels
+# NOTE: [Generic grads]
+# The generic grad kernels (the per-op VJP, the grad of a grad op) live in grad.py, beside the families
+# (they read a value's LoD). The registry does not import it: grad.py hands them over on its import
+# (``install_generic_grads``), which fluidcompat_ops/__init__ does before any family registers an op.
+# Nor does it import the families: Python runs fluidcompat_ops/__init__, which imports them all, before
+# this module is imported from outside the package, so a look-up finds every op registered.
+_GENERIC_GRADS: Optional[Any] = None
 
+
+def install_generic_grads(kernels) -> None:
+    """Take ``kernels`` (grad.py: ``vjp_kernel``, ``grad_grad_slot``, ``grad_of_grad_kernel``) as the
+    generic grads of the ops registered from now on (see NOTE: [Generic grads])."""
+    global _GENERIC_GRADS
+    _GENERIC_GRADS = kernels
+
+
+def _generic_grads():
+    if _GENERIC_GRADS is None:
+        raise RuntimeError(
+            "fluidcompat_ops.grad is not imported: the op families register their generic grads through it "
+            "(import fluidcompat_ops, which imports it first)"
+        )
+    return _GENERIC_GRADS
+
+
+def _register_grad(fwd: OpDef) -> None:
+    grad_kernels = _generic_grads()
     gd = fwd.grad
     inputs, out_grads, in_grads = grad_slots(fwd)
     if gd.kernel is None and not set(fwd.inputs) <= set(inputs):
@@ -156,8 +180,7 @@ def _with_grad_of_grad(gop: OpDef, overrides) -> OpDef:
     """``gop`` (a grad op) made differentiable by a VJP of its kernel (NOTE: [Grad of grad])."""
     from dataclasses import replace
 
-    from fluidcompat_ops import grad as grad_kernels
-
+    grad_kernels = _generic_grads()
     differentiable = tuple(s for s in gop.inputs if s not in gop.host_inputs | gop.no_buffer_inputs)
     generic = list(gop.inputs) + [s + "@GRAD" for s in gop.outputs] + [s + "@GRAD" for s in differentiable]
     names = {s: grad_kernels.grad_grad_slot(s, overrides) for s in generic}
@@ -169,12 +192,7 @@ def _with_grad_of_grad(gop: OpDef, overrides) -> OpDef:
     return replace(gop, grad=GradDef(gop.inputs, gop.outputs, differentiable, kernel, slot_names=names))
 
 
-def _ensure_loaded() -> None:
-    import fluidcompat_ops  # noqa: F401  (imports every family module)
-
-
 def lookup(op_type: str) -> OpDef:
-    _ensure_loaded()
     opdef = _REGISTRY.get(op_type)
     if opdef is None:
         raise ValueError(f"Operator '{op_type}' is not registered in fluidcompat. Received: type={op_type!r}")
@@ -182,12 +200,10 @@ def lookup(op_type: str) -> OpDef:
 
 
 def has(op_type: str) -> bool:
-    _ensure_loaded()
     return op_type in _REGISTRY
 
 
 def all_defs() -> Dict[str, OpDef]:
-    _ensure_loaded()
     return dict(_REGISTRY)
 
 
@@ -199,7 +215,6 @@ def bind_torch() -> None:
     global _bound
     if _bound:
         return
-    _ensure_loaded()
     import torch
     import torch.nn.functional as F
 

@@ -49,9 +49,6 @@ LATE_BINDINGS = {
     # the IR serves two fluid methods that save and trace
     ("fluidcompat.framework", "fluidcompat.io"): "Program._inference_optimize's save path",
     ("fluidcompat.variable", "fluidcompat.dygraph"): "bool(var) inside a declarative build names the fix",
-    # the op schema and the op families it describes
-    ("fluidcompat.lod_levels", "fluidcompat_ops"): "the op families' type lists (ops that keep their input's LoD)",
-    ("fluidcompat_ops.registry", "fluidcompat_ops"): "the families load on the first look-up; generic VJP kernels",
     # run-time services the thin distributed and Python-op kernels stand on
     ("fluidcompat_ops.rpc", "fluidcompat.transpiler"): "send / recv kernels over the parameter-server client",
     ("fluidcompat_ops.rpc", "fluidcompat.communicator"): "the asynchronous communicator's queues",
