@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from fluidcompat_ops.recurrent import batch_layout
 from fluidcompat_ops.registry import GradDef, OpDef, _op, register
 from fluidcompat_ops.sequence import _last_level, _lod_sequences, _padded, lengths_of, lod_of, offsets_of, with_lod
 from fluidcompat_ops.shapes import first, out
@@ -236,7 +237,7 @@ def _crf_padded(ins, *slots):
 
 
 def _crf_check_labels(y, real, tags):
-    y = y[real]
+    y = y[real] if real is not None else y
     if y.numel() and int(y.max()) >= tags:
         raise ValueError("An invalid tag label that execesses the largest tag number.")
     if y.numel() and int(y.min()) < 0:
@@ -246,7 +247,10 @@ def _crf_check_labels(y, real, tags):
 def _linear_chain_crf(ins, a):
     """Negative log likelihood of each tag sequence: log Z - score, Transition's rows being the
     start weights, the end weights, then [from tag, to tag]. All sequences step together (the
-    forward variables of a finished one stay as they were)."""
+    forward variables of a finished one stay as they were). NOTE: [CRF in batch order]"""
+    bt = None if torch.is_grad_enabled() else _crf_layout(ins)
+    if bt is not None:
+        return _linear_chain_crf_batched(ins, bt)
     em, start, end, trans = _crf_parts(ins)
     (x, y), lengths, pos = _crf_padded(ins, "Emission", "Label")
     n, steps, tags = x.shape
@@ -287,7 +291,10 @@ def _linear_chain_crf(ins, a):
 def _linear_chain_crf_grad(ins, a):
     """The forward-backward pass: each step's tag and tag-pair marginals (from the forward's Alpha and
     a backward table made here, in log space) less the label's indicators, times each sequence's
-    gradient."""
+    gradient. NOTE: [CRF in batch order]"""
+    bt = None if torch.is_grad_enabled() else _crf_layout(ins)
+    if bt is not None:
+        return _linear_chain_crf_grad_batched(ins, bt)
     em, start, end, trans = _crf_parts(ins)
     (x, y, alpha), lengths, pos = _crf_padded(ins, "Emission", "Label", "Alpha")
     n, steps, tags = x.shape
@@ -322,6 +329,136 @@ def _linear_chain_crf_grad(ins, a):
     return {"Emission@GRAD": [dx.reshape(em.shape)], "Transition@GRAD": [dtrans]}
 
 
+# NOTE: [CRF in batch order]
+# Where no autograd records (the executor; the grad kernel computes the gradient itself), the CRF
+# steps its sequences in the LSTM's batch order (NOTE: [Batch order] in recurrent.py): step t works on
+# the first n_t rows of the step before, without masks, in probability space as fluid's kernel does
+# (each step's forward or backward variables normalized to sum 1, the log of each normalizer summed
+# into log Z; the emissions, start, end and transition weights exponentiated less their maxima). That
+# is four small ops a step (a matmul into the step's rows, a product, a sum, a division) where the
+# log-space loop above takes six over every sequence with masks; what does not depend on the step
+# (the label path's score, the marginals, the transition gradient) is computed for all rows at once.
+# Where autograd records (dygraph differentiating the forward, a gradient of a gradient), the
+# log-space loops above run.
+def _crf_layout(ins):
+    """The batch layout of the emission's sequences over its rows ([rows, tags]; padded input
+    [n, time, tags] seen as n * time rows), or None where the log-space loops must run (no
+    sequences or steps; a length outside [0, time])."""
+    em = ins["Emission"][0]
+    length = first(ins, "Length")
+    if length is not None:
+        n, steps = em.shape[0], em.shape[1]
+        lengths = tuple(length.reshape(-1).tolist())
+        if not n or not steps or len(lengths) != n or min(lengths) < 0 or max(lengths) > steps:
+            return None
+        starts = tuple(range(0, n * steps, steps))
+    else:
+        offsets = _last_level(em, "LinearChainCRFOp", "Input(Emission)")
+        lengths, starts = tuple(lengths_of(offsets)), tuple(offsets[:-1])
+        if not lengths or not max(lengths):
+            return None
+    return batch_layout(starts, lengths, False, em.device)
+
+
+def _crf_batch_inputs(ins, bt):
+    """The emission and label rows in batch order, the emission rows less their maxima
+    exponentiated, the maxima, and the transition weights exponentiated less their maximum."""
+    em, trans = ins["Emission"][0], ins["Transition"][0]
+    tags = em.shape[-1]
+    xb = em.reshape(-1, tags).index_select(0, bt.rows)
+    yb = ins["Label"][0].reshape(-1).index_select(0, bt.rows).long()
+    _crf_check_labels(yb, None, tags)
+    mx = xb.amax(1, keepdim=True)
+    ex = torch.exp(xb - mx)
+    t_max = trans[2:].max()
+    return xb, yb, ex, mx, torch.exp(trans[2:] - t_max), t_max
+
+
+def _crf_label_rows(xb, yb, bt, start, end, trans, n_seq):
+    """The label path's score, per batch row (its emission, plus the start weight on a first row,
+    the transition from the row before otherwise, plus the end weight on a last row)."""
+    n0 = bt.sizes[0]
+    score = xb.gather(1, yb.unsqueeze(1)).squeeze(1)
+    score[:n0] += start[yb[:n0]]
+    if bt.total > n0:
+        score[n0:] += trans[yb.index_select(0, bt.prev[n0:] - n_seq), yb[n0:]]
+    return score.index_add_(0, bt.last, end[yb.index_select(0, bt.last)])
+
+
+def _linear_chain_crf_batched(ins, bt):
+    """linear_chain_crf without autograd (NOTE: [CRF in batch order])."""
+    em, start, end, trans = _crf_parts(ins)
+    tags, n_seq = em.shape[-1], len(bt.order)
+    xb, yb, ex, mx, e_trans, t_max = _crf_batch_inputs(ins, bt)
+    s_max, e_max = start.max(), end.max()
+    alpha, norm = torch.empty_like(ex), ex.new_empty((bt.total, 1))
+    sizes, starts = bt.sizes, bt.starts
+    torch.mul(ex[: sizes[0]], torch.exp(start - s_max), out=alpha[: sizes[0]])
+    for t, n in enumerate(sizes):
+        lo, hi = starts[t], starts[t] + n
+        block = alpha[lo:hi]
+        if t:
+            torch.mm(alpha[starts[t - 1] : starts[t - 1] + n], e_trans, out=block)
+            block.mul_(ex[lo:hi])
+        torch.sum(block, 1, keepdim=True, out=norm[lo:hi])
+        block.div_(norm[lo:hi])
+    # log Z less the label path's score, row by row: the log of each normalizer and the maxima taken out
+    rows = norm.log_().squeeze(1).add_(mx.squeeze(1))
+    rows[sizes[0] :] += t_max
+    rows[: sizes[0]] += s_max
+    rows -= _crf_label_rows(xb, yb, bt, start, end, trans, n_seq)
+    last = (alpha.index_select(0, bt.last) * torch.exp(end - e_max)).sum(1).log_().add_(e_max)
+    nll = rows.new_zeros(n_seq).index_add_(0, bt.seq, rows).index_add_(0, bt.order_t[: len(last)], last)
+    flat = em.reshape(-1, tags)
+    em_d = em.detach()
+    return {
+        "LogLikelihood": [nll.reshape(n_seq, 1)],
+        "Alpha": [flat.new_zeros(flat.shape).index_copy_(0, bt.rows, alpha).reshape(em.shape)],
+        "EmissionExps": [torch.exp(em_d - em_d.amax(dim=-1, keepdim=True))],
+        "TransitionExps": [torch.exp(ins["Transition"][0].detach())],
+    }
+
+
+def _linear_chain_crf_grad_batched(ins, bt):
+    """linear_chain_crf's gradient without autograd (NOTE: [CRF in batch order]): the backward
+    variables, each row's tag marginals (Alpha times them) and each pair of rows' tag-pair marginals,
+    less the label's indicators, times the sequence's gradient."""
+    em, start, end, trans = _crf_parts(ins)
+    tags, n_seq = em.shape[-1], len(bt.order)
+    xb, yb, ex, mx, e_trans, t_max = _crf_batch_inputs(ins, bt)
+    alpha = ins["Alpha"][0].reshape(-1, tags).index_select(0, bt.rows).to(xb.dtype)
+    g = ins["LogLikelihood@GRAD"][0].reshape(-1).to(xb.dtype).index_select(0, bt.seq).unsqueeze(1)
+    sizes, starts = bt.sizes, bt.starts
+    beta = torch.empty_like(ex)
+    beta.index_copy_(0, bt.last, torch.exp(end - end.max()).expand(len(bt.last), tags))
+    carried, norm = ex.new_empty((sizes[0], tags)), ex.new_empty((sizes[0], 1))
+    e_trans_t = e_trans.t()
+    for t in range(len(sizes) - 1, 0, -1):
+        n, lo = sizes[t], starts[t]
+        block = beta[starts[t - 1] : starts[t - 1] + n]  # the rows before these
+        torch.mul(ex[lo : lo + n], beta[lo : lo + n], out=carried[:n])
+        torch.mm(carried[:n], e_trans_t, out=block)
+        torch.sum(block, 1, keepdim=True, out=norm[:n])
+        block.div_(norm[:n])
+    dx = alpha * beta
+    dx.div_(dx.sum(1, keepdim=True))
+    dx.scatter_add_(1, yb.unsqueeze(1), dx.new_full((bt.total, 1), -1.0)).mul_(g)
+    dtrans = torch.zeros_like(ins["Transition"][0])
+    n0 = sizes[0]
+    dtrans[0] = dx[:n0].sum(0)
+    dtrans[1] = dx.index_select(0, bt.last).sum(0)
+    if bt.total > n0:  # tag pairs: Alpha of the row before, the weights, this row's emission and beta
+        prev = bt.prev[n0:] - n_seq
+        before, after = alpha.index_select(0, prev), ex[n0:] * beta[n0:]
+        z = ((before @ e_trans) * after).sum(1, keepdim=True)
+        seen = (yb.index_select(0, prev) * tags + yb[n0:]).reshape(-1)
+        counts = g.new_zeros(tags * tags).index_add_(0, seen, g[n0:].squeeze(1)).reshape(tags, tags)
+        dtrans[2:] = e_trans * (before.t() @ (after * (g[n0:] / z))) - counts
+    flat = em.reshape(-1, tags)
+    grad = flat.new_zeros(flat.shape).index_copy_(0, bt.rows, dx.to(flat.dtype)).reshape(em.shape)
+    return {"Emission@GRAD": [grad], "Transition@GRAD": [dtrans]}
+
+
 def _crf_infer(ins, a):
     em, tr = first(ins, "Emission"), first(ins, "Transition")
     return {
@@ -354,7 +491,11 @@ register(
 def _crf_decoding(ins, a):
     """The Viterbi path of each sequence (zeros past its length); with Label, 1 where it agrees.
     LoD input ([rows, tags], no Length) gives a [rows, 1] path with the input's LoD. All sequences
-    step together, as in linear_chain_crf."""
+    step together, as in linear_chain_crf; in batch order where the sequences have steps (NOTE: [CRF
+    in batch order])."""
+    bt = _crf_layout(ins)
+    if bt is not None:
+        return _crf_decoding_batched(ins, bt)
     em, start, end, trans = _crf_parts(ins)
     (x,), lengths, pos = _crf_padded(ins, "Emission")
     n, steps = x.shape[0], x.shape[1]
@@ -383,6 +524,36 @@ def _crf_decoding(ins, a):
         mask = torch.arange(steps, device=em.device)[None, :] < lengths[:, None]
         path = ((path == label.reshape(n, steps).long()) & mask).to(torch.int64)
     return {"ViterbiPath": [path]}
+
+
+def _crf_decoding_batched(ins, bt):
+    """crf_decoding in batch order: each step's best score per tag and the tag before it that gave
+    it (one sum, one max, one addition a step), then the path walked back from each sequence's best
+    last tag (one gather a step)."""
+    em, start, end, trans = _crf_parts(ins)
+    tags = em.shape[-1]
+    xb = em.reshape(-1, tags).index_select(0, bt.rows)
+    sizes, starts = bt.sizes, bt.starts
+    score, back = torch.empty_like(xb), torch.empty((bt.total, tags), dtype=torch.int64, device=xb.device)
+    moves = xb.new_empty((sizes[0], tags, tags))
+    torch.add(xb[: sizes[0]], start, out=score[: sizes[0]])
+    for t in range(1, len(sizes)):
+        n, lo, before = sizes[t], starts[t], starts[t - 1]
+        torch.add(score[before : before + n].unsqueeze(2), trans, out=moves[:n])
+        torch.max(moves[:n], 1, out=(score[lo : lo + n], back[lo : lo + n]))
+        score[lo : lo + n] += xb[lo : lo + n]
+    path = torch.empty((bt.total, 1), dtype=torch.int64, device=xb.device)
+    path.index_copy_(0, bt.last, torch.argmax(score.index_select(0, bt.last) + end, 1, keepdim=True))
+    for t in range(len(sizes) - 1, 0, -1):
+        n, lo, before = sizes[t], starts[t], starts[t - 1]
+        torch.gather(back[lo : lo + n], 1, path[lo : lo + n], out=path[before : before + n])
+    label = first(ins, "Label")
+    if label is not None:
+        path = (path == label.reshape(-1, 1).index_select(0, bt.rows).long()).to(torch.int64)
+    rows = path.new_zeros((em.numel() // tags, 1)).index_copy_(0, bt.rows, path)
+    if first(ins, "Length") is None:  # LoD sequences: one row per step
+        return {"ViterbiPath": [with_lod(rows, lod_of(em))]}
+    return {"ViterbiPath": [rows.reshape(em.shape[0], em.shape[1])]}
 
 
 _op(

@@ -57,30 +57,35 @@ def _act_grad(name, y):
 
 
 class _Batches:
-    """The NOTE: [Batch order] layout of one LoD level (``reverse``: each sequence read backwards)."""
+    """The NOTE: [Batch order] layout of sequences that start at input rows ``starts`` and are
+    ``lengths`` rows long (``reverse``: each sequence read backwards)."""
 
-    def __init__(self, offsets, reverse: bool, device):
-        lengths = np.asarray(lengths_of(offsets), dtype=np.int64)
+    def __init__(self, starts, lengths, reverse: bool, device):
+        lengths = np.asarray(lengths, dtype=np.int64)
         n = len(lengths)
         order = np.argsort(-lengths, kind="stable")  # stable: ties keep their order
         sorted_lengths = lengths[order]
         steps = int(sorted_lengths[0]) if n else 0
         sizes = (sorted_lengths[None, :] > np.arange(steps)[:, None]).sum(1)  # sequences longer than t
-        starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+        starts_b = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         t = np.repeat(np.arange(steps), sizes)  # each batch row's step ...
-        k = np.arange(len(t)) - starts[t]  # ... and place in it
+        k = np.arange(len(t)) - starts_b[t]  # ... and place in it
         seq = order[k]
         # batch row -> input row; the row before it in the same sequence: in the state of step t - 1
         # (after the n initial states), or the initial state
-        rows = np.asarray(offsets[:-1], dtype=np.int64)[seq] + (lengths[seq] - 1 - t if reverse else t)
-        prev = np.where(t > 0, starts[np.maximum(t - 1, 0)] + k + n, k)
+        rows = np.asarray(starts, dtype=np.int64)[seq] + (lengths[seq] - 1 - t if reverse else t)
+        prev = np.where(t > 0, starts_b[np.maximum(t - 1, 0)] + k + n, k)
+        ends = int(sizes[0]) if steps else 0  # the sequences that have rows, longest first
+        last = starts_b[sorted_lengths[:ends] - 1] + np.arange(ends)
         self.order = order.tolist()
         self.sizes = sizes.tolist()
-        self.starts = starts.tolist()
+        self.starts = starts_b.tolist()
         self.total = len(rows)
         self.rows = torch.from_numpy(rows).to(device)  # batch row -> input row
         self.prev = torch.from_numpy(prev).to(device)  # into cat([initial, states])
         self.order_t = torch.from_numpy(order.astype(np.int64)).to(device)
+        self.seq = torch.from_numpy(seq).to(device)  # batch row -> its sequence (input order)
+        self.last = torch.from_numpy(last).to(device)  # each sequence with rows (sorted) -> its last batch row
 
     def gather(self, v):
         """Input rows in batch order."""
@@ -112,11 +117,15 @@ def _batches(x, op_name, reverse):
     return _layout(tuple(_last_level(x, op_name, "Input(Input)")), reverse, x.device)
 
 
-@functools.lru_cache(maxsize=16)
 def _layout(offsets: tuple, reverse: bool, device) -> _Batches:
-    """One LoD's _Batches, made once for the forward op and its grad op (and the other layers of a
-    stacked LSTM over the same sequences): it is only read."""
-    return _Batches(offsets, reverse, device)
+    return batch_layout(tuple(offsets[:-1]), tuple(lengths_of(offsets)), reverse, device)
+
+
+@functools.lru_cache(maxsize=16)
+def batch_layout(starts: tuple, lengths: tuple, reverse: bool, device) -> _Batches:
+    """One layout of sequences, made once for the forward op and its grad op (and the other layers
+    of a stacked LSTM over the same sequences, or a CRF over them): it is only read."""
+    return _Batches(starts, lengths, reverse, device)
 
 
 # -- lstm / lstmp ---------------------------------------------------------------------------------

@@ -2,6 +2,8 @@
 ctc_crf.py) against torch autograd through the forward kernel, for every input slot, over LoDs with
 empty, equal and reversed sequences."""
 
+import itertools
+
 import numpy as np
 import pytest
 import torch
@@ -135,3 +137,49 @@ def test_linear_chain_crf_grad_matches_autograd(lod, padded):
         ins = {"Emission": [em], "Label": [_seq(torch.tensor(rng.randint(0, tags, (rows, 1))), lod)]}
     ins["Transition"] = [_t(rng, tags + 2, tags)]
     _check("linear_chain_crf", ins, {}, ("LogLikelihood",), ("Emission", "Transition"))
+
+
+def _best_path(em, trans):
+    """The highest-scoring tag path of one sequence, by trying every path (numpy)."""
+    steps, tags = em.shape
+    best, best_score = None, -np.inf
+    for path in itertools.product(range(tags), repeat=steps):
+        score = trans[0, path[0]] + trans[1, path[-1]] + sum(em[t, p] for t, p in enumerate(path))
+        score += sum(trans[2 + a, b] for a, b in zip(path, path[1:]))
+        if score > best_score:
+            best, best_score = path, score
+    return list(best)
+
+
+@pytest.mark.parametrize("lod", LODS + ([[4, 1, 4, 2, 1]],))
+@pytest.mark.parametrize("padded", [False, True])
+@pytest.mark.parametrize("with_label", [False, True])
+def test_crf_decoding_is_the_best_path_of_each_sequence(lod, padded, with_label):
+    """crf_decoding in batch order (NOTE: [CRF in batch order]): each sequence's path is the best of
+    all its paths, zeros past each end (padded input), 1 where it agrees with the label."""
+    rng = np.random.RandomState(len(lod[0]) + 3 * padded + with_label)
+    tags, lengths = 3, lod[0]
+    steps, n = max(lengths), len(lengths)
+    em_np, trans = rng.uniform(-2, 2, (n, steps, tags)), rng.uniform(-1, 1, (tags + 2, tags))
+    label_np = rng.randint(0, tags, (n, steps))
+    want = np.zeros((n, steps), dtype=np.int64)
+    for i, length in enumerate(lengths):
+        if length:
+            want[i, :length] = _best_path(em_np[i, :length], trans)
+            if with_label:
+                want[i, :length] = want[i, :length] == label_np[i, :length]
+    ins = {"Transition": [torch.tensor(trans)]}
+    if padded:
+        ins["Emission"], ins["Length"] = [torch.tensor(em_np)], [torch.tensor(lengths, dtype=torch.int64)]
+        if with_label:
+            ins["Label"] = [torch.tensor(label_np).reshape(n, steps, 1)]
+    else:
+        ins["Emission"] = [_seq(torch.tensor(np.concatenate([em_np[i, :k] for i, k in enumerate(lengths)])), lod)]
+        if with_label:
+            flat = np.concatenate([label_np[i, :k] for i, k in enumerate(lengths)]).reshape(-1, 1)
+            ins["Label"] = [_seq(torch.tensor(flat), lod)]
+    got = lookup("crf_decoding").kernel(ins, dict(lookup("crf_decoding").attrs))["ViterbiPath"][0].numpy()
+    if padded:
+        np.testing.assert_array_equal(got, want)
+    else:
+        np.testing.assert_array_equal(got.reshape(-1), np.concatenate([want[i, :k] for i, k in enumerate(lengths)]))
