@@ -14,6 +14,11 @@ from typing import Any, List, Optional
 
 from fluidcompat.dtypes import VarType, to_vartype
 
+# The IR's Program and Operator, which a ``ProgramDesc()`` and ``block.desc.append_op()`` make: these
+# views sit below framework.py, which sets both on its import (before any desc can exist).
+Program: Any = None
+Operator: Any = None
+
 
 def _name(name) -> str:
     return name.decode() if isinstance(name, bytes) else name
@@ -268,8 +273,6 @@ class BlockDesc(_View):
         return [v.desc for v in self._obj.vars.values()]
 
     def _new_op(self):
-        from fluidcompat.framework import Operator
-
         self._obj.program._desc_dirty = True
         self._obj.program._bump()
         return Operator(self._obj, "", {}, {}, {}, None)
@@ -300,8 +303,6 @@ class ProgramDesc(_View):
     __slots__ = ()
 
     def __init__(self, program=None) -> None:
-        from fluidcompat.framework import Program
-
         if program is None:
             program = Program()
         elif isinstance(program, (bytes, bytearray)):

@@ -696,9 +696,9 @@ class Program:
     def parse_from_string(binary_str) -> "Program":
         """A Program from the bytes of a serialized ProgramDesc (``program.desc.serialize_to_string()``
         here or in fluid 1.8, or a ``__model__`` file)."""
-        from fluidcompat import io, proto
+        from fluidcompat import proto
 
-        return io._program_from_records(proto.parse_program(bytes(binary_str)))
+        return _program_from_records(proto.parse_program(bytes(binary_str)))
 
     @property
     def desc(self) -> "descs.ProgramDesc":
@@ -1087,6 +1087,52 @@ _REEXPORTS = {  # names fluid 1.8's framework module also offered
     "dtype_is_floating": "fluidcompat.dtypes",
 }
 ZERO_VAR_SUFFIX = "@ZERO"
+
+
+def _program_from_records(blocks) -> Program:
+    """A Program from the blocks ``proto.parse_program`` read (a ``__model__`` file, a serialized
+    ProgramDesc)."""
+    program = Program()
+    program.blocks = []
+    for idx, parent, forward, vars_, _ in blocks:
+        b = Block(program, idx, parent)
+        b.forward_block_idx = forward
+        for v in vars_:
+            b.vars[v["name"]] = Variable(
+                b,
+                type=v["type"],
+                name=v["name"],
+                shape=v["shape"],
+                dtype=v["dtype"],
+                lod_level=v["lod_level"],
+                persistable=v["persistable"],
+                need_check_feed=v["need_check_feed"],
+            )
+        b._set_desc_order([v["name"] for v in vars_])
+        program.blocks.append(b)
+    for (_, _, _, _, ops), b in zip(blocks, program.blocks):
+        for o in ops:
+            if o["type"] in ("while_grad", "conditional_block_grad") and "inner_input_grads" not in o["attrs"]:
+                raise NotImplementedError(
+                    f"The program holds fluid's own backward of a control-flow op ({o['type']}, block {b.idx}), "
+                    "which fluidcompat does not run: build the training program by running its script "
+                    "(forward programs, such as inference models, load and run)."
+                )
+            opdef = registry.lookup(o["type"])
+            inputs = {s: list(o["inputs"].get(s, [])) for s in opdef.inputs}
+            inputs.update({s: n for s, n in o["inputs"].items() if s not in inputs})
+            outputs = {s: list(o["outputs"].get(s, [])) for s in opdef.outputs}
+            outputs.update({s: n for s, n in o["outputs"].items() if s not in outputs})
+            attrs = dict(opdef.attrs)
+            attrs.update(o["attrs"])
+            op = Operator(b, o["type"], inputs, outputs, attrs, opdef)
+            b.ops.append(op)
+            b._link_outputs(op)
+    return program
+
+
+# the desc views make these (descs.py sits below this module)
+descs.Program, descs.Operator = Program, Operator
 
 
 def _get_var(name: str, program: Optional[Program] = None) -> Variable:

@@ -23,7 +23,15 @@ from fluidcompat import checkpoint_files, proto, safe_pickle
 from fluidcompat.dtypes import VarType, np_name, to_vartype
 from fluidcompat.executor.placement import IO_OPS
 from fluidcompat.executor.scope import global_scope
-from fluidcompat.framework import Parameter, Program, Variable, default_main_program, program_guard, variables_of
+from fluidcompat.framework import (
+    Parameter,
+    Program,
+    Variable,
+    _program_from_records,
+    default_main_program,
+    program_guard,
+    variables_of,
+)
 from fluidcompat.reader import (  # noqa: F401  (fluid.io re-exports the reader decorators)
     BatchSampler,
     ComposeNotAligned,
@@ -421,49 +429,6 @@ def save_inference_model(
         files.update(_var_files(pruned, params, None, params_filename))
     checkpoint_files.commit(dirname, files)
     return [t.name for t in targets]
-
-
-def _program_from_records(blocks) -> Program:
-    from fluidcompat.framework import Block, Operator
-    from fluidcompat_ops import registry
-
-    program = Program()
-    program.blocks = []
-    for idx, parent, forward, vars_, _ in blocks:
-        b = Block(program, idx, parent)
-        b.forward_block_idx = forward
-        for v in vars_:
-            b.vars[v["name"]] = Variable(
-                b,
-                type=v["type"],
-                name=v["name"],
-                shape=v["shape"],
-                dtype=v["dtype"],
-                lod_level=v["lod_level"],
-                persistable=v["persistable"],
-                need_check_feed=v["need_check_feed"],
-            )
-        b._set_desc_order([v["name"] for v in vars_])
-        program.blocks.append(b)
-    for (_, _, _, _, ops), b in zip(blocks, program.blocks):
-        for o in ops:
-            if o["type"] in ("while_grad", "conditional_block_grad") and "inner_input_grads" not in o["attrs"]:
-                raise NotImplementedError(
-                    f"The program holds fluid's own backward of a control-flow op ({o['type']}, block {b.idx}), "
-                    "which fluidcompat does not run: build the training program by running its script "
-                    "(forward programs, such as inference models, load and run)."
-                )
-            opdef = registry.lookup(o["type"])
-            inputs = {s: list(o["inputs"].get(s, [])) for s in opdef.inputs}
-            inputs.update({s: n for s, n in o["inputs"].items() if s not in inputs})
-            outputs = {s: list(o["outputs"].get(s, [])) for s in opdef.outputs}
-            outputs.update({s: n for s, n in o["outputs"].items() if s not in outputs})
-            attrs = dict(opdef.attrs)
-            attrs.update(o["attrs"])
-            op = Operator(b, o["type"], inputs, outputs, attrs, opdef)
-            b.ops.append(op)
-            b._link_outputs(op)
-    return program
 
 
 def load_inference_model(dirname, executor, model_filename=None, params_filename=None, pserver_endpoints=None):

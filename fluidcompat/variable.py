@@ -6,11 +6,15 @@ and program through ``var.block``.
 from __future__ import annotations
 
 import sys
-from typing import Any, Dict, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple
 
 from fluidcompat import descs, unique_name
 from fluidcompat.callsite import LIB_DIRS
 from fluidcompat.dtypes import VarType, np_name, to_vartype
+
+# Whether a declarative function is building a static program (NOTE: [Declarative]): set by
+# fluidcompat.dygraph.jit on its import; None before, when no such build can be running.
+in_declarative_build: Optional[Callable[[], bool]] = None
 
 GRAD_VAR_SUFFIX = "@GRAD"
 
@@ -135,9 +139,11 @@ class Variable:
     def __bool__(self) -> bool:
         # a Variable is true, as in fluid 1.8, except as a condition in a declarative function built
         # into a static program where fluidcompat did not translate it (NOTE: [Declarative])
-        from fluidcompat.dygraph import jit
-
-        if jit.in_declarative_build() and not sys._getframe(1).f_code.co_filename.startswith(LIB_DIRS):
+        if (
+            in_declarative_build is not None
+            and in_declarative_build()
+            and not sys._getframe(1).f_code.co_filename.startswith(LIB_DIRS)
+        ):
             raise TypeError(
                 f"Variable '{self.name}' is used as a Python condition (if / while / and / or / not) in a "
                 "declarative function built into a static-graph program, where fluidcompat does not translate "

@@ -46,9 +46,6 @@ LATE_BINDINGS = {
     ("fluidcompat.layer_helper", "fluidcompat.layers"): "a layer's act= appended as that activation's layer",
     # dygraph: the optimizer steps VarBases; the learning-rate schedules are dygraph objects
     ("fluidcompat.optimizer", "fluidcompat.dygraph"): "minimize in dygraph mode",
-    # the IR serves two fluid methods that save and trace
-    ("fluidcompat.framework", "fluidcompat.io"): "Program._inference_optimize's save path",
-    ("fluidcompat.variable", "fluidcompat.dygraph"): "bool(var) inside a declarative build names the fix",
     # run-time services the thin distributed and Python-op kernels stand on
     ("fluidcompat_ops.rpc", "fluidcompat.transpiler"): "send / recv kernels over the parameter-server client",
     ("fluidcompat_ops.rpc", "fluidcompat.communicator"): "the asynchronous communicator's queues",

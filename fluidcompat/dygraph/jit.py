@@ -20,7 +20,7 @@ from typing import Dict, List
 
 import numpy as np
 
-from fluidcompat import framework
+from fluidcompat import framework, variable
 from fluidcompat.dygraph import base
 from fluidcompat.dygraph.layers import Layer
 from fluidcompat.dygraph.varbase import VarBase
@@ -374,6 +374,9 @@ _static_depth = 0  # > 0 while a declarative function builds a static program
 
 def in_declarative_build() -> bool:
     return _static_depth > 0
+
+
+variable.in_declarative_build = in_declarative_build  # Variable.__bool__ asks it (the IR imports no dygraph)
 
 
 def _run_static(func, args, kwargs):
