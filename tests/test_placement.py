@@ -458,11 +458,12 @@ def test_emulated_gpu_times_rolled_up_with_pooled_events_on_a_known_stream(
     emulated_gpu, monkeypatch, deletions, tracer
 ):
     """With GPU times wanted (state 'All'), each GPU op's kernel call and each copy between host and
-    GPU is timed by a pair of CUDA events recorded on the device's current stream, in the generated
-    run as in the step loop; each time goes to the timed event and to the events enclosing it (the
-    phase, the AllOpDetail instance, the op: fluid's report shows an op's GPU time on its row); the
-    pairs come back to a pool once their times are read or dropped, and the stream object is looked
-    up once a run (NOTE: [Timing GPU ops]). CUDA's event and stream are stand-ins here."""
+    GPU is timed between CUDA events recorded on the device's current stream, in the generated run
+    as in the step loop; spans that follow one another share their boundary event (n spans, n + 1
+    events); each time goes to the timed event and to the events enclosing it (the phase, the
+    AllOpDetail instance, the op: fluid's report shows an op's GPU time on its row); the events come
+    back to a pool once their times are read or dropped, and the stream object is looked up once a
+    run (NOTE: [Timing GPU ops]). CUDA's event and stream are stand-ins here."""
     import torch
 
     from fluidcompat.executor.interpreter import PreparedBlock
@@ -494,7 +495,9 @@ def test_emulated_gpu_times_rolled_up_with_pooled_events_on_a_known_stream(
         return [(e.name, e.gpu_ns // 1000) for e in rec.thread_events().events[before:]], pairs
 
     generated, pairs = timed(None)
-    assert len(pairs) == 8 and _FakeCudaEvent.made == made + 16  # 6 kernels, 2 copies
+    assert len(pairs) == 8 and _FakeCudaEvent.made == made + 9  # 6 kernels, 2 copies: one span after another
+    assert all(pairs[k][1] is pairs[k + 1][0] for k in range(7))
+    assert all(len(a.streams) == 1 for a, _ in pairs) and len(pairs[-1][1].streams) == 1  # each recorded once
     assert len({id(st) for a, b in pairs for st in a.streams + b.streams}) == 1
     gpu_us, instances = {}, []
     for name, us in generated:
@@ -513,12 +516,44 @@ def test_emulated_gpu_times_rolled_up_with_pooled_events_on_a_known_stream(
     made = _FakeCudaEvent.made
     loop, again = timed(lambda *a: None)  # a (silent) VLOG forces the step loop
     assert loop == generated
+    assert all(again[k][1] is again[k + 1][0] for k in range(7))
     assert {id(p) for pair in again for p in pair} == {id(p) for pair in pairs for p in pair}  # from the pool
     assert _FakeCudaEvent.made == made
     prepared.run_instrumented({}, rec, None, deletions=deletions)
     rec.reset()  # dropped times: the pairs go back too
     timed(None)
     assert _FakeCudaEvent.made == made
+
+
+@pytest.mark.parametrize("loop", [False, True])
+def test_emulated_gpu_span_after_host_work_starts_with_its_own_event(emulated_gpu, monkeypatch, loop):
+    """With ``slice`` guarded to the CPU (its input and output stay on the host: no copies), the host's
+    slice runs between the GPU spans of ``shape`` and ``crop_tensor``: the chain of spans ends, and
+    crop_tensor's starts with an event of its own (NOTE: [Timing GPU ops]), in the generated run as
+    in the step loop."""
+    import torch
+
+    from fluidcompat.executor.interpreter import PreparedBlock
+    from fluidcompat.profiler.events import Recorder
+
+    monkeypatch.setattr(torch.cuda, "Event", _FakeCudaEvent)
+    monkeypatch.setattr(torch.cuda, "Stream", _FakeStream)
+    monkeypatch.setattr(torch._C, "_cuda_getCurrentStream", lambda d: (7, d, 1), raising=False)
+    out = crop_program(guard_slice=True)
+    plan = plan_block(fluid.default_main_program().global_block(), "cuda:0")
+    prepared = PreparedBlock(plan, keep=[out.name])
+    for s in prepared.steps:
+        s.gpu = 0 if s.plan.device.startswith("cuda") else None
+    assert [s.gpu for s in prepared.steps] == [0, 0, 0, None, 0]
+    prepared.on_cuda = True
+    rec = Recorder()
+    rec.start("All", "Default")
+    last = prepared.run_instrumented({}, rec, (lambda *a: None) if loop else None)
+    spans = [(p[2], p[3]) for p in rec.pending_gpu]
+    assert len(spans) == 4  # fill_constant, fill_constant, shape | crop_tensor
+    assert [spans[k][1] is spans[k + 1][0] for k in range(3)] == [True, True, False]
+    assert last == (spans[-1][1], 0)  # the span a fetch's may start from
+    rec.resolve_gpu_times()
 
 
 def test_explain_placement_reads_the_batch_from_the_feed(emulated_gpu, monkeypatch, capsys):

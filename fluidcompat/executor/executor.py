@@ -638,7 +638,7 @@ class Executor:
         worker = recorder.to_worker(True) if parallel else main
         try:
             with torch.no_grad():
-                prepared.run_instrumented(env, recorder, vlog, deletions=compiled, check_nan_inf=check_nan_inf)
+                last = prepared.run_instrumented(env, recorder, vlog, deletions=compiled, check_nan_inf=check_nan_inf)
             fetch = "Fetch" if parallel else "fetch"
             # fluid's fetch op copied with TensorCopySync; its parallel executor's Fetch asynchronously
             copy = fetch + ("/GpuMemcpyAsync:GPU->CPU" if parallel else "/GpuMemcpySync:GPU->CPU")
@@ -647,14 +647,19 @@ class Executor:
             for col, n in enumerate(fetch_names):
                 value = env.get(n)
                 device = (value.device.index or 0) if gpu and return_numpy and _on_gpu(value) else None
-                if device is not None:
-                    pair, streams, pend, _ = gpu
-                    g0, g1 = pair(device)
-                    g0.record(streams[device])
+                if device is not None:  # from the end of the last GPU span when nothing ran since
+                    mark, streams, pend, _ = gpu
+                    if last is not None and last[1] == device:
+                        g0 = last[0]
+                    else:
+                        g0 = mark(device)
+                        g0.record(streams[device])
                 t0 = now_ns()
                 results.append(self._fetched(n, env, scope, return_numpy))
                 if device is not None:
+                    g1 = mark(device)
                     g1.record(streams[device])
+                last = (g1, device) if device is not None else None
                 where = prepared.plan.locations.get(n, self._where)
                 if recorder:
                     t1 = now_ns()

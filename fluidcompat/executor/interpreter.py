@@ -229,7 +229,9 @@ class PreparedBlock:
         each op's dead temporaries is its own ``eager_deletion`` event after the op (as fluid's
         parallel executor recorded it for a CompiledProgram) instead of part of the op's span.
         ``check_nan_inf``: FLAGS_check_nan_inf, each op's outputs checked (NOTE: [Checking for NaN
-        and Inf])."""
+        and Inf]). Returns, when GPU times are taken and the last op's span ended on a GPU, (the CUDA
+        event that ended it, the device index), for a fetch's span to start from (NOTE: [Timing GPU
+        ops] in fluidcompat/profiler/events.py); else None."""
         gpu_timing = recorder is not None and recorder.wants_gpu_time and self.on_cuda
         if recorder is not None and vlog is None and not check_nan_inf:
             # a block without sub-blocks: its generated function that records the events
@@ -252,7 +254,8 @@ class PreparedBlock:
         instance = recorder is not None and recorder.tracer == "AllOpDetail"
         if gpu_timing:  # NOTE: [Timing GPU ops] in fluidcompat/profiler/events.py
             gpu = recorder.gpu_timing(events)
-            gpu_pair, streams, pend, _ = gpu
+            gpu_mark, streams, pend, _ = gpu
+        chain = None  # (the CUDA event that ended the last timed span, its device) while spans follow
         env[EMPTY_VAR_NAME] = None
         for s in self.steps:
             op_type, base, ev_prepare, ev_infer, ev_compute, ev_unique = _event_names(s, prefix, instance)
@@ -286,18 +289,23 @@ class PreparedBlock:
                         if dev is None:
                             vals.append(_lod_to(env[n], t) if self.lod else env[n].to(t))
                             add(Ev(base + phase + c.kind, ORDINARY, c0, now_ns()))
+                            chain = None
                         else:
                             move = (
                                 functools.partial(_lod_to, env[n], t) if self.lod else functools.partial(env[n].to, t)
                             )
-                            vals.append(
-                                _timed_copy(add, base + phase + c.kind, move, gpu, dev, copies, phase == "compute/")
+                            start = chain[0] if chain is not None and chain[1] == dev else None
+                            value, end = _timed_copy(
+                                add, base + phase + c.kind, move, gpu, dev, copies, phase == "compute/", start
                             )
+                            vals.append(value)
+                            chain = (end, dev)
                     ins[slot] = vals
                 for slot, names in s.optional:
                     ins[slot] = [env.get(n) for n in names]
                 t1 = now_ns()
                 if s.sub is not None:  # a control op: no kernel phases; its sub-block's ops nest under it
+                    chain = None
                     _run_sub_block(
                         s,
                         ins,
@@ -322,6 +330,7 @@ class PreparedBlock:
                         _free(s, env)
                     continue
                 if deletions and s.loss_grad:  # as fluid's parallel executor: one event, no phases
+                    chain = None
                     result = s.kernel(ins, s.attrs)
                     for slot, names in s.outs:
                         env[names[0]] = result[slot][0]
@@ -335,12 +344,19 @@ class PreparedBlock:
                 add(Ev(ev_infer, INNER_OP, t1, now_ns()))
                 cuda = gpu_timing and s.gpu is not None
                 if cuda:  # the kernel's GPU time, read when the profiler stops
-                    g0, g1 = gpu_pair(s.gpu)
-                    g0.record(streams[s.gpu])
+                    if chain is not None and chain[1] == s.gpu:
+                        g0 = chain[0]
+                    else:
+                        g0 = gpu_mark(s.gpu)
+                        g0.record(streams[s.gpu])
                 t2 = now_ns()
                 result = s.kernel(ins, s.attrs) if not s.adds else _adding(s, ins, env)
                 if cuda:
+                    g1 = gpu_mark(s.gpu)
                     g1.record(streams[s.gpu])
+                    chain = (g1, s.gpu)
+                else:
+                    chain = None
                 for slot, names in s.outs:
                     vals = result.get(slot)
                     if vals is not None:
@@ -375,6 +391,7 @@ class PreparedBlock:
                 raise
             except Exception as e:  # noqa: BLE001  (re-raised with the op attached)
                 raise _op_error(s, e, env) from e
+        return chain
 
     def writes(self) -> List[str]:
         """Every variable the block's ops write, sub-blocks included."""
@@ -446,7 +463,7 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool, b
     }
     gpu = bool(profiled and profiled[3])
     head = "def run(env, add, gpu):" if gpu else "def run(env, add):" if profiled else "def run(env):"
-    lines = [head, "    _pair, _streams, _pend, _events = gpu"] if gpu else [head]
+    lines = [head, "    _mark, _streams, _pend, _events = gpu"] if gpu else [head]
     lines += ["    env[_EMPTY] = None", "    i = 0", "    try:"]
 
     emitter = _StepEmitter(block, profiled, consts)
@@ -476,6 +493,8 @@ def _compile(block: "PreparedBlock", profiled: Optional[Tuple[str, bool, bool, b
         for j in range(i, end):
             lines.extend("    " + ln for ln in step_lines(j, block.steps[j]))
         i = end
+    if emitter.chain is not None:  # the span a fetch's may start from (NOTE: [Timing GPU ops])
+        emit(f"        return gN, {emitter.chain}")
     emit("        pass")
     emit("    except _EOF:")
     emit("        raise")
@@ -502,6 +521,9 @@ class _StepEmitter:
     def __init__(self, block: "PreparedBlock", profiled, consts: Dict[str, Any]) -> None:
         self.block, self.profiled, self.consts = block, profiled, consts
         self.gpu = bool(profiled and profiled[3])
+        # GPU times: the device whose CUDA event ``gN`` ended the last timed span, while the next span
+        # may start from it (None after host work: NOTE: [Timing GPU ops] in profiler/events.py)
+        self.chain: Optional[int] = None
 
     def lines(self, i: int, s: Step) -> List[str]:
         out: List[str] = []
@@ -522,6 +544,7 @@ class _StepEmitter:
         self._call(i, s, timed, emit)
         self._outputs(s, emit)
         self._after(i, s, scale, timed, timed_copies, events, emit)
+        self.chain = s.gpu if timed else None
         return out
 
     def _inputs(self, i: int, s: Step, events, emit) -> bool:
@@ -529,6 +552,7 @@ class _StepEmitter:
         copy's GPU time is read."""
         consts, profiled = self.consts, self.profiled
         parts = []
+        copies = []  # GPU times: each copy a statement before the dict, in order (spans follow one another)
         timed_copies = False
         for slot, names, targets in s.ins:
             vals = []
@@ -544,10 +568,18 @@ class _StepEmitter:
                         dev = s.copy_gpus.get((slot, n)) if self.gpu else None
                         if dev is None:
                             copy = f"_recorded(add, _C{i}_{j}_{slot}, lambda: {copy})"
+                            self.chain = None
                         else:  # ... and its GPU time (NOTE: [Timing GPU ops])
                             timed_copies = True
                             in_compute = phase == "compute/"
-                            copy = f"_timed_copy(add, _C{i}_{j}_{slot}, lambda: {copy}, gpu, {dev}, cp, {in_compute})"
+                            start = "gN" if self.chain == dev else "None"
+                            args = f"gpu, {dev}, cp, {in_compute}, {start}"
+                            copy = f"_timed_copy(add, _C{i}_{j}_{slot}, lambda: {copy}, {args})"
+                            self.chain = dev
+                        if self.gpu:
+                            name = f"c{len(copies)}"
+                            copies.append(f"        {name}{', gN' if dev is not None else ''} = {copy}")
+                            copy = name
                     vals.append(copy)
                 else:
                     vals.append(f"env[{n!r}]")
@@ -556,6 +588,8 @@ class _StepEmitter:
             parts.append(f"{slot!r}: [{', '.join(f'env.get({n!r})' for n in names)}]")
         if timed_copies:
             emit("        cp = []")
+        for line in copies:
+            emit(line)
         emit(f"        ins = {{{', '.join(parts)}}}")
         return timed_copies
 
@@ -569,8 +603,11 @@ class _StepEmitter:
             emit("        t2 = _now()")
             emit(f"        add(_mk(_Ev, (_N{i}[3], _INNER, t1, t2, 0)))")
         if timed:  # the kernel's GPU time, read when the profiler stops
-            emit(f"        g0, g1 = _pair({s.gpu})")
-            emit(f"        g0.record(_streams[{s.gpu}])")
+            if self.chain == s.gpu:  # from the end of the span before
+                emit("        g0 = gN")
+            else:
+                emit(f"        g0 = _mark({s.gpu})")
+                emit(f"        g0.record(_streams[{s.gpu}])")
 
     @staticmethod
     def _call(i: int, s: Step, timed: bool, emit) -> None:
@@ -583,7 +620,8 @@ class _StepEmitter:
         else:
             emit(f"        r = _K{i}(ins, _A{i})")
         if timed:
-            emit(f"        g1.record(_streams[{s.gpu}])")
+            emit(f"        gN = _mark({s.gpu})")
+            emit(f"        gN.record(_streams[{s.gpu}])")
 
     @staticmethod
     def _outputs(s: Step, emit) -> None:
@@ -636,7 +674,7 @@ class _StepEmitter:
                 )
             if timed:
                 inner = "[compute_at - 1, compute_at]" if s.device_copy else "[compute_at]"
-                emit(f"        _pend((_events, {inner} + up, g0, g1, {s.gpu}))")
+                emit(f"        _pend((_events, {inner} + up, g0, gN, {s.gpu}))")
             if timed_copies:
                 emit("        for at, in_compute in cp: at.extend([compute_at if in_compute else prepare_at] + up)")
         if deletion_event:  # its own event after the op's, as fluid's parallel executor recorded it
@@ -743,24 +781,29 @@ def _free(s: Step, env, add=None, vlog=None, place: str = "") -> None:
         add(_event_type()("eager_deletion", ORDINARY, t0, now_ns()))
 
 
-def _timed_copy(add, name: str, fn, gpu, device: int, timed: list, in_compute: bool):
+def _timed_copy(add, name: str, fn, gpu, device: int, timed: list, in_compute: bool, start=None):
     """``_recorded`` for a planned copy between host and GPU with the profiler taking GPU times: the
     copy also between two CUDA events on the GPU's current stream (``gpu``: Recorder.gpu_timing's
-    tuple); ``timed`` gets (the list of event indices its GPU time goes to, ``in_compute``), for the
-    op to add the events enclosing it (NOTE: [Timing GPU ops] in fluidcompat/profiler/events.py)."""
+    tuple), the first ``start`` when given (the event that ended the span before); ``timed`` gets (the
+    list of event indices its GPU time goes to, ``in_compute``), for the op to add the events
+    enclosing it. Returns the copy and the CUDA event that ended its span (NOTE: [Timing GPU ops] in
+    fluidcompat/profiler/events.py)."""
     from fluidcompat.profiler.events import ORDINARY, now_ns
 
-    pair, streams, pend, events = gpu
-    g0, g1 = pair(device)
+    mark, streams, pend, events = gpu
+    stream = streams[device]
     c0 = now_ns()
-    g0.record(streams[device])
+    if start is None:
+        start = mark(device)
+        start.record(stream)
     value = fn()
-    g1.record(streams[device])
+    end = mark(device)
+    end.record(stream)
     add(_event_type()(name, ORDINARY, c0, now_ns()))
     at = [len(events) - 1]
-    pend((events, at, g0, g1, device))
+    pend((events, at, start, end, device))
     timed.append((at, in_compute))
-    return value
+    return value, end
 
 
 def _recorded(add, name: str, fn):

@@ -30,9 +30,10 @@ class Recorder:
         self.wall_offset_ns = 0
         self.session_start_ns = 0
         # (event list, indices of the timed event and of the events enclosing it, start CUDA event, end
-        # CUDA event, device index): GPU times read when profiling stops (NOTE: [Timing GPU ops])
+        # CUDA event, device index): GPU times read when profiling stops (NOTE: [Timing GPU ops]); one
+        # CUDA event may end a span and start the next
         self.pending_gpu: List[tuple] = []
-        self._free_gpu_events: Dict[int, List[tuple]] = {}  # device index -> pairs whose times were read
+        self._free_gpu_events: Dict[int, list] = {}  # device index -> CUDA events whose times were read
         self._streams: Dict[int, object] = {}  # device index -> its current stream when last asked
         # threads whose events go to the worker list for now (see to_worker)
         self._on_worker: Dict[int, ThreadEvents] = {}
@@ -81,17 +82,17 @@ class Recorder:
 
     def gpu_timing(self, events: List[Event]) -> tuple:
         """What a profiled run needs to time its GPU ops (NOTE: [Timing GPU ops]): a function giving a
-        pair of timing CUDA events for a device index, the current stream of each device (a dict
-        filled on first use), the pending list's append and ``events``, the list the run records into."""
-        return self._gpu_pair, _Streams(self._streams), self.pending_gpu.append, events
+        timing CUDA event for a device index, the current stream of each device (a dict filled on
+        first use), the pending list's append and ``events``, the list the run records into."""
+        return self._gpu_mark, _Streams(self._streams), self.pending_gpu.append, events
 
-    def _gpu_pair(self, device: int) -> tuple:
+    def _gpu_mark(self, device: int):
         free = self._free_gpu_events.get(device)
         if free:
             return free.pop()
         import torch
 
-        return torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        return torch.cuda.Event(enable_timing=True)
 
     def resolve_gpu_times(self) -> None:
         """Fill in the GPU time of every event timed with CUDA events (waits for the devices)."""
@@ -106,8 +107,12 @@ class Recorder:
         self._recycle_gpu_events()
 
     def _recycle_gpu_events(self) -> None:
+        used = {}  # (an event shared by two spans goes back once)
         for _, _, start, end, device in self.pending_gpu:
-            self._free_gpu_events.setdefault(device, []).append((start, end))
+            used[id(start)] = (device, start)
+            used[id(end)] = (device, end)
+        for device, event in used.values():
+            self._free_gpu_events.setdefault(device, []).append(event)
         self.pending_gpu.clear()
 
     def reset(self) -> None:
@@ -143,11 +148,19 @@ class _Streams(dict):
 # the op, a control op running it in its sub-block; the fetch), as fluid's report shows an op's GPU
 # time on the op's own row (fluid 1.8.5 on a GPU, the docs' crop program: `Fetch`'s GPU time equals
 # that of its `GpuMemcpyAsync:GPU->CPU`, `slice`'s includes its copy's).
-# What the pairs cost the host decides the profiler's overhead on a small program (the goal: at most
-# twice the step time). On an H200 machine (bench/gpu_launches.py): making an event 1.5 us, recording
-# it 8.9 us when torch looks up the current stream (Event.record()) and 2.5 us given the stream. So
-# the pairs come from a pool per device (a pair goes back once its times are read, or dropped by
-# reset_profiler), and the stream is looked up once a run per device (_Streams).
+# What the CUDA events cost the host decides the profiler's overhead on a small program (the goal: at
+# most 1.5 times the step time on cuda:0). On an H200 machine (bench/gpu_launches.py): making an event
+# 0.8-1.5 us, recording it 7-9 us when torch looks up the current stream (Event.record()) and 2.5-2.7
+# us given the stream. So the events come from a pool per device (an event goes back once its times
+# are read, or dropped by reset_profiler), the stream is looked up once a run per device (_Streams),
+# and spans that follow one another on a device share their boundary: the event that ends one span
+# starts the next when nothing but the profiler's own bookkeeping runs between them (a GPU op or copy
+# after another, a fetch after the last op), so a run of n timed spans records n + 1 events, not 2n
+# (the crop program: 8 instead of 14, and the fetch 1 instead of 2). A span that follows host work
+# (an op on the CPU, a copy the GPU takes no part in, a control op) starts with an event of its own.
+# A span's time is the GPU's from the end of the one before to the end of its own work: on a GPU
+# with work queued, the kernel's time; on an idle one it also counts the host's time to launch it,
+# as a pair around the call did.
 
 
 RECORDER = Recorder()
