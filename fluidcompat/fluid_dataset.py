@@ -32,12 +32,11 @@ _VALUE_TYPES = {VarType.INT64: int, VarType.INT32: int, VarType.FP32: float, Var
 def _pipe_env() -> dict:
     """The environment of a pipe command: ``python`` is this interpreter, in which ``import paddle``
     gives fluidcompat (a data generator script imports paddle.fluid.incubate.data_generator)."""
-    import fluidcompat
     from fluidcompat.compat import pipe_site
 
     env = dict(os.environ)
     env["PATH"] = os.pathsep.join([os.path.dirname(sys.executable), env.get("PATH", "")])
-    root = os.path.dirname(os.path.dirname(os.path.abspath(fluidcompat.__file__)))
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # where the fluidcompat package is
     env["PYTHONPATH"] = os.pathsep.join([pipe_site.DIR, root] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
     return env
 

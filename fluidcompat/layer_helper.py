@@ -25,6 +25,10 @@ def refuse_false(attr, arg: str, where: str) -> None:
         raise ValueError(f"{arg} should not be False {where}.")
 
 
+# fluid.layers, set by fluidcompat/layers/__init__.py on its import: weight normalization ends with
+# three of its layers, and the layer functions sit floors above this module (docs/architecture.md)
+layers: Any = None
+
 # the dtype names fluid's convert_dtype knew (its list in its messages too)
 DTYPE_NAMES = ("bool", "float16", "float32", "float64", "int8", "int16", "int32", "int64", "uint8")
 
@@ -178,12 +182,12 @@ class LayerHelper:
         v = main.create_parameter(shape=list(shape), dtype=dtype, **v_attr._to_kwargs())
         block = self.main_program.current_block()
         norm = self._norm_except_dim(block, v, dim, dtype)
-        from fluidcompat.layers import elementwise_div, elementwise_mul, reshape
-
-        scale = elementwise_div(x=g, y=norm)
+        if layers is None:
+            raise RuntimeError("weight normalization builds with fluid.layers: import fluidcompat.layers first")
+        scale = layers.elementwise_div(x=g, y=norm)
         if dim is not None:
-            scale = reshape(x=scale, shape=[shape[dim]])
-        return elementwise_mul(x=v, y=scale, axis=-1 if dim is None else dim)
+            scale = layers.reshape(x=scale, shape=[shape[dim]])
+        return layers.elementwise_mul(x=v, y=scale, axis=-1 if dim is None else dim)
 
     def _wn_var(self, block, tag: str, dtype):
         name = unique_name.generate_with_ignorable_key(f"{self.name}.weight_norm_{tag}")

@@ -24,25 +24,28 @@ class ParallelExecutor:
         trainer_id=0,
         scope=None,
     ):
-        import fluidcompat as fluid
-        from fluidcompat.compat import distributed
+        from fluidcompat import framework, places, process_group
+        from fluidcompat.executor.executor import CompiledProgram, Executor
+        from fluidcompat.executor.scope import global_scope
 
-        if num_trainers != 1 and (num_trainers, trainer_id) != (distributed.get_world_size(), distributed.get_rank()):
-            raise RuntimeError(
-                f"ParallelExecutor(num_trainers={num_trainers}, trainer_id={trainer_id}) in a process that is worker "
-                f"{distributed.get_rank()} of {distributed.get_world_size()}: start the trainers with "
-                f"`fluidcompat launch --nproc_per_node {num_trainers}` (each is then its own trainer_id)"
-            )
-        self._place = fluid.CUDAPlace(0) if use_cuda else fluid.CPUPlace()
-        self._scope = scope if scope is not None else fluid.global_scope()
-        program = main_program if main_program is not None else fluid.default_main_program()
-        self._compiled = fluid.CompiledProgram(program).with_data_parallel(
+        if num_trainers != 1:
+            world, rank = process_group.get_world_size(), process_group.get_rank()
+            if (num_trainers, trainer_id) != (world, rank):
+                raise RuntimeError(
+                    f"ParallelExecutor(num_trainers={num_trainers}, trainer_id={trainer_id}) in a process that is "
+                    f"worker {rank} of {world}: start the trainers with "
+                    f"`fluidcompat launch --nproc_per_node {num_trainers}` (each is then its own trainer_id)"
+                )
+        self._place = places.CUDAPlace(0) if use_cuda else places.CPUPlace()
+        self._scope = scope if scope is not None else global_scope()
+        program = main_program if main_program is not None else framework.default_main_program()
+        self._compiled = CompiledProgram(program).with_data_parallel(
             loss_name=loss_name,
             build_strategy=build_strategy,
             exec_strategy=exec_strategy,
             share_vars_from=share_vars_from._compiled if share_vars_from is not None else None,
         )
-        self._exe = fluid.Executor(self._place)
+        self._exe = Executor(self._place)
 
     @property
     def device_count(self) -> int:

@@ -48,17 +48,17 @@ for _kind in ("sum", "max", "min", "prod"):
 def _gen_nccl_id_kernel(ins, attrs):
     """Join the workers' process group: the one `fluidcompat launch` made, which must be the
     trainers the op names, this worker being ``trainer_id`` (fluid exchanged NCCL ids over TCP)."""
-    from fluidcompat.compat import distributed
+    from fluidcompat import process_group
 
     trainers, tid = list(attrs["trainers"]), int(attrs["trainer_id"])
-    world, rank = distributed.get_world_size(), distributed.get_rank()
+    world, rank = process_group.get_world_size(), process_group.get_rank()
     if (world, rank) != (len(trainers), tid):
         raise RuntimeError(
             f"gen_nccl_id: the program is transpiled for trainer {tid} of {len(trainers)} ({trainers}), but this "
             f"process is worker {rank} of {world}: start the trainers with `fluidcompat launch --nproc_per_node "
             f"{len(trainers)}` (or --gpus), which gives each its PADDLE_TRAINER_ID and PADDLE_TRAINER_ENDPOINTS"
         )
-    distributed.init_parallel_env()
+    process_group.init_parallel_env()
     return {"NCCLID": [torch.zeros(0)]}
 
 

@@ -16,7 +16,7 @@ FLOORS = {
     1: (
         "fluidcompat.dtypes", "fluidcompat.places", "fluidcompat.flags", "fluidcompat.unique_name",
         "fluidcompat.logging", "fluidcompat.wrapped_decorator", "fluidcompat.collector", "fluidcompat.progress",
-        "fluidcompat.fluid18_names", "fluidcompat.safe_pickle", "fluidcompat.callsite",
+        "fluidcompat.fluid18_names", "fluidcompat.safe_pickle", "fluidcompat.callsite", "fluidcompat.process_group",
     ),
     2: (
         "fluidcompat.framework", "fluidcompat.descs", "fluidcompat.desc_order", "fluidcompat.lod_levels",
@@ -43,20 +43,14 @@ LATE_BINDINGS = {
     ("fluidcompat.contrib.extend_optimizer", "fluidcompat.layers"): "decay ops built with layers",
     ("fluidcompat.contrib.quantize", "fluidcompat.layers"): "fake-quantize ops built with layers",
     ("fluidcompat.contrib.quantize", "fluidcompat.executor.scope"): "freezing reads the trained scale values",
-    ("fluidcompat.layer_helper", "fluidcompat.layers"): "a layer's act= appended as that activation's layer",
     # dygraph: the optimizer steps VarBases; the learning-rate schedules are dygraph objects
     ("fluidcompat.optimizer", "fluidcompat.dygraph"): "minimize in dygraph mode",
     # run-time services the thin distributed and Python-op kernels stand on
     ("fluidcompat_ops.rpc", "fluidcompat.transpiler"): "send / recv kernels over the parameter-server client",
     ("fluidcompat_ops.rpc", "fluidcompat.communicator"): "the asynchronous communicator's queues",
-    ("fluidcompat_ops.collective", "fluidcompat.compat.distributed"): "allreduce kernels over the process group",
     ("fluidcompat_ops.python", "fluidcompat.executor.scope"): "py_func / print read values by name",
     ("fluidcompat.pipeline", "fluidcompat.executor"): "PipelineOptimizer's sections run by the executor",
-    ("fluidcompat.executor", "fluidcompat.compat.distributed"): "the collective group of a launched worker",
-    ("fluidcompat.executor", "fluidcompat.fluid_dataset"): "train_from_dataset starts the dataset's readers",
     ("fluidcompat.executor.scope", "fluidcompat.lod_tensor"): "LoDTensor is fluid.LoDTensor",
-    ("fluidcompat.parallel_executor", "fluidcompat.compat.distributed"): "num_trainers > 1: the launched group",
-    ("fluidcompat.parallel_executor", "fluidcompat"): "ParallelExecutor is built on CompiledProgram",
 }
 
 

@@ -15,6 +15,7 @@ from typing import Optional
 import numpy as np
 
 from fluidcompat import places as _places
+from fluidcompat import process_group as _process_group
 
 __all__ = [
     "CPUPlace",
@@ -89,6 +90,12 @@ def set_device(device: str):
     place = CUDAPlace(int(m.group(1)))  # refuses without CUDA unless --device cpu
     _device = d
     return place
+
+
+# a worker that joins its group over NCCL runs on its GPU (process_group.init_parallel_env)
+if _process_group.joined_gpu is not None:
+    _device = f"gpu:{_process_group.joined_gpu}"
+_process_group.on_gpu_join.append(lambda i: set_device(f"gpu:{i}"))
 
 
 def _current_place():

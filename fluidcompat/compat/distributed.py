@@ -8,15 +8,22 @@ Workers are started by ``fluidcompat launch`` (torch.distributed.run underneath)
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import os
 import weakref
 from typing import List
 
-from fluidcompat import places as _places
 from fluidcompat.compat import device as _device
 from fluidcompat.compat.nn import Layer
+from fluidcompat.process_group import (  # noqa: F401  (the process group, below the executor)
+    _dist,
+    _local_rank,
+    get_rank,
+    get_world_size,
+    init_parallel_env,
+    is_initialized,
+    uses_cuda,
+)
 
 __path__: list = []  # a package: `import paddle.distributed.launch` goes through the alias finder
 
@@ -32,80 +39,6 @@ __all__ = [
     "init_parallel_env",
     "is_initialized",
 ]
-
-
-def _dist():
-    import torch.distributed as dist
-
-    return dist
-
-
-def is_initialized() -> bool:
-    dist = _dist()
-    return dist.is_available() and dist.is_initialized()
-
-
-def _env_int(*names: str, default: int) -> int:
-    for n in names:
-        if os.environ.get(n):
-            return int(os.environ[n])
-    return default
-
-
-def get_rank() -> int:
-    """This worker's rank (0 outside a launched job)."""
-    if is_initialized():
-        return _dist().get_rank()
-    return _env_int("PADDLE_TRAINER_ID", "RANK", default=0)
-
-
-def get_world_size() -> int:
-    """The number of workers (1 outside a launched job)."""
-    if is_initialized():
-        return _dist().get_world_size()
-    return _env_int("PADDLE_TRAINERS_NUM", "WORLD_SIZE", default=1)
-
-
-def _local_rank() -> int:
-    return _env_int("PADDLE_RANK_IN_NODE", "LOCAL_RANK", default=0)
-
-
-def uses_cuda() -> bool:
-    """Whether workers talk over NCCL on real GPUs (else Gloo on the CPU, ``--device cpu`` included)."""
-    return _places.cuda_available() and not _places.cpu_mode()
-
-
-def init_parallel_env():
-    """Join the job's process group (once); a no-op for a single worker. On GPUs, worker i runs on
-    ``gpu:i`` of the visible devices."""
-    if get_world_size() < 2 or is_initialized():
-        return None
-    if "MASTER_ADDR" not in os.environ:
-        endpoints = os.environ.get("PADDLE_TRAINER_ENDPOINTS", "")
-        if not endpoints:
-            raise RuntimeError(
-                "init_parallel_env: this process is one of several workers but was not started by a launcher: "
-                "run it with `fluidcompat launch --nproc_per_node N script.py`"
-            )
-        addr, port = endpoints.split(",")[0].rsplit(":", 1)
-        os.environ["MASTER_ADDR"], os.environ["MASTER_PORT"] = addr, port
-    backend = "nccl" if uses_cuda() else "gloo"
-    if backend == "nccl":
-        import torch
-
-        torch.cuda.set_device(_local_rank())
-        _device.set_device(f"gpu:{_local_rank()}")
-    timeout = os.environ.get("FLUIDCOMPAT_COLLECTIVE_TIMEOUT")  # `fluidcompat launch --timeout`'s
-    kwargs = {"timeout": __import__("datetime").timedelta(seconds=float(timeout))} if timeout else {}
-    _dist().init_process_group(backend, rank=get_rank(), world_size=get_world_size(), **kwargs)
-    atexit.register(_leave_group)
-    return None
-
-
-def _leave_group() -> None:
-    # Without this, a Gloo thread still running at interpreter exit can abort the worker (SIGABRT).
-    if is_initialized():
-        _dist().destroy_process_group()
 
 
 class ParallelEnv:

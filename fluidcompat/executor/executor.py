@@ -158,15 +158,15 @@ class CompiledProgram:
         parameters broadcast from rank 0 the first time it runs in ``scope``)."""
         if not self._is_data_parallel or getattr(self._program, "_is_distributed", False):
             return self._program  # a parameter-server trainer program: the servers average its gradients
-        from fluidcompat.compat import distributed
+        from fluidcompat import process_group
 
-        nranks = distributed.get_world_size()
+        nranks = process_group.get_world_size()
         if nranks < 2:
             return self._program
         from fluidcompat.executor import collective
 
         if self._collective is None:
-            distributed.init_parallel_env()
+            process_group.init_parallel_env()
             strategy = self._build_strategy or BuildStrategy()
             scale = strategy.gradient_scale_strategy == BuildStrategy.GradientScaleStrategy.CoeffNumDevice
             self._collective = (collective.collective_program(self._program, self._loss_name, nranks, scale), set())
@@ -286,11 +286,10 @@ class Executor:
         return self._run_from_dataset(program, dataset, scope, fetch_list, fetch_info, print_period, fetch_handler)
 
     def _run_from_dataset(self, program, dataset, scope, fetch_list, fetch_info, print_period, fetch_handler):
-        from fluidcompat.fluid_dataset import DatasetBase
-
         if dataset is None:
             raise RuntimeError("dataset is need and should be initialized")
-        if not isinstance(dataset, DatasetBase):
+        fluid_dataset = _fluid_dataset()
+        if fluid_dataset is None or not isinstance(dataset, fluid_dataset.DatasetBase):
             raise TypeError(f"dataset must come from fluid.DatasetFactory().create_dataset. Received: {type(dataset)}")
         fetch_list = list(fetch_list or [])
         names = [v.name if isinstance(v, Variable) else str(v) for v in fetch_list]
@@ -308,9 +307,8 @@ class Executor:
             step = functools.partial(self.run, program, fetch_list=names, scope=scope, return_numpy=False)
         if fetch_handler is not None:  # called every period_secs while the batches run (fluid_dataset)
             from fluidcompat.executor.scope import global_scope
-            from fluidcompat.fluid_dataset import FetchHandlerMonitor
 
-            monitor = FetchHandlerMonitor(scope if scope is not None else global_scope(), fetch_handler)
+            monitor = fluid_dataset.FetchHandlerMonitor(scope if scope is not None else global_scope(), fetch_handler)
             monitor.start()
             try:
                 return self._run_batches(dataset, step, names, labels, print_period)
@@ -584,10 +582,10 @@ class Executor:
         """The places a data-parallel CompiledProgram runs on in this process (1 in a launched worker,
         whose data parallelism is across the workers)."""
         if compiled._devices is None:
-            from fluidcompat.compat import distributed
+            from fluidcompat import process_group
             from fluidcompat.executor import data_parallel
 
-            if distributed.get_world_size() > 1 or getattr(compiled._program, "_is_distributed", False):
+            if process_group.get_world_size() > 1 or getattr(compiled._program, "_is_distributed", False):
                 compiled._devices = 1
             else:
                 compiled._devices = data_parallel.device_count(compiled, self.place)
@@ -947,6 +945,12 @@ def _may_be_written(program: Program, name: str, persist: set) -> bool:
 # Batches run by train/infer_from_dataset in this process: fluid 1.8.5 counted them across calls and
 # printed the fetched variables after every print_period-th one.
 _DATASET_BATCHES = 0
+
+
+def _fluid_dataset():
+    """fluidcompat.fluid_dataset, whose datasets train_from_dataset runs, if it is imported: it sits above
+    the executor, and until it is imported there is no dataset to run."""
+    return sys.modules.get("fluidcompat.fluid_dataset")
 
 
 def _dataset_print(label: str, name: str, value, dense_lod=None) -> str:

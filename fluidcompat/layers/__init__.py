@@ -30,6 +30,9 @@ conv2d``, ``fluid.layers.control_flow.While``): nn, tensor, control_flow, detect
 metric_op hand out those defined in a family module, and ``_fill_fluid_modules`` below adds the rest.
 """
 
+import sys as _sys
+
+from fluidcompat import layer_helper as _layer_helper
 from fluidcompat.layers import (
     _docs,
     _dtype_checks,
@@ -124,6 +127,7 @@ def _fill_fluid_modules():
 
 
 _fill_fluid_modules()
+_layer_helper.layers = _sys.modules[__name__]  # weight normalization's layers (LayerHelper sits below)
 
 
 def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError
