@@ -823,8 +823,11 @@ Ftrl = FtrlOptimizer
 Lamb = LambOptimizer
 LarsMomentum = LarsMomentumOptimizer
 
+from fluidcompat import pipeline as _pipeline  # noqa: E402
 from fluidcompat.averaging import ExponentialMovingAverage, ModelAverage  # noqa: E402
 from fluidcompat.pipeline import PipelineOptimizer  # noqa: E402
+
+_pipeline.Optimizer = Optimizer  # what PipelineOptimizer wraps (pipeline.py sits beside, not above, this module)
 
 
 class LookaheadOptimizer:

@@ -49,7 +49,6 @@ LATE_BINDINGS = {
     ("fluidcompat_ops.rpc", "fluidcompat.transpiler"): "send / recv kernels over the parameter-server client",
     ("fluidcompat_ops.rpc", "fluidcompat.communicator"): "the asynchronous communicator's queues",
     ("fluidcompat_ops.python", "fluidcompat.executor.scope"): "py_func / print read values by name",
-    ("fluidcompat.pipeline", "fluidcompat.executor"): "PipelineOptimizer's sections run by the executor",
     ("fluidcompat.executor.scope", "fluidcompat.lod_tensor"): "LoDTensor is fluid.LoDTensor",
 }
 

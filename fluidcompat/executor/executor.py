@@ -300,7 +300,7 @@ class Executor:
             raise ValueError(f"print_period must be a positive int. Received: {print_period!r}")
         program = default_main_program() if program is None else program
         if getattr(program, "_pipeline_opt", None):
-            from fluidcompat.pipeline import SectionRunner
+            from fluidcompat.executor.sections import SectionRunner
 
             step = functools.partial(SectionRunner(program, self, names).run, scope=scope)
         else:
