@@ -458,3 +458,24 @@ class TestDescOrder:
         table.erase("n3")
         table.erase("absent")
         assert "n3" not in table.order() and len(table) == 10
+
+
+def test_list_attributes_are_read_as_copies_as_in_fluid():
+    """``attr`` and ``all_attrs`` give a copy of a list attribute, as fluid's C++ attributes did: a
+    script appending to one changes neither that op nor the others (ops built outside an optimizer
+    share one empty op_role_var)."""
+    main = fluid.Program()
+    with fluid.program_guard(main, fluid.Program()):
+        x = fluid.data("x", [None, 4], "float32")
+        y = fluid.layers.relu(x)
+        fluid.layers.scale(y, 2.0)
+    relu, scale = main.global_block().ops
+    role_var = relu.attr("op_role_var")
+    role_var.append("w")
+    relu.all_attrs()["op_role_var"].append("w")
+    assert relu.attr("op_role_var") == [] and scale.attr("op_role_var") == []
+    with fluid.program_guard(main, fluid.Program()):
+        with main._optimized_guard(["p", "p@GRAD"]):
+            z = fluid.layers.scale(x, 3.0)
+    assert main.global_block().ops[-1].attr("op_role_var") == ["p", "p@GRAD"] and z is not None
+    assert relu.attr("op_role_var") == []
