@@ -360,6 +360,13 @@ def _crf_layout(ins):
     return batch_layout(starts, lengths, False, em.device)
 
 
+def _crf_rows_back(bt, v, rows):
+    """Batch-order rows back in the emission's rows, zeros in a padded input's rows past each end."""
+    if rows == bt.total:
+        return bt.scatter(v)
+    return v.new_zeros((rows,) + tuple(v.shape[1:])).index_copy_(0, bt.rows, v)
+
+
 def _crf_batch_inputs(ins, bt):
     """The emission and label rows in batch order, the emission rows less their maxima
     exponentiated, the maxima, and the transition weights exponentiated less their maximum."""
@@ -374,14 +381,14 @@ def _crf_batch_inputs(ins, bt):
     return xb, yb, ex, mx, torch.exp(trans[2:] - t_max), t_max
 
 
-def _crf_label_rows(xb, yb, bt, start, end, trans, n_seq):
+def _crf_label_rows(xb, yb, bt, start, end, trans):
     """The label path's score, per batch row (its emission, plus the start weight on a first row,
     the transition from the row before otherwise, plus the end weight on a last row)."""
     n0 = bt.sizes[0]
     score = xb.gather(1, yb.unsqueeze(1)).squeeze(1)
     score[:n0] += start[yb[:n0]]
     if bt.total > n0:
-        score[n0:] += trans[yb.index_select(0, bt.prev[n0:] - n_seq), yb[n0:]]
+        score[n0:] += trans[yb.index_select(0, bt.before[n0:]), yb[n0:]]
     return score.index_add_(0, bt.last, end[yb.index_select(0, bt.last)])
 
 
@@ -406,14 +413,14 @@ def _linear_chain_crf_batched(ins, bt):
     rows = norm.log_().squeeze(1).add_(mx.squeeze(1))
     rows[sizes[0] :] += t_max
     rows[: sizes[0]] += s_max
-    rows -= _crf_label_rows(xb, yb, bt, start, end, trans, n_seq)
+    rows -= _crf_label_rows(xb, yb, bt, start, end, trans)
     last = (alpha.index_select(0, bt.last) * torch.exp(end - e_max)).sum(1).log_().add_(e_max)
     nll = rows.new_zeros(n_seq).index_add_(0, bt.seq, rows).index_add_(0, bt.order_t[: len(last)], last)
     flat = em.reshape(-1, tags)
     em_d = em.detach()
     return {
         "LogLikelihood": [nll.reshape(n_seq, 1)],
-        "Alpha": [flat.new_zeros(flat.shape).index_copy_(0, bt.rows, alpha).reshape(em.shape)],
+        "Alpha": [_crf_rows_back(bt, alpha, flat.shape[0]).reshape(em.shape)],
         "EmissionExps": [torch.exp(em_d - em_d.amax(dim=-1, keepdim=True))],
         "TransitionExps": [torch.exp(ins["Transition"][0].detach())],
     }
@@ -424,7 +431,7 @@ def _linear_chain_crf_grad_batched(ins, bt):
     variables, each row's tag marginals (Alpha times them) and each pair of rows' tag-pair marginals,
     less the label's indicators, times the sequence's gradient."""
     em, start, end, trans = _crf_parts(ins)
-    tags, n_seq = em.shape[-1], len(bt.order)
+    tags = em.shape[-1]
     xb, yb, ex, mx, e_trans, t_max = _crf_batch_inputs(ins, bt)
     alpha = ins["Alpha"][0].reshape(-1, tags).index_select(0, bt.rows).to(xb.dtype)
     g = ins["LogLikelihood@GRAD"][0].reshape(-1).to(xb.dtype).index_select(0, bt.seq).unsqueeze(1)
@@ -448,14 +455,14 @@ def _linear_chain_crf_grad_batched(ins, bt):
     dtrans[0] = dx[:n0].sum(0)
     dtrans[1] = dx.index_select(0, bt.last).sum(0)
     if bt.total > n0:  # tag pairs: Alpha of the row before, the weights, this row's emission and beta
-        prev = bt.prev[n0:] - n_seq
+        prev = bt.before[n0:]
         before, after = alpha.index_select(0, prev), ex[n0:] * beta[n0:]
         z = ((before @ e_trans) * after).sum(1, keepdim=True)
         seen = (yb.index_select(0, prev) * tags + yb[n0:]).reshape(-1)
         counts = g.new_zeros(tags * tags).index_add_(0, seen, g[n0:].squeeze(1)).reshape(tags, tags)
         dtrans[2:] = e_trans * (before.t() @ (after * (g[n0:] / z))) - counts
     flat = em.reshape(-1, tags)
-    grad = flat.new_zeros(flat.shape).index_copy_(0, bt.rows, dx.to(flat.dtype)).reshape(em.shape)
+    grad = _crf_rows_back(bt, dx.to(flat.dtype), flat.shape[0]).reshape(em.shape)
     return {"Emission@GRAD": [grad], "Transition@GRAD": [dtrans]}
 
 
@@ -550,7 +557,7 @@ def _crf_decoding_batched(ins, bt):
     label = first(ins, "Label")
     if label is not None:
         path = (path == label.reshape(-1, 1).index_select(0, bt.rows).long()).to(torch.int64)
-    rows = path.new_zeros((em.numel() // tags, 1)).index_copy_(0, bt.rows, path)
+    rows = _crf_rows_back(bt, path, em.numel() // tags)
     if first(ins, "Length") is None:  # LoD sequences: one row per step
         return {"ViterbiPath": [with_lod(rows, lod_of(em))]}
     return {"ViterbiPath": [rows.reshape(em.shape[0], em.shape[1])]}
