@@ -25,8 +25,9 @@ def refuse_false(attr, arg: str, where: str) -> None:
         raise ValueError(f"{arg} should not be False {where}.")
 
 
-# fluid.layers, set by fluidcompat/layers/__init__.py on its import: weight normalization ends with
-# three of its layers, and the layer functions sit floors above this module (docs/architecture.md)
+# fluid.layers (the package, its layers checking their arguments as fluid's did), which it sets here
+# on its import, for what builds with its layers when called but may not import it: weight
+# normalization below, layers built from layers inside it, dygraph-to-static's runtime (docs/architecture.md)
 layers: Any = None
 
 # the dtype names fluid's convert_dtype knew (its list in its messages too)

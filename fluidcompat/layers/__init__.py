@@ -127,7 +127,11 @@ def _fill_fluid_modules():
 
 
 _fill_fluid_modules()
-_layer_helper.layers = _sys.modules[__name__]  # weight normalization's layers (LayerHelper sits below)
+
+# This package, for the code that builds with its (checked) layers but sits below it or inside it:
+# LayerHelper's weight norm; RNN cells, decoders, distributions and other layers built from layers;
+# dygraph-to-static's runtime (docs/architecture.md, the hooks)
+_layer_helper.layers = _sys.modules[__name__]
 
 
 def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError

@@ -47,7 +47,7 @@ _INF = 1e9  # fluid's "infinity" for log-probabilities of beams that cannot be c
 
 
 def _L():
-    from fluidcompat import layers
+    from fluidcompat.layer_helper import layers
 
     return layers
 

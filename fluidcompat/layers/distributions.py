@@ -13,9 +13,19 @@ import warnings
 
 import numpy as np
 
-from fluidcompat import layers as L  # the package: its layers are looked up when called
+from fluidcompat import layer_helper
 from fluidcompat.framework import Variable
 from fluidcompat.layer_helper import check_dtype, check_variable
+
+
+class _Layers:
+    """fluid.layers, the package (which imports this module): its layers are looked up when called."""
+
+    def __getattr__(self, name: str):
+        return getattr(layer_helper.layers, name)
+
+
+L = _Layers()
 
 __all__ = ["Uniform", "Normal", "Categorical", "MultivariateNormalDiag"]
 

@@ -184,7 +184,7 @@ def kldiv_loss(x, target, reduction="mean", name=None):
 def dice_loss(input, label, epsilon=1e-05, name=None):
     """1 - 2|X.Y| / (|X| + |Y| + epsilon) against the one-hot label, averaged over the batch (fluid
     1.8's composition)."""
-    from fluidcompat import layers  # the checked one_hot: fluid refused a float label there
+    from fluidcompat.layer_helper import layers  # the checked one_hot: fluid refused a float label there
 
     label = layers.one_hot(label, depth=input.shape[-1])
     dims = list(range(1, len(input.shape)))

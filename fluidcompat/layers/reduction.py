@@ -90,7 +90,7 @@ def reduce_any(input, dim=None, keep_dim=False, name=None):
 def logsumexp(x, dim=None, keepdim=False, out=None, name=None):
     """``log(reduce_sum(exp(x), dim, keepdim))``, built from those three ops as fluid 1.8 built it
     (its op list and profiler rows; as in fluid, a large ``x`` overflows ``exp``)."""
-    from fluidcompat import layers
+    from fluidcompat.layer_helper import layers
 
     check_variable(x, "x", "logsumexp")
     check_dtype(x.dtype, "x", ["float32", "float64"], "logsumexp")

@@ -39,7 +39,7 @@ class RNNCell:
     def get_initial_states(self, batch_ref, shape=None, dtype=None, init_value=0, batch_dim_idx=0):
         """Zero (or ``init_value``) states shaped ``[batch] + state_shape``, the batch taken from
         ``batch_ref`` (its first leaf) at ``batch_dim_idx``."""
-        from fluidcompat import layers
+        from fluidcompat.layer_helper import layers
 
         ref = nest.flatten(batch_ref)[0]
         shape = self.state_shape if shape is None else shape
@@ -107,7 +107,7 @@ class LSTMCell(RNNCell):
         dtype="float32",
         name="LSTMCell",
     ) -> None:
-        from fluidcompat import layers
+        from fluidcompat.layer_helper import layers
 
         self.hidden_size = hidden_size
         self._unit = _Unit(name, "BasicLSTMUnit", param_attr, bias_attr, dtype)
@@ -118,7 +118,7 @@ class LSTMCell(RNNCell):
         self._weight = self._bias = None
 
     def call(self, inputs, states):
-        from fluidcompat import layers as L
+        from fluidcompat.layer_helper import layers as L
 
         pre_hidden, pre_cell = states
         if self._weight is None:
@@ -147,7 +147,7 @@ class GRUCell(RNNCell):
         self, hidden_size, param_attr=None, bias_attr=None, gate_activation=None, activation=None, dtype="float32",
         name="GRUCell",
     ) -> None:  # fmt: skip
-        from fluidcompat import layers
+        from fluidcompat.layer_helper import layers
 
         self.hidden_size = hidden_size
         self._unit = _Unit(name, "BasicGRUUnit", param_attr, bias_attr, dtype)
@@ -156,7 +156,7 @@ class GRUCell(RNNCell):
         self._weights = None
 
     def call(self, inputs, states):
-        from fluidcompat import layers as L
+        from fluidcompat.layer_helper import layers as L
 
         pre_hidden = states
         if self._weights is None:
@@ -242,7 +242,7 @@ def lstm(
 def lstm_unit(x_t, hidden_t_prev, cell_t_prev, forget_bias=0.0, param_attr=None, bias_attr=None, name=None):
     """One LSTM step as fluid 1.8.5 built it: ``fc([x_t, h_prev], 4 * D)`` (gates i, f, o, g) and an
     ``lstm_unit`` op. Returns (hidden, cell)."""
-    from fluidcompat import layers as L
+    from fluidcompat.layer_helper import layers as L
 
     for v, what in ((x_t, "x_t"), (hidden_t_prev, "hidden_t_prev"), (cell_t_prev, "cell_t_prev")):
         if len(v.shape) != 2:
@@ -326,7 +326,7 @@ def _rnn(cell, inputs, initial_states, sequence_length, time_major, is_reverse, 
     ``time_major``). With ``sequence_length``, a step past a sequence's end keeps its states (its
     outputs are computed all the same, as in fluid). Returns (outputs stacked over time, final states).
     """
-    from fluidcompat import layers as L
+    from fluidcompat.layer_helper import layers as L
 
     if not callable(cell) or not hasattr(cell, "call"):
         raise TypeError(f"cell must be an RNNCell. Received: {type(cell).__name__}")
@@ -366,7 +366,7 @@ def _rnn(cell, inputs, initial_states, sequence_length, time_major, is_reverse, 
 def _keep_past_end(states, new_states, m):
     """The states of a step where ``m`` ([batch] of 1 and 0) says each sequence still runs: past its
     end a sequence keeps its states, in fluid's form new * m - old * (m - 1)."""
-    from fluidcompat import layers as L
+    from fluidcompat.layer_helper import layers as L
 
     return nest.map_structure(
         lambda old, new: L.elementwise_sub(
@@ -381,7 +381,7 @@ def _rnn_loop(cell, inputs, initial_states, sequence_length, is_reverse, **kwarg
     """``_rnn`` over time-major ``inputs`` whose number of time steps is known only when the program
     runs: the cell in a StaticRNN step (a ``while`` op over the steps), as fluid 1.8.5 built it.
     Returns (time-major outputs, final states)."""
-    from fluidcompat import layers as L
+    from fluidcompat.layer_helper import layers as L
 
     first = nest.flatten(inputs)[0]
     mask = None

@@ -538,6 +538,6 @@ __all__.append("DynamicRNN")
 
 def _nn():
     """fluid.layers (imported when a DynamicRNN is built: this module is part of it)."""
-    from fluidcompat import layers
+    from fluidcompat.layer_helper import layers
 
     return layers

@@ -19,7 +19,7 @@ def _static(v) -> bool:
 
 
 def _as_bool(v):
-    from fluidcompat import layers
+    from fluidcompat.layer_helper import layers
 
     return v if v.dtype == framework.VarType.BOOL else layers.cast(v, "bool")
 
@@ -28,7 +28,7 @@ def _scalar_pred(v):
     """A condition as a bool Variable for cond. One known to hold several values (``y[0] < 10`` of a
     [n, m] ``y``) is reshaped to [1] when the program runs, which fails there if that branch is
     reached, as fluid 1.8 built it and failed at run time."""
-    from fluidcompat import layers
+    from fluidcompat.layer_helper import layers
 
     v = _as_bool(v)
     numel = 1
@@ -43,7 +43,7 @@ def _scalar_pred(v):
 def _chain(parts, op: str, stops_on: bool):
     """Python's ``and`` (``stops_on`` False) / ``or`` (True) over thunks, except that from the first
     Variable of a static program on every operand is evaluated and joined by ``op``."""
-    from fluidcompat import layers
+    from fluidcompat.layer_helper import layers
 
     result = parts[0]()
     for part in parts[1:]:
@@ -67,14 +67,14 @@ def or_(*parts):
 
 def not_(v):
     if _static(v):
-        from fluidcompat import layers
+        from fluidcompat.layer_helper import layers
 
         return layers.logical_not(_as_bool(v))
     return not v
 
 
 def _constant(v):
-    from fluidcompat import layers
+    from fluidcompat.layer_helper import layers
 
     return layers.fill_constant([1], "bool", bool(v))
 
@@ -98,7 +98,7 @@ def ifelse(pred, true_fn, false_fn, values, names, lists=()):
     (written in place by the branches, not joined by cond)."""
     if not _static(pred):
         return true_fn(*values) if pred else false_fn(*values)
-    from fluidcompat import layers
+    from fluidcompat.layer_helper import layers
 
     values = _arrays_for(values, names, lists)
     arrays = {id(v) for v in values if _is_array(v)}
@@ -164,7 +164,7 @@ def while_(cond_fn, body_fn, values, names, lists=()):
             values = body_fn(*values)
             first = cond_fn(*values)
         return tuple(values)
-    from fluidcompat import layers
+    from fluidcompat.layer_helper import layers
 
     values = _arrays_for(values, names, lists)
     carried = [k for k, v in enumerate(values) if _static(v) and not _is_array(v)]
@@ -227,7 +227,7 @@ def _number(v) -> bool:
 
 def _carry(v, name):
     """A Python number a translated loop changes, as a Variable (fluid made one too)."""
-    from fluidcompat import layers
+    from fluidcompat.layer_helper import layers
 
     if isinstance(v, bool):
         return layers.fill_constant([1], "bool", v)
@@ -249,7 +249,7 @@ def ifexp(pred, true_fn, false_fn):
     """``true_fn() if pred else false_fn()``: ``layers.cond`` for a Variable of a static program."""
     if not _static(pred):
         return true_fn() if pred else false_fn()
-    from fluidcompat import layers
+    from fluidcompat.layer_helper import layers
 
     return layers.cond(_scalar_pred(pred), true_fn, false_fn)
 
@@ -259,7 +259,7 @@ class _StaticRange:
     value itself, a Variable of the bounds' dtype, counting up while below ``stop``."""
 
     def __init__(self, args) -> None:
-        from fluidcompat import layers
+        from fluidcompat.layer_helper import layers
 
         dtype = next(a.dtype for a in args if _static(a))
         bounds = [a if not _static(a) or a.dtype == dtype else layers.cast(a, dtype) for a in args]
@@ -281,7 +281,7 @@ def range_target(r, current):
     """The loop variable before a translated for: the range's start for Variable bounds (it is
     carried through the while op), else its value before the loop."""
     if isinstance(r, _StaticRange):
-        from fluidcompat import layers
+        from fluidcompat.layer_helper import layers
 
         return layers.assign(r.start)
     return current
@@ -289,7 +289,7 @@ def range_target(r, current):
 
 def range_start(r):
     if isinstance(r, _StaticRange):
-        from fluidcompat import layers
+        from fluidcompat.layer_helper import layers
 
         return layers.assign(r.start)
     return 0
@@ -329,7 +329,7 @@ def static_learning_rate(schedule):
     found = _STATIC_SCHEDULES.get(type(schedule).__name__)
     if found is None:
         return None
-    from fluidcompat import layers
+    from fluidcompat.layer_helper import layers
 
     name, args = found
     return getattr(layers, name)(**{a: getattr(schedule, a) for a in args})
@@ -345,7 +345,7 @@ def _arrays_for(values, names, lists) -> list:
     values = list(values)
     if not lists:
         return values
-    from fluidcompat import layers
+    from fluidcompat.layer_helper import layers
 
     for k, (v, n) in enumerate(zip(values, names)):
         if n in lists and isinstance(v, list) and all(_static(e) for e in v):
@@ -357,7 +357,7 @@ def _arrays_for(values, names, lists) -> list:
 
 
 def _array_index(i):
-    from fluidcompat import layers
+    from fluidcompat.layer_helper import layers
 
     if _static(i):
         return i if i.dtype == framework.VarType.INT64 else layers.cast(i, "int64")
@@ -367,7 +367,7 @@ def _array_index(i):
 def list_append(a, v):
     """``a.append(v)``; a tensor array gets ``v`` written at its end."""
     if _is_array(a):
-        from fluidcompat import layers
+        from fluidcompat.layer_helper import layers
 
         layers.array_write(v, layers.array_length(a), a)
         return a
@@ -378,7 +378,7 @@ def list_append(a, v):
 def list_setitem(a, i, v):
     """``a[i] = v``; in a tensor array ``v`` is written at ``i``."""
     if _is_array(a):
-        from fluidcompat import layers
+        from fluidcompat.layer_helper import layers
 
         layers.array_write(v, _array_index(i), a)
         return a
