@@ -17,7 +17,7 @@ def _seed(seed: int, block) -> int:
 def _check_out(var, api: str) -> None:
     """fluid 1.8's check of the variable an initializer fills (uniform, normal and Xavier checked it:
     a float16 one warned, a non-float one was refused)."""
-    from fluidcompat.layer_helper import check_dtype
+    from fluidcompat.arg_checks import check_dtype
 
     check_dtype(var.dtype, "Out", ["float16", "float32", "float64"], api)
 

@@ -1,6 +1,6 @@
 """``fluid.layers`` creation and random: fill_constant and its kin (zeros, ones, full, the ``*_like``
 and ``*_batch_size_like`` forms), assign, tensors, parameters and global variables, range / arange /
-linspace, eye, diag, the step counter; uniform and gaussian random, randint, randn, randperm,
+linspace, diag, the step counter (eye: manipulation.py); uniform and gaussian random, randint, randn, randperm,
 sampling_id."""
 
 from __future__ import annotations
@@ -27,7 +27,6 @@ __all__ = [
     "full",
     "full_like",
     "assign",
-    "eye",
     "diag",
     "create_tensor",
     "create_parameter",
@@ -214,27 +213,6 @@ def assign(input, output=None) -> Variable:
             f"'numpy.ndarray'>), but received {type(input)}. "
         )
     return output
-
-
-@layer
-def eye(num_rows, num_columns=None, batch_shape=None, dtype="float32"):
-    from fluidcompat.layers.manipulation import expand, reshape
-
-    helper = LayerHelper("eye")
-    out = helper.create_variable_for_type_inference(dtype=dtype)
-    out.stop_gradient = True
-    cols = num_rows if num_columns is None else num_columns
-    helper.append_op(
-        type="eye",
-        outputs={"Out": [out]},
-        attrs={"num_rows": num_rows, "num_columns": cols, "dtype": int(to_vartype(dtype))},
-    )
-    if batch_shape:
-        batch = list(batch_shape)
-        out = reshape(out, [1] * len(batch) + [num_rows, cols])
-        out = expand(out, batch + [1, 1])
-        out.stop_gradient = True
-    return out
 
 
 @layer

@@ -1,6 +1,7 @@
 """``fluid.layers`` shape manipulation: shape, rank, size, cast, reshape, transpose and t, flatten,
 squeeze / unsqueeze, concat / split, stack / unstack, expand / expand_as, pad, pad2d, crop,
-flip / reverse / roll, tril / triu, diag_embed, meshgrid."""
+flip / reverse / roll, tril / triu, diag_embed, meshgrid; eye (an identity, reshaped and expanded
+to ``batch_shape``)."""
 
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from fluidcompat.layers._common import _one
 from fluidcompat.layers.creation import _host_ints, _known_ints, builtins_range
 
 __all__ = [
+    "eye",
     "shape",
     "rank",
     "size",
@@ -467,3 +469,22 @@ def diag_embed(input, offset=0, dim1=-2, dim2=-1):
 
         input = assign(input)
     return _one("diag_embed", {"Input": [input]}, {"offset": offset, "dim1": dim1, "dim2": dim2})
+
+
+@layer
+def eye(num_rows, num_columns=None, batch_shape=None, dtype="float32"):
+    helper = LayerHelper("eye")
+    out = helper.create_variable_for_type_inference(dtype=dtype)
+    out.stop_gradient = True
+    cols = num_rows if num_columns is None else num_columns
+    helper.append_op(
+        type="eye",
+        outputs={"Out": [out]},
+        attrs={"num_rows": num_rows, "num_columns": cols, "dtype": int(to_vartype(dtype))},
+    )
+    if batch_shape:
+        batch = list(batch_shape)
+        out = reshape(out, [1] * len(batch) + [num_rows, cols])
+        out = expand(out, batch + [1, 1])
+        out.stop_gradient = True
+    return out
