@@ -12,6 +12,8 @@ sequence_expand/expand_as.
 
 from __future__ import annotations
 
+import numpy as np
+
 from fluidcompat_ops.registry import GradDef, OpDef, register
 from fluidcompat_ops.shapes import first, out
 
@@ -398,15 +400,32 @@ def _sequence_pad_infer(ins, a):
     return {"Out": [((-1, a["padded_length"]) + tuple(x.shape[1:]), x.dtype)], "Length": [((-1,), 3)]}
 
 
-_op(
-    "sequence_pad",
-    ("X", "PadValue"),
-    ("Out", "Length"),
-    {"padded_length": -1},
-    _sequence_pad_infer,
-    _sequence_pad,
-    grad_outs=("Out",),
-    in_grads=("X",),
+def _steps_of(lengths, device):
+    """For each row of sequences ``lengths`` long, its sequence and its step (int64 tensors): the
+    row's place in a padded [sequences, time, ...] tensor."""
+    lengths = np.asarray(lengths, dtype=np.int64).reshape(-1)
+    ids = np.repeat(np.arange(len(lengths)), lengths)
+    steps = np.arange(len(ids)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return torch.from_numpy(ids).to(device), torch.from_numpy(steps).to(device)
+
+
+def _sequence_pad_grad(ins, a):
+    """Each row's gradient: its place's in Out@GRAD (the padding's goes nowhere)."""
+    x, dout = ins["X"][0], ins["Out@GRAD"][0]
+    ids, steps = _steps_of(lengths_of(_last_level(x, "SequencePadGradOp")), x.device)
+    return {"X@GRAD": [dout[ids, steps].reshape(x.shape).to(x.dtype)]}
+
+
+register(
+    OpDef(
+        "sequence_pad",
+        ("X", "PadValue"),
+        ("Out", "Length"),
+        {"padded_length": -1},
+        _sequence_pad_infer,
+        _sequence_pad,
+        grad=GradDef(("X", "PadValue"), out_grads=("Out",), in_grads=("X",), kernel=_sequence_pad_grad, double=True),
+    )
 )
 
 
@@ -418,10 +437,15 @@ def _sequence_unpad(ins, a):
             f"sequence_unpad: Length must hold one length in [0, {x.shape[1]}] per sequence of X "
             f"({x.shape[0]} sequences). Received: {lengths}"
         )
-    rows = [i * x.shape[1] + j for i, n in enumerate(lengths) for j in range(n)]
-    flat = x.reshape((x.shape[0] * x.shape[1],) + tuple(x.shape[2:]))
-    picked = flat[torch.tensor(rows, dtype=torch.int64, device=x.device)]
-    return {"Out": [with_lod(picked, [offsets_of(lengths)])]}
+    # the rows picked where they are (X is often a transposed view: no copy of all of it first)
+    return {"Out": [with_lod(x[_steps_of(lengths, x.device)], [offsets_of(lengths)])]}
+
+
+def _sequence_unpad_grad(ins, a):
+    """Out@GRAD's rows at their places in X's shape, zeros past each sequence's end."""
+    x, dout = ins["X"][0], ins["Out@GRAD"][0]
+    where = _steps_of(ins["Length"][0].reshape(-1).tolist(), x.device)
+    return {"X@GRAD": [x.new_zeros(x.shape).index_put(where, dout.to(x.dtype))]}
 
 
 def _sequence_unpad_infer(ins, a):
@@ -436,14 +460,17 @@ def _sequence_unpad_infer(ins, a):
     return out("Out", (-1,) + tuple(x.shape[2:]), x.dtype)
 
 
-_op(
-    "sequence_unpad",
-    ("X", "Length"),
-    ("Out",),
-    {},
-    _sequence_unpad_infer,
-    _sequence_unpad,
-    host_inputs=frozenset({"Length"}),
+register(
+    OpDef(
+        "sequence_unpad",
+        ("X", "Length"),
+        ("Out",),
+        {},
+        _sequence_unpad_infer,
+        _sequence_unpad,
+        host_inputs=frozenset({"Length"}),
+        grad=GradDef(("X", "Length"), in_grads=("X",), kernel=_sequence_unpad_grad, double=True),
+    )
 )
 
 
