@@ -4,20 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["create_lod_tensor", "create_random_int_lodtensor", "LoDTensorArray"]
-
-
-def _offsets(recursive_seq_lens):
-    """A LoD (levels of offsets) from sequence lengths per level."""
-    from fluidcompat_ops.sequence import offsets_of
-
-    return [offsets_of(lens) for lens in recursive_seq_lens]
+__all__ = ["create_lod_tensor", "create_random_int_lodtensor", "LoDTensorArray"]  # noqa: F822  (__getattr__)
 
 
 def create_lod_tensor(data, recursive_seq_lens, place):
     """A LoDTensor of ``data`` (a numpy array, a list of sequences, or a LoDTensor) with the given
     sequence lengths. fluidcompat's ops read the dense data and ignore the LoD."""
-    from fluidcompat.executor.scope import LoDTensor
+    from fluidcompat.executor.scope import LoDTensor, _offsets
 
     if isinstance(data, LoDTensor):
         return create_lod_tensor(np.array(data), recursive_seq_lens, place)
@@ -49,8 +42,9 @@ def create_random_int_lodtensor(recursive_seq_lens, base_shape, place, low, high
     return create_lod_tensor(data, recursive_seq_lens, place)
 
 
-class LoDTensorArray(list):
-    """fluid's ``core.LoDTensorArray``: a list of LoDTensors."""
+def __getattr__(name):  # LoDTensorArray lives beside LoDTensor in the scope, imported (with torch) when asked for
+    if name == "LoDTensorArray":
+        from fluidcompat.executor.scope import LoDTensorArray
 
-    def append(self, tensor) -> None:  # noqa: D401  (the list method, typed as fluid's)
-        super().append(tensor)
+        return LoDTensorArray
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -13,7 +13,7 @@ from fluidcompat.dtypes import VarType, as_long_long, to_vartype
 from fluidcompat.logging import tensor_text
 from fluidcompat_ops.grad import SelectedRows
 from fluidcompat_ops.registry import TORCH_DTYPES, bind_torch
-from fluidcompat_ops.sequence import lengths_of, lod_of, with_lod
+from fluidcompat_ops.sequence import lengths_of, lod_of, offsets_of, with_lod
 
 bind_torch()
 _FROM_TORCH = {v: k for k, v in TORCH_DTYPES.items()}
@@ -40,8 +40,6 @@ class LoDTensor:
         against the rows: ctc_align's all-empty result is one row [-1] under offsets [0, 0, ...], as in
         fluid 1.8.5). fluid's ``LoDTensor(recursive_sequence_lengths)`` (no value yet) is taken too."""
         if isinstance(value, (list, tuple)) and made_lod is None:  # core.LoDTensor([[2, 2]]): sequence lengths
-            from fluidcompat.lod_tensor import _offsets
-
             value, made_lod = None, _offsets(value)
         self._t = value
         self._lod: List[List[int]] = [list(level) for level in made_lod or ()]
@@ -153,8 +151,6 @@ class LoDTensor:
         return [lengths_of(level) for level in self._lod]
 
     def set_recursive_sequence_lengths(self, recursive_seq_lens) -> None:
-        from fluidcompat.lod_tensor import _offsets
-
         lod = _offsets(recursive_seq_lens)
         if not self._valid(lod):
             raise ValueError(
@@ -252,8 +248,6 @@ class ArrayValue(LoDTensor):
     __slots__ = ("array",)
 
     def __init__(self) -> None:
-        from fluidcompat.lod_tensor import LoDTensorArray
-
         self.array = LoDTensorArray()
         self._lod = []
 
@@ -450,3 +444,15 @@ def scope_guard(scope: Scope) -> Iterator[None]:
         yield
     finally:
         _global_scope = prev
+
+
+def _offsets(recursive_seq_lens):
+    """A LoD (levels of offsets) from sequence lengths per level."""
+    return [offsets_of(lens) for lens in recursive_seq_lens]
+
+
+class LoDTensorArray(list):
+    """fluid's ``core.LoDTensorArray``: a list of LoDTensors."""
+
+    def append(self, tensor) -> None:  # noqa: D401  (the list method, typed as fluid's)
+        super().append(tensor)
