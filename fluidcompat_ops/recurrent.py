@@ -247,36 +247,45 @@ def _lstm_operands(ins, a):
 
 
 def _lstm_in_place(ins, a):
-    """lstm without autograd, into its output buffers (NOTE: [Two LSTM loops])."""
+    """lstm without autograd, into its output buffers (NOTE: [Two LSTM loops]). The gates' columns are
+    viewed once; a step slices each view, and reads the state before it from the rows of the step
+    before (the initial state at step 0)."""
     x, w, b, bt, d, (gate, cell_act, cand_act), cell_clip, n_seq = _lstm_operands(ins, a)
-    r = _initial(ins, "H0", n_seq, d, x).index_select(0, bt.order_t)
-    c = _initial(ins, "C0", n_seq, d, x).index_select(0, bt.order_t)
+    h0 = _initial(ins, "H0", n_seq, d, x).index_select(0, bt.order_t)
+    c0 = _initial(ins, "C0", n_seq, d, x).index_select(0, bt.order_t)
     bias = b.reshape(-1)
     gates_b = torch.add(bt.gather(x), bias[: 4 * d])  # each step adds its recurrent part in place
     cell_b, hidden_b = x.new_empty((bt.total, d)), x.new_empty((bt.total, d))
+    g4 = gates_b.view(-1, 4, d)
+    cands, ins_, forgets, outs = g4.unbind(1)  # candidate, input, forget, output
+    in_forget = g4[:, 1:3]
     peep = bias[4 * d : 7 * d] if a["use_peepholes"] else None
-    w_if = peep[: 2 * d].view(2, d) if peep is not None else None
+    if peep is not None:
+        w_if, w_o = peep[: 2 * d].view(2, d), peep[2 * d :]
+    starts = bt.starts
     for t, n in enumerate(bt.sizes):
-        lo = bt.starts[t]
-        g = gates_b[lo : lo + n]
-        g.addmm_(r[:n], w)
-        g4 = g.view(n, 4, d)  # candidate, input, forget, output
-        cp = c[:n]
+        lo, hi = starts[t], starts[t] + n
+        if t:
+            before = starts[t - 1]
+            hp, cp = hidden_b[before : before + n], cell_b[before : before + n]
+        else:
+            hp, cp = h0[:n], c0[:n]
+        gates_b[lo:hi].addmm_(hp, w)
+        g_if = in_forget[lo:hi]
         if peep is not None:
-            g4[:, 1:3].addcmul_(cp.unsqueeze(1), w_if)
-        _act_in_place(gate, g4[:, 1:3])
-        _act_in_place(cand_act, g4[:, 0])
-        c = cell_b[lo : lo + n]
-        torch.mul(g4[:, 2], cp, out=c)
-        c.addcmul_(g4[:, 1], g4[:, 0])
+            g_if.addcmul_(cp.unsqueeze(1), w_if)
+        _act_in_place(gate, g_if)
+        cand = _act_in_place(cand_act, cands[lo:hi])
+        c = cell_b[lo:hi]
+        torch.mul(forgets[lo:hi], cp, out=c)
+        c.addcmul_(ins_[lo:hi], cand)
         if cell_clip > 0:
             c.clamp_(-cell_clip, cell_clip)
-        g_o = g4[:, 3]
+        g_o = outs[lo:hi]
         if peep is not None:
-            g_o.addcmul_(c, peep[2 * d :])
+            g_o.addcmul_(c, w_o)
         _act_in_place(gate, g_o)
-        r = hidden_b[lo : lo + n]
-        torch.mul(g_o, _act(cell_act, c), out=r)
+        torch.mul(g_o, _act(cell_act, c), out=hidden_b[lo:hi])
     lod = lod_of(x)
     return {
         "Hidden": [with_lod(bt.scatter(hidden_b), lod)],
@@ -376,13 +385,14 @@ def _lstm_grad_steps_in_place(bt, dgates, dh_b, dc_b, a_o, b_c, cif, s_f, peep, 
         to_prev = torch.addcmul(torch.addcmul(s_f, cif3[:, 1], peep[:d]), cif3[:, 2], peep[d : 2 * d])
     dc_b = dc_b if dc_b is not None else torch.zeros_like(a_o)
     sizes, starts = bt.sizes, bt.starts
+    d_cif, d_out = dg4[:, :3], dg4[:, 3]
     for t in range(len(sizes) - 1, -1, -1):
         n, lo = sizes[t], starts[t]
         hi = lo + n
-        dh, dc, block = dh_b[lo:hi], dc_b[lo:hi], dg4[lo:hi]
-        torch.mul(dh, a_o[lo:hi], out=block[:, 3])
+        dh, dc = dh_b[lo:hi], dc_b[lo:hi]
+        torch.mul(dh, a_o[lo:hi], out=d_out[lo:hi])
         dc.addcmul_(dh, to_cell[lo:hi])
-        torch.mul(dc.unsqueeze(1), cif3[lo:hi], out=block[:, :3])
+        torch.mul(dc.unsqueeze(1), cif3[lo:hi], out=d_cif[lo:hi])
         if t:
             before = starts[t - 1]
             dc_b[before : before + n].addcmul_(dc, to_prev[lo:hi])
