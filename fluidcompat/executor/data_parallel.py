@@ -21,6 +21,7 @@ update runs once in the run's scope, fed the summed gradients and device 0's oth
 from __future__ import annotations
 
 import contextlib
+import functools
 from typing import Dict, List, Optional, Tuple
 
 import numpy as np
@@ -169,10 +170,8 @@ def run(exe, compiled, devices: int, feed, fetch_names: List[str], scope, return
     split = compiled._split
     program = compiled._program
     if split is None or split.devices != devices or split.version != program._version:
-        from fluidcompat.executor.executor import BuildStrategy
-
-        strategy = compiled._build_strategy or BuildStrategy()
-        scale = strategy.gradient_scale_strategy == BuildStrategy.GradientScaleStrategy.CoeffNumDevice
+        strategy = compiled._build_strategy  # None: BuildStrategy()'s, CoeffNumDevice
+        scale = strategy is None or strategy.gradient_scale_strategy == strategy.GradientScaleStrategy.CoeffNumDevice
         split = compiled._split = Split(program, compiled._loss_name, devices, scale)
     feeds = split_feed(exe, program, feed, devices, split.update is not None)
     scopes = compiled._device_scopes_in(scope, devices)
@@ -196,9 +195,10 @@ def run(exe, compiled, devices: int, feed, fetch_names: List[str], scope, return
             after = exe._run_env(split.update, fed, fetch_names, scope)
         after.update(summed)
     results = []
+    fetched = functools.partial(exe._fetched_value, return_numpy=return_numpy)
     for n in fetch_names:
         with rec.place(0, "Fetch"):
-            results.append(_fetch(n, split, envs, after, scopes, return_numpy, merged))
+            results.append(_fetch(n, split, envs, after, scopes, fetched, merged))
     rec.done()
     return results
 
@@ -245,7 +245,7 @@ class _Recording:
             self._span("ScopeBufferedMonitor::post_local_exec_scopes_process", self.now())
 
 
-def _fetch(n: str, split, envs, after, scopes, return_numpy: bool, merged: bool):
+def _fetch(n: str, split, envs, after, scopes, fetched, merged: bool):
     """A fetched variable per place: the update's value (the same on every place) where the update
     wrote it, else the place's own; concatenated unless ``merged`` is False."""
     values = []
@@ -257,7 +257,7 @@ def _fetch(n: str, split, envs, after, scopes, return_numpy: bool, merged: bool)
         else:
             sv = scopes[d].find_var(n)
             values.append(sv.tensor._t if sv is not None else None)
-    return _merged(values, return_numpy) if merged else [_one(v, return_numpy) for v in values]
+    return _merged(values, fetched) if merged else [_one(v, fetched) for v in values]
 
 
 def _summed(grads):
@@ -280,15 +280,15 @@ def _summed(grads):
     return total
 
 
-def _one(value, return_numpy: bool):
-    from fluidcompat.executor.executor import Executor
-
+def _one(value, fetched):
+    """``value`` as the run returns it: ``fetched`` (the Executor's ``_fetched_value``) of it, of each
+    element of a tensor array."""
     if isinstance(value, list):  # a tensor array: its elements
-        return [Executor._fetched_value(v, return_numpy) for v in value]
-    return Executor._fetched_value(value, return_numpy)
+        return [fetched(v) for v in value]
+    return fetched(value)
 
 
-def _merged(values, return_numpy: bool):
+def _merged(values, fetched):
     """The devices' values of one fetched variable as one, concatenated along dim 0 (LoDs joined)."""
     import torch
 
@@ -300,9 +300,9 @@ def _merged(values, return_numpy: bool):
         return None
     if all(isinstance(v, list) for v in values) and len({len(v) for v in values}) == 1:
         # tensor arrays: each element merged across the devices, as fluid's merged fetch
-        return [_merged([v[k] for v in values], return_numpy) for k in range(len(values[0]))]
+        return [_merged([v[k] for v in values], fetched) for k in range(len(values[0]))]
     if not all(torch.is_tensor(v) for v in values):
-        return _one(values[0], return_numpy)
+        return _one(values[0], fetched)
     lods = [lod_of(v) for v in values]
     joined = torch.cat([v.reshape(1) if v.dim() == 0 else v for v in values])
     if any(lods):
@@ -314,4 +314,4 @@ def _merged(values, return_numpy: bool):
                 level.extend(base + o for o in lod[k][1:])
             levels.append(level)
         joined = with_lod(joined, levels)
-    return _one(joined, return_numpy)
+    return _one(joined, fetched)

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import math
 import sys
-from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from fluidcompat.framework import EMPTY_VAR_NAME
 
-if TYPE_CHECKING:
-    from fluidcompat.executor.interpreter import Step
+# The functions below take a step of the interpreter (interpreter.Step: ``plan`` (the op, its index,
+# device) and kernel), which imports this module.
 
 
 class EnforceNotMet(RuntimeError):
@@ -46,7 +45,7 @@ class PreconditionNotMetError(Exception):
     """fluid's error type for a failed check (the message's prefix)."""
 
 
-def _check_nan_inf(s: Step, env) -> None:
+def _check_nan_inf(s, env) -> None:
     op = s.plan.op
     for slot in sorted(op.outputs):
         for name in op.outputs[slot]:
@@ -89,7 +88,7 @@ def _c_float(v: float) -> str:
     return "%f" % v
 
 
-def _op_error(step: Step, e: Exception, env) -> EnforceNotMet:
+def _op_error(step, e: Exception, env) -> EnforceNotMet:
     p = step.plan
     op = p.op
     where = f"op {p.index} ({op.type}) of block {op.block.idx} on {p.device}"
@@ -113,7 +112,7 @@ def _is_oom(e: Exception) -> bool:
     )
 
 
-def _oom_error(step: Step, e: Exception, where: str) -> "ResourceExhaustedError":
+def _oom_error(step, e: Exception, where: str) -> "ResourceExhaustedError":
     from fluidcompat.dtypes import VarType, np_dtype
 
     op = step.plan.op
