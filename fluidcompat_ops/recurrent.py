@@ -473,6 +473,8 @@ def _gru_weights(w):
 
 
 def _gru(ins, a):
+    if not torch.is_grad_enabled():
+        return _gru_in_place(ins, a)
     x, w = ins["Input"][0], ins["Weight"][0]
     b = first(ins, "Bias")
     bt = _batches(x, "GRUOp", a["is_reverse"])
@@ -513,6 +515,42 @@ def _gru(ins, a):
     }
 
 
+def _gru_in_place(ins, a):
+    """gru without autograd, into its output buffers (NOTE: [Two LSTM loops]): each step adds its
+    recurrent parts onto the gate columns of its rows and activates them in place."""
+    x, w = ins["Input"][0], ins["Weight"][0]
+    b = first(ins, "Bias")
+    bt = _batches(x, "GRUOp", a["is_reverse"])
+    d = w.shape[0]
+    gate, act = _activation_name(a, "gate_activation"), _activation_name(a, "activation")
+    w_ur, w_c = _gru_weights(w)
+    gates_b = bt.gather(x) if b is None else torch.add(bt.gather(x), b.reshape(1, -1))
+    h0 = _initial(ins, "H0", len(bt.order), d, x).index_select(0, bt.order_t)
+    reset_b, hidden_b = x.new_empty((bt.total, d)), x.new_empty((bt.total, d))
+    updates, resets, cands = gates_b[:, :d], gates_b[:, d : 2 * d], gates_b[:, 2 * d :]
+    both = gates_b[:, : 2 * d]
+    starts = bt.starts
+    for t, n in enumerate(bt.sizes):
+        lo, hi = starts[t], starts[t] + n
+        hp = hidden_b[starts[t - 1] : starts[t - 1] + n] if t else h0[:n]
+        ur = both[lo:hi]
+        _act_in_place(gate, ur.addmm_(hp, w_ur))
+        reset_h = reset_b[lo:hi]
+        torch.mul(resets[lo:hi], hp, out=reset_h)
+        cand = _act_in_place(act, cands[lo:hi].addmm_(reset_h, w_c))
+        h = hidden_b[lo:hi]
+        if a["origin_mode"]:  # cand + u * (hp - cand)
+            torch.addcmul(cand, updates[lo:hi], hp - cand, out=h)
+        else:  # hp + u * (cand - hp)
+            torch.addcmul(hp, updates[lo:hi], cand - hp, out=h)
+    return {
+        "Hidden": [with_lod(bt.scatter(hidden_b), lod_of(x))],
+        "BatchGate": [gates_b],
+        "BatchResetHiddenPrev": [reset_b],
+        "BatchHidden": [hidden_b],
+    }
+
+
 def _gru_grad(ins, a):
     """gru's backward pass from the forward's batch-order gates (NOTE: [Batch order])."""
     x, w = ins["Input"][0], ins["Weight"][0]
@@ -536,7 +574,26 @@ def _gru_grad(ins, a):
     a_r = h_prev * _act_grad(gate, r)
     w_ur_t, w_c_t = w_ur.t(), w_c.t()
     dgates = torch.empty_like(gates)
-    dh_run = x.new_zeros((n_seq, d))
+    if torch.is_grad_enabled():
+        dh_run = _gru_grad_steps(bt, dgates, dh_b, a_u, a_c, a_r, keep, r, w_ur_t, w_c_t, n_seq)
+    else:
+        dh_run = _gru_grad_steps_in_place(bt, dgates, dh_b, a_u, a_c, a_r, keep, r, w_ur_t, w_c_t, n_seq)
+    result = {"Input@GRAD": [bt.scatter(dgates)]}
+    dw_ur = h_prev.t() @ dgates[:, : 2 * d]
+    dw_c = reset_h.t() @ dgates[:, 2 * d :]
+    result["Weight@GRAD"] = [torch.cat([dw_ur.reshape(-1), dw_c.reshape(-1)]).reshape(w.shape)]
+    if b is not None:
+        result["Bias@GRAD"] = [dgates.sum(0).reshape(b.shape)]
+    if first(ins, "H0") is not None:
+        result["H0@GRAD"] = [bt.unsort(dh_run)]
+    return result
+
+
+def _gru_grad_steps(bt, dgates, dh_b, a_u, a_c, a_r, keep, r, w_ur_t, w_c_t, n_seq):
+    """gru_grad's loop where autograd records: new tensors each step. Returns the gradient at the
+    initial states (sorted-sequence order)."""
+    d = a_u.shape[1]
+    dh_run = a_u.new_zeros((n_seq, d))
     for t in range(len(bt.sizes) - 1, -1, -1):
         n, lo = bt.sizes[t], bt.starts[t]
         hi = lo + n
@@ -549,15 +606,30 @@ def _gru_grad(ins, a):
         block[:, 2 * d :] = dgc
         dh_prev = torch.addcmul(dh * keep[lo:hi], d_reset, r[lo:hi])
         dh_run[:n] = torch.addmm(dh_prev, block[:, : 2 * d], w_ur_t)
-    result = {"Input@GRAD": [bt.scatter(dgates)]}
-    dw_ur = h_prev.t() @ dgates[:, : 2 * d]
-    dw_c = reset_h.t() @ dgates[:, 2 * d :]
-    result["Weight@GRAD"] = [torch.cat([dw_ur.reshape(-1), dw_c.reshape(-1)]).reshape(w.shape)]
-    if b is not None:
-        result["Bias@GRAD"] = [dgates.sum(0).reshape(b.shape)]
-    if first(ins, "H0") is not None:
-        result["H0@GRAD"] = [bt.unsort(dh_run)]
-    return result
+    return dh_run
+
+
+def _gru_grad_steps_in_place(bt, dgates, dh_b, a_u, a_c, a_r, keep, r, w_ur_t, w_c_t, n_seq):
+    """gru_grad's loop without autograd, into ``dgates`` (NOTE: [Two LSTM loops]): each step adds the
+    gradient it passes back into the rows of the step before in ``dh_b`` (used up). Returns the
+    gradient at the initial states (sorted-sequence order)."""
+    d = a_u.shape[1]
+    d_update, d_reset_gate, d_cand, d_both = dgates[:, :d], dgates[:, d : 2 * d], dgates[:, 2 * d :], dgates[:, : 2 * d]
+    d_reset = a_u.new_empty((bt.sizes[0] if bt.sizes else 0, d))
+    dh0 = a_u.new_zeros((n_seq, d))
+    sizes, starts = bt.sizes, bt.starts
+    for t in range(len(sizes) - 1, -1, -1):
+        n, lo = sizes[t], starts[t]
+        hi = lo + n
+        dh, dr = dh_b[lo:hi], d_reset[:n]
+        dgc = d_cand[lo:hi]
+        torch.mul(dh, a_c[lo:hi], out=dgc)
+        torch.mm(dgc, w_c_t, out=dr)
+        torch.mul(dh, a_u[lo:hi], out=d_update[lo:hi])
+        torch.mul(dr, a_r[lo:hi], out=d_reset_gate[lo:hi])
+        into = dh_b[starts[t - 1] : starts[t - 1] + n] if t else dh0[:n]
+        into.addcmul_(dh, keep[lo:hi]).addcmul_(dr, r[lo:hi]).addmm_(d_both[lo:hi], w_ur_t)
+    return dh0
 
 
 def _gru_infer(ins, a):
