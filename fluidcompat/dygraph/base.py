@@ -19,7 +19,7 @@ from typing import Optional
 
 import numpy as np
 
-from fluidcompat import framework, places, unique_name
+from fluidcompat import framework, places, unique_name, variable
 from fluidcompat.dtypes import VarType
 from fluidcompat.dygraph import varbase
 from fluidcompat.dygraph.varbase import ParamBase, VarBase
@@ -42,6 +42,18 @@ _tracer: Optional["Tracer"] = None
 
 def current_tracer() -> Optional["Tracer"]:
     return _tracer
+
+
+varbase.current_tracer = current_tracer  # what VarBase asks for the running tracer (it sits below)
+
+_static_depth = 0  # > 0 while a declarative function builds a static program (jit._run_static)
+
+
+def in_declarative_build() -> bool:
+    return _static_depth > 0
+
+
+variable.in_declarative_build = in_declarative_build  # Variable.__bool__ asks it (the IR imports no dygraph)
 
 
 def _as_list(value):
@@ -439,9 +451,7 @@ def to_variable(value, name=None, zero_copy=None) -> VarBase:
     if isinstance(value, VarBase):
         return value
     if _tracer is None and isinstance(value, (np.ndarray, framework.Variable)):
-        from fluidcompat.dygraph import jit
-
-        if jit.in_declarative_build():  # fluid's translation made it an assign op
+        if in_declarative_build():  # fluid's translation made it an assign op
             from fluidcompat.layers.tensor import assign
 
             return assign(value)

@@ -20,7 +20,7 @@ from typing import Dict, List
 
 import numpy as np
 
-from fluidcompat import framework, variable
+from fluidcompat import framework
 from fluidcompat.dygraph import base
 from fluidcompat.dygraph.layers import Layer
 from fluidcompat.dygraph.varbase import VarBase
@@ -369,27 +369,19 @@ def _run_dygraph(func, args, kwargs, translator: "ProgramTranslator"):
     return result
 
 
-_static_depth = 0  # > 0 while a declarative function builds a static program
-
-
-def in_declarative_build() -> bool:
-    return _static_depth > 0
-
-
-variable.in_declarative_build = in_declarative_build  # Variable.__bool__ asks it (the IR imports no dygraph)
+in_declarative_build = base.in_declarative_build
 
 
 def _run_static(func, args, kwargs):
     """``func`` building its ops into the current programs; a call that raises leaves them as they were."""
-    global _static_depth
-    _static_depth += 1
+    base._static_depth += 1
     try:
         from fluidcompat.dygraph.dygraph_to_static import convert
 
         with framework.program_transaction():
             return convert(func)(*args, **kwargs)
     finally:
-        _static_depth -= 1
+        base._static_depth -= 1
 
 
 class ProgramTranslator:

@@ -48,11 +48,15 @@ def vartype_of(t) -> VarType:
     return found
 
 
+def current_tracer():
+    """The running dygraph tracer: none until dygraph/base.py, which imports this module and holds the
+    tracer, puts its own ``current_tracer`` here."""
+    return None
+
+
 def _recorder():
     """The _ProgramRecorder of a running trace, or None (NOTE: [Program tracing])."""
-    from fluidcompat.dygraph import base
-
-    tracer = base._tracer
+    tracer = current_tracer()
     return None if tracer is None else tracer._recorder
 
 
@@ -225,9 +229,7 @@ class VarBase(framework.Variable):
 
     def backward(self, backward_strategy=None, retain_graph: bool = False) -> None:
         """Gradients of this value (all ones as its own gradient) into every VarBase it comes from."""
-        from fluidcompat.dygraph import base
-
-        tracer = base.current_tracer()
+        tracer = current_tracer()
         if tracer is None:
             raise ValueError("VarBase.backward() is only available in dygraph mode (inside fluid.dygraph.guard())")
         t = self._tensor()

@@ -4,7 +4,19 @@ a static program builds ``layers.cond`` / ``layers.while_loop``, any other runs 
 from __future__ import annotations
 
 from fluidcompat import framework
-from fluidcompat.dygraph.dygraph_to_static.translator import _RETURN, _Undefined
+
+# the variable a translated function's lifted return writes (translator.py)
+_RETURN = "_fc_return_value"
+
+
+class _Undefined:
+    """The value of a name a translated statement assigns but that had none before it."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return f"<'{self.name}' undefined: assigned only inside a translated if / while>"
 
 
 def value(scope: dict, name: str):

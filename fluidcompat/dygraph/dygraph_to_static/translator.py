@@ -30,17 +30,10 @@ import textwrap
 import weakref
 from typing import Dict, List, Tuple
 
+from fluidcompat.dygraph.dygraph_to_static import runtime
+from fluidcompat.dygraph.dygraph_to_static.runtime import _RETURN
+
 __all__ = ["convert", "converted_source"]
-
-
-class _Undefined:
-    """The value of a name a translated statement assigns but that had none before it."""
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-    def __repr__(self) -> str:
-        return f"<'{self.name}' undefined: assigned only inside a translated if / while>"
 
 
 # -- source rewriting ----------------------------------------------------------------------------------
@@ -316,9 +309,6 @@ class _Translator(ast.NodeTransformer):
         return ast.Tuple([ast.Constant(n) for n in names if n in self.lists], ast.Load())
 
 
-_RETURN = "_fc_return_value"
-
-
 def _ends_in_return(stmts) -> bool:
     return bool(stmts) and isinstance(stmts[-1], ast.Return)
 
@@ -452,8 +442,6 @@ def _translate(func):
     ast.fix_missing_locations(module)
     code = compile(module, filename=f"<translated {func.__qualname__}>", mode="exec")
     namespace = dict(func.__globals__)
-    from fluidcompat.dygraph.dygraph_to_static import runtime
-
     namespace["__fc_rt"] = runtime
     exec(code, namespace)  # noqa: S102  (the function's own source, rewritten)
     cells = [c.cell_contents for c in (func.__closure__ or ())]
