@@ -442,10 +442,12 @@ def _sequence_unpad(ins, a):
 
 
 def _sequence_unpad_grad(ins, a):
-    """Out@GRAD's rows at their places in X's shape, zeros past each sequence's end."""
+    """Out@GRAD's rows at their places in X's shape, zeros past each sequence's end. The zeros take
+    X's strides (X is often a transposed view, as DynamicRNN's outputs give it: its gradient goes back
+    through the transpose to rows that are then contiguous)."""
     x, dout = ins["X"][0], ins["Out@GRAD"][0]
     where = _steps_of(ins["Length"][0].reshape(-1).tolist(), x.device)
-    return {"X@GRAD": [x.new_zeros(x.shape).index_put(where, dout.to(x.dtype))]}
+    return {"X@GRAD": [torch.zeros_like(x).index_put_(where, dout.to(x.dtype))]}
 
 
 def _sequence_unpad_infer(ins, a):
