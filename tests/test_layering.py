@@ -6,6 +6,8 @@ from __future__ import annotations
 import ast
 import functools
 import os
+import subprocess
+import sys
 
 import pytest
 
@@ -217,6 +219,32 @@ def test_circles_are_found():
     """The search itself: a circle through three modules, a self-import and a chain that is none."""
     graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": {"d", "e"}, "e": set()}
     assert _circles(graph) == [frozenset("abc")]
+
+
+# the hooks of docs/architecture.md: (lower module, attribute) a higher module sets on its import
+HOOKS = [
+    ("fluidcompat_ops.registry", "_GENERIC_GRADS"),
+    ("fluidcompat.descs", "Program"),
+    ("fluidcompat.descs", "Operator"),
+    ("fluidcompat.variable", "in_declarative_build"),
+    ("fluidcompat.layer_helper", "layers"),
+    ("fluidcompat.pipeline", "Optimizer"),
+]
+
+
+@pytest.mark.parametrize("first", ["fluidcompat.framework", "fluidcompat_ops", "fluidcompat.layer_helper"])
+def test_importing_a_low_module_alone_sets_every_hook(first):
+    """A script importing only a low module gets what the hooks serve: importing any module of the
+    package runs fluidcompat/__init__, which imports the modules that set them."""
+    code = (
+        f"import importlib, {first}\n"
+        f"hooks = {HOOKS!r}\n"
+        "unset = [f'{m}.{a}' for m, a in hooks if getattr(importlib.import_module(m), a) is None]\n"
+        "from fluidcompat.dygraph import base, varbase\n"
+        "assert varbase.current_tracer is base.current_tracer, 'varbase.current_tracer'\n"
+        "assert not unset, unset\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
 
 
 @pytest.mark.parametrize("pkg", PACKAGES)
