@@ -91,7 +91,7 @@ def _padded(flat, offsets, fill, maxlen=None, reverse=False):
         step = lens[ids] - 1 - step
     pos = ids * maxlen + step
     padded = torch.full((n * maxlen, flat.shape[1]), fill, dtype=flat.dtype, device=flat.device)
-    padded = padded.index_put((pos,), flat[: len(pos)])
+    padded.index_put_((pos,), flat[: len(pos)])
     return padded.reshape(n, maxlen, flat.shape[1]), pos
 
 
