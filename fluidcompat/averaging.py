@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import contextlib
 
-from fluidcompat import layers, unique_name
+from fluidcompat import unique_name
 from fluidcompat.dtypes import VarType
 from fluidcompat.framework import Program, _warn_at_user, default_main_program, name_scope, program_guard
 from fluidcompat.initializer import ConstantInitializer
 from fluidcompat.layer_helper import LayerHelper
+from fluidcompat.layer_helper import fluid_layers as layers
 
 
 def _global_var(name, shape, dtype, value):

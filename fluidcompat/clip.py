@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from fluidcompat import framework, layers
+from fluidcompat import framework
+from fluidcompat.layer_helper import fluid_layers as layers
 from fluidcompat.proto import VarType
 
 __all__ = [

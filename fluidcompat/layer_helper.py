@@ -19,9 +19,24 @@ from fluidcompat.param_attr import ParamAttr, WeightNormParamAttr
 from fluidcompat_ops import registry
 
 # fluid.layers (the package, its layers checking their arguments as fluid's did), which it sets here
-# on its import, for what builds with its layers when called but may not import it: weight
-# normalization below, layers built from layers inside it, dygraph-to-static's runtime (docs/architecture.md)
+# on its import, for what builds with its layers when called but may not import it: the program
+# transforms and weight normalization below it, layers built from layers inside it, dygraph-to-static's
+# runtime (docs/architecture.md, the hooks)
 layers: Any = None
+
+
+class _FluidLayers:
+    """``fluid.layers`` for a module that builds with its layers but sits below the package (the
+    optimizers, clipping, averaging, mixed precision, quantization and weight decay, as fluid 1.8's
+    did): each name is looked up in the package when it is used."""
+
+    def __getattr__(self, name: str):
+        if layers is None:
+            raise RuntimeError(f"fluid.layers.{name}: fluid.layers is not imported yet (import fluidcompat.layers)")
+        return getattr(layers, name)
+
+
+fluid_layers = _FluidLayers()
 
 
 def is_activation(op_type: str) -> bool:
@@ -148,12 +163,10 @@ class LayerHelper:
         v = main.create_parameter(shape=list(shape), dtype=dtype, **v_attr._to_kwargs())
         block = self.main_program.current_block()
         norm = self._norm_except_dim(block, v, dim, dtype)
-        if layers is None:
-            raise RuntimeError("weight normalization builds with fluid.layers: import fluidcompat.layers first")
-        scale = layers.elementwise_div(x=g, y=norm)
+        scale = fluid_layers.elementwise_div(x=g, y=norm)
         if dim is not None:
-            scale = layers.reshape(x=scale, shape=[shape[dim]])
-        return layers.elementwise_mul(x=v, y=scale, axis=-1 if dim is None else dim)
+            scale = fluid_layers.reshape(x=scale, shape=[shape[dim]])
+        return fluid_layers.elementwise_mul(x=v, y=scale, axis=-1 if dim is None else dim)
 
     def _wn_var(self, block, tag: str, dtype):
         name = unique_name.generate_with_ignorable_key(f"{self.name}.weight_norm_{tag}")

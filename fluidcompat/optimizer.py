@@ -92,9 +92,9 @@ class Optimizer:
         if isinstance(self._learning_rate, Variable):
             self._learning_rate_map[id(program)] = self._learning_rate
             return
-        from fluidcompat.layers.tensor import create_global_var
+        from fluidcompat.layer_helper import fluid_layers
 
-        self._learning_rate_map[id(program)] = create_global_var(
+        self._learning_rate_map[id(program)] = fluid_layers.tensor.create_global_var(
             name=unique_name.generate("learning_rate"),
             shape=[1],
             value=float(self._learning_rate),
@@ -848,7 +848,7 @@ class LookaheadOptimizer:
         self.type = "lookahead"
 
     def minimize(self, loss, startup_program=None):
-        from fluidcompat import layers
+        from fluidcompat.layer_helper import fluid_layers as layers
 
         startup = startup_program or framework.default_startup_program()
         main = loss.block.program

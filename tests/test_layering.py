@@ -38,13 +38,6 @@ FLOORS = {
 
 # (importer prefix, imported prefix): why the import goes up. docs/architecture.md lists the same.
 LATE_BINDINGS = {
-    # fluid 1.8's optimizers, clipping, averaging and mixed precision built their ops with fluid.layers
-    ("fluidcompat.optimizer", "fluidcompat.layers"): "learning-rate and accumulator ops built with layers",
-    ("fluidcompat.clip", "fluidcompat.layers"): "clip ops built with layers",
-    ("fluidcompat.averaging", "fluidcompat.layers"): "averaging ops built with layers",
-    ("fluidcompat.contrib.mixed_precision", "fluidcompat.layers"): "cast and loss-scaling ops built with layers",
-    ("fluidcompat.contrib.extend_optimizer", "fluidcompat.layers"): "decay ops built with layers",
-    ("fluidcompat.contrib.quantize", "fluidcompat.layers"): "fake-quantize ops built with layers",
     ("fluidcompat.contrib.quantize", "fluidcompat.executor.scope"): "freezing reads the trained scale values",
     # dygraph: the optimizer steps VarBases; the learning-rate schedules are dygraph objects
     ("fluidcompat.optimizer", "fluidcompat.dygraph"): "minimize in dygraph mode",

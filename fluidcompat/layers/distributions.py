@@ -13,19 +13,9 @@ import warnings
 
 import numpy as np
 
-from fluidcompat import layer_helper
 from fluidcompat.framework import Variable
 from fluidcompat.layer_helper import check_dtype, check_variable
-
-
-class _Layers:
-    """fluid.layers, the package (which imports this module): its layers are looked up when called."""
-
-    def __getattr__(self, name: str):
-        return getattr(layer_helper.layers, name)
-
-
-L = _Layers()
+from fluidcompat.layer_helper import fluid_layers as L  # the package (which imports this module), looked up when used
 
 __all__ = ["Uniform", "Normal", "Categorical", "MultivariateNormalDiag"]
 

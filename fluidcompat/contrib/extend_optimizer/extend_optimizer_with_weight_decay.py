@@ -49,7 +49,7 @@ class DecoupledWeightDecay:
         return scaled
 
     def minimize(self, loss, startup_program=None, parameter_list=None, no_grad_set=None):
-        from fluidcompat import layers
+        from fluidcompat.layer_helper import fluid_layers as layers
 
         if not isinstance(loss, Variable):
             raise TypeError(f"The type of 'loss' in minimize must be Variable, but received {type(loss)}.")

@@ -9,8 +9,9 @@ weights) and the optimizer's state stay in float32.
 
 from __future__ import annotations
 
-from fluidcompat import framework, layers, unique_name
+from fluidcompat import framework, unique_name
 from fluidcompat.framework import Variable, default_main_program, default_startup_program
+from fluidcompat.layer_helper import fluid_layers as layers
 
 from .fp16_lists import AutoMixedPrecisionLists
 from .fp16_utils import rewrite_program, update_loss_scaling, update_role_var_grad

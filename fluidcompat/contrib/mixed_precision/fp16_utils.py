@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Dict, List, Optional
 
-from fluidcompat import layers
 from fluidcompat.dtypes import VarType
 from fluidcompat.framework import Block, Operator, OpRole, Program
+from fluidcompat.layer_helper import fluid_layers as layers
 
 __all__ = ["rewrite_program", "update_role_var_grad", "update_loss_scaling"]
 

@@ -79,9 +79,9 @@ class QuantizeTranspiler:
         with framework.program_transaction(program, startup_program, deep=True):
             with program_guard(program, startup_program):
                 if "range_abs_max" in (self.weight_quantize_type, self.activation_quantize_type):
-                    from fluidcompat.layers import autoincreased_step_counter
+                    from fluidcompat.layer_helper import fluid_layers
 
-                    self.global_step = autoincreased_step_counter()
+                    self.global_step = fluid_layers.autoincreased_step_counter()
                 for block in program.blocks:
                     dequantized: Dict[str, Variable] = {}
                     for op in list(block.ops):
@@ -116,12 +116,11 @@ class QuantizeTranspiler:
         """A persistable variable of the main program set to ``value`` by the startup program (a
         non-trainable parameter with ``parameter``)."""
         from fluidcompat.initializer import ConstantInitializer
-        from fluidcompat.layer_helper import LayerHelper
-        from fluidcompat.layers import create_global_var
+        from fluidcompat.layer_helper import LayerHelper, fluid_layers
         from fluidcompat.param_attr import ParamAttr
 
         if not parameter:
-            return create_global_var(shape, value, dtype, persistable=True, name=name)
+            return fluid_layers.create_global_var(shape, value, dtype, persistable=True, name=name)
         attr = ParamAttr(name=name, initializer=ConstantInitializer(value), trainable=False)
         var = LayerHelper(type(self).__name__).create_parameter(attr=attr, shape=shape, dtype=dtype)
         var.stop_gradient = True
