@@ -158,12 +158,10 @@ class Optimizer:
         if _is_schedule(lr):
             import numpy as np
 
-            from fluidcompat.dygraph.base import to_variable
-            from fluidcompat.dygraph.learning_rate_scheduler import _LearningRateEpochDecay
-
             state["LR_Scheduler"] = lr.state_dict()
-            if not isinstance(lr, _LearningRateEpochDecay):
-                state["global_step"] = to_variable(np.array([lr.step_num], "int32"), name="global_step")
+            if not isinstance(lr, dygraph_schedules._LearningRateEpochDecay):
+                step = np.array([lr.step_num], "int32")
+                state["global_step"] = dygraph_base.to_variable(step, name="global_step")
         return state
 
     def set_dict(self, state_dict) -> None:
@@ -173,11 +171,9 @@ class Optimizer:
         lr = self._learning_rate
         step = None
         if _is_schedule(lr):
-            from fluidcompat.dygraph.learning_rate_scheduler import _LearningRateEpochDecay
-
             if "LR_Scheduler" not in state_dict:
                 raise ValueError("LR_Scheduler not in state dict: the optimizer has a learning-rate schedule")
-            if not isinstance(lr, _LearningRateEpochDecay):
+            if not isinstance(lr, dygraph_schedules._LearningRateEpochDecay):
                 if "global_step" not in state_dict:
                     raise ValueError(
                         "Global step not in state dict, Dygraph use LearningRateDecay, global_step must in state dict"
@@ -296,13 +292,11 @@ class Optimizer:
 
     def _dygraph_minimize(self, parameter_list=None):
         """Dygraph: update each trainable parameter that has a gradient (from ``loss.backward()``)."""
-        from fluidcompat.dygraph.base import no_grad
-
         params = parameter_list if parameter_list is not None else self._parameter_list
         # an is_sparse embedding's rows go to the update as fluid's sparse kernels took them, unless a
         # clip or decay term comes first (those here take dense gradients)
         by_rows = self._grad_clip is None and self.regularization is None
-        with no_grad():
+        with dygraph_base.no_grad():
             params_grads = []
             for param in params:
                 if not param.trainable:
@@ -355,11 +349,17 @@ def _saved_name(name: str, state) -> str:
     return found[0]
 
 
+# fluidcompat.dygraph's base and learning_rate_scheduler modules, which fluidcompat/dygraph/__init__.py
+# sets on its import: the optimizers step VarBases in dygraph mode and take its learning-rate schedules,
+# and dygraph sits floors above (docs/architecture.md, the hooks). None before: no dygraph mode nor
+# schedule can exist then.
+dygraph_base = None
+dygraph_schedules = None
+
+
 def _is_schedule(value) -> bool:
     """Whether ``value`` is a dygraph learning-rate schedule (fluid.dygraph.PiecewiseDecay, ...)."""
-    from fluidcompat.dygraph.learning_rate_scheduler import LearningRateDecay
-
-    return isinstance(value, LearningRateDecay)
+    return dygraph_schedules is not None and isinstance(value, dygraph_schedules.LearningRateDecay)
 
 
 def _dygraph_only(api: str) -> None:

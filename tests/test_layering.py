@@ -39,8 +39,6 @@ FLOORS = {
 # (importer prefix, imported prefix): why the import goes up. docs/architecture.md lists the same.
 LATE_BINDINGS = {
     ("fluidcompat.contrib.quantize", "fluidcompat.executor.scope"): "freezing reads the trained scale values",
-    # dygraph: the optimizer steps VarBases; the learning-rate schedules are dygraph objects
-    ("fluidcompat.optimizer", "fluidcompat.dygraph"): "minimize in dygraph mode",
     # run-time services the thin distributed and Python-op kernels stand on
     ("fluidcompat_ops.rpc", "fluidcompat.transpiler"): "send / recv kernels over the parameter-server client",
     ("fluidcompat_ops.rpc", "fluidcompat.communicator"): "the asynchronous communicator's queues",
@@ -222,6 +220,8 @@ HOOKS = [
     ("fluidcompat.variable", "in_declarative_build"),
     ("fluidcompat.layer_helper", "layers"),
     ("fluidcompat.pipeline", "Optimizer"),
+    ("fluidcompat.optimizer", "dygraph_base"),
+    ("fluidcompat.optimizer", "dygraph_schedules"),
 ]
 
 

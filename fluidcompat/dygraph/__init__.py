@@ -1,5 +1,6 @@
 """``fluid.dygraph``: imperative mode, each op run as it is called, on torch eager."""
 
+from fluidcompat import optimizer as _optimizer
 from fluidcompat.dygraph import base, checkpoint, container, jit, layers, learning_rate_scheduler, nn, parallel
 from fluidcompat.dygraph.backward_strategy import BackwardStrategy
 from fluidcompat.dygraph.base import (
@@ -127,6 +128,10 @@ __all__ = [
     "no_grad",
     "to_variable",
 ]
+
+
+# the optimizers' dygraph mode and learning-rate schedules (they sit below: docs/architecture.md, the hooks)
+_optimizer.dygraph_base, _optimizer.dygraph_schedules = base, learning_rate_scheduler
 
 
 def __getattr__(name):  # fluid 1.8 names fluidcompat lacks: UnsupportedAPIError
