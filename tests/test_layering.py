@@ -24,7 +24,8 @@ FLOORS = {
     2: (
         "fluidcompat.framework", "fluidcompat.descs", "fluidcompat.desc_order", "fluidcompat.lod_levels",
         "fluidcompat.param_attr", "fluidcompat.initializer", "fluidcompat.layer_helper", "fluidcompat.proto",
-        "fluidcompat.variable", "fluidcompat.transaction", "fluidcompat.checkpoint_files", "fluidcompat.arg_checks",
+        "fluidcompat.variable", "fluidcompat.operator", "fluidcompat.transaction", "fluidcompat.checkpoint_files",
+        "fluidcompat.arg_checks",
         "fluidcompat_ops.registry", "fluidcompat_ops.shapes", "fluidcompat_ops.protos",
     ),
     3: ("fluidcompat_ops",),
