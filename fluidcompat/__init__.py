@@ -34,6 +34,7 @@ from fluidcompat.framework import (
     name_scope,
     program_guard,
 )
+from fluidcompat.heap import keep_freed_memory as _keep_freed_memory
 from fluidcompat.layers.io import fluid_data as data
 from fluidcompat.layers.nn import embedding_v2 as embedding
 from fluidcompat.layers.nn import one_hot_v2 as one_hot
@@ -189,3 +190,6 @@ def __getattr__(name):
 
         return unsupported("paddle.fluid")(name)
     return getattr(importlib.import_module(module), name)
+
+
+_keep_freed_memory()  # (before torch allocates) a step's temporaries reused, as fluid's allocator did

@@ -20,6 +20,7 @@ FLOORS = {
         "fluidcompat.dtypes", "fluidcompat.places", "fluidcompat.flags", "fluidcompat.unique_name",
         "fluidcompat.logging", "fluidcompat.wrapped_decorator", "fluidcompat.collector", "fluidcompat.progress",
         "fluidcompat.fluid18_names", "fluidcompat.safe_pickle", "fluidcompat.callsite", "fluidcompat.process_group",
+        "fluidcompat.heap",
     ),
     2: (
         "fluidcompat.framework", "fluidcompat.descs", "fluidcompat.desc_order", "fluidcompat.lod_levels",
