@@ -472,15 +472,19 @@ def _gru_weights(w):
     return flat[: 2 * size * size].reshape(size, 2 * size), flat[2 * size * size :].reshape(size, size)
 
 
+def _gru_inputs(ins, a):
+    """What gru and its grad read first: the input, the bias (or None), the batch order, the hidden
+    size, the gate and candidate activations' names and the two weights (_gru_weights)."""
+    x, w = ins["Input"][0], ins["Weight"][0]
+    bt = _batches(x, "GRUOp", a["is_reverse"])
+    gate, act = _activation_name(a, "gate_activation"), _activation_name(a, "activation")
+    return (x, first(ins, "Bias"), bt, w.shape[0], gate, act, *_gru_weights(w))
+
+
 def _gru(ins, a):
     if not torch.is_grad_enabled():
         return _gru_in_place(ins, a)
-    x, w = ins["Input"][0], ins["Weight"][0]
-    b = first(ins, "Bias")
-    bt = _batches(x, "GRUOp", a["is_reverse"])
-    d = w.shape[0]
-    gate, act = _activation_name(a, "gate_activation"), _activation_name(a, "activation")
-    w_ur, w_c = _gru_weights(w)
+    x, b, bt, d, gate, act, w_ur, w_c = _gru_inputs(ins, a)
     xb = bt.gather(x)
     if b is not None:
         xb = xb + b.reshape(1, -1)
@@ -518,12 +522,7 @@ def _gru(ins, a):
 def _gru_in_place(ins, a):
     """gru without autograd, into its output buffers (NOTE: [Two LSTM loops]): each step adds its
     recurrent parts onto the gate columns of its rows and activates them in place."""
-    x, w = ins["Input"][0], ins["Weight"][0]
-    b = first(ins, "Bias")
-    bt = _batches(x, "GRUOp", a["is_reverse"])
-    d = w.shape[0]
-    gate, act = _activation_name(a, "gate_activation"), _activation_name(a, "activation")
-    w_ur, w_c = _gru_weights(w)
+    x, b, bt, d, gate, act, w_ur, w_c = _gru_inputs(ins, a)
     gates_b = bt.gather(x) if b is None else torch.add(bt.gather(x), b.reshape(1, -1))
     h0 = _initial(ins, "H0", len(bt.order), d, x).index_select(0, bt.order_t)
     reset_b, hidden_b = x.new_empty((bt.total, d)), x.new_empty((bt.total, d))
@@ -553,12 +552,7 @@ def _gru_in_place(ins, a):
 
 def _gru_grad(ins, a):
     """gru's backward pass from the forward's batch-order gates (NOTE: [Batch order])."""
-    x, w = ins["Input"][0], ins["Weight"][0]
-    b = first(ins, "Bias")
-    bt = _batches(x, "GRUOp", a["is_reverse"])
-    d = w.shape[0]
-    gate, act = _activation_name(a, "gate_activation"), _activation_name(a, "activation")
-    w_ur, w_c = _gru_weights(w)
+    x, b, bt, d, gate, act, w_ur, w_c = _gru_inputs(ins, a)
     n_seq = len(bt.order)
     h0 = _initial(ins, "H0", n_seq, d, x)
     gates, reset_h, hidden_b = ins["BatchGate"][0], ins["BatchResetHiddenPrev"][0], ins["BatchHidden"][0]
@@ -581,7 +575,7 @@ def _gru_grad(ins, a):
     result = {"Input@GRAD": [bt.scatter(dgates)]}
     dw_ur = h_prev.t() @ dgates[:, : 2 * d]
     dw_c = reset_h.t() @ dgates[:, 2 * d :]
-    result["Weight@GRAD"] = [torch.cat([dw_ur.reshape(-1), dw_c.reshape(-1)]).reshape(w.shape)]
+    result["Weight@GRAD"] = [torch.cat([dw_ur.reshape(-1), dw_c.reshape(-1)]).reshape(ins["Weight"][0].shape)]
     if b is not None:
         result["Bias@GRAD"] = [dgates.sum(0).reshape(b.shape)]
     if first(ins, "H0") is not None:
