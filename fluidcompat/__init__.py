@@ -55,9 +55,9 @@ __version__ = "0.1.0"
 
 _LAZY_ATTRS = {
     "Executor": "fluidcompat.executor.executor",
-    "CompiledProgram": "fluidcompat.executor.executor",
-    "BuildStrategy": "fluidcompat.executor.executor",
-    "ExecutionStrategy": "fluidcompat.executor.executor",
+    "CompiledProgram": "fluidcompat.compiler",
+    "BuildStrategy": "fluidcompat.compiler",
+    "ExecutionStrategy": "fluidcompat.compiler",
     "Scope": "fluidcompat.executor.scope",
     "DataFeedDesc": "fluidcompat.data_feed_desc",
     "DatasetFactory": "fluidcompat.fluid_dataset",

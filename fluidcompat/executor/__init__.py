@@ -8,9 +8,9 @@ import importlib
 
 _LAZY = {
     "Executor": "fluidcompat.executor.executor",
-    "CompiledProgram": "fluidcompat.executor.executor",
-    "BuildStrategy": "fluidcompat.executor.executor",
-    "ExecutionStrategy": "fluidcompat.executor.executor",
+    "CompiledProgram": "fluidcompat.compiler",
+    "BuildStrategy": "fluidcompat.compiler",
+    "ExecutionStrategy": "fluidcompat.compiler",
     "Scope": "fluidcompat.executor.scope",
     "LoDTensor": "fluidcompat.executor.scope",
     "Tensor": "fluidcompat.executor.scope",
