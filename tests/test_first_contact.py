@@ -13,6 +13,8 @@ import textwrap
 
 import pytest
 
+from tests.terminal import as_from_a_terminal
+
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GOLDEN = os.path.join(ROOT, "tests", "golden")
 RUN = [sys.executable, "-m", "fluidcompat", "run"]
@@ -170,14 +172,8 @@ def test_cuda_error_says_where_the_device_option_goes(tmp_path):
 
 def test_ctrl_c_leaves_as_python_does(tmp_path):
     path = script(tmp_path, "import os, signal\nos.kill(os.getpid(), signal.SIGINT)\nimport time\ntime.sleep(30)\n")
-
-    # (as from a terminal: a background job of a non-interactive shell, as CI may be, ignores SIGINT,
-    # and a process started with SIGINT ignored keeps it ignored)
-    def as_from_a_terminal():
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-
-    python = sh([sys.executable, path], preexec_fn=as_from_a_terminal)
-    ours = sh(RUN + [path], preexec_fn=as_from_a_terminal)
+    python = sh(as_from_a_terminal([sys.executable, path]))
+    ours = sh(as_from_a_terminal(RUN + [path]))
     assert python.returncode == ours.returncode == -signal.SIGINT
     assert ours.stderr.startswith("Traceback (most recent call last):\n") and ours.stderr.endswith(
         "KeyboardInterrupt\n"

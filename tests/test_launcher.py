@@ -16,6 +16,7 @@ import types
 import pytest
 
 from fluidcompat import places
+from tests.terminal import as_from_a_terminal
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -231,10 +232,8 @@ def start_job(tmp_path, body, *args):
     env = dict(os.environ, TMPDIR=str(tmp_path / "tmp"))  # (where the launcher keeps its job directory)
     (tmp_path / "tmp").mkdir(exist_ok=True)
     env.pop(places.ENV_DEVICE, None)
-    cmd = [sys.executable, "-m", "fluidcompat", *args, "job.py"]
-    # (started as from a terminal: a shell's background job, as pytest may be, ignores SIGINT)
-    return subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # fmt: skip
+    cmd = as_from_a_terminal([sys.executable, "-m", "fluidcompat", *args, "job.py"])
+    return subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def wait_ready(tmp_path, proc, names, limit=60):
