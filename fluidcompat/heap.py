@@ -37,9 +37,10 @@ def keep_freed_memory() -> bool:
         return False
     if "MALLOC_MMAP_THRESHOLD_" in os.environ or "MALLOC_TRIM_THRESHOLD_" in os.environ:
         return False
-    import platform
-
-    if platform.system() != "Linux" or platform.libc_ver()[0] != "glibc":
+    try:  # (platform.libc_ver would read the interpreter's binary: over a millisecond at every import)
+        if not os.confstr("CS_GNU_LIBC_VERSION").startswith("glibc"):
+            return False
+    except (ValueError, OSError, AttributeError):  # not glibc (the name unknown to this C library)
         return False
     import ctypes
 
