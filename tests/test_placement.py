@@ -556,6 +556,42 @@ def test_emulated_gpu_span_after_host_work_starts_with_its_own_event(emulated_gp
     rec.resolve_gpu_times()
 
 
+def test_emulated_gpu_fetch_span_starts_where_the_last_op_ended(emulated_gpu, monkeypatch):
+    """The executor's fetch of a GPU value is timed from the CUDA event that ended the program's last
+    GPU span (nothing but bookkeeping runs between them): the crop program's 7 spans and the fetch's
+    on 9 events; the fetch and its copy get the fetch's GPU time (NOTE: [Timing GPU ops]). CUDA's
+    event and stream are stand-ins, and the fetched value counts as on the GPU."""
+    import torch
+
+    from fluidcompat.executor import executor
+    from fluidcompat.executor.interpreter import PreparedBlock
+    from fluidcompat.profiler.events import Recorder
+
+    monkeypatch.setattr(torch.cuda, "Event", _FakeCudaEvent)
+    monkeypatch.setattr(torch.cuda, "Stream", _FakeStream)
+    monkeypatch.setattr(torch._C, "_cuda_getCurrentStream", lambda d: (7, d, 1), raising=False)
+    monkeypatch.setattr(executor, "_on_gpu", lambda value: True)
+    out = crop_program(guard_slice=False)
+    block = fluid.default_main_program().global_block()
+    prepared = PreparedBlock(plan_block(block, "cuda:0"), keep=[out.name])
+    for s in prepared.steps:
+        s.gpu = 0 if s.plan.device.startswith("cuda") else None
+    prepared.on_cuda = True
+    rec = Recorder()
+    rec.start("All", "Default")
+    made = _FakeCudaEvent.made
+    (value,) = fluid.Executor(fluid.CPUPlace())._run_observed(
+        prepared, block, {}, fluid.global_scope(), [out.name], True, rec, None, False
+    )
+    np.testing.assert_array_equal(value, np.full((1, 3, 5, 5), 0.5, "float32"))
+    spans = [(p[2], p[3]) for p in rec.pending_gpu]
+    assert len(spans) == 8 and _FakeCudaEvent.made == made + 9
+    assert all(spans[k][1] is spans[k + 1][0] for k in range(7))
+    rec.resolve_gpu_times()
+    fetch = [(e.name, e.gpu_ns // 1000) for e in rec.thread_events().events if e.name.startswith("fetch")]
+    assert fetch == [("fetch/GpuMemcpySync:GPU->CPU", 250), ("fetch", 250)]
+
+
 def test_explain_placement_reads_the_batch_from_the_feed(emulated_gpu, monkeypatch, capsys):
     """The report printed before a program's first run takes the batch size from what is fed."""
     from fluidcompat.executor.executor import ENV_EXPLAIN

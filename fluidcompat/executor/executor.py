@@ -21,7 +21,7 @@ from fluidcompat.executor.plan_cache import ProgramCache
 from fluidcompat.executor.scope import LoDTensor, Scope, global_scope, vartype_of
 from fluidcompat.framework import Operator, OpRole, Program, Variable, default_main_program
 from fluidcompat.logging import VLog, any_vlog, dims_text, place_text, var_debug
-from fluidcompat.profiler.events import ORDINARY, RECORDER, now_ns
+from fluidcompat.profiler.events import ORDINARY, RECORDER, now_ns, span_end, span_start
 from fluidcompat.profiler.report import Event
 from fluidcompat_ops.grad import SelectedRows
 from fluidcompat_ops.python import EOFException
@@ -523,18 +523,10 @@ class Executor:
                 value = env.get(n)
                 device = (value.device.index or 0) if gpu and return_numpy and _on_gpu(value) else None
                 if device is not None:  # from the end of the last GPU span when nothing ran since
-                    mark, streams, pend, _ = gpu
-                    if last is not None and last[1] == device:
-                        g0 = last[0]
-                    else:
-                        g0 = mark(device)
-                        g0.record(streams[device])
+                    g0 = span_start(gpu, device, last)
                 t0 = now_ns()
                 results.append(self._fetched(n, env, scope, return_numpy))
-                if device is not None:
-                    g1 = mark(device)
-                    g1.record(streams[device])
-                last = (g1, device) if device is not None else None
+                last = (span_end(gpu, device), device) if device is not None else None
                 where = prepared.plan.locations.get(n, self._where)
                 if recorder:
                     t1 = now_ns()
@@ -544,7 +536,7 @@ class Executor:
                     worker.append(Event(fetch, ORDINARY, t0, t1, 0))
                     if device is not None:  # the copy's GPU time, also the fetch's
                         at = [len(worker) - 2, len(worker) - 1] if copied else [len(worker) - 1]
-                        pend((worker, at, g0, g1, device))
+                        gpu[2]((worker, at, g0, last[0], device))  # (Recorder.gpu_timing: its pending list)
                 if vlog:
                     self._log_fetch(vlog, col, n, env.get(n), where)
         finally:

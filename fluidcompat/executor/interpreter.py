@@ -247,7 +247,7 @@ class PreparedBlock:
                 return fn(env, events.append)
         from fluidcompat.executor.scope import vartype_of
         from fluidcompat.logging import place_text, var_debug
-        from fluidcompat.profiler.events import INNER_OP, ORDINARY, UNIQUE_OP, now_ns
+        from fluidcompat.profiler.events import INNER_OP, ORDINARY, UNIQUE_OP, now_ns, span_end, span_start
 
         events = recorder.thread_events().events if recorder else []
         add = events.append
@@ -255,7 +255,7 @@ class PreparedBlock:
         instance = recorder is not None and recorder.tracer == "AllOpDetail"
         if gpu_timing:  # NOTE: [Timing GPU ops] in fluidcompat/profiler/events.py
             gpu = recorder.gpu_timing(events)
-            gpu_mark, streams, pend, _ = gpu
+            pend = gpu[2]
         chain = None  # (the CUDA event that ended the last timed span, its device) while spans follow
         env[EMPTY_VAR_NAME] = None
         for s in self.steps:
@@ -295,9 +295,8 @@ class PreparedBlock:
                             move = (
                                 functools.partial(_lod_to, env[n], t) if self.lod else functools.partial(env[n].to, t)
                             )
-                            start = chain[0] if chain is not None and chain[1] == dev else None
                             value, end = _timed_copy(
-                                add, base + phase + c.kind, move, gpu, dev, copies, phase == "compute/", start
+                                add, base + phase + c.kind, move, gpu, dev, copies, phase == "compute/", chain
                             )
                             vals.append(value)
                             chain = (end, dev)
@@ -345,16 +344,11 @@ class PreparedBlock:
                 add(Ev(ev_infer, INNER_OP, t1, now_ns()))
                 cuda = gpu_timing and s.gpu is not None
                 if cuda:  # the kernel's GPU time, read when the profiler stops
-                    if chain is not None and chain[1] == s.gpu:
-                        g0 = chain[0]
-                    else:
-                        g0 = gpu_mark(s.gpu)
-                        g0.record(streams[s.gpu])
+                    g0 = span_start(gpu, s.gpu, chain)
                 t2 = now_ns()
                 result = s.kernel(ins, s.attrs) if not s.adds else _adding(s, ins, env)
                 if cuda:
-                    g1 = gpu_mark(s.gpu)
-                    g1.record(streams[s.gpu])
+                    g1 = span_end(gpu, s.gpu)
                     chain = (g1, s.gpu)
                 else:
                     chain = None
@@ -573,7 +567,7 @@ class _StepEmitter:
                         else:  # ... and its GPU time (NOTE: [Timing GPU ops])
                             timed_copies = True
                             in_compute = phase == "compute/"
-                            start = "gN" if self.chain == dev else "None"
+                            start = f"(gN, {dev})" if self.chain == dev else "None"
                             args = f"gpu, {dev}, cp, {in_compute}, {start}"
                             copy = f"_timed_copy(add, _C{i}_{j}_{slot}, lambda: {copy}, {args})"
                             self.chain = dev
@@ -782,27 +776,23 @@ def _free(s: Step, env, add=None, vlog=None, place: str = "") -> None:
         add(_event_type()("eager_deletion", ORDINARY, t0, now_ns()))
 
 
-def _timed_copy(add, name: str, fn, gpu, device: int, timed: list, in_compute: bool, start=None):
+def _timed_copy(add, name: str, fn, gpu, device: int, timed: list, in_compute: bool, chain=None):
     """``_recorded`` for a planned copy between host and GPU with the profiler taking GPU times: the
     copy also between two CUDA events on the GPU's current stream (``gpu``: Recorder.gpu_timing's
-    tuple), the first ``start`` when given (the event that ended the span before); ``timed`` gets (the
-    list of event indices its GPU time goes to, ``in_compute``), for the op to add the events
-    enclosing it. Returns the copy and the CUDA event that ended its span (NOTE: [Timing GPU ops] in
-    fluidcompat/profiler/events.py)."""
-    from fluidcompat.profiler.events import ORDINARY, now_ns
+    tuple), the first ``chain``'s when given (the event that ended the span before, its device);
+    ``timed`` gets (the list of event indices its GPU time goes to, ``in_compute``), for the op to add
+    the events enclosing it. Returns the copy and the CUDA event that ended its span (NOTE: [Timing
+    GPU ops] in fluidcompat/profiler/events.py)."""
+    from fluidcompat.profiler.events import ORDINARY, now_ns, span_end, span_start
 
-    mark, streams, pend, events = gpu
-    stream = streams[device]
     c0 = now_ns()
-    if start is None:
-        start = mark(device)
-        start.record(stream)
+    start = span_start(gpu, device, chain)
     value = fn()
-    end = mark(device)
-    end.record(stream)
+    end = span_end(gpu, device)
     add(_event_type()(name, ORDINARY, c0, now_ns()))
+    events = gpu[3]
     at = [len(events) - 1]
-    pend((events, at, start, end, device))
+    gpu[2]((events, at, start, end, device))
     timed.append((at, in_compute))
     return value, end
 

@@ -11,7 +11,7 @@ from typing import Dict, List, Optional
 
 from fluidcompat.profiler.report import INNER_OP, ORDINARY, UNIQUE_OP, Event, ThreadEvents
 
-__all__ = ["RECORDER", "Recorder", "ORDINARY", "INNER_OP", "UNIQUE_OP", "now_ns"]
+__all__ = ["RECORDER", "Recorder", "ORDINARY", "INNER_OP", "UNIQUE_OP", "now_ns", "span_start", "span_end"]
 
 now_ns = time.perf_counter_ns
 _WORKER = "parallel executor worker"  # the key of the worker list (thread lists are keyed by thread id)
@@ -123,6 +123,23 @@ class Recorder:
     def stop(self) -> None:
         self.reset()
         self.enabled = False
+
+
+def span_start(gpu: tuple, device: int, chain: Optional[tuple] = None):
+    """The CUDA event a GPU span on ``device`` starts at (``gpu``: Recorder.gpu_timing's tuple):
+    ``chain``'s event when ``chain`` (the event that ended the span before, its device) ended on
+    ``device`` with nothing but bookkeeping since, else one recorded now (NOTE: [Timing GPU ops])."""
+    if chain is not None and chain[1] == device:
+        return chain[0]
+    return span_end(gpu, device)
+
+
+def span_end(gpu: tuple, device: int):
+    """A CUDA event recorded now on ``device``'s current stream: the end of a span (and perhaps the
+    start of the next)."""
+    event = gpu[0](device)
+    event.record(gpu[1][device])
+    return event
 
 
 class _Streams(dict):
