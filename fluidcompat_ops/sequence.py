@@ -78,17 +78,24 @@ def _segments(offsets, device):
     return lengths, ids
 
 
+def _steps_of(lengths, device):
+    """For each row of sequences ``lengths`` long, its sequence and its step (int64 tensors): the
+    row's place in a padded [sequences, time, ...] tensor."""
+    lengths = np.asarray(lengths, dtype=np.int64).reshape(-1)
+    ids = np.repeat(np.arange(len(lengths)), lengths)
+    steps = np.arange(len(ids)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
+    return torch.from_numpy(ids).to(device), torch.from_numpy(steps).to(device)
+
+
 def _padded(flat, offsets, fill, maxlen=None, reverse=False):
     """[num_seqs, maxlen, width] from the rows of ``flat`` ([rows, width]), each sequence reversed
     with ``reverse``, ``fill`` past each end; also each row's position in the flattened padded tensor."""
     lengths = lengths_of(offsets)
     n = len(lengths)
     maxlen = max(lengths, default=0) if maxlen is None else maxlen
-    lens, ids = _segments([o - offsets[0] for o in offsets], flat.device)
-    starts = torch.tensor(offsets[:-1], dtype=torch.int64, device=flat.device) - offsets[0]
-    step = torch.arange(ids.shape[0], dtype=torch.int64, device=flat.device) - starts[ids]
+    ids, step = _steps_of(lengths, flat.device)
     if reverse:
-        step = lens[ids] - 1 - step
+        step = torch.tensor(lengths, dtype=torch.int64, device=flat.device)[ids] - 1 - step
     pos = ids * maxlen + step
     padded = torch.full((n * maxlen, flat.shape[1]), fill, dtype=flat.dtype, device=flat.device)
     padded.index_put_((pos,), flat[: len(pos)])
@@ -398,15 +405,6 @@ def _sequence_pad(ins, a):
 def _sequence_pad_infer(ins, a):
     x = first(ins, "X")
     return {"Out": [((-1, a["padded_length"]) + tuple(x.shape[1:]), x.dtype)], "Length": [((-1,), 3)]}
-
-
-def _steps_of(lengths, device):
-    """For each row of sequences ``lengths`` long, its sequence and its step (int64 tensors): the
-    row's place in a padded [sequences, time, ...] tensor."""
-    lengths = np.asarray(lengths, dtype=np.int64).reshape(-1)
-    ids = np.repeat(np.arange(len(lengths)), lengths)
-    steps = np.arange(len(ids)) - np.repeat(np.cumsum(lengths) - lengths, lengths)
-    return torch.from_numpy(ids).to(device), torch.from_numpy(steps).to(device)
 
 
 def _sequence_pad_grad(ins, a):
